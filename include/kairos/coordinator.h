@@ -1,0 +1,46 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos::Coordinator: rendezvous, configuration check, barriers, heartbeats and orderly
+// shutdown of one job. `kairos-coordinator` is a thin program around it; LocalCluster runs
+// one as a thread.
+//
+// Thread-safety: all methods may be called from any thread.
+
+#ifndef KAIROS_COORDINATOR_H_
+#define KAIROS_COORDINATOR_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kairos/options.h"
+
+namespace kairos {
+
+class Coordinator {
+ public:
+  // Binds options.listen. A port that is taken is Unavailable ("address already in use"),
+  // never a crash.
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Create(const CoordinatorOptions& options);
+
+  virtual ~Coordinator() = default;
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // The endpoint nodes join at (the bound port filled in).
+  virtual std::string endpoint() const = 0;
+  // Waits until every worker has finished and the servers were told to stop (OK), the job
+  // failed (a node died, nobody joined in time: the error), or `timeout` passed.
+  virtual absl::Status Wait(absl::Duration timeout) = 0;
+  // Stops the job now: tells every node to shut down.
+  virtual void Stop() = 0;
+
+ protected:
+  Coordinator() = default;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_COORDINATOR_H_

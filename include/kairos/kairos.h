@@ -1,0 +1,21 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The whole public API of kairos (Eigen views are in kairos/eigen.h).
+
+#ifndef KAIROS_KAIROS_H_
+#define KAIROS_KAIROS_H_
+
+#include "kairos/buffer.h"
+#include "kairos/coordinator.h"
+#include "kairos/job.h"
+#include "kairos/local_cluster.h"
+#include "kairos/options.h"
+#include "kairos/run.h"
+#include "kairos/server.h"
+#include "kairos/status.h"
+#include "kairos/table.h"
+#include "kairos/transport_context.h"
+#include "kairos/updater.h"
+#include "kairos/worker.h"
+
+#endif  // KAIROS_KAIROS_H_

@@ -1,0 +1,111 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Options for each kind of node and for each call, with their defaults. Environment
+// variables are read only by the *FromEnvironment helpers (run.h), which fill these structs;
+// docs/configuration.md lists every option and variable.
+
+#ifndef KAIROS_OPTIONS_H_
+#define KAIROS_OPTIONS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "kairos/job.h"
+#include "kairos/transport_context.h"
+#include "kairos/updater.h"
+
+namespace kairos {
+
+// Per-call options of the blocking and asynchronous worker calls.
+struct CallOptions {
+  // Absolute deadline of the call. Unset: now + WorkerOptions::request_timeout.
+  std::optional<absl::Time> deadline;
+};
+
+// Options every node has.
+struct NodeOptions {
+  // Endpoint of the coordinator, e.g. "tcp://127.0.0.1:7000" or "inproc://job-1/coord".
+  std::string coordinator;
+  // How long to wait for the coordinator to accept the join and start the job.
+  // Default 60 s: every process of a job must be up within this time.
+  absl::Duration join_timeout = absl::Seconds(60);
+  // How often the node tells the coordinator it is alive. Default 500 ms.
+  absl::Duration heartbeat_interval = absl::Milliseconds(500);
+  // Largest message the node accepts; bigger ones are refused by the transport itself
+  // (ZMQ_MAXMSGSIZE). Default 1 GiB. Must exceed 4 * JobConfig::chunk_elements.
+  int64_t max_message_bytes = int64_t{1} << 30;
+  // Name of the spdlog logger to log to; created (stderr) when it does not exist.
+  std::string logger = "kairos";
+  // The messaging context. Null: the node creates its own. Nodes using inproc:// endpoints
+  // must share one (LocalCluster does).
+  std::shared_ptr<TransportContext> context;
+};
+
+struct WorkerOptions : NodeOptions {
+  // This program's tables and policy; must equal the job's (checked at join).
+  JobConfig job;
+  // The worker rank to take, or -1 for the next free one. kairos-launch sets it.
+  int rank = -1;
+  // Default deadline of each call that has no CallOptions::deadline. Default 60 s.
+  absl::Duration request_timeout = absl::Seconds(60);
+};
+
+struct ServerOptions : NodeOptions {
+  // Where to accept workers. "tcp://127.0.0.1:*" (default) binds an OS-chosen port;
+  // "tcp://0.0.0.0:*" listens on every interface; "ipc:///path" and "inproc://name" work too.
+  std::string listen = "tcp://127.0.0.1:*";
+  // Host name or address that workers use to reach a server listening on a wildcard
+  // address ("0.0.0.0"/"*"). Empty: the listen address as bound.
+  std::string advertise_host;
+  // Threads that apply updates; chunks are spread over them (two updates of one chunk
+  // never race). 0: one per hardware thread, at most 4. Default 0.
+  int apply_threads = 0;
+  // Updates smaller than this many bytes are applied on the I/O thread, saving a thread
+  // hop on small messages. Default 64 KiB.
+  int64_t inline_apply_bytes = int64_t{64} << 10;
+  // Builds each table's updater. Default: the built-in ones ("sgd").
+  UpdaterFactory updater_factory = MakeBuiltinUpdater;
+};
+
+struct CoordinatorOptions {
+  // Where to listen. Default "tcp://127.0.0.1:0" (an OS-chosen port); a fixed port that is
+  // already taken is a clear Unavailable error from Coordinator::Create.
+  std::string listen = "tcp://127.0.0.1:0";
+  // Number of servers and workers the job waits for before it starts.
+  int num_servers = 1;
+  int num_workers = 1;
+  // The job's configuration. Unset: the first worker to join defines it, and every later
+  // worker must match it.
+  std::optional<JobConfig> job;
+  // How long every node has to join once the coordinator is up. Default 120 s.
+  absl::Duration join_timeout = absl::Seconds(120);
+  // A node silent for this long is declared dead. Default 10 s.
+  absl::Duration heartbeat_timeout = absl::Seconds(10);
+  // Largest message accepted. Default 16 MiB (control messages are small).
+  int64_t max_message_bytes = int64_t{16} << 20;
+  std::string logger = "kairos";
+  std::shared_ptr<TransportContext> context;
+};
+
+// LocalCluster: a coordinator, servers and workers inside this process.
+struct ClusterOptions {
+  int num_servers = 2;
+  int num_workers = 4;
+  JobConfig job;
+  // "inproc" (default), "tcp" (127.0.0.1, OS-chosen ports) or "ipc" (sockets in a fresh
+  // temporary directory).
+  std::string transport = "inproc";
+  // Applied to every worker (rank, coordinator and context are set by the cluster).
+  WorkerOptions worker;
+  // Applied to every server (listen, coordinator and context are set by the cluster).
+  ServerOptions server;
+  // Applied to the coordinator (listen, counts, job and context are set by the cluster).
+  CoordinatorOptions coordinator;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_OPTIONS_H_

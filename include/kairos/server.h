@@ -1,0 +1,60 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos::Server: one shard of the job's tables. `kairos-server` is a thin program around
+// this class, and LocalCluster runs S of them as threads; a program with its own updater
+// embeds one through Create.
+//
+// Thread-safety: all methods may be called from any thread.
+
+#ifndef KAIROS_SERVER_H_
+#define KAIROS_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kairos/options.h"
+
+namespace kairos {
+
+// Counters of one server, readable while it runs.
+struct ServerStats {
+  int shard = -1;
+  uint64_t pushes = 0;          // push messages applied or accumulated
+  uint64_t pulls = 0;           // pull messages served
+  uint64_t bytes_in = 0;        // payload bytes received
+  uint64_t bytes_out = 0;       // payload bytes sent
+  uint64_t errors_replied = 0;  // requests answered with an error
+  uint64_t dropped = 0;         // messages dropped with nobody to answer (malformed, ...)
+  uint64_t version = 0;         // updates applied to this shard
+};
+
+class Server {
+ public:
+  // Binds options.listen and joins the job through options.coordinator. Returns once the
+  // listening socket is bound and the join is sent; the shard's tables are created when the
+  // job starts. Errors: Unavailable for an endpoint that cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
+
+  virtual ~Server() = default;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The endpoint workers connect to (the bound port filled in).
+  virtual std::string endpoint() const = 0;
+  // Waits until the job ends (the coordinator says so) or `timeout` passes
+  // (DeadlineExceeded). Returns the reason the server stopped.
+  virtual absl::Status Wait(absl::Duration timeout) = 0;
+  // Stops serving now; pending requests are answered with Cancelled.
+  virtual void Stop() = 0;
+  virtual ServerStats stats() const = 0;
+
+ protected:
+  Server() = default;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_SERVER_H_

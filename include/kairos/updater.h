@@ -1,0 +1,47 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The server-side updater (optimizer) interface. kairos ships "sgd"; a program that embeds
+// its own server can add updaters through ServerOptions::updater_factory.
+
+#ifndef KAIROS_UPDATER_H_
+#define KAIROS_UPDATER_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "kairos/table.h"
+
+namespace kairos {
+
+// Applies gradients to one chunk of a table.
+//
+// Thread-safety: a server calls Apply for one chunk from one thread at a time, and for
+// different chunks possibly in parallel; an Updater must keep no mutable state outside
+// the `state` it is given (it is shared by all chunks of a table).
+class Updater {
+ public:
+  virtual ~Updater() = default;
+
+  // Extra float32 state per table element (e.g. 1 for momentum); 0 for plain SGD.
+  virtual std::size_t state_per_element() const { return 0; }
+
+  // Applies `gradient`, multiplied by `scale` (the policy's aggregation and weighting
+  // factor), to `values`. `state` has values.size() * state_per_element() floats, zero at
+  // first. REQUIRES: gradient.size() == values.size().
+  virtual void Apply(std::span<float> values, std::span<float> state,
+                     std::span<const float> gradient, float scale) const = 0;
+};
+
+// Builds the updater named by `spec`, or InvalidArgument for an unknown name.
+using UpdaterFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Updater>>(const UpdaterSpec& spec)>;
+
+// The built-in factory: "sgd".
+absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(const UpdaterSpec& spec);
+
+}  // namespace kairos
+
+#endif  // KAIROS_UPDATER_H_

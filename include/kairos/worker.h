@@ -1,0 +1,127 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos::Worker: the training program's client. It pushes gradients to and pulls
+// parameters from the server shards that own them, and marks the end of each iteration
+// (Clock) so that the job's synchronization policy can gate the reads.
+//
+//   auto worker = kairos::Worker::Create(options);   // joins the job
+//   for (int it = 0; it < n; ++it) {
+//     KAIROS_RETURN_IF_ERROR((*worker)->Pull("w", params));
+//     ComputeGradient(params, grad);
+//     KAIROS_RETURN_IF_ERROR((*worker)->Push("w", grad));
+//     KAIROS_RETURN_IF_ERROR((*worker)->Clock());
+//   }
+//   (*worker)->Finish();
+//
+// Semantics: a worker's requests to one shard are handled in order, so a Pull sees the
+// worker's own earlier Pushes (read-my-writes). A Pull issued at clock c is served when the
+// policy's gate admits clock c on every shard it reads from (BSP: when every live worker has
+// finished clock c - 1). Pushes are never gated.
+//
+// Thread-safety: a Worker is safe for concurrent use from several threads; calls from one
+// thread are issued in order. Memory passed to a call must stay valid (and, for a push,
+// unchanged) until the call returns or its Request completes.
+
+#ifndef KAIROS_WORKER_H_
+#define KAIROS_WORKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kairos/options.h"
+
+namespace kairos {
+
+namespace internal {
+class RequestState;
+}  // namespace internal
+
+// The handle of an asynchronous push or pull. Copyable (copies share the request).
+// A default-constructed Request is complete with an OK status.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(std::shared_ptr<internal::RequestState> state);
+
+  // Waits until the request completes or its deadline (set when it was issued) passes,
+  // and returns its status: DeadlineExceeded names the shards that have not answered.
+  absl::Status Wait() const;
+  // As Wait(), but gives up after `timeout` with DeadlineExceeded (the request goes on).
+  absl::Status WaitFor(absl::Duration timeout) const;
+  // True once the request has completed (successfully or not).
+  bool done() const;
+
+ private:
+  std::shared_ptr<internal::RequestState> state_;
+};
+
+// What a worker knows about one table.
+struct TableInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint64_t size = 0;
+};
+
+class Worker {
+ public:
+  // Joins the job through options.coordinator and waits (up to options.join_timeout) until
+  // the job starts. Errors: InvalidArgument for a configuration the job refuses (the
+  // message names the field), DeadlineExceeded when the job does not start in time,
+  // Unavailable when the coordinator cannot be reached.
+  static absl::StatusOr<std::unique_ptr<Worker>> Create(const WorkerOptions& options);
+
+  virtual ~Worker() = default;
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int num_workers() const = 0;
+  virtual int num_servers() const = 0;
+  // The current clock: the number of completed Clock() calls.
+  virtual int64_t clock() const = 0;
+  // The table named `name`, or NotFound.
+  virtual absl::StatusOr<TableInfo> table(std::string_view name) const = 0;
+
+  // Sends `gradient` for the whole table (gradient.size() == the table's size) and waits
+  // until every shard has accepted it.
+  virtual absl::Status Push(std::string_view table, std::span<const float> gradient,
+                            const CallOptions& options = {}) = 0;
+  // Sends the gradient of elements [offset, offset + gradient.size()).
+  virtual absl::Status PushRange(std::string_view table, uint64_t offset,
+                                 std::span<const float> gradient,
+                                 const CallOptions& options = {}) = 0;
+  // Fills `out` with the whole table (out.size() == the table's size), as the gate allows.
+  virtual absl::Status Pull(std::string_view table, std::span<float> out,
+                            const CallOptions& options = {}) = 0;
+  // Fills `out` with elements [offset, offset + out.size()).
+  virtual absl::Status PullRange(std::string_view table, uint64_t offset,
+                                 std::span<float> out, const CallOptions& options = {}) = 0;
+
+  // Asynchronous forms: errors (including bad arguments) are reported by Request::Wait.
+  virtual Request PushAsync(std::string_view table, uint64_t offset,
+                            std::span<const float> gradient,
+                            const CallOptions& options = {}) = 0;
+  virtual Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
+                            const CallOptions& options = {}) = 0;
+
+  // Ends the current iteration: the clock advances and every shard learns it.
+  virtual absl::Status Clock() = 0;
+  // Waits until every live worker reaches the barrier (or the deadline passes).
+  virtual absl::Status Barrier(const CallOptions& options = {}) = 0;
+  // Declares that this worker has no more data: it leaves every gate, so the others never
+  // wait for it. Further pushes and pulls are refused. Called by the destructor if needed.
+  virtual absl::Status Finish(const CallOptions& options = {}) = 0;
+
+ protected:
+  Worker() = default;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_WORKER_H_

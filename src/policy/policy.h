@@ -1,0 +1,205 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The policy seams (docs/policies.md): a synchronization policy is five orthogonal parts,
+// each pure logic. No sockets, threads or wall clock in here: events carry timestamps, and
+// decisions are returned as values, so the same objects run in a server shard and in the
+// virtual-time simulator.
+//
+//   part          | runs on        | question
+//   Gate          | server shard   | may worker w's read at clock c be served now?
+//   Aggregation   | server (chunk) | apply a push now, or accumulate it into a bucket?
+//   Weighting     | server (apply) | how much does an update count, given its staleness?
+//   PullSchedule  | worker         | when are parameters fetched (on demand, eager)?
+//   Straggler     | server + coord | who is a straggler; what happens to its stale push?
+//
+// Thread-safety: none of these classes is thread-safe; the owner (one server shard, or the
+// simulator) serializes calls.
+
+#ifndef KAIROS_POLICY_POLICY_H_
+#define KAIROS_POLICY_POLICY_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace kairos::policy {
+
+// A worker's rank, 0 .. num_workers - 1.
+using WorkerId = int;
+// A worker clock: the number of iterations the worker has completed.
+using Tick = int64_t;
+inline constexpr Tick kUnbounded = std::numeric_limits<Tick>::max();
+
+enum class MemberState { kActive, kDead, kFinished };
+
+// Per-worker clocks and membership as one shard sees them. The minimum is taken over active
+// workers only, so a dead or finished worker never holds anybody back.
+class WorkerClocks {
+ public:
+  explicit WorkerClocks(int num_workers);
+
+  int num_workers() const { return static_cast<int>(clocks_.size()); }
+  Tick clock(WorkerId w) const { return clocks_[w]; }
+  MemberState state(WorkerId w) const { return states_[w]; }
+  bool active(WorkerId w) const { return states_[w] == MemberState::kActive; }
+  int num_active() const;
+
+  // Sets w's clock. REQUIRES: clock >= clock(w) (clocks never go back).
+  void SetClock(WorkerId w, Tick clock);
+  void SetState(WorkerId w, MemberState state);
+
+  // Smallest clock of an active worker; kUnbounded when none is active.
+  Tick MinActiveClock() const;
+  // Largest clock of an active worker; 0 when none is active.
+  Tick MaxActiveClock() const;
+  // Active workers whose clock is < `clock` (those a read at a later clock waits for).
+  std::vector<WorkerId> ActiveBelow(Tick clock) const;
+
+ private:
+  std::vector<Tick> clocks_;
+  std::vector<MemberState> states_;
+};
+
+// ---------------------------------------------------------------------------- Gate
+// Decides when a read may be served. The owner reports events and asks Admits() for each
+// waiting read again after every event (reads are re-checked, never lost).
+class Gate {
+ public:
+  virtual ~Gate() = default;
+
+  // Worker w completed an iteration: its clock is now `clock`, at time `now`.
+  virtual void OnClock(WorkerId w, Tick clock, absl::Time now) = 0;
+  // Worker w pushed at clock `clock`, at time `now` (timestamps for DSSP's controller).
+  virtual void OnPush(WorkerId w, Tick clock, absl::Time now) {}
+  // Worker w left (dead or finished): it leaves every minimum.
+  virtual void OnLeave(WorkerId w, MemberState why) = 0;
+
+  // May w's read at clock `clock` be served now? May update internal state (a PSP sample,
+  // a DSSP grant), but answers the same until the next event.
+  virtual bool Admits(WorkerId w, Tick clock) = 0;
+  // The active workers a refused read of w at `clock` waits for (for deadline messages).
+  virtual std::vector<WorkerId> Blockers(WorkerId w, Tick clock) const = 0;
+
+  virtual const WorkerClocks& clocks() const = 0;
+};
+
+// ------------------------------------------------------------------------- Aggregation
+// Per chunk: whether a push is applied at once or summed into a bucket applied later.
+struct AggregateDecision {
+  enum class Kind { kApplyNow, kAccumulate };
+  Kind kind = Kind::kApplyNow;
+  int64_t bucket = 0;  // kAccumulate: the bucket to add the gradient to
+};
+
+// A bucket that is complete: apply (sum of its gradients) / divisor once.
+struct ReadyBucket {
+  int64_t bucket = 0;
+  int contributions = 0;  // pushes summed into it
+  float divisor = 1.0f;   // the sum is divided by this before it is applied
+};
+
+class Aggregation {
+ public:
+  virtual ~Aggregation() = default;
+  // A push of w at clock `clock` arrives for this chunk.
+  virtual AggregateDecision OnPush(WorkerId w, Tick clock) = 0;
+  // Buckets complete given the shard's clocks (round-average: every active worker has
+  // passed the round), removed from the pending set, in bucket order.
+  virtual std::vector<ReadyBucket> TakeReady(const WorkerClocks& clocks) = 0;
+};
+
+// -------------------------------------------------------------------------- Weighting
+// What the server knows about one push's staleness when it applies it.
+struct StalenessInfo {
+  Tick push_clock = 0;          // the clock the push was made at
+  uint64_t version_read = 0;    // shard version when the worker last pulled
+  uint64_t version_now = 0;     // shard version now
+  uint64_t iteration_staleness() const {
+    return version_now > version_read ? version_now - version_read : 0;
+  }
+};
+
+class Weighting {
+ public:
+  virtual ~Weighting() = default;
+  // Multiplier applied to w's gradient (on top of the updater's learning rate).
+  virtual float Scale(WorkerId w, const StalenessInfo& info) = 0;
+};
+
+// ------------------------------------------------------------------------ Straggler
+struct StragglerDecision {
+  enum class Action { kApply, kDrop, kDownWeight };
+  Action action = Action::kApply;
+  float weight = 1.0f;      // kDownWeight: extra multiplier
+  bool refresh = false;     // the worker must pull fresh parameters before its next step
+};
+
+class StragglerPolicy {
+ public:
+  virtual ~StragglerPolicy() = default;
+  virtual StragglerDecision OnPush(WorkerId w, const StalenessInfo& info) = 0;
+};
+
+// ---------------------------------------------------------------------------- Spec
+// A parsed policy spec string (docs/policies.md has the grammar):
+//   spec    := preset ("+" option)*  |  option ("+" option)*
+//   preset  := name [":" key "=" value ("," key "=" value)*]
+//   option  := ("gate" | "agg" | "weight" | "pull" | "straggler") "=" name[":" params]
+// e.g. "bsp", "asp", "ssp:s=3", "ssp:s=3+weight=value+pull=eager".
+struct GateSpec {
+  enum class Kind { kSsp };  // BSP = SSP(0), ASP = SSP(unbounded)
+  Kind kind = Kind::kSsp;
+  Tick staleness = kUnbounded;
+  friend bool operator==(const GateSpec&, const GateSpec&) = default;
+};
+struct AggregationSpec {
+  enum class Kind { kImmediate, kRoundAverage };
+  Kind kind = Kind::kImmediate;
+  friend bool operator==(const AggregationSpec&, const AggregationSpec&) = default;
+};
+struct WeightingSpec {
+  enum class Kind { kConstant };
+  Kind kind = Kind::kConstant;
+  friend bool operator==(const WeightingSpec&, const WeightingSpec&) = default;
+};
+struct PullSpec {
+  enum class Kind { kOnDemand };
+  Kind kind = Kind::kOnDemand;
+  friend bool operator==(const PullSpec&, const PullSpec&) = default;
+};
+struct StragglerSpec {
+  enum class Kind { kNone };
+  Kind kind = Kind::kNone;
+  friend bool operator==(const StragglerSpec&, const StragglerSpec&) = default;
+};
+
+struct PolicySpec {
+  GateSpec gate;
+  AggregationSpec aggregation;
+  WeightingSpec weighting;
+  PullSpec pull;
+  StragglerSpec straggler;
+  friend bool operator==(const PolicySpec&, const PolicySpec&) = default;
+};
+
+// Parses a spec string. InvalidArgument says what is wrong and where, e.g.
+// "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'".
+absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view text);
+// The canonical spec string (ParsePolicySpec(ToString(s)) == s).
+std::string ToString(const PolicySpec& spec);
+
+// Factories: the objects a shard (or the simulator) drives.
+std::unique_ptr<Gate> MakeGate(const PolicySpec& spec, int num_workers);
+std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers);
+std::unique_ptr<Weighting> MakeWeighting(const PolicySpec& spec, int num_workers);
+std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int num_workers);
+
+}  // namespace kairos::policy
+
+#endif  // KAIROS_POLICY_POLICY_H_
