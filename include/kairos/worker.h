@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/buffer.h"
 #include "kairos/options.h"
 
 namespace kairos {
@@ -104,8 +105,13 @@ class Worker {
                                  std::span<float> out, const CallOptions& options = {}) = 0;
 
   // Asynchronous forms: errors (including bad arguments) are reported by Request::Wait.
+  // The span forms copy the gradient when they are called.
   virtual Request PushAsync(std::string_view table, uint64_t offset,
                             std::span<const float> gradient,
+                            const CallOptions& options = {}) = 0;
+  // Zero-copy push: the buffer's storage is handed to the transport and shared until the
+  // shards have received it; the caller must not modify it until the request completes.
+  virtual Request PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
                             const CallOptions& options = {}) = 0;
   virtual Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
                             const CallOptions& options = {}) = 0;

@@ -1,0 +1,175 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// LocalCluster: every node of a job as objects of this process, each with its own I/O
+// thread. Endpoint names carry a per-cluster serial so several clusters never collide.
+
+#include "kairos/local_cluster.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kairos/coordinator.h"
+#include "kairos/status.h"
+
+namespace kairos {
+namespace {
+
+std::atomic<uint64_t> cluster_serial{0};
+
+class LocalClusterImpl final : public LocalCluster {
+ public:
+  explicit LocalClusterImpl(const ClusterOptions& options) : options_(options) {}
+
+  ~LocalClusterImpl() override {
+    Shutdown().IgnoreError();
+    if (!ipc_dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(ipc_dir_, ignored);
+    }
+  }
+
+  absl::Status Init() {
+    if (options_.num_servers < 1 || options_.num_workers < 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a cluster needs at least 1 server and 1 worker (got %d and %d)",
+          options_.num_servers, options_.num_workers));
+    }
+    KAIROS_RETURN_IF_ERROR(ValidateJobConfig(options_.job));
+    context_ = TransportContext::Create(1);
+    KAIROS_RETURN_IF_ERROR(StartCoordinator());
+    for (int s = 0; s < options_.num_servers; ++s) {
+      ServerOptions so = options_.server;
+      so.coordinator = coordinator_->endpoint();
+      so.listen = Endpoint(absl::StrCat("server-", s));
+      so.context = context_;
+      KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
+      servers_.push_back(std::move(server));
+    }
+    return StartWorkers();
+  }
+
+  int num_workers() const override { return options_.num_workers; }
+  int num_servers() const override { return options_.num_servers; }
+  Worker& worker(int rank) override { return *workers_[rank]; }
+  ServerStats server_stats(int shard) const override {
+    for (const auto& s : servers_) {
+      ServerStats stats = s->stats();
+      if (stats.shard == shard) return stats;
+    }
+    return ServerStats();
+  }
+
+  absl::Status Run(const std::function<absl::Status(Worker&)>& fn) override {
+    std::vector<absl::Status> results(workers_.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      threads.emplace_back([&, i] {
+        Worker& w = *workers_[i];
+        absl::Status s = fn(w);
+        absl::Status f = w.Finish();
+        results[i] = s.ok() ? f : s;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (!results[i].ok()) {
+        return absl::Status(results[i].code(), absl::StrFormat("worker %d: %s",
+                                                                workers_[i]->rank(),
+                                                                results[i].message()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Shutdown() override {
+    if (coordinator_ == nullptr) return absl::OkStatus();
+    for (auto& w : workers_) w->Finish().IgnoreError();
+    absl::Status status = coordinator_->Wait(absl::Seconds(30));
+    workers_.clear();
+    for (auto& s : servers_) s->Stop();
+    servers_.clear();
+    coordinator_.reset();
+    return status;
+  }
+
+ private:
+  std::string Endpoint(const std::string& name) {
+    if (options_.transport == "tcp") return "tcp://127.0.0.1:*";
+    if (options_.transport == "ipc") return absl::StrCat("ipc://", ipc_dir_, "/", name);
+    return absl::StrFormat("inproc://kairos-%d-%d/%s", ::getpid(), serial_, name);
+  }
+
+  absl::Status StartCoordinator() {
+    if (options_.transport == "ipc") {
+      std::string tmpl =
+          (std::filesystem::temp_directory_path() / "kairos-cluster-XXXXXX").string();
+      if (::mkdtemp(tmpl.data()) == nullptr) {
+        return absl::InternalError("cannot create a directory for ipc endpoints");
+      }
+      ipc_dir_ = tmpl;
+    } else if (options_.transport != "inproc" && options_.transport != "tcp") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "unknown transport '%s'; use inproc, tcp or ipc", options_.transport));
+    }
+    CoordinatorOptions co = options_.coordinator;
+    co.listen = Endpoint("coordinator");
+    co.num_servers = options_.num_servers;
+    co.num_workers = options_.num_workers;
+    co.job = options_.job;
+    co.context = context_;
+    KAIROS_ASSIGN_OR_RETURN(coordinator_, Coordinator::Create(co));
+    return absl::OkStatus();
+  }
+
+  // Workers join in parallel: each Create blocks until the whole job has started.
+  absl::Status StartWorkers() {
+    const int n = options_.num_workers;
+    std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+      threads.emplace_back([&, r] {
+        WorkerOptions wo = options_.worker;
+        wo.coordinator = coordinator_->endpoint();
+        wo.job = options_.job;
+        wo.rank = r;
+        wo.context = context_;
+        made[r] = Worker::Create(wo);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int r = 0; r < n; ++r) {
+      if (!made[r].ok()) {
+        return absl::Status(made[r].status().code(),
+                            absl::StrFormat("worker %d: %s", r, made[r].status().message()));
+      }
+      workers_.push_back(*std::move(made[r]));
+    }
+    return absl::OkStatus();
+  }
+
+  const ClusterOptions options_;
+  const uint64_t serial_ = cluster_serial.fetch_add(1);
+  std::shared_ptr<TransportContext> context_;
+  std::string ipc_dir_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(
+    const ClusterOptions& options) {
+  auto cluster = std::make_unique<LocalClusterImpl>(options);
+  KAIROS_RETURN_IF_ERROR(cluster->Init());
+  return cluster;
+}
+
+}  // namespace kairos

@@ -1,0 +1,46 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "server/apply_pool.h"
+
+namespace kairos::internal {
+
+ApplyPool::ApplyPool(int threads) {
+  for (int i = 0; i < threads; ++i) {
+    auto lane = std::make_unique<Lane>();
+    lane->thread = std::thread(&ApplyPool::Work, lane.get());
+    lanes_.push_back(std::move(lane));
+  }
+}
+
+ApplyPool::~ApplyPool() {
+  for (auto& lane : lanes_) {
+    absl::MutexLock lock(&lane->mu);
+    lane->stop = true;
+  }
+  for (auto& lane : lanes_) lane->thread.join();
+}
+
+void ApplyPool::Run(uint64_t key, std::function<void()> job) {
+  Lane& lane = *lanes_[key % lanes_.size()];
+  absl::MutexLock lock(&lane.mu);
+  lane.jobs.push_back(std::move(job));
+}
+
+void ApplyPool::Work(Lane* lane) {
+  for (;;) {
+    std::function<void()> job;
+    {
+      absl::MutexLock lock(&lane->mu);
+      auto ready = [lane]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(lane->mu) {
+        return lane->stop || !lane->jobs.empty();
+      };
+      lane->mu.Await(absl::Condition(&ready));
+      if (lane->jobs.empty()) return;  // stop requested and nothing left
+      job = std::move(lane->jobs.front());
+      lane->jobs.pop_front();
+    }
+    job();
+  }
+}
+
+}  // namespace kairos::internal

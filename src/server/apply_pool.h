@@ -1,0 +1,49 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ApplyPool: a few threads that apply updates and copy reads, each with its own FIFO queue.
+// Work is routed by key (a chunk), so two jobs of one chunk run in submission order on one
+// thread (never racing) while different chunks run in parallel.
+
+#ifndef KAIROS_SERVER_APPLY_POOL_H_
+#define KAIROS_SERVER_APPLY_POOL_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+
+namespace kairos::internal {
+
+// Thread-safety: Run may be called from any thread. The destructor runs what was queued,
+// then joins the threads.
+class ApplyPool {
+ public:
+  // REQUIRES: threads >= 1.
+  explicit ApplyPool(int threads);
+  ~ApplyPool();
+  ApplyPool(const ApplyPool&) = delete;
+  ApplyPool& operator=(const ApplyPool&) = delete;
+
+  int threads() const { return static_cast<int>(lanes_.size()); }
+  // Queues `job` on the thread for `key`.
+  void Run(uint64_t key, std::function<void()> job);
+
+ private:
+  struct Lane {
+    absl::Mutex mu;
+    std::deque<std::function<void()>> jobs ABSL_GUARDED_BY(mu);
+    bool stop ABSL_GUARDED_BY(mu) = false;
+    std::thread thread;
+  };
+  static void Work(Lane* lane);
+
+  std::vector<std::unique_ptr<Lane>> lanes_;
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SERVER_APPLY_POOL_H_

@@ -1,0 +1,501 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The server node: joins the job, builds its shard when the job starts, and serves pushes,
+// pulls and clocks. Every request is handled on the I/O thread, which owns the policy
+// objects (gate, aggregation, weighting) and the shard's structure; the float work (apply,
+// accumulate, copy for a read) runs on the chunk's ApplyPool lane, or inline for small
+// chunks, and the lane sends the reply.
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "common/logging.h"
+#include "kairos/eigen.h"
+#include "kairos/server.h"
+#include "kairos/status.h"
+#include "policy/policy.h"
+#include "server/apply_pool.h"
+#include "server/shard.h"
+#include "transport/transport.h"
+#include "wire/convert.h"
+
+namespace kairos {
+namespace internal {
+namespace {
+
+// A read the gate has not admitted yet.
+struct PendingPull {
+  PeerId from = 0;
+  wire::Header header;
+  int rank = 0;
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+struct AtomicStats {
+  std::atomic<uint64_t> pushes{0}, pulls{0}, bytes_in{0}, bytes_out{0}, errors_replied{0},
+      dropped{0}, version{0};
+};
+
+int DefaultApplyThreads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hw, 1u, 4u));
+}
+
+// Replaces the host of a bound "tcp://host:port" endpoint.
+std::string Advertise(const std::string& bound, const std::string& host) {
+  if (host.empty() || !absl::StartsWith(bound, "tcp://")) return bound;
+  const std::size_t colon = bound.rfind(':');
+  return absl::StrCat("tcp://", host, bound.substr(colon));
+}
+
+class ServerImpl final : public Server {
+ public:
+  explicit ServerImpl(const ServerOptions& options)
+      : options_(options),
+        log_(GetLogger(options.logger)),
+        pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()) {}
+
+  ~ServerImpl() override { Stop(); }
+
+  absl::Status Init() {
+    TransportOptions t;
+    t.context = options_.context;
+    t.max_message_bytes = options_.max_message_bytes;
+    t.name = "server";
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
+    endpoint_ = Advertise(bound, options_.advertise_host);
+    KAIROS_ASSIGN_OR_RETURN(coordinator_, transport_->Connect(options_.coordinator));
+    last_from_coordinator_ = absl::Now();
+    transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
+                      [this](PeerId from, const absl::Status& why, const wire::Header* h) {
+                        OnMalformed(from, why, h);
+                      },
+                      [this](absl::Time now) { OnTick(now); });
+    Message join;
+    join.header.set_kind(wire::JOIN);
+    join.header.mutable_join()->set_role(wire::SERVER);
+    join.header.mutable_join()->set_endpoint(endpoint_);
+    join.header.mutable_join()->set_requested_rank(-1);
+    join.header.mutable_join()->set_pid(static_cast<uint32_t>(::getpid()));
+    transport_->Send(coordinator_, std::move(join));
+    return absl::OkStatus();
+  }
+
+  std::string endpoint() const override { return endpoint_; }
+
+  absl::Status Wait(absl::Duration timeout) override {
+    if (!done_.WaitForNotificationWithTimeout(timeout)) {
+      return absl::DeadlineExceededError(
+          absl::StrFormat("server %s: the job did not end within %s", endpoint_,
+                          absl::FormatDuration(timeout)));
+    }
+    absl::MutexLock lock(&mu_);
+    return final_status_;
+  }
+
+  void Stop() override {
+    End(absl::CancelledError("server stopped"));
+    if (transport_ != nullptr) transport_->Stop();
+  }
+
+  ServerStats stats() const override {
+    ServerStats s;
+    s.shard = shard_index_.load();
+    s.pushes = stats_.pushes.load();
+    s.pulls = stats_.pulls.load();
+    s.bytes_in = stats_.bytes_in.load();
+    s.bytes_out = stats_.bytes_out.load();
+    s.errors_replied = stats_.errors_replied.load();
+    s.dropped = stats_.dropped.load() + (transport_ ? transport_->dropped() : 0);
+    s.version = stats_.version.load();
+    return s;
+  }
+
+ private:
+  void End(absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    if (done_.HasBeenNotified()) return;
+    final_status_ = std::move(status);
+    done_.Notify();
+  }
+
+  // ------------------------------------------------------------------ dispatch (I/O)
+  void OnMessage(PeerId from, Message m) {
+    const wire::Header& h = m.header;
+    if (from == coordinator_) {
+      last_from_coordinator_ = absl::Now();
+      return OnCoordinatorMessage(m);
+    }
+    switch (h.kind()) {
+      case wire::PUSH:
+        return HandlePush(from, m);
+      case wire::PULL:
+        return HandlePull(from, m);
+      case wire::CLOCK:
+        return HandleClock(from, m);
+      case wire::FINISH:
+        return HandleFinish(from, m);
+      default:
+        return ReplyError(from, h,
+                          absl::InvalidArgumentError(absl::StrCat(
+                              "a server does not accept ", wire::Kind_Name(h.kind()))));
+    }
+  }
+
+  // A message that failed its checks: answered by request id when its header parsed,
+  // dropped and counted otherwise. Nothing of it touches the shard.
+  void OnMalformed(PeerId from, const absl::Status& why, const wire::Header* header) {
+    if (header != nullptr && header->request_id() != 0) {
+      return ReplyError(from, *header, why);
+    }
+    stats_.dropped.fetch_add(1);
+    log_->warn("server {}: dropped a malformed message: {}", shard_index_.load(),
+               std::string(why.message()));
+  }
+
+  void OnCoordinatorMessage(const Message& m) {
+    const wire::Header& h = m.header;
+    switch (h.kind()) {
+      case wire::JOIN_REPLY:
+        if (absl::Status s = StatusOf(h); !s.ok()) return End(s);
+        node_id_ = h.join_reply().node_id();
+        shard_index_.store(h.join_reply().rank());
+        return;
+      case wire::START:
+        return HandleStart(h.start());
+      case wire::MEMBERSHIP:
+        return HandleMembership(h.membership());
+      case wire::SHUTDOWN:
+        return End(StatusOf(h));
+      case wire::HEARTBEAT:
+        return;
+      default:
+        log_->warn("server: unexpected {} from the coordinator", wire::Kind_Name(h.kind()));
+    }
+  }
+
+  void HandleStart(const wire::Start& start) {
+    job_ = FromWire(start.job());
+    num_workers_ = start.num_workers();
+    for (const wire::Node& n : start.nodes()) {
+      if (n.role() == wire::WORKER) rank_of_node_[n.node_id()] = n.rank();
+    }
+    absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job_.policy);
+    absl::StatusOr<std::unique_ptr<Shard>> shard =
+        spec.ok() ? Shard::Create(job_, shard_index_.load(), start.num_servers(), num_workers_,
+                                  options_.updater_factory, options_.inline_apply_bytes)
+                  : absl::StatusOr<std::unique_ptr<Shard>>(spec.status());
+    Message ready;
+    ready.header.set_kind(wire::READY);
+    ready.header.set_sender(node_id_);
+    if (!shard.ok()) {
+      ToWire(shard.status(), ready.header.mutable_status());
+      transport_->Send(coordinator_, std::move(ready));
+      return End(shard.status());
+    }
+    shard_ = *std::move(shard);
+    gate_ = policy::MakeGate(*spec, num_workers_);
+    weighting_ = policy::MakeWeighting(*spec, num_workers_);
+    straggler_ = policy::MakeStragglerPolicy(*spec, num_workers_);
+    version_read_.assign(num_workers_, 0);
+    transport_->Send(coordinator_, std::move(ready));
+  }
+
+  void HandleMembership(const wire::Membership& m) {
+    if (gate_ == nullptr || m.rank() < 0 || m.rank() >= num_workers_) return;
+    if (m.state() == wire::Membership::ACTIVE) return;
+    const policy::MemberState why = m.state() == wire::Membership::DEAD
+                                        ? policy::MemberState::kDead
+                                        : policy::MemberState::kFinished;
+    Leave(m.rank(), why);
+  }
+
+  void Leave(int rank, policy::MemberState why) {
+    if (!gate_->clocks().active(rank)) return;
+    gate_->OnLeave(rank, why);
+    // Reads of a dead worker have nobody to answer.
+    std::erase_if(waiting_, [rank](const PendingPull& p) { return p.rank == rank; });
+    Reevaluate();
+  }
+
+  // ----------------------------------------------------------------- requests (I/O)
+  // The rank of the worker that sent `h`, or the error to answer with.
+  absl::StatusOr<int> ActiveRank(const wire::Header& h) {
+    if (shard_ == nullptr) {
+      return absl::UnavailableError(absl::StrFormat(
+          "server %d: the job has not started yet", shard_index_.load()));
+    }
+    auto it = rank_of_node_.find(h.sender());
+    if (it == rank_of_node_.end()) {
+      return absl::PermissionDeniedError(
+          absl::StrFormat("node %d is not a worker of this job (it never joined)", h.sender()));
+    }
+    if (!gate_->clocks().active(it->second)) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("worker %d has left the job (finished or declared dead)", it->second));
+    }
+    return it->second;
+  }
+
+  void ReplyError(PeerId to, const wire::Header& request, const absl::Status& status) {
+    stats_.errors_replied.fetch_add(1);
+    log_->debug("server {}: {}: {}", shard_index_.load(), Describe(request),
+                std::string(status.message()));
+    Message reply;
+    reply.header = ReplyHeader(request, wire::ERROR, node_id_);
+    ToWire(absl::Status(status.code(),
+                        absl::StrFormat("server %d: %s: %s", shard_index_.load(),
+                                        Describe(request), status.message())),
+           reply.header.mutable_status());
+    transport_->Send(to, std::move(reply));
+  }
+
+  // Runs `job` where chunk `c`'s floats are worked on.
+  void RunOnChunk(const ShardChunk& c, std::function<void()> job) {
+    if (c.apply_inline) {
+      job();
+    } else {
+      pool_.Run(c.key, std::move(job));
+    }
+  }
+
+  void HandlePush(PeerId from, Message& m) {
+    const wire::Header& h = m.header;
+    absl::StatusOr<int> rank = ActiveRank(h);
+    if (!rank.ok()) return ReplyError(from, h, rank.status());
+    auto located = shard_->Locate(h.table(), h.offset(), h.length());
+    if (!located.ok()) return ReplyError(from, h, located.status());
+    auto [table, chunk] = *located;
+    const absl::Time now = absl::Now();
+    stats_.pushes.fetch_add(1);
+    stats_.bytes_in.fetch_add(h.length() * sizeof(float));
+
+    policy::StalenessInfo info{h.clock(), version_read_[*rank], version_};
+    const policy::StragglerDecision verdict = straggler_->OnPush(*rank, info);
+    gate_->OnPush(*rank, h.clock(), now);
+    Message reply;
+    reply.header = ReplyHeader(h, wire::PUSH_REPLY, node_id_);
+    if (verdict.action == policy::StragglerDecision::Action::kDrop) {
+      reply.header.set_version(version_);
+      transport_->Send(from, std::move(reply));
+      return;
+    }
+    const float scale = weighting_->Scale(*rank, info) *
+                        (verdict.action == policy::StragglerDecision::Action::kDownWeight
+                             ? verdict.weight
+                             : 1.0f);
+    const policy::AggregateDecision d = chunk->aggregation->OnPush(*rank, h.clock());
+    Buffer gradient = std::move(m.payloads[0]);
+    if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
+      reply.header.set_version(++version_);
+      stats_.version.store(version_);
+      RunOnChunk(*chunk, [this, table, from, gradient, scale, h = h,
+                          reply = std::move(reply)]() mutable {
+        table->updater->Apply(table->Values(h.offset(), h.length()),
+                              table->State(h.offset(), h.length()), gradient.span(), scale);
+        gradient = Buffer();  // release the received message before answering
+        transport_->Send(from, std::move(reply));
+      });
+    } else {
+      Buffer& sum = chunk->buckets[d.bucket];
+      if (sum.empty()) sum = Buffer::Zeros(chunk->chunk.size());
+      Buffer part = sum.Slice(h.offset() - chunk->chunk.begin, h.length());
+      reply.header.set_version(version_);
+      RunOnChunk(*chunk, [this, from, part, gradient, scale,
+                          reply = std::move(reply)]() mutable {
+        AsEigen(part) += scale * AsEigen(std::span<const float>(gradient.span()));
+        gradient = Buffer();
+        transport_->Send(from, std::move(reply));
+      });
+      ApplyReadyBuckets(*table, *chunk);
+    }
+  }
+
+  void HandlePull(PeerId from, Message& m) {
+    const wire::Header& h = m.header;
+    absl::StatusOr<int> rank = ActiveRank(h);
+    if (!rank.ok()) return ReplyError(from, h, rank.status());
+    if (absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> located =
+            shard_->Locate(h.table(), h.offset(), h.length());
+        !located.ok()) {
+      return ReplyError(from, h, located.status());
+    }
+    PendingPull p;
+    p.from = from;
+    p.header = h;
+    p.rank = *rank;
+    if (h.timeout_ms() > 0) p.deadline = absl::Now() + absl::Milliseconds(h.timeout_ms());
+    if (gate_->Admits(p.rank, h.clock())) {
+      ServePull(p);
+    } else {
+      waiting_.push_back(std::move(p));
+    }
+  }
+
+  void ServePull(const PendingPull& p) {
+    const wire::Header& h = p.header;
+    auto [table, chunk] = *shard_->Locate(h.table(), h.offset(), h.length());
+    version_read_[p.rank] = version_;
+    stats_.pulls.fetch_add(1);
+    stats_.bytes_out.fetch_add(h.length() * sizeof(float));
+    Message reply;
+    reply.header = ReplyHeader(h, wire::PULL_REPLY, node_id_);
+    reply.header.set_version(version_);
+    RunOnChunk(*chunk, [this, table, from = p.from, reply = std::move(reply)]() mutable {
+      const wire::Header& rh = reply.header;
+      reply.payloads.push_back(Buffer::CopyOf(table->Values(rh.offset(), rh.length())));
+      transport_->Send(from, std::move(reply));
+    });
+  }
+
+  void HandleClock(PeerId from, Message& m) {
+    const wire::Header& h = m.header;
+    absl::StatusOr<int> rank = ActiveRank(h);
+    if (!rank.ok()) return ReplyError(from, h, rank.status());
+    if (h.clock() < gate_->clocks().clock(*rank)) {
+      return ReplyError(from, h,
+                        absl::InvalidArgumentError(absl::StrFormat(
+                            "clock %d of worker %d goes back from %d", h.clock(), *rank,
+                            gate_->clocks().clock(*rank))));
+    }
+    gate_->OnClock(*rank, h.clock(), absl::Now());
+    Reevaluate();
+  }
+
+  void HandleFinish(PeerId from, Message& m) {
+    const wire::Header& h = m.header;
+    absl::StatusOr<int> rank = ActiveRank(h);
+    if (!rank.ok()) return ReplyError(from, h, rank.status());
+    Leave(*rank, policy::MemberState::kFinished);
+    Message reply;
+    reply.header = ReplyHeader(h, wire::FINISH, node_id_);
+    transport_->Send(from, std::move(reply));
+  }
+
+  // Applies the buckets of `c` that are complete.
+  void ApplyReadyBuckets(ShardTable& t, ShardChunk& c) {
+    for (const policy::ReadyBucket& ready : c.aggregation->TakeReady(gate_->clocks())) {
+      auto it = c.buckets.find(ready.bucket);
+      if (it == c.buckets.end()) continue;
+      Buffer sum = std::move(it->second);
+      c.buckets.erase(it);
+      ++version_;
+      stats_.version.store(version_);
+      const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
+      RunOnChunk(c, [&t, begin = c.chunk.begin, sum, scale] {
+        t.updater->Apply(t.Values(begin, sum.size()), t.State(begin, sum.size()), sum.span(),
+                         scale);
+      });
+    }
+  }
+
+  // After the clocks or the membership changed: apply what became complete, then serve
+  // the reads the gate now admits (in arrival order; the apply jobs were queued first on
+  // each chunk's lane, so the reads see them).
+  void Reevaluate() {
+    for (ShardTable& t : shard_->tables()) {
+      for (ShardChunk& c : t.chunks) ApplyReadyBuckets(t, c);
+    }
+    std::deque<PendingPull> still;
+    for (PendingPull& p : waiting_) {
+      if (gate_->Admits(p.rank, p.header.clock())) {
+        ServePull(p);
+      } else {
+        still.push_back(std::move(p));
+      }
+    }
+    waiting_.swap(still);
+  }
+
+  // ------------------------------------------------------------------------- tick
+  void OnTick(absl::Time now) {
+    if (now - last_heartbeat_ >= options_.heartbeat_interval) {
+      last_heartbeat_ = now;
+      Message hb;
+      hb.header.set_kind(wire::HEARTBEAT);
+      hb.header.set_sender(node_id_);
+      transport_->Send(coordinator_, std::move(hb));
+    }
+    if (now - last_from_coordinator_ > 20 * options_.heartbeat_interval &&
+        !done_.HasBeenNotified()) {
+      End(absl::UnavailableError(absl::StrFormat(
+          "server %d: the coordinator at %s has been silent for %s", shard_index_.load(),
+          options_.coordinator, absl::FormatDuration(now - last_from_coordinator_))));
+    }
+    ExpireWaitingReads(now);
+  }
+
+  void ExpireWaitingReads(absl::Time now) {
+    std::deque<PendingPull> still;
+    for (PendingPull& p : waiting_) {
+      if (p.deadline > now) {
+        still.push_back(std::move(p));
+        continue;
+      }
+      std::vector<std::string> who;
+      for (int w : gate_->Blockers(p.rank, p.header.clock())) {
+        who.push_back(absl::StrFormat("worker %d (clock %d)", w, gate_->clocks().clock(w)));
+      }
+      ReplyError(p.from, p.header,
+                 absl::DeadlineExceededError(absl::StrFormat(
+                     "read at clock %d by worker %d waited %dms for %s", p.header.clock(),
+                     p.rank, p.header.timeout_ms(),
+                     who.empty() ? std::string("no one") : absl::StrJoin(who, ", "))));
+    }
+    waiting_.swap(still);
+  }
+
+  const ServerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  ApplyPool pool_;
+  std::unique_ptr<Transport> transport_;
+  std::string endpoint_;
+  PeerId coordinator_ = 0;
+  std::atomic<int> shard_index_{-1};
+  AtomicStats stats_;
+
+  absl::Mutex mu_;
+  absl::Notification done_;
+  absl::Status final_status_ ABSL_GUARDED_BY(mu_);
+
+  // I/O thread only.
+  uint32_t node_id_ = 0;
+  JobConfig job_;
+  int num_workers_ = 0;
+  absl::flat_hash_map<uint32_t, int> rank_of_node_;
+  std::unique_ptr<Shard> shard_;
+  std::unique_ptr<policy::Gate> gate_;
+  std::unique_ptr<policy::Weighting> weighting_;
+  std::unique_ptr<policy::StragglerPolicy> straggler_;
+  std::vector<uint64_t> version_read_;
+  uint64_t version_ = 0;
+  std::deque<PendingPull> waiting_;
+  absl::Time last_heartbeat_ = absl::InfinitePast();
+  absl::Time last_from_coordinator_;
+};
+
+}  // namespace
+}  // namespace internal
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
+  if (options.coordinator.empty()) {
+    return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
+  }
+  auto server = std::make_unique<internal::ServerImpl>(options);
+  KAIROS_RETURN_IF_ERROR(server->Init());
+  return server;
+}
+
+}  // namespace kairos

@@ -1,0 +1,79 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The tables of one shard: for each table of the job, the contiguous range this shard owns
+// (values and updater state), cut into the table's chunks, each chunk with its own
+// aggregation state. Requests are checked against it before they touch anything.
+//
+// Thread-safety: the structure (tables, chunks, bucket maps) is touched only by the server's
+// I/O thread; the float contents of a chunk only by that chunk's ApplyPool lane (or the I/O
+// thread for inline chunks), never both.
+
+#ifndef KAIROS_SERVER_SHARD_H_
+#define KAIROS_SERVER_SHARD_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/partition.h"
+#include "kairos/buffer.h"
+#include "kairos/job.h"
+#include "kairos/updater.h"
+#include "policy/policy.h"
+
+namespace kairos::internal {
+
+struct ShardChunk {
+  Chunk chunk;                // table coordinates
+  uint64_t key = 0;           // routes the chunk's work to one ApplyPool lane
+  bool apply_inline = false;  // small chunks are worked on the I/O thread
+  std::unique_ptr<policy::Aggregation> aggregation;
+  std::map<int64_t, Buffer> buckets;  // pending sums by bucket (round-average)
+};
+
+struct ShardTable {
+  uint32_t id = 0;
+  TableSpec spec;
+  uint64_t begin = 0;  // owned range, table coordinates
+  uint64_t end = 0;
+  Buffer values;       // end - begin floats
+  Buffer state;        // (end - begin) * updater->state_per_element() floats
+  std::unique_ptr<Updater> updater;
+  std::vector<ShardChunk> chunks;
+
+  std::span<float> Values(uint64_t offset, uint64_t length) const {
+    return values.span().subspan(offset - begin, length);
+  }
+  std::span<float> State(uint64_t offset, uint64_t length) const;
+};
+
+class Shard {
+ public:
+  // Builds shard `shard` of every table of `job`: allocates and initialises the values.
+  static absl::StatusOr<std::unique_ptr<Shard>> Create(const JobConfig& job, int shard,
+                                                       int num_shards, int num_workers,
+                                                       const UpdaterFactory& factory,
+                                                       int64_t inline_apply_bytes);
+
+  int index() const { return shard_; }
+  std::vector<ShardTable>& tables() { return tables_; }
+  uint64_t bytes() const;
+
+  // The owned chunk that holds [offset, offset + length) of table `table`. Errors say what
+  // is wrong: NotFound for an unknown table id, OutOfRange for a range outside the table,
+  // InvalidArgument for a range this shard does not own or that spans chunks.
+  absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> Locate(uint32_t table, uint64_t offset,
+                                                             uint64_t length);
+
+ private:
+  Shard(int shard) : shard_(shard) {}
+  int shard_;
+  std::vector<ShardTable> tables_;
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SERVER_SHARD_H_

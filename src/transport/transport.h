@@ -1,0 +1,89 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The transport seam: a node's messaging endpoint. One I/O thread owns every socket of the
+// node; other threads hand it messages through Send/Post. Messages are kairos Messages
+// (wire/message.h): a header frame plus float32 payload frames sent without a copy.
+
+#ifndef KAIROS_TRANSPORT_TRANSPORT_H_
+#define KAIROS_TRANSPORT_TRANSPORT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kairos/transport_context.h"
+#include "wire/message.h"
+
+namespace kairos::internal {
+
+// Identifies a connection: one this node opened (Connect) or a remote peer that sent to this
+// node's listening endpoint. Valid for the transport's lifetime.
+using PeerId = uint64_t;
+
+struct TransportOptions {
+  std::shared_ptr<TransportContext> context;  // null: a private one
+  // Largest message accepted; bigger ones are refused by the transport (ZMQ_MAXMSGSIZE).
+  int64_t max_message_bytes = int64_t{1} << 30;
+  // Payloads smaller than this are copied into the message rather than referenced (the
+  // reference costs an allocation and a callback).
+  int64_t zero_copy_min_bytes = 4096;
+  // Period of the tick callback (heartbeats, deadline scans).
+  absl::Duration tick_period = absl::Milliseconds(100);
+  // Names the node in error messages, e.g. "server 1".
+  std::string name = "node";
+};
+
+// Called on the I/O thread for each well-formed message.
+using MessageHandler = std::function<void(PeerId from, Message message)>;
+// Called on the I/O thread for each message that failed to decode, with its header when
+// the header itself parsed (null otherwise); the node may answer the peer with an error
+// (Send works from inside handlers) or count the drop.
+using MalformedHandler =
+    std::function<void(PeerId from, const absl::Status& why, const wire::Header* header)>;
+// Called on the I/O thread every tick_period with the current time.
+using TickHandler = std::function<void(absl::Time now)>;
+
+// Thread-safety: every method is safe to call from any thread, including from inside the
+// handlers (which run on the I/O thread). Listen and Start are called once.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Binds a listening endpoint ("tcp://host:port", port "*" or "0" for an OS-chosen one,
+  // "ipc://path", "inproc://name") and returns it with the port filled in.
+  // Unavailable when the address is taken or cannot be bound.
+  virtual absl::StatusOr<std::string> Listen(const std::string& endpoint) = 0;
+  // Opens a connection to `endpoint` (connections are established in the background).
+  virtual absl::StatusOr<PeerId> Connect(const std::string& endpoint) = 0;
+  // Starts the I/O thread.
+  virtual void Start(MessageHandler on_message, MalformedHandler on_malformed,
+                     TickHandler on_tick) = 0;
+  // Queues `message` for `to`. A message to an unknown or vanished peer is dropped and
+  // counted (a node learns of dead peers through heartbeats, not sends).
+  virtual void Send(PeerId to, Message message) = 0;
+  // Runs `fn` on the I/O thread.
+  virtual void Post(std::function<void()> fn) = 0;
+  // Stops the I/O thread and closes the sockets; messages still queued are discarded.
+  // Idempotent. Must not be called from the I/O thread.
+  virtual void Stop() = 0;
+  // True when called on this transport's I/O thread.
+  virtual bool OnIoThread() const = 0;
+
+  // Messages dropped: undeliverable sends and malformed receives.
+  virtual uint64_t dropped() const = 0;
+};
+
+// The ZeroMQ implementation: a ROUTER socket for the listening endpoint and one DEALER
+// socket per connection.
+absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptions& options);
+
+// Turns "tcp://host:0" into ZeroMQ's "tcp://host:*"; other endpoints are unchanged.
+std::string NormalizeEndpoint(const std::string& endpoint);
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_TRANSPORT_TRANSPORT_H_

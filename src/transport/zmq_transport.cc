@@ -1,0 +1,425 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ZeroMQ transport. One I/O thread owns the sockets: a ROUTER for the listening endpoint
+// and one DEALER per outgoing connection. Other threads enqueue work and wake the I/O
+// thread through an eventfd that zmq_poll watches beside the sockets, so nobody polls on a
+// timer. Payloads go to ZeroMQ by reference (zmq_msg_init_data with a callback that drops
+// the Buffer's reference) and arrive as Buffers that keep the received message alive.
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "transport/transport.h"
+#include "zmq.h"
+
+namespace kairos {
+
+std::shared_ptr<TransportContext> TransportContext::Create(int io_threads) {
+  void* ctx = zmq_ctx_new();
+  zmq_ctx_set(ctx, ZMQ_IO_THREADS, io_threads < 1 ? 1 : io_threads);
+  // Sockets are closed with ZMQ_LINGER set, so termination never waits forever.
+  return std::shared_ptr<TransportContext>(new TransportContext(ctx));
+}
+
+TransportContext::~TransportContext() { zmq_ctx_term(handle_); }
+
+}  // namespace kairos
+
+namespace kairos::internal {
+namespace {
+
+constexpr PeerId kIncomingBit = PeerId{1} << 63;
+constexpr int kMaxMessagesPerWake = 256;  // per socket, before looking at the others
+constexpr int kLingerMs = 1000;           // how long Stop lets queued sends go out
+
+void ReleaseBuffer(void* /*data*/, void* hint) { delete static_cast<Buffer*>(hint); }
+
+struct Outgoing {
+  PeerId to;
+  Message message;
+};
+using Command = std::variant<Outgoing, std::function<void()>>;
+
+class ZmqTransport final : public Transport {
+ public:
+  ZmqTransport(const TransportOptions& options, std::shared_ptr<TransportContext> context,
+               int wake_fd)
+      : options_(options), context_(std::move(context)), wake_fd_(wake_fd) {}
+
+  ~ZmqTransport() override {
+    Stop();
+    CloseSockets();
+    ::close(wake_fd_);
+  }
+
+  absl::StatusOr<std::string> Listen(const std::string& endpoint) override {
+    absl::StatusOr<std::string> result;
+    RunOnIo([&] { result = ListenNow(endpoint); });
+    return result;
+  }
+
+  absl::StatusOr<PeerId> Connect(const std::string& endpoint) override {
+    absl::StatusOr<PeerId> result;
+    RunOnIo([&] { result = ConnectNow(endpoint); });
+    return result;
+  }
+
+  void Start(MessageHandler on_message, MalformedHandler on_malformed,
+             TickHandler on_tick) override {
+    on_message_ = std::move(on_message);
+    on_malformed_ = std::move(on_malformed);
+    on_tick_ = std::move(on_tick);
+    absl::Notification started;
+    io_thread_ = std::thread([this, &started] {
+      io_thread_id_.store(std::this_thread::get_id());
+      started.Notify();
+      Loop();
+    });
+    started.WaitForNotification();
+  }
+
+  void Send(PeerId to, Message message) override {
+    if (OnIoThread()) {
+      SendNow(to, message);
+      return;
+    }
+    Enqueue(Outgoing{to, std::move(message)});
+  }
+
+  void Post(std::function<void()> fn) override { Enqueue(std::move(fn)); }
+
+  void Stop() override {
+    if (!io_thread_.joinable()) return;
+    stop_.store(true);
+    Wake();
+    io_thread_.join();
+  }
+
+  bool OnIoThread() const override {
+    return io_thread_id_.load() == std::this_thread::get_id();
+  }
+
+  uint64_t dropped() const override { return dropped_.load(); }
+
+ private:
+  // Runs fn on the I/O thread and waits for it; runs it here when there is no I/O thread
+  // yet (the sockets are then handed over to it at Start, after a full barrier).
+  void RunOnIo(const std::function<void()>& fn) {
+    if (!io_thread_.joinable() || OnIoThread()) {
+      fn();
+      return;
+    }
+    absl::Notification done;
+    Post([&] {
+      fn();
+      done.Notify();
+    });
+    done.WaitForNotification();
+  }
+
+  void Enqueue(Command command) {
+    {
+      absl::MutexLock lock(&mu_);
+      queue_.push_back(std::move(command));
+    }
+    Wake();
+  }
+
+  void Wake() {
+    uint64_t one = 1;
+    // A full counter (impossible in practice) still leaves the fd readable: ignore EAGAIN.
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+  }
+
+  static void Configure(void* s, int64_t max_message_bytes) {
+    int zero = 0;
+    int linger = kLingerMs;
+    zmq_setsockopt(s, ZMQ_SNDHWM, &zero, sizeof(zero));
+    zmq_setsockopt(s, ZMQ_RCVHWM, &zero, sizeof(zero));
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_message_bytes, sizeof(max_message_bytes));
+  }
+
+  absl::StatusOr<std::string> ListenNow(const std::string& endpoint) {
+    if (listener_ != nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name, ": already listening at ", listen_endpoint_));
+    }
+    void* s = zmq_socket(context_->native_handle(), ZMQ_ROUTER);
+    if (s == nullptr) {
+      return absl::InternalError(absl::StrCat(options_.name, ": cannot create a socket: ",
+                                              zmq_strerror(zmq_errno())));
+    }
+    Configure(s, options_.max_message_bytes);
+    int mandatory = 1;  // unroutable sends fail (and are counted) instead of vanishing
+    zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof(mandatory));
+    const std::string normalized = NormalizeEndpoint(endpoint);
+    if (zmq_bind(s, normalized.c_str()) != 0) {
+      const int err = zmq_errno();
+      zmq_close(s);
+      return absl::UnavailableError(absl::StrFormat("%s: cannot listen at %s: %s",
+                                                    options_.name, endpoint,
+                                                    zmq_strerror(err)));
+    }
+    char bound[1024];
+    size_t len = sizeof(bound);
+    zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, bound, &len);
+    listener_ = s;
+    listen_endpoint_ = bound;
+    poll_dirty_ = true;
+    return listen_endpoint_;
+  }
+
+  absl::StatusOr<PeerId> ConnectNow(const std::string& endpoint) {
+    void* s = zmq_socket(context_->native_handle(), ZMQ_DEALER);
+    if (s == nullptr) {
+      return absl::InternalError(absl::StrCat(options_.name, ": cannot create a socket: ",
+                                              zmq_strerror(zmq_errno())));
+    }
+    Configure(s, options_.max_message_bytes);
+    if (zmq_connect(s, endpoint.c_str()) != 0) {
+      const int err = zmq_errno();
+      zmq_close(s);
+      return absl::InvalidArgumentError(absl::StrFormat("%s: cannot connect to %s: %s",
+                                                        options_.name, endpoint,
+                                                        zmq_strerror(err)));
+    }
+    dealers_.push_back(s);
+    poll_dirty_ = true;
+    return static_cast<PeerId>(dealers_.size() - 1);
+  }
+
+  void CloseSockets() {
+    if (listener_ != nullptr) zmq_close(listener_);
+    listener_ = nullptr;
+    for (void* s : dealers_) zmq_close(s);
+    dealers_.clear();
+  }
+
+  // ---------------------------------------------------------------- sending (I/O thread)
+  bool SendFrame(void* s, zmq_msg_t* msg, bool more) {
+    if (zmq_msg_send(msg, s, more ? ZMQ_SNDMORE : 0) >= 0) return true;
+    zmq_msg_close(msg);
+    return false;
+  }
+
+  bool SendBytes(void* s, const void* data, size_t size, bool more) {
+    zmq_msg_t msg;
+    zmq_msg_init_size(&msg, size);
+    if (size > 0) std::memcpy(zmq_msg_data(&msg), data, size);
+    return SendFrame(s, &msg, more);
+  }
+
+  bool SendPayload(void* s, const Buffer& payload, bool more) {
+    if (static_cast<int64_t>(payload.size_bytes()) < options_.zero_copy_min_bytes) {
+      return SendBytes(s, payload.data(), payload.size_bytes(), more);
+    }
+    zmq_msg_t msg;
+    auto* ref = new Buffer(payload);  // released by ZeroMQ through ReleaseBuffer
+    zmq_msg_init_data(&msg, payload.data(), payload.size_bytes(), &ReleaseBuffer, ref);
+    return SendFrame(s, &msg, more);
+  }
+
+  void SendNow(PeerId to, Message& message) {
+    void* s = nullptr;
+    const std::string* routing_id = nullptr;
+    if (to & kIncomingBit) {
+      const uint64_t index = to & ~kIncomingBit;
+      if (listener_ == nullptr || index >= routing_ids_.size()) return Drop();
+      s = listener_;
+      routing_id = &routing_ids_[index];
+    } else {
+      if (to >= dealers_.size()) return Drop();
+      s = dealers_[to];
+    }
+    const std::string header = EncodeHeader(message);
+    const bool has_payloads = !message.payloads.empty();
+    bool ok = true;
+    if (routing_id != nullptr) {
+      ok = SendBytes(s, routing_id->data(), routing_id->size(), /*more=*/true);
+    }
+    // With ROUTER_MANDATORY a vanished peer fails on the first frame, before anything of
+    // the message is queued, so a partial message is never left behind.
+    if (!ok) return Drop();
+    ok = SendBytes(s, header.data(), header.size(), has_payloads);
+    for (size_t i = 0; ok && i < message.payloads.size(); ++i) {
+      ok = SendPayload(s, message.payloads[i], i + 1 < message.payloads.size());
+    }
+    if (!ok) Drop();
+  }
+
+  void Drop() { dropped_.fetch_add(1); }
+
+  // -------------------------------------------------------------- receiving (I/O thread)
+  // Receives every waiting message on `s` (up to a batch); false when the socket is empty.
+  void Drain(void* s, bool router) {
+    for (int i = 0; i < kMaxMessagesPerWake; ++i) {
+      std::vector<RawFrame> frames;
+      PeerId from = 0;
+      bool first = true;
+      bool more = true;
+      while (more) {
+        auto msg = std::shared_ptr<zmq_msg_t>(new zmq_msg_t, [](zmq_msg_t* m) {
+          zmq_msg_close(m);
+          delete m;
+        });
+        zmq_msg_init(msg.get());
+        if (zmq_msg_recv(msg.get(), s, first ? ZMQ_DONTWAIT : 0) < 0) return;  // empty
+        more = zmq_msg_more(msg.get()) != 0;
+        if (first && router) {
+          from = PeerFor(std::string(static_cast<const char*>(zmq_msg_data(msg.get())),
+                                     zmq_msg_size(msg.get())));
+          first = false;
+          continue;
+        }
+        first = false;
+        RawFrame frame;
+        frame.data = zmq_msg_data(msg.get());
+        frame.size = zmq_msg_size(msg.get());
+        frame.owner = std::move(msg);
+        frames.push_back(std::move(frame));
+      }
+      if (!router) from = DealerPeer(s);
+      wire::Header header;
+      absl::StatusOr<Message> message = Decode(std::move(frames), &header);
+      if (message.ok()) {
+        on_message_(from, *std::move(message));
+      } else {
+        Drop();
+        const bool parsed = header.kind() != wire::KIND_UNSPECIFIED;
+        if (on_malformed_) on_malformed_(from, message.status(), parsed ? &header : nullptr);
+      }
+    }
+  }
+
+  PeerId PeerFor(const std::string& routing_id) {
+    auto [it, inserted] = peer_by_routing_id_.try_emplace(routing_id, 0);
+    if (inserted) {
+      it->second = kIncomingBit | routing_ids_.size();
+      routing_ids_.push_back(routing_id);
+    }
+    return it->second;
+  }
+
+  PeerId DealerPeer(void* s) const {
+    for (size_t i = 0; i < dealers_.size(); ++i) {
+      if (dealers_[i] == s) return i;
+    }
+    return 0;
+  }
+
+  // ------------------------------------------------------------------- the I/O loop
+  void RebuildPollItems() {
+    items_.clear();
+    items_.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
+    if (listener_ != nullptr) items_.push_back({listener_, 0, ZMQ_POLLIN, 0});
+    for (void* s : dealers_) items_.push_back({s, 0, ZMQ_POLLIN, 0});
+    poll_dirty_ = false;
+  }
+
+  void RunCommands() {
+    uint64_t count;
+    [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
+    std::deque<Command> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      batch.swap(queue_);
+    }
+    for (Command& c : batch) {
+      if (auto* out = std::get_if<Outgoing>(&c)) {
+        SendNow(out->to, out->message);
+      } else {
+        std::get<std::function<void()>>(c)();
+      }
+    }
+  }
+
+  void Loop() {
+    absl::Time next_tick = absl::Now() + options_.tick_period;
+    while (!stop_.load()) {
+      if (poll_dirty_) RebuildPollItems();
+      const absl::Duration wait = next_tick - absl::Now();
+      const long timeout_ms =
+          wait <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(wait) + 1;
+      int ready = zmq_poll(items_.data(), static_cast<int>(items_.size()), timeout_ms);
+      if (ready < 0 && zmq_errno() != EINTR) break;  // context terminated
+      if (ready > 0) {
+        if (items_[0].revents & ZMQ_POLLIN) RunCommands();
+        // Copy: handlers may open connections, which changes the poll set.
+        std::vector<zmq_pollitem_t> sockets(items_.begin() + 1, items_.end());
+        for (const zmq_pollitem_t& item : sockets) {
+          if (item.revents & ZMQ_POLLIN) Drain(item.socket, item.socket == listener_);
+        }
+      }
+      const absl::Time now = absl::Now();
+      if (now >= next_tick) {
+        next_tick = now + options_.tick_period;
+        if (on_tick_) on_tick_(now);
+      }
+    }
+    CloseSockets();
+  }
+
+  const TransportOptions options_;
+  const std::shared_ptr<TransportContext> context_;
+  const int wake_fd_;
+
+  MessageHandler on_message_;
+  MalformedHandler on_malformed_;
+  TickHandler on_tick_;
+
+  absl::Mutex mu_;
+  std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
+
+  std::thread io_thread_;
+  std::atomic<std::thread::id> io_thread_id_{};
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> dropped_{0};
+
+  // Owned by the I/O thread (or by the creating thread before Start).
+  void* listener_ = nullptr;
+  std::string listen_endpoint_;
+  std::vector<void*> dealers_;
+  absl::flat_hash_map<std::string, PeerId> peer_by_routing_id_;
+  std::vector<std::string> routing_ids_;
+  std::vector<zmq_pollitem_t> items_;
+  bool poll_dirty_ = true;
+};
+
+}  // namespace
+
+std::string NormalizeEndpoint(const std::string& endpoint) {
+  if (absl::StartsWith(endpoint, "tcp://") && absl::EndsWith(endpoint, ":0")) {
+    return endpoint.substr(0, endpoint.size() - 1) + "*";
+  }
+  return endpoint;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptions& options) {
+  std::shared_ptr<TransportContext> context =
+      options.context != nullptr ? options.context : TransportContext::Create(1);
+  const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat(options.name, ": eventfd failed: ", std::strerror(errno)));
+  }
+  return std::make_unique<ZmqTransport>(options, std::move(context), fd);
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,56 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "wire/convert.h"
+
+namespace kairos::internal {
+
+void ToWire(const absl::Status& status, wire::Status* out) {
+  out->set_code(static_cast<int32_t>(status.code()));
+  out->set_message(std::string(status.message()));
+}
+
+absl::Status FromWire(const wire::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.code()), status.message());
+}
+
+absl::Status StatusOf(const wire::Header& header) {
+  return header.has_status() ? FromWire(header.status()) : absl::OkStatus();
+}
+
+void ToWire(const JobConfig& job, wire::JobConfig* out) {
+  out->Clear();
+  out->set_policy(job.policy);
+  out->set_chunk_elements(job.chunk_elements);
+  for (const TableSpec& t : job.tables) {
+    wire::Table* w = out->add_tables();
+    w->set_name(t.name);
+    w->set_size(t.size);
+    w->mutable_init()->set_kind(static_cast<int32_t>(t.init.kind));
+    w->mutable_init()->set_a(t.init.a);
+    w->mutable_init()->set_b(t.init.b);
+    w->mutable_init()->set_seed(t.init.seed);
+    w->mutable_updater()->set_name(t.updater.name);
+    w->mutable_updater()->set_learning_rate(t.updater.learning_rate);
+  }
+}
+
+JobConfig FromWire(const wire::JobConfig& job) {
+  JobConfig out;
+  out.policy = job.policy();
+  out.chunk_elements = job.chunk_elements();
+  for (const wire::Table& w : job.tables()) {
+    TableSpec t;
+    t.name = w.name();
+    t.size = w.size();
+    t.init.kind = static_cast<Initializer::Kind>(w.init().kind());
+    t.init.a = w.init().a();
+    t.init.b = w.init().b();
+    t.init.seed = w.init().seed();
+    t.updater.name = w.updater().name();
+    t.updater.learning_rate = w.updater().learning_rate();
+    out.tables.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,126 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "wire/message.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "kairos/job.h"
+
+namespace kairos::internal {
+namespace {
+
+bool CarriesOnePayload(wire::Kind kind) {
+  return kind == wire::PUSH || kind == wire::PULL_REPLY;
+}
+
+bool CarriesNoPayload(wire::Kind kind) {
+  return kind != wire::PUSH && kind != wire::PULL_REPLY;
+}
+
+Buffer PayloadFrom(RawFrame& frame) {
+  const std::size_t count = frame.size / sizeof(float);
+  if (count == 0) return Buffer();
+  if (reinterpret_cast<std::uintptr_t>(frame.data) % alignof(float) == 0) {
+    return Buffer::Adopt(std::move(frame.owner),
+                         static_cast<float*>(const_cast<void*>(frame.data)), count);
+  }
+  // A payload that the transport delivered at an odd address (inside a batch of small
+  // messages) is copied once so that it can be read as floats.
+  Buffer copy = Buffer::Allocate(count);
+  std::memcpy(copy.data(), frame.data, frame.size);
+  return copy;
+}
+
+absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& frames) {
+  const std::size_t payloads = frames.size() - 1;
+  if (h.payload_frames() != payloads) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: header announces %d payload frames but %d arrived", Describe(h),
+        h.payload_frames(), payloads));
+  }
+  for (std::size_t i = 1; i < frames.size(); ++i) {
+    if (frames[i].size % sizeof(float) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: payload frame %d has %d bytes, not a whole number of float32",
+                          Describe(h), i - 1, frames[i].size));
+    }
+  }
+  if (CarriesOnePayload(h.kind())) {
+    if (payloads != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: expects 1 payload frame, got %d", Describe(h), payloads));
+    }
+    if (frames[1].size != h.length() * sizeof(float)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: header says %d values but the payload has %d bytes (%d values)", Describe(h),
+          h.length(), frames[1].size, frames[1].size / sizeof(float)));
+    }
+  } else if (CarriesNoPayload(h.kind()) && payloads != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expects no payload, got %d frames", Describe(h), payloads));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Message> Decode(std::vector<RawFrame> frames, wire::Header* parsed_header) {
+  if (frames.empty()) return absl::InvalidArgumentError("empty message (no header frame)");
+  Message m;
+  if (frames[0].size > static_cast<std::size_t>(INT32_MAX) ||
+      !m.header.ParseFromArray(frames[0].data, static_cast<int>(frames[0].size))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "malformed header frame (%d bytes) that does not parse as kairos.wire.Header",
+        frames[0].size));
+  }
+  const wire::Header& h = m.header;
+  if (parsed_header != nullptr) *parsed_header = h;
+  if (h.protocol_version() != kProtocolVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: protocol version %d, this node speaks %d", Describe(h),
+                        h.protocol_version(), kProtocolVersion));
+  }
+  if (h.kind() == wire::KIND_UNSPECIFIED || !wire::Kind_IsValid(h.kind())) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("message #%d from node %d has no valid kind (%d)", h.request_id(),
+                        h.sender(), static_cast<int>(h.kind())));
+  }
+  if (absl::Status s = CheckPayloads(h, frames); !s.ok()) return s;
+  m.payloads.reserve(frames.size() - 1);
+  for (std::size_t i = 1; i < frames.size(); ++i) m.payloads.push_back(PayloadFrom(frames[i]));
+  return m;
+}
+
+std::string EncodeHeader(Message& message) {
+  message.header.set_protocol_version(kProtocolVersion);
+  message.header.set_payload_frames(static_cast<uint32_t>(message.payloads.size()));
+  return message.header.SerializeAsString();
+}
+
+std::string Describe(const wire::Header& h) {
+  std::string s = absl::StrFormat("%s #%d from node %d", wire::Kind_Name(h.kind()),
+                                  h.request_id(), h.sender());
+  if (h.kind() == wire::PUSH || h.kind() == wire::PULL || h.kind() == wire::PUSH_REPLY ||
+      h.kind() == wire::PULL_REPLY) {
+    absl::StrAppendFormat(&s, " (table %d [%d, %d))", h.table(), h.offset(),
+                          h.offset() + h.length());
+  }
+  return s;
+}
+
+wire::Header ReplyHeader(const wire::Header& request, wire::Kind kind, uint32_t sender) {
+  wire::Header h;
+  h.set_kind(kind);
+  h.set_request_id(request.request_id());
+  h.set_sender(sender);
+  h.set_table(request.table());
+  h.set_offset(request.offset());
+  h.set_length(request.length());
+  h.set_clock(request.clock());
+  return h;
+}
+
+}  // namespace kairos::internal

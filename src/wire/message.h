@@ -1,0 +1,54 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// A decoded kairos message: the Protobuf header and its raw float32 payloads, and the
+// decoding of received frames with the checks every message passes before it touches any
+// state (docs/wire_format.md).
+
+#ifndef KAIROS_WIRE_MESSAGE_H_
+#define KAIROS_WIRE_MESSAGE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kairos/buffer.h"
+#include "wire/kairos.pb.h"
+
+namespace kairos::internal {
+
+struct Message {
+  wire::Header header;
+  std::vector<Buffer> payloads;
+};
+
+// One received frame, kept alive by `owner` (e.g. the transport's message object).
+struct RawFrame {
+  std::shared_ptr<void> owner;
+  const void* data = nullptr;
+  std::size_t size = 0;
+};
+
+// Decodes frames[0] as the header and the rest as payloads, checking: the header parses;
+// its protocol version is kProtocolVersion; payload_frames equals the frames that follow;
+// each payload is a whole number of float32 values; PUSH and PULL_REPLY carry exactly one
+// payload of `length` values; PULL and CLOCK carry none. Payloads are used in place when
+// they are float-aligned and copied otherwise. InvalidArgument says what is wrong.
+// On failure, `*parsed_header` (when given) is set to the header if it parsed, so that the
+// receiver can still answer the sender's request id.
+absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
+                               wire::Header* parsed_header = nullptr);
+
+// Serializes the header. Sets protocol_version and payload_frames from `message`.
+std::string EncodeHeader(Message& message);
+
+// A short description for logs and errors: "PUSH #12 from node 3 (table 0 [0, 100))".
+std::string Describe(const wire::Header& header);
+
+// Builds the header of a reply to `request` (same request id, table, offset, length).
+wire::Header ReplyHeader(const wire::Header& request, wire::Kind kind, uint32_t sender);
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_WIRE_MESSAGE_H_

@@ -1,0 +1,51 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The shared state behind a kairos::Request: how many parts (messages to shards) are still
+// outstanding, the first error, and the deadline. Parts are completed by the worker's I/O
+// thread; callers wait on it.
+//
+// Thread-safety: all methods are thread-safe.
+
+#ifndef KAIROS_WORKER_REQUEST_STATE_H_
+#define KAIROS_WORKER_REQUEST_STATE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace kairos::internal {
+
+class RequestState {
+ public:
+  // `what` describes the call in errors ("pull of table 'w' [0, 100)").
+  RequestState(std::string what, absl::Time deadline, int parts)
+      : what_(std::move(what)), deadline_(deadline), outstanding_(parts) {}
+
+  // A completed request (e.g. refused before anything was sent).
+  static std::shared_ptr<RequestState> Failed(absl::Status status);
+
+  const std::string& what() const { return what_; }
+  absl::Time deadline() const { return deadline_; }
+
+  // One part finished with `status`; the first error is kept (prefixed with what()).
+  void PartDone(const absl::Status& status);
+  // Completes the request now with `status` (unless it is already complete).
+  void Fail(const absl::Status& status);
+
+  bool done() const;
+  // Waits until complete or `until`; DeadlineExceeded if `until` passed first.
+  absl::Status Wait(absl::Time until) const;
+
+ private:
+  const std::string what_;
+  const absl::Time deadline_;
+  mutable absl::Mutex mu_;
+  int outstanding_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_WORKER_REQUEST_STATE_H_

@@ -1,0 +1,446 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The worker node. A call slices its range over the chunks that hold it (one message per
+// chunk, to the chunk's shard), registers the parts and sends them from the I/O thread, and
+// the I/O thread completes the parts as replies arrive (copying pulled values into the
+// caller's memory). Requests past their deadline are failed by the I/O thread's tick, so a
+// late reply never writes into memory the caller has been told it may reuse.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "common/logging.h"
+#include "common/partition.h"
+#include "kairos/status.h"
+#include "kairos/worker.h"
+#include "transport/transport.h"
+#include "wire/convert.h"
+#include "worker/request_state.h"
+
+namespace kairos {
+namespace internal {
+namespace {
+
+// Replies of the servers arrive a little after a server-side deadline; the worker's own
+// deadline waits this much longer so that the server's error (which names the workers it
+// waited for) is what the caller sees.
+constexpr absl::Duration kDeadlineGrace = absl::Milliseconds(250);
+
+// One message of a request, as the I/O thread tracks it.
+struct Part {
+  std::shared_ptr<RequestState> state;
+  int shard = -1;          // -1: the coordinator
+  float* out = nullptr;    // pulls: where the values go
+  uint64_t length = 0;
+};
+
+struct TableEntry {
+  TableInfo info;
+  TablePartition partition;
+};
+
+class WorkerImpl final : public Worker {
+ public:
+  explicit WorkerImpl(const WorkerOptions& options)
+      : options_(options), log_(GetLogger(options.logger)) {}
+
+  ~WorkerImpl() override {
+    if (started_.HasBeenNotified() && !finished_.load() && EndStatus().ok()) {
+      CallOptions o;
+      o.deadline = absl::Now() + absl::Seconds(5);
+      if (absl::Status s = Finish(o); !s.ok()) {
+        log_->warn("worker {}: finish at destruction failed: {}", rank_,
+                   std::string(s.message()));
+      }
+    }
+    if (transport_ != nullptr) transport_->Stop();
+    for (auto& [id, part] : parts_) part.state->Fail(absl::CancelledError("worker destroyed"));
+  }
+
+  absl::Status Init() {
+    KAIROS_RETURN_IF_ERROR(ValidateJobConfig(options_.job));
+    TransportOptions t;
+    t.context = options_.context;
+    t.max_message_bytes = options_.max_message_bytes;
+    t.name = "worker";
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    KAIROS_ASSIGN_OR_RETURN(coordinator_, transport_->Connect(options_.coordinator));
+    last_from_coordinator_ = absl::Now();
+    transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
+                      [this](PeerId, const absl::Status& why, const wire::Header*) {
+                        log_->warn("worker {}: dropped a malformed message: {}", rank_,
+                                   std::string(why.message()));
+                      },
+                      [this](absl::Time now) { OnTick(now); });
+    Message join;
+    join.header.set_kind(wire::JOIN);
+    join.header.set_request_id(NextId());
+    wire::Join* j = join.header.mutable_join();
+    j->set_role(wire::WORKER);
+    j->set_requested_rank(options_.rank);
+    j->set_pid(static_cast<uint32_t>(::getpid()));
+    ToWire(options_.job, j->mutable_job());
+    transport_->Send(coordinator_, std::move(join));
+    if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "worker: the job at %s did not start within %s (are all servers and workers "
+          "up?)",
+          options_.coordinator, absl::FormatDuration(options_.join_timeout)));
+    }
+    return EndStatus();
+  }
+
+  int rank() const override { return rank_; }
+  int num_workers() const override { return num_workers_; }
+  int num_servers() const override { return num_servers_; }
+  int64_t clock() const override { return clock_.load(); }
+
+  absl::StatusOr<TableInfo> table(std::string_view name) const override {
+    KAIROS_ASSIGN_OR_RETURN(const TableEntry* t, Find(name));
+    return t->info;
+  }
+
+  absl::Status Push(std::string_view table, std::span<const float> gradient,
+                    const CallOptions& options) override {
+    return PushAsync(table, 0, gradient, options).Wait();
+  }
+  absl::Status PushRange(std::string_view table, uint64_t offset,
+                         std::span<const float> gradient, const CallOptions& options) override {
+    return PushAsync(table, offset, gradient, options).Wait();
+  }
+  absl::Status Pull(std::string_view table, std::span<float> out,
+                    const CallOptions& options) override {
+    return PullAsync(table, 0, out, options).Wait();
+  }
+  absl::Status PullRange(std::string_view table, uint64_t offset, std::span<float> out,
+                         const CallOptions& options) override {
+    return PullAsync(table, offset, out, options).Wait();
+  }
+
+  Request PushAsync(std::string_view table, uint64_t offset, std::span<const float> gradient,
+                    const CallOptions& options) override {
+    return PushAsync(table, offset, Buffer::CopyOf(gradient), options);
+  }
+
+  Request PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
+                    const CallOptions& options) override {
+    return Issue(wire::PUSH, table, offset, gradient.size(), gradient, nullptr, options);
+  }
+
+  Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
+                    const CallOptions& options) override {
+    return Issue(wire::PULL, table, offset, out.size(), Buffer(), out.data(), options);
+  }
+
+  absl::Status Clock() override {
+    KAIROS_RETURN_IF_ERROR(Usable());
+    const int64_t clock = clock_.fetch_add(1) + 1;
+    for (int s = 0; s < num_servers_; ++s) {
+      Message m;
+      m.header.set_kind(wire::CLOCK);
+      m.header.set_sender(node_id_);
+      m.header.set_clock(clock);
+      transport_->Send(servers_[s], std::move(m));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Barrier(const CallOptions& options) override {
+    KAIROS_RETURN_IF_ERROR(Usable());
+    return Control(wire::BARRIER, "barrier", /*to_servers=*/false, options).Wait();
+  }
+
+  absl::Status Finish(const CallOptions& options) override {
+    if (finished_.exchange(true)) return absl::OkStatus();
+    KAIROS_RETURN_IF_ERROR(EndStatus());
+    // Servers first (in order after this worker's pushes), then the coordinator.
+    KAIROS_RETURN_IF_ERROR(Control(wire::FINISH, "finish", /*to_servers=*/true, options).Wait());
+    return Control(wire::FINISH, "finish", /*to_servers=*/false, options).Wait();
+  }
+
+ private:
+  uint64_t NextId() { return next_id_.fetch_add(1); }
+
+  absl::Status EndStatus() const {
+    absl::MutexLock lock(&mu_);
+    return end_status_;
+  }
+
+  absl::Status Usable() const {
+    KAIROS_RETURN_IF_ERROR(EndStatus());
+    if (finished_.load()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("worker %d has finished; no more requests", rank_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<const TableEntry*> Find(std::string_view name) const {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, t] : tables_) names.push_back(n);
+      return absl::NotFoundError(absl::StrFormat("unknown table '%s'; the job has: %s", name,
+                                                 absl::StrJoin(names, ", ")));
+    }
+    return &it->second;
+  }
+
+  absl::Time DeadlineOf(const CallOptions& options) const {
+    return options.deadline.value_or(absl::Now() + options_.request_timeout);
+  }
+
+  // Slices [offset, offset + length) of `table` into one message per chunk and sends them.
+  Request Issue(wire::Kind kind, std::string_view table, uint64_t offset, uint64_t length,
+                const Buffer& payload, float* out, const CallOptions& options) {
+    const char* verb = kind == wire::PUSH ? "push" : "pull";
+    if (absl::Status s = Usable(); !s.ok()) return Request(RequestState::Failed(s));
+    absl::StatusOr<const TableEntry*> t = Find(table);
+    if (!t.ok()) {
+      return Request(RequestState::Failed(
+          absl::Status(t.status().code(), absl::StrCat(verb, ": ", t.status().message()))));
+    }
+    const TableInfo& info = (*t)->info;
+    if (length == 0 || offset >= info.size || length > info.size - offset) {
+      return Request(RequestState::Failed(absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': range [%d, %d) (%d values) does not fit the table's %d "
+          "elements",
+          verb, info.name, offset, offset + length, length, info.size))));
+    }
+    const absl::Time deadline = DeadlineOf(options);
+    std::span<const Chunk> chunks = (*t)->partition.Overlapping(offset, offset + length);
+    auto state = std::make_shared<RequestState>(
+        absl::StrFormat("%s of table '%s' [%d, %d)", verb, info.name, offset, offset + length),
+        deadline + kDeadlineGrace, static_cast<int>(chunks.size()));
+    auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
+    batch->reserve(chunks.size());
+    const int64_t clock = clock_.load();
+    const uint64_t timeout_ms = static_cast<uint64_t>(
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
+    for (const Chunk& c : chunks) {
+      const uint64_t begin = std::max(offset, c.begin);
+      const uint64_t end = std::min(offset + length, c.end);
+      Message m;
+      m.header.set_kind(kind);
+      m.header.set_request_id(NextId());
+      m.header.set_sender(node_id_);
+      m.header.set_table(info.id);
+      m.header.set_offset(begin);
+      m.header.set_length(end - begin);
+      m.header.set_clock(clock);
+      Part part{state, c.shard, nullptr, end - begin};
+      if (kind == wire::PUSH) {
+        m.payloads.push_back(payload.Slice(begin - offset, end - begin));
+      } else {
+        m.header.set_timeout_ms(timeout_ms);
+        part.out = out + (begin - offset);
+      }
+      batch->emplace_back(std::move(part), std::move(m));
+    }
+    transport_->Post([this, batch] {
+      for (auto& [part, message] : *batch) {
+        parts_[message.header.request_id()] = part;
+        transport_->Send(servers_[part.shard], std::move(message));
+      }
+    });
+    return Request(state);
+  }
+
+  // A FINISH or BARRIER to every server or to the coordinator, tracked as one request.
+  Request Control(wire::Kind kind, const char* what, bool to_servers,
+                  const CallOptions& options) {
+    const absl::Time deadline = DeadlineOf(options);
+    const int n = to_servers ? num_servers_ : 1;
+    auto state = std::make_shared<RequestState>(
+        absl::StrFormat("%s of worker %d", what, rank_), deadline + kDeadlineGrace, n);
+    const uint64_t timeout_ms = static_cast<uint64_t>(
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
+    auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
+    for (int i = 0; i < n; ++i) {
+      Message m;
+      m.header.set_kind(kind);
+      m.header.set_request_id(NextId());
+      m.header.set_sender(node_id_);
+      m.header.set_clock(clock_.load());
+      m.header.set_timeout_ms(timeout_ms);
+      batch->emplace_back(Part{state, to_servers ? i : -1, nullptr, 0}, std::move(m));
+    }
+    transport_->Post([this, batch] {
+      for (auto& [part, message] : *batch) {
+        parts_[message.header.request_id()] = part;
+        transport_->Send(part.shard < 0 ? coordinator_ : servers_[part.shard],
+                         std::move(message));
+      }
+    });
+    return Request(state);
+  }
+
+  // -------------------------------------------------------------------- I/O thread
+  void OnMessage(PeerId from, Message m) {
+    const wire::Header& h = m.header;
+    if (from == coordinator_) {
+      last_from_coordinator_ = absl::Now();
+      switch (h.kind()) {
+        case wire::JOIN_REPLY:
+          return HandleJoinReply(h);
+        case wire::START:
+          return HandleStart(h.start());
+        case wire::SHUTDOWN:
+          return End(StatusOf(h).ok() ? absl::CancelledError("the job has ended")
+                                      : StatusOf(h));
+        case wire::HEARTBEAT:
+          return;
+        default:
+          break;
+      }
+    }
+    auto it = parts_.find(h.request_id());
+    if (it == parts_.end()) {
+      if (h.kind() == wire::ERROR) {
+        log_->warn("worker {}: {}", rank_, std::string(StatusOf(h).message()));
+      }
+      return;  // a reply after its request's deadline
+    }
+    Part part = std::move(it->second);
+    parts_.erase(it);
+    if (h.kind() == wire::PULL_REPLY && part.out != nullptr) {
+      if (m.payloads[0].size() != part.length) {
+        return part.state->PartDone(absl::InternalError(absl::StrFormat(
+            "shard %d answered %d values for %d", part.shard, m.payloads[0].size(),
+            part.length)));
+      }
+      std::memcpy(part.out, m.payloads[0].data(), part.length * sizeof(float));
+    }
+    part.state->PartDone(StatusOf(h));
+  }
+
+  void HandleJoinReply(const wire::Header& h) {
+    if (absl::Status s = StatusOf(h); !s.ok()) {
+      return End(absl::Status(s.code(), absl::StrCat("the job refused this worker: ",
+                                                     s.message())));
+    }
+    node_id_ = h.join_reply().node_id();
+    rank_ = h.join_reply().rank();
+  }
+
+  void HandleStart(const wire::Start& start) {
+    num_servers_ = start.num_servers();
+    num_workers_ = start.num_workers();
+    servers_.assign(num_servers_, 0);
+    for (const wire::Node& n : start.nodes()) {
+      if (n.role() != wire::SERVER) continue;
+      absl::StatusOr<PeerId> peer = transport_->Connect(n.endpoint());
+      if (!peer.ok()) return End(peer.status());
+      servers_[n.rank()] = *peer;
+    }
+    const JobConfig job = FromWire(start.job());
+    for (uint32_t id = 0; id < job.tables.size(); ++id) {
+      const TableSpec& ts = job.tables[id];
+      tables_.emplace(ts.name, TableEntry{TableInfo{id, ts.name, ts.size},
+                                          TablePartition(ts.size, num_servers_,
+                                                         job.chunk_elements)});
+    }
+    started_.Notify();
+  }
+
+  // The job is over for this worker: fail everything outstanding.
+  void End(const absl::Status& status) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!end_status_.ok()) return;
+      end_status_ = status;
+    }
+    for (auto& [id, part] : parts_) part.state->Fail(status);
+    parts_.clear();
+    if (!started_.HasBeenNotified()) started_.Notify();
+  }
+
+  void OnTick(absl::Time now) {
+    if (now - last_heartbeat_ >= options_.heartbeat_interval) {
+      last_heartbeat_ = now;
+      Message hb;
+      hb.header.set_kind(wire::HEARTBEAT);
+      hb.header.set_sender(node_id_);
+      transport_->Send(coordinator_, std::move(hb));
+    }
+    if (now - last_from_coordinator_ > 20 * options_.heartbeat_interval) {
+      End(absl::UnavailableError(absl::StrFormat(
+          "the coordinator at %s has been silent for %s", options_.coordinator,
+          absl::FormatDuration(now - last_from_coordinator_))));
+    }
+    ExpireParts(now);
+  }
+
+  void ExpireParts(absl::Time now) {
+    std::map<std::shared_ptr<RequestState>, std::vector<int>> expired;
+    for (auto it = parts_.begin(); it != parts_.end();) {
+      if (it->second.state->deadline() <= now) {
+        expired[it->second.state].push_back(it->second.shard);
+        parts_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [state, shards] : expired) {
+      std::vector<std::string> who;
+      for (int s : shards) {
+        who.push_back(s < 0 ? std::string("the coordinator") : absl::StrCat("server ", s));
+      }
+      state->Fail(absl::DeadlineExceededError(
+          absl::StrCat("no answer before the deadline from ", absl::StrJoin(who, ", "))));
+    }
+  }
+
+  const WorkerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<Transport> transport_;
+  PeerId coordinator_ = 0;
+  std::atomic<uint64_t> next_id_{1};
+  std::atomic<int64_t> clock_{0};
+  std::atomic<bool> finished_{false};
+
+  mutable absl::Mutex mu_;
+  absl::Status end_status_ ABSL_GUARDED_BY(mu_);
+
+  // Written by the I/O thread before started_ is notified; read-only afterwards.
+  absl::Notification started_;
+  uint32_t node_id_ = 0;
+  int rank_ = -1;
+  int num_servers_ = 0;
+  int num_workers_ = 0;
+  std::vector<PeerId> servers_;
+  std::map<std::string, TableEntry, std::less<>> tables_;
+
+  // I/O thread only.
+  absl::flat_hash_map<uint64_t, Part> parts_;
+  absl::Time last_heartbeat_ = absl::InfinitePast();
+  absl::Time last_from_coordinator_;
+};
+
+}  // namespace
+}  // namespace internal
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
+  if (options.coordinator.empty()) {
+    return absl::InvalidArgumentError("WorkerOptions.coordinator is empty");
+  }
+  auto worker = std::make_unique<internal::WorkerImpl>(options);
+  KAIROS_RETURN_IF_ERROR(worker->Init());
+  return worker;
+}
+
+}  // namespace kairos

@@ -1,0 +1,191 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Whole clusters in one process: exact results for BSP and ASP over S servers and W
+// workers, with tables cut into several chunks per shard.
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "kairos/kairos.h"
+#include "server/initializer.h"
+
+namespace kairos {
+namespace {
+
+constexpr uint64_t kSize = 1000;
+constexpr float kLearningRate = 0.5f;
+
+// Small integers: every sum and every division by W in {1, 2, 4} is exact in float32.
+float Gradient(int rank, int iteration, uint64_t i) {
+  return static_cast<float>((rank + 1) * (iteration + 1) + static_cast<int>(i % 7));
+}
+
+JobConfig Job(const std::string& policy) {
+  JobConfig job;
+  job.policy = policy;
+  job.chunk_elements = 64;  // several chunks per shard
+  job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", kLearningRate}});
+  job.tables.push_back({"b", 3, Initializer::Constant(2.0f), {"sgd", kLearningRate}});
+  return job;
+}
+
+ClusterOptions Options(int servers, int workers, const std::string& policy) {
+  ClusterOptions o;
+  o.num_servers = servers;
+  o.num_workers = workers;
+  o.job = Job(policy);
+  o.worker.request_timeout = absl::Seconds(30);
+  return o;
+}
+
+// The parameters after `rounds` BSP rounds: each round subtracts lr * mean gradient.
+std::vector<float> SequentialBsp(int workers, int rounds) {
+  std::vector<float> w(kSize, 0.0f);
+  for (int t = 0; t < rounds; ++t) {
+    for (uint64_t i = 0; i < kSize; ++i) {
+      float sum = 0;
+      for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
+      w[i] -= kLearningRate * (sum / static_cast<float>(workers));
+    }
+  }
+  return w;
+}
+
+class ClusterShapeTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(ClusterShapeTest, BspRoundEqualsSequentialAverage) {
+  const auto [servers, workers] = GetParam();
+  constexpr int kRounds = 5;
+  auto cluster = LocalCluster::Create(Options(servers, workers, "bsp"));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+    std::vector<float> params(kSize), grad(kSize);
+    for (int t = 0; t < kRounds; ++t) {
+      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+      // BSP: the read at clock t sees exactly t rounds.
+      const std::vector<float> expected = SequentialBsp(workers, t);
+      for (uint64_t i = 0; i < kSize; ++i) {
+        if (params[i] != expected[i]) {
+          return absl::InternalError(absl::StrFormat(
+              "rank %d round %d element %d: got %g, want %g", w.rank(), t, i, params[i],
+              expected[i]));
+        }
+      }
+      for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
+      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+      KAIROS_RETURN_IF_ERROR(w.Clock());
+    }
+    KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+    const std::vector<float> expected = SequentialBsp(workers, kRounds);
+    for (uint64_t i = 0; i < kSize; ++i) {
+      if (params[i] != expected[i]) {
+        return absl::InternalError(absl::StrFormat("final element %d: got %g, want %g", i,
+                                                   params[i], expected[i]));
+      }
+    }
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST_P(ClusterShapeTest, AspAppliesEveryPushOnce) {
+  const auto [servers, workers] = GetParam();
+  constexpr int kIterations = 6;
+  auto cluster = LocalCluster::Create(Options(servers, workers, "asp"));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Every push applied exactly once, in some order: the sum does not depend on it.
+  std::vector<float> expected(kSize, 0.0f);
+  for (uint64_t i = 0; i < kSize; ++i) {
+    for (int r = 0; r < workers; ++r) {
+      for (int t = 0; t < kIterations; ++t) expected[i] -= kLearningRate * Gradient(r, t, i);
+    }
+  }
+  absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+    std::vector<float> params(kSize), grad(kSize);
+    for (int t = 0; t < kIterations; ++t) {
+      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+      for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
+      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+      KAIROS_RETURN_IF_ERROR(w.Clock());
+    }
+    // Pushes return once applied; after the barrier every worker's pushes are in.
+    KAIROS_RETURN_IF_ERROR(w.Barrier());
+    KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+    for (uint64_t i = 0; i < kSize; ++i) {
+      if (params[i] != expected[i]) {
+        return absl::InternalError(absl::StrFormat("element %d: got %g, want %g", i,
+                                                   params[i], expected[i]));
+      }
+    }
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  uint64_t applied = 0;
+  for (int shard = 0; shard < servers; ++shard) {
+    applied += (*cluster)->server_stats(shard).version;
+  }
+  // 1000 elements in chunks of <= 64: 16 chunks, rounded up to a multiple of S.
+  const uint64_t chunks = (16 + servers - 1) / servers * servers;
+  EXPECT_EQ(applied, chunks * workers * kIterations);
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST(ClusterTest, InitializerValuesDoNotDependOnTheShardCount) {
+  JobConfig job = Job("asp");
+  job.tables[0].init = Initializer::Uniform(-1.0f, 1.0f, 7);
+  for (int servers : {1, 3}) {
+    ClusterOptions o = Options(servers, 1, "asp");
+    o.job = job;
+    auto cluster = LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    std::vector<float> params(kSize);
+    ASSERT_TRUE((*cluster)->worker(0).Pull("w", params).ok());
+    for (uint64_t i = 0; i < kSize; ++i) {
+      ASSERT_EQ(params[i], internal::InitialValue(job.tables[0].init, i)) << i;
+      ASSERT_GE(params[i], -1.0f);
+      ASSERT_LE(params[i], 1.0f);
+    }
+    std::vector<float> b(3);
+    ASSERT_TRUE((*cluster)->worker(0).Pull("b", b).ok());
+    EXPECT_EQ(b, std::vector<float>(3, 2.0f));
+    EXPECT_TRUE((*cluster)->Shutdown().ok());
+  }
+}
+
+TEST(ClusterTest, TcpAndIpcTransportsGiveTheSameBspResult) {
+  for (const char* transport : {"tcp", "ipc"}) {
+    ClusterOptions o = Options(2, 2, "bsp");
+    o.transport = transport;
+    auto cluster = LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << transport << ": " << cluster.status();
+    absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+      std::vector<float> params(kSize), grad(kSize);
+      for (int t = 0; t < 3; ++t) {
+        KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+        for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
+        KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+        KAIROS_RETURN_IF_ERROR(w.Clock());
+      }
+      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+      return params == SequentialBsp(2, 3) ? absl::OkStatus()
+                                            : absl::InternalError("parameters differ");
+    });
+    EXPECT_TRUE(s.ok()) << transport << ": " << s;
+    EXPECT_TRUE((*cluster)->Shutdown().ok());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ClusterShapeTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Values(1, 4)),
+                         [](const auto& info) -> std::string {
+                           return absl::StrFormat("S%dW%d", std::get<0>(info.param),
+                                                  std::get<1>(info.param));
+                         });
+
+}  // namespace
+}  // namespace kairos
