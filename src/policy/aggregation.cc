@@ -1,1 +1,78 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The aggregations: immediate (apply every push) and round-average (BSP, papers.md Part A
+// #9: average the round's gradients and apply them once).
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
 #include "policy/policy.h"
+
+namespace kairos::policy {
+namespace {
+
+// Every push is applied at once. Not thread-safe (see policy.h).
+class ImmediateAggregation final : public Aggregation {
+ public:
+  AggregateDecision OnPush(WorkerId w, Tick clock) override { return {}; }
+  std::vector<ReadyBucket> TakeReady(const WorkerClocks& clocks) override { return {}; }
+};
+
+// A push at clock c goes to bucket c (round c). Bucket c is ready once every active worker
+// has completed iteration c + 1 (MinActiveClock() > c), and is applied as sum / divisor
+// with divisor = the number of distinct workers that pushed into it. With W workers that
+// each push once per round that is the mean of the W gradients, so after round r the
+// parameters equal r sequential steps on the round means; a worker that pushes twice in a
+// round (e.g. two calls before its Clock()) is counted once, so its pushes add up as one
+// contribution instead of diluting the others'. A push that arrives for a round already
+// taken (possible only from a worker that is not active) opens that bucket again; it is
+// ready at the next TakeReady and applied alone. Not thread-safe (see policy.h).
+class RoundAverageAggregation final : public Aggregation {
+ public:
+  AggregateDecision OnPush(WorkerId w, Tick clock) override {
+    Bucket& bucket = pending_[clock];
+    ++bucket.contributions;
+    const auto it = std::lower_bound(bucket.workers.begin(), bucket.workers.end(), w);
+    if (it == bucket.workers.end() || *it != w) bucket.workers.insert(it, w);
+    return {.kind = AggregateDecision::Kind::kAccumulate, .bucket = clock};
+  }
+
+  std::vector<ReadyBucket> TakeReady(const WorkerClocks& clocks) override {
+    const Tick min = clocks.MinActiveClock();  // kUnbounded when none is active: all ready
+    std::vector<ReadyBucket> ready;
+    auto it = pending_.begin();
+    for (; it != pending_.end() && it->first < min; ++it) {
+      ready.push_back({.bucket = it->first,
+                       .contributions = it->second.contributions,
+                       .divisor = static_cast<float>(it->second.workers.size())});
+    }
+    pending_.erase(pending_.begin(), it);
+    return ready;
+  }
+
+  int num_pending() const override { return static_cast<int>(pending_.size()); }
+
+ private:
+  struct Bucket {
+    int contributions = 0;
+    std::vector<WorkerId> workers;  // distinct pushers, sorted
+  };
+  std::map<int64_t, Bucket> pending_;  // by bucket (round)
+};
+
+}  // namespace
+
+std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers) {
+  switch (spec.aggregation.kind) {
+    case AggregationSpec::Kind::kImmediate:
+      return std::make_unique<ImmediateAggregation>();
+    case AggregationSpec::Kind::kRoundAverage:
+      return std::make_unique<RoundAverageAggregation>();
+  }
+  return std::make_unique<ImmediateAggregation>();  // unreachable: every Kind is handled
+}
+
+}  // namespace kairos::policy

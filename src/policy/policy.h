@@ -10,6 +10,7 @@
 //   Aggregation   | server (chunk) | apply a push now, or accumulate it into a bucket?
 //   Weighting     | server (apply) | how much does an update count, given its staleness?
 //   PullSchedule  | worker         | when are parameters fetched (on demand, eager)?
+//                                      (only PullSpec exists yet: on-demand needs no object)
 //   Straggler     | server + coord | who is a straggler; what happens to its stale push?
 //
 // Thread-safety: none of these classes is thread-safe; the owner (one server shard, or the
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
@@ -42,23 +44,31 @@ enum class MemberState { kActive, kDead, kFinished };
 // workers only, so a dead or finished worker never holds anybody back.
 class WorkerClocks {
  public:
+  // All workers start active at clock 0. REQUIRES: num_workers >= 0.
   explicit WorkerClocks(int num_workers);
 
   int num_workers() const { return static_cast<int>(clocks_.size()); }
+  // Whether w names a worker (0 <= w < num_workers()). Every other method that takes a
+  // WorkerId REQUIRES Contains(w): the server validates the sender before it gets here.
+  bool Contains(WorkerId w) const { return w >= 0 && w < num_workers(); }
   Tick clock(WorkerId w) const { return clocks_[w]; }
   MemberState state(WorkerId w) const { return states_[w]; }
   bool active(WorkerId w) const { return states_[w] == MemberState::kActive; }
   int num_active() const;
 
-  // Sets w's clock. REQUIRES: clock >= clock(w) (clocks never go back).
+  // Raises w's clock to `clock`. Clocks never go back: a smaller value is ignored, so a
+  // duplicated or late report is harmless.
   void SetClock(WorkerId w, Tick clock);
+  // Any transition is allowed (a restarted worker may become active again); the minimum
+  // follows the states at the time it is asked.
   void SetState(WorkerId w, MemberState state);
 
   // Smallest clock of an active worker; kUnbounded when none is active.
   Tick MinActiveClock() const;
   // Largest clock of an active worker; 0 when none is active.
   Tick MaxActiveClock() const;
-  // Active workers whose clock is < `clock` (those a read at a later clock waits for).
+  // Active workers whose clock is < `clock` (those a read at a later clock waits for), in
+  // increasing id order.
   std::vector<WorkerId> ActiveBelow(Tick clock) const;
 
  private:
@@ -69,11 +79,18 @@ class WorkerClocks {
 // ---------------------------------------------------------------------------- Gate
 // Decides when a read may be served. The owner reports events and asks Admits() for each
 // waiting read again after every event (reads are re-checked, never lost).
+//
+// Clock convention: clock(w) is the number of iterations w has completed; a read "at clock
+// c" is the pull that starts w's iteration c + 1, issued after w reported clock c (messages
+// from one worker to one shard arrive in order, so OnClock(w, c) precedes that read).
+// SSP(s) admits a read at clock c iff c - MinActiveClock() <= s; BSP is s = 0 (wait until
+// every active worker has completed clock c), ASP is s = kUnbounded (never wait).
 class Gate {
  public:
   virtual ~Gate() = default;
 
-  // Worker w completed an iteration: its clock is now `clock`, at time `now`.
+  // Worker w completed an iteration: its clock is now `clock`, at time `now`. A clock
+  // below the one already known is ignored.
   virtual void OnClock(WorkerId w, Tick clock, absl::Time now) = 0;
   // Worker w pushed at clock `clock`, at time `now` (timestamps for DSSP's controller).
   virtual void OnPush(WorkerId w, Tick clock, absl::Time now) {}
@@ -91,6 +108,13 @@ class Gate {
 
 // ------------------------------------------------------------------------- Aggregation
 // Per chunk: whether a push is applied at once or summed into a bucket applied later.
+//   immediate      every push is kApplyNow.
+//   round-average  (BSP) a push at clock c is accumulated into bucket c; bucket c is ready
+//                  when every active worker has completed iteration c + 1
+//                  (MinActiveClock() > c), and is applied once as sum / divisor, where the
+//                  divisor is the number of distinct workers that pushed into it. The owner
+//                  applies ready buckets before it re-checks the gate, so a BSP read at clock
+//                  c sees exactly rounds 0 .. c - 1.
 struct AggregateDecision {
   enum class Kind { kApplyNow, kAccumulate };
   Kind kind = Kind::kApplyNow;
@@ -101,7 +125,7 @@ struct AggregateDecision {
 struct ReadyBucket {
   int64_t bucket = 0;
   int contributions = 0;  // pushes summed into it
-  float divisor = 1.0f;   // the sum is divided by this before it is applied
+  float divisor = 1.0f;   // the sum is divided by this before it is applied (always >= 1)
 };
 
 class Aggregation {
@@ -110,21 +134,25 @@ class Aggregation {
   // A push of w at clock `clock` arrives for this chunk.
   virtual AggregateDecision OnPush(WorkerId w, Tick clock) = 0;
   // Buckets complete given the shard's clocks (round-average: every active worker has
-  // passed the round), removed from the pending set, in bucket order.
+  // passed the round; all of them when no worker is active), removed from the pending set,
+  // in increasing bucket order. Empty for immediate aggregation.
   virtual std::vector<ReadyBucket> TakeReady(const WorkerClocks& clocks) = 0;
+  // Number of buckets accumulated and not yet taken (0 for immediate aggregation).
+  virtual int num_pending() const { return 0; }
 };
 
 // -------------------------------------------------------------------------- Weighting
 // What the server knows about one push's staleness when it applies it.
 struct StalenessInfo {
-  Tick push_clock = 0;          // the clock the push was made at
-  uint64_t version_read = 0;    // shard version when the worker last pulled
-  uint64_t version_now = 0;     // shard version now
+  Tick push_clock = 0;        // the clock the push was made at
+  uint64_t version_read = 0;  // shard version when the worker last pulled
+  uint64_t version_now = 0;   // shard version now
   uint64_t iteration_staleness() const {
     return version_now > version_read ? version_now - version_read : 0;
   }
 };
 
+// constant: every update counts 1.
 class Weighting {
  public:
   virtual ~Weighting() = default;
@@ -133,11 +161,12 @@ class Weighting {
 };
 
 // ------------------------------------------------------------------------ Straggler
+// What happens to a push, given its staleness. none: every push is applied with weight 1.
 struct StragglerDecision {
   enum class Action { kApply, kDrop, kDownWeight };
   Action action = Action::kApply;
-  float weight = 1.0f;      // kDownWeight: extra multiplier
-  bool refresh = false;     // the worker must pull fresh parameters before its next step
+  float weight = 1.0f;   // kDownWeight: extra multiplier
+  bool refresh = false;  // the worker must pull fresh parameters before its next step
 };
 
 class StragglerPolicy {
@@ -147,11 +176,16 @@ class StragglerPolicy {
 };
 
 // ---------------------------------------------------------------------------- Spec
-// A parsed policy spec string (docs/policies.md has the grammar):
+// A parsed policy spec string (docs/policies.md has the grammar and every name):
 //   spec    := preset ("+" option)*  |  option ("+" option)*
-//   preset  := name [":" key "=" value ("," key "=" value)*]
-//   option  := ("gate" | "agg" | "weight" | "pull" | "straggler") "=" name[":" params]
-// e.g. "bsp", "asp", "ssp:s=3", "ssp:s=3+weight=value+pull=eager".
+//   preset  := name [":" params]
+//   option  := ("gate" | "agg" | "weight" | "pull" | "straggler") "=" name [":" params]
+//   params  := key "=" value ("," key "=" value)*
+// e.g. "bsp", "asp", "ssp:s=3", "gate=bsp+agg=immediate", and later
+// "ssp:s=3+weight=value+pull=eager". Names are lower-case and case-sensitive; blanks
+// around tokens are ignored. A seam an option does not name keeps its default (asp,
+// immediate, constant, on-demand, none); a preset sets gate and agg, and an option that
+// sets either to another value than the preset's is an error.
 struct GateSpec {
   enum class Kind { kSsp };  // BSP = SSP(0), ASP = SSP(unbounded)
   Kind kind = Kind::kSsp;
@@ -189,12 +223,20 @@ struct PolicySpec {
 };
 
 // Parses a spec string. InvalidArgument says what is wrong and where, e.g.
-// "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'".
+// "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'". A name that a
+// later version implements (dssp, psp, ...) is refused as "not implemented yet".
 absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view text);
-// The canonical spec string (ParsePolicySpec(ToString(s)) == s).
+// OK iff `spec` is one ParsePolicySpec can return: staleness >= 0, and round-average
+// aggregation only under the BSP gate (with s > 0 a read could miss the reader's own
+// pushes still held in a bucket). InvalidArgument otherwise.
+absl::Status ValidatePolicySpec(const PolicySpec& spec);
+// The canonical spec string: a preset when one matches, then options for the seams that
+// differ from it, in the order gate, agg, weight, pull, straggler. For every valid spec,
+// ParsePolicySpec(ToString(s)) == s.
 std::string ToString(const PolicySpec& spec);
 
-// Factories: the objects a shard (or the simulator) drives.
+// Factories: the objects a shard (or the simulator) drives. Never null.
+// REQUIRES: ValidatePolicySpec(spec).ok(), num_workers >= 0.
 std::unique_ptr<Gate> MakeGate(const PolicySpec& spec, int num_workers);
 std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers);
 std::unique_ptr<Weighting> MakeWeighting(const PolicySpec& spec, int num_workers);
