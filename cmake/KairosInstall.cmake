@@ -1,1 +1,69 @@
-# Installation rules (filled in with the package config).
+# Installation rules and the CMake package (find_package(kairos CONFIG)).
+#
+# `cmake --install build --prefix P` lays out:
+#   P/include/kairos/*.h                       the public API (nothing from src/)
+#   P/lib/libkairos.so.0.1.0 (+ .so.0, .so)    the library (static: libkairos.a)
+#   P/lib/cmake/kairos/kairosConfig.cmake      the package: kairos::kairos
+#   P/lib/cmake/kairos/kairosConfigVersion.cmake
+#   P/lib/cmake/kairos/kairosTargets*.cmake
+#   P/bin/kairos-*                             the programs (install rule in apps/)
+#   P/share/doc/kairos/LICENSE
+# ("lib" is CMAKE_INSTALL_LIBDIR: lib/<multiarch> when the prefix is /usr.) Installed
+# programs find libkairos through their RPATH, $ORIGIN/../lib (set in the top-level
+# CMakeLists.txt), so the tree works from any prefix without LD_LIBRARY_PATH.
+#
+# A consumer writes
+#   find_package(kairos 0.1 CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE kairos::kairos)
+# and gets the include directory, C++20 and the public dependencies (Abseil, Eigen,
+# Threads), which kairosConfig.cmake finds. tests/install builds such a consumer against a
+# fresh install tree.
+
+include(CMakePackageConfigHelpers)
+
+set(KAIROS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kairos
+    CACHE STRING "Where kairosConfig.cmake is installed, relative to the prefix")
+mark_as_advanced(KAIROS_INSTALL_CMAKEDIR)
+
+# The public headers use C++20 (std::span, defaulted operator==): every consumer of the
+# exported target must compile as C++20 at least.
+target_compile_features(kairos INTERFACE cxx_std_20)
+# The RPATH is for the programs in bin/; libkairos's own dependencies are system libraries.
+set_target_properties(kairos PROPERTIES INSTALL_RPATH "")
+
+install(TARGETS kairos EXPORT kairosTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kairos
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# A shared libkairos carries its private dependencies (Protobuf, ZeroMQ, spdlog, the rest
+# of Abseil) in its own DT_NEEDED entries, so a consumer needs only the public ones. A static
+# one lists them in the export as $<LINK_ONLY:...>, so the package must find them too.
+get_target_property(_kairos_type kairos TYPE)
+if(_kairos_type STREQUAL "STATIC_LIBRARY")
+  set(KAIROS_STATIC_LIBRARY ON)
+else()
+  set(KAIROS_STATIC_LIBRARY OFF)
+endif()
+unset(_kairos_type)
+
+install(EXPORT kairosTargets
+        NAMESPACE kairos::
+        DESTINATION ${KAIROS_INSTALL_CMAKEDIR})
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/kairosConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/kairosConfig.cmake
+  INSTALL_DESTINATION ${KAIROS_INSTALL_CMAKEDIR}
+  NO_SET_AND_CHECK_MACRO)
+# SameMajorVersion: find_package(kairos 0.1) accepts any 0.x >= 0.1.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/kairosConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kairosConfig.cmake
+              ${PROJECT_BINARY_DIR}/kairosConfigVersion.cmake
+        DESTINATION ${KAIROS_INSTALL_CMAKEDIR})

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that kairos needs to build, test and run its examples.
+# Idempotent: installs only what dpkg says is missing, and does nothing (not even
+# `apt-get update`) when everything is there. Runs as root, or through sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config  # toolchain
+  libzmq3-dev cppzmq-dev                        # transport
+  libprotobuf-dev protobuf-compiler             # wire format
+  libeigen3-dev libspdlog-dev libabsl-dev       # math, logging, Status and synchronization
+  libcli11-dev                                  # command lines of the programs
+  libgtest-dev libgmock-dev libbenchmark-dev    # tests and benchmarks
+  dataset-fashion-mnist                         # data of the examples and benchmarks
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+as_root=()
+if ((EUID != 0)); then
+  if command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+  else
+    echo "install-deps: not root and no sudo; as root, run:" >&2
+    echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "install-deps: installing ${missing[*]}"
+# Quiet unless something fails: apt's output goes to a log, shown on failure.
+log=$(mktemp)
+trap 'rm -f -- "$log"' EXIT
+apt_get() {
+  # sudo resets the environment, so DEBIAN_FRONTEND is passed through env.
+  if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "install-deps: 'apt-get $*' failed" >&2
+    exit 1
+  fi
+}
+apt_get update -q
+apt_get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
