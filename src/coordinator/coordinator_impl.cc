@@ -87,6 +87,7 @@ class CoordinatorImpl final : public Coordinator {
                                    std::string(why.message()));
                       },
                       [this](absl::Time now) { OnTick(now); });
+    running_ = true;
     return absl::OkStatus();
   }
 
@@ -103,7 +104,7 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void Stop() override {
-    if (transport_ == nullptr || done_.HasBeenNotified()) return;
+    if (!running_ || done_.HasBeenNotified()) return;
     absl::Notification stopped;
     transport_->Post([this, &stopped] {
       EndJob(absl::CancelledError("the coordinator was stopped"));
@@ -413,6 +414,7 @@ class CoordinatorImpl final : public Coordinator {
   const CoordinatorOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Transport> transport_;
+  bool running_ = false;  // the I/O thread was started (set once, in Init)
   std::string endpoint_;
 
   absl::Mutex mu_;

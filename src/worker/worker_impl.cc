@@ -116,6 +116,7 @@ class WorkerImpl final : public Worker {
 
   absl::Status Push(std::string_view table, std::span<const float> gradient,
                     const CallOptions& options) override {
+    KAIROS_RETURN_IF_ERROR(CheckWholeTable("push", table, gradient.size()));
     return PushAsync(table, 0, gradient, options).Wait();
   }
   absl::Status PushRange(std::string_view table, uint64_t offset,
@@ -124,6 +125,7 @@ class WorkerImpl final : public Worker {
   }
   absl::Status Pull(std::string_view table, std::span<float> out,
                     const CallOptions& options) override {
+    KAIROS_RETURN_IF_ERROR(CheckWholeTable("pull", table, out.size()));
     return PullAsync(table, 0, out, options).Wait();
   }
   absl::Status PullRange(std::string_view table, uint64_t offset, std::span<float> out,
@@ -198,6 +200,16 @@ class WorkerImpl final : public Worker {
                                                  absl::StrJoin(names, ", ")));
     }
     return &it->second;
+  }
+
+  // Push and Pull address the whole table: the span must have exactly its size.
+  absl::Status CheckWholeTable(const char* verb, std::string_view table, size_t n) const {
+    absl::StatusOr<const TableEntry*> t = Find(table);
+    if (!t.ok() || (*t)->info.size == n) return absl::OkStatus();  // Issue reports NotFound
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s of table '%s': %d values given for a table of %d elements (use %sRange for a "
+        "part)",
+        verb, table, n, (*t)->info.size, verb == std::string_view("push") ? "Push" : "Pull"));
   }
 
   absl::Time DeadlineOf(const CallOptions& options) const {

@@ -1,0 +1,327 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Bad input gets a clear error and loses nothing: a wrong length, an unknown table, a range
+// outside the table, a malformed or truncated header, a wrong protocol version, a message
+// from a node that never joined, an oversized message, a busy port, a mismatched job, a
+// dead server. Each test checks the error says what and where, and that the server keeps
+// serving with every earlier update intact.
+
+#include <zmq.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/kairos.h"
+#include "tests/cluster/raw_client.h"
+
+namespace kairos {
+namespace {
+
+using ::testing::HasSubstr;
+using internal::Message;
+
+constexpr uint64_t kSize = 100;
+
+JobConfig Job() {
+  JobConfig job;
+  job.policy = "asp";
+  job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 1.0f}});
+  return job;
+}
+
+// A job over tcp with one server, one real worker (rank 0) and one raw client (rank 1).
+class BadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CoordinatorOptions co;
+    co.num_servers = 1;
+    co.num_workers = 2;
+    co.job = Job();
+    coordinator_ = *Coordinator::Create(co);
+    ServerOptions so;
+    so.coordinator = coordinator_->endpoint();
+    so.max_message_bytes = int64_t{1} << 20;
+    server_ = *Server::Create(so);
+    std::thread join([&] {
+      WorkerOptions wo;
+      wo.coordinator = coordinator_->endpoint();
+      wo.job = Job();
+      wo.rank = 0;
+      wo.request_timeout = absl::Seconds(10);
+      auto w = Worker::Create(wo);
+      ASSERT_TRUE(w.ok()) << w.status();
+      worker_ = *std::move(w);
+    });
+    auto start = raw_.JoinAsWorker(coordinator_->endpoint(), Job(), 1);
+    join.join();
+    ASSERT_TRUE(start.has_value());
+    ASSERT_NE(worker_, nullptr);
+    server_peer_ = raw_.Connect(server_->endpoint());
+  }
+
+  void TearDown() override {
+    if (worker_) worker_->Finish().IgnoreError();
+    Message finish;
+    finish.header.set_kind(wire::FINISH);
+    finish.header.set_sender(raw_.node_id());
+    finish.header.set_request_id(next_id_++);
+    raw_.Send(raw_.coordinator(), std::move(finish));
+    worker_.reset();
+    coordinator_->Wait(absl::Seconds(10)).IgnoreError();
+  }
+
+  Message Request(wire::Kind kind, uint32_t table, uint64_t offset, uint64_t length) {
+    Message m;
+    m.header.set_kind(kind);
+    m.header.set_request_id(next_id_++);
+    m.header.set_sender(raw_.node_id());
+    m.header.set_table(table);
+    m.header.set_offset(offset);
+    m.header.set_length(length);
+    return m;
+  }
+
+  // Sends `m` to the server and returns its reply's status.
+  absl::Status Roundtrip(Message m) {
+    const uint64_t id = m.header.request_id();
+    raw_.Send(server_peer_, std::move(m));
+    auto reply = raw_.Reply(id, absl::Seconds(10));
+    if (!reply) return absl::DeadlineExceededError("no reply");
+    return internal::StatusOf(reply->header);
+  }
+
+  // A valid push of `value` to every element, through the raw client.
+  void PushAll(float value) {
+    Message m = Request(wire::PUSH, 0, 0, kSize);
+    m.payloads.push_back(Buffer::Zeros(kSize));
+    for (float& x : m.payloads[0].span()) x = value;
+    ASSERT_TRUE(Roundtrip(std::move(m)).ok());
+  }
+
+  // Every element as the real worker reads it.
+  std::vector<float> Read() {
+    std::vector<float> out(kSize);
+    EXPECT_TRUE(worker_->Pull("w", out).ok());
+    return out;
+  }
+
+  std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<Worker> worker_;
+  testing::RawClient raw_;
+  internal::PeerId server_peer_ = 0;
+  uint64_t next_id_ = 100;
+};
+
+TEST_F(BadInputTest, PushWithWrongLengthIsRefusedAndNothingIsLost) {
+  PushAll(1.0f);
+  Message bad = Request(wire::PUSH, 0, 0, 10);
+  bad.payloads.push_back(Buffer::Zeros(5));
+  absl::Status s = Roundtrip(std::move(bad));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("header says 10 values"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("server 0"));
+  PushAll(1.0f);
+  EXPECT_EQ(Read(), std::vector<float>(kSize, -2.0f));
+  // Through the API the wrong length never leaves the worker.
+  std::vector<float> short_grad(kSize - 1);
+  absl::Status api = worker_->Push("w", short_grad);
+  EXPECT_EQ(api.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(api.message()), HasSubstr("99 values given for a table of 100"));
+}
+
+TEST_F(BadInputTest, UnknownTableIsNotFound) {
+  absl::Status s = Roundtrip(Request(wire::PULL, 7, 0, 1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("unknown table id 7"));
+  std::vector<float> out(kSize);
+  absl::Status api = worker_->Pull("nope", out);
+  EXPECT_EQ(api.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(api.message()), HasSubstr("unknown table 'nope'"));
+  EXPECT_THAT(std::string(api.message()), HasSubstr("the job has: w"));
+}
+
+TEST_F(BadInputTest, RangeOutsideTheTableIsOutOfRange) {
+  absl::Status s = Roundtrip(Request(wire::PULL, 0, kSize - 2, 5));
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("[98, 103) is outside table 'w'"));
+  std::vector<float> out(5);
+  absl::Status api = worker_->PullRange("w", kSize - 2, out);
+  EXPECT_EQ(api.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(api.message()), HasSubstr("does not fit the table's 100 elements"));
+}
+
+TEST_F(BadInputTest, MalformedAndTruncatedHeadersAreDroppedAndCounted) {
+  PushAll(1.0f);
+  void* ctx = zmq_ctx_new();
+  void* s = zmq_socket(ctx, ZMQ_DEALER);
+  ASSERT_EQ(zmq_connect(s, server_->endpoint().c_str()), 0);
+  const std::string garbage = "\xff\xff\xff\xff not a protobuf header";
+  zmq_send(s, garbage.data(), garbage.size(), 0);
+  Message valid = Request(wire::PULL, 0, 0, kSize);
+  const std::string header = internal::EncodeHeader(valid);
+  zmq_send(s, header.data(), header.size() / 2, 0);  // truncated
+  zmq_send(s, "", 0, 0);                              // empty header frame
+  // The server answers the next valid request from the same socket, so the bad ones
+  // were handled before it.
+  const std::string ok_header = internal::EncodeHeader(valid);
+  zmq_send(s, ok_header.data(), ok_header.size(), 0);
+  zmq_msg_t reply;
+  zmq_msg_init(&reply);
+  int more = 0;
+  do {
+    ASSERT_GE(zmq_msg_recv(&reply, s, 0), 0);
+    more = zmq_msg_more(&reply);
+  } while (more);
+  zmq_msg_close(&reply);
+  int linger = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+  zmq_close(s);
+  zmq_ctx_term(ctx);
+  EXPECT_GE(server_->stats().dropped, 2u);
+  EXPECT_EQ(Read(), std::vector<float>(kSize, -1.0f));
+}
+
+TEST_F(BadInputTest, WrongProtocolVersionIsAnsweredWithTheVersions) {
+  void* ctx = zmq_ctx_new();
+  void* s = zmq_socket(ctx, ZMQ_DEALER);
+  ASSERT_EQ(zmq_connect(s, server_->endpoint().c_str()), 0);
+  wire::Header h;
+  h.set_protocol_version(99);
+  h.set_kind(wire::PULL);
+  h.set_request_id(5);
+  h.set_sender(raw_.node_id());
+  h.set_length(1);
+  const std::string bytes = h.SerializeAsString();
+  zmq_send(s, bytes.data(), bytes.size(), 0);
+  zmq_msg_t reply;
+  zmq_msg_init(&reply);
+  ASSERT_GE(zmq_msg_recv(&reply, s, 0), 0);
+  wire::Header rh;
+  ASSERT_TRUE(rh.ParseFromArray(zmq_msg_data(&reply), static_cast<int>(zmq_msg_size(&reply))));
+  zmq_msg_close(&reply);
+  EXPECT_EQ(rh.kind(), wire::ERROR);
+  EXPECT_THAT(rh.status().message(), HasSubstr("protocol version 99, this node speaks 1"));
+  int linger = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+  zmq_close(s);
+  zmq_ctx_term(ctx);
+}
+
+TEST_F(BadInputTest, MessageFromANodeThatNeverJoinedIsRefused) {
+  Message m = Request(wire::PUSH, 0, 0, kSize);
+  m.header.set_sender(999);
+  m.payloads.push_back(Buffer::Zeros(kSize));
+  absl::Status s = Roundtrip(std::move(m));
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("node 999 is not a worker of this job"));
+  EXPECT_EQ(Read(), std::vector<float>(kSize, 0.0f));
+}
+
+TEST_F(BadInputTest, OversizedMessageIsRefusedByTheTransportAndServingGoesOn) {
+  PushAll(1.0f);
+  Message huge = Request(wire::PUSH, 0, 0, kSize);
+  huge.payloads.push_back(Buffer::Zeros((2 << 20) / sizeof(float)));  // 2 MiB > 1 MiB limit
+  const uint64_t id = huge.header.request_id();
+  raw_.Send(server_peer_, std::move(huge));
+  // ZeroMQ drops the connection instead of delivering it: no reply, no state change.
+  EXPECT_FALSE(raw_.Reply(id, absl::Milliseconds(300)).has_value());
+  EXPECT_EQ(Read(), std::vector<float>(kSize, -1.0f));
+  PushAll(1.0f);  // the raw client's connection comes back
+  EXPECT_EQ(Read(), std::vector<float>(kSize, -2.0f));
+}
+
+TEST(CoordinatorTest, SecondCoordinatorOnATakenPortIsUnavailable) {
+  CoordinatorOptions co;
+  co.job = Job();
+  auto first = Coordinator::Create(co);
+  ASSERT_TRUE(first.ok()) << first.status();
+  co.listen = (*first)->endpoint();
+  auto second = Coordinator::Create(co);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr((*first)->endpoint()));
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr("in use"));
+}
+
+TEST(CoordinatorTest, WorkerWithAnotherConfigurationIsRefusedNamingTheField) {
+  CoordinatorOptions co;
+  co.job = Job();
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = Job();
+  wo.job.tables[0].size = 200;
+  auto worker = Worker::Create(wo);
+  ASSERT_FALSE(worker.ok());
+  EXPECT_EQ(worker.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(worker.status().message()),
+              HasSubstr("table 0 ('w') size is 200 here but 100 in the job"));
+  wo.job = Job();
+  wo.job.policy = "bsp";
+  worker = Worker::Create(wo);
+  ASSERT_FALSE(worker.ok());
+  EXPECT_THAT(std::string(worker.status().message()),
+              HasSubstr("policy is 'bsp' here but 'asp' in the job"));
+}
+
+TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {
+  CoordinatorOptions co;
+  co.job = Job();
+  co.num_servers = 2;
+  co.num_workers = 3;
+  co.join_timeout = absl::Milliseconds(300);
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  absl::Status s = (*coordinator)->Wait(absl::Seconds(10));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("0 of 2 servers and 0 of 3 workers"));
+}
+
+TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
+  CoordinatorOptions co;
+  co.job = Job();
+  co.job->policy = "bsp";
+  co.num_workers = 2;
+  co.heartbeat_timeout = absl::Milliseconds(500);
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  ServerOptions so;
+  so.coordinator = (*coordinator)->endpoint();
+  so.heartbeat_interval = absl::Milliseconds(50);
+  auto server = Server::Create(so);
+  ASSERT_TRUE(server.ok());
+  std::vector<std::unique_ptr<Worker>> workers(2);
+  std::vector<std::thread> joins;
+  for (int r = 0; r < 2; ++r) {
+    joins.emplace_back([&, r] {
+      WorkerOptions wo;
+      wo.coordinator = (*coordinator)->endpoint();
+      wo.job = *co.job;
+      wo.rank = r;
+      wo.heartbeat_interval = absl::Milliseconds(50);
+      workers[r] = *Worker::Create(wo);
+    });
+  }
+  for (auto& t : joins) t.join();
+  std::vector<float> out(kSize);
+  ASSERT_TRUE(workers[0]->Pull("w", out).ok());
+  ASSERT_TRUE(workers[0]->Clock().ok());
+  // Worker 0 is now a clock ahead: under BSP its read waits for worker 1. Kill the server.
+  Request pending = workers[0]->PullAsync("w", 0, out);
+  (*server)->Stop();
+  absl::Status s = pending.Wait();
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("server 0"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("silent"));
+  absl::Status job = (*coordinator)->Wait(absl::Seconds(10));
+  EXPECT_EQ(job.code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace kairos

@@ -1,0 +1,114 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// RawClient: a hand-driven node for tests. It speaks the wire protocol through the internal
+// transport, so a test can join a job as a worker and then send exactly the (bad) messages
+// it wants, and read every reply.
+
+#ifndef KAIROS_TESTS_CLUSTER_RAW_CLIENT_H_
+#define KAIROS_TESTS_CLUSTER_RAW_CLIENT_H_
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kairos/job.h"
+#include "transport/transport.h"
+#include "wire/convert.h"
+
+namespace kairos::testing {
+
+class RawClient {
+ public:
+  RawClient() {
+    internal::TransportOptions options;
+    options.name = "raw client";
+    transport_ = *internal::MakeZmqTransport(options);
+    transport_->Start(
+        [this](internal::PeerId, internal::Message m) {
+          absl::MutexLock lock(&mu_);
+          inbox_.push_back(std::move(m));
+        },
+        [](internal::PeerId, const absl::Status&, const wire::Header*) {},
+        [](absl::Time) {});
+  }
+  ~RawClient() { transport_->Stop(); }
+
+  internal::PeerId Connect(const std::string& endpoint) {
+    return *transport_->Connect(endpoint);
+  }
+  void Send(internal::PeerId to, internal::Message m) { transport_->Send(to, std::move(m)); }
+
+  // The next message of `kind` (others are skipped), or nullopt after `timeout`.
+  std::optional<internal::Message> Next(wire::Kind kind, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+        if (it->header.kind() == kind) {
+          internal::Message m = std::move(*it);
+          inbox_.erase(it);
+          return m;
+        }
+      }
+      auto arrived = [this, n = inbox_.size()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return inbox_.size() > n;
+      };
+      if (!mu_.AwaitWithDeadline(absl::Condition(&arrived), deadline)) return std::nullopt;
+    }
+  }
+
+  // The reply (of any kind) to request `id`, or nullopt after `timeout`.
+  std::optional<internal::Message> Reply(uint64_t id, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+        if (it->header.request_id() == id) {
+          internal::Message m = std::move(*it);
+          inbox_.erase(it);
+          return m;
+        }
+      }
+      auto arrived = [this, n = inbox_.size()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return inbox_.size() > n;
+      };
+      if (!mu_.AwaitWithDeadline(absl::Condition(&arrived), deadline)) return std::nullopt;
+    }
+  }
+
+  // Joins the job at `coordinator` as a worker and waits for START. Returns the START body.
+  std::optional<wire::Start> JoinAsWorker(const std::string& coordinator, const JobConfig& job,
+                                          int rank) {
+    coordinator_ = Connect(coordinator);
+    internal::Message join;
+    join.header.set_kind(wire::JOIN);
+    join.header.set_request_id(1);
+    join.header.mutable_join()->set_role(wire::WORKER);
+    join.header.mutable_join()->set_requested_rank(rank);
+    internal::ToWire(job, join.header.mutable_join()->mutable_job());
+    Send(coordinator_, std::move(join));
+    auto reply = Next(wire::JOIN_REPLY, absl::Seconds(20));
+    if (!reply || reply->header.has_status()) return std::nullopt;
+    node_id_ = reply->header.join_reply().node_id();
+    auto start = Next(wire::START, absl::Seconds(20));
+    if (!start) return std::nullopt;
+    return start->header.start();
+  }
+
+  uint32_t node_id() const { return node_id_; }
+  internal::PeerId coordinator() const { return coordinator_; }
+
+ private:
+  std::unique_ptr<internal::Transport> transport_;
+  absl::Mutex mu_;
+  std::deque<internal::Message> inbox_ ABSL_GUARDED_BY(mu_);
+  internal::PeerId coordinator_ = 0;
+  uint32_t node_id_ = 0;
+};
+
+}  // namespace kairos::testing
+
+#endif  // KAIROS_TESTS_CLUSTER_RAW_CLIENT_H_
