@@ -10,6 +10,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -22,12 +23,15 @@ namespace {
 struct Flags {
   int servers = 2;
   int workers = 4;
-  int iterations = 300;
-  int dim = 256;
+  int iterations = 1000;
+  int dim = 2048;
   int samples_per_worker = 4096;
   int batch = 64;
-  float learning_rate = 0.05f;
-  int print_every = 50;
+  float learning_rate = 0.03f;
+  int print_every = 200;
+  // Extra compute time per iteration of the last worker: a simulated straggler, so that
+  // the comparison shows what a policy does about a slow worker.
+  double straggler_ms = 1.0;
   std::string policies = "bsp,asp";
   std::string transport = "inproc";
   uint64_t seed = 1;
@@ -81,6 +85,9 @@ absl::Status TrainWorker(const Flags& f, const std::string& policy, kairos::Work
     const auto xb = data.x.middleRows(start, f.batch);
     const Eigen::VectorXf residual = xb * params - data.y.segment(start, f.batch);
     grad = xb.transpose() * residual / static_cast<float>(f.batch);
+    if (w.rank() == w.num_workers() - 1 && f.straggler_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f.straggler_ms));
+    }
     KAIROS_RETURN_IF_ERROR(w.Push("w", {grad.data(), static_cast<size_t>(f.dim)}));
     KAIROS_RETURN_IF_ERROR(w.Clock());
     if (w.rank() == 0 && (it % f.print_every == 0 || it == f.iterations - 1)) {
@@ -132,6 +139,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch", f.batch, "mini-batch size");
   app.add_option("--lr", f.learning_rate, "server SGD learning rate");
   app.add_option("--print-every", f.print_every, "iterations between loss lines");
+  app.add_option("--straggler-ms", f.straggler_ms,
+                 "extra milliseconds per iteration of the last worker (0: none)");
   app.add_option("--policy", f.policies, "comma-separated policy specs to compare");
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded mode)");
   app.add_option("--seed", f.seed, "data seed");
@@ -143,8 +152,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("kairos linear regression: %d servers, %d workers, %d parameters, %d "
-              "iterations per worker\n",
-              f.servers, f.workers, f.dim, f.iterations);
+              "iterations per worker, last worker %.1f ms slower per iteration\n",
+              f.servers, f.workers, f.dim, f.iterations, f.straggler_ms);
   std::vector<Result> results;
   for (const std::string& policy : policies) {
     std::printf("training under %s\n", policy.c_str());
