@@ -82,9 +82,8 @@ class CoordinatorImpl final : public Coordinator {
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
     join_deadline_ = absl::Now() + options_.join_timeout;
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
-                      [this](PeerId, const absl::Status& why, const wire::Header*) {
-                        log_->warn("coordinator: dropped a malformed message: {}",
-                                   std::string(why.message()));
+                      [this](PeerId from, const absl::Status& why, const wire::Header* h) {
+                        OnMalformed(from, why, h);
                       },
                       [this](absl::Time now) { OnTick(now); });
     running_ = true;
@@ -115,6 +114,17 @@ class CoordinatorImpl final : public Coordinator {
 
  private:
   // --------------------------------------------------------------------- messages
+  // A message that failed its checks (e.g. another protocol version): answered when its
+  // header parsed (a refused JOIN as a JOIN_REPLY, so the joining node reports it), dropped
+  // otherwise.
+  void OnMalformed(PeerId from, const absl::Status& why, const wire::Header* h) {
+    if (h == nullptr) {
+      log_->warn("coordinator: dropped a malformed message: {}", std::string(why.message()));
+      return;
+    }
+    Reply(from, *h, h->kind() == wire::JOIN ? wire::JOIN_REPLY : wire::ERROR, why);
+  }
+
   void OnMessage(PeerId from, Message m) {
     const wire::Header& h = m.header;
     if (h.kind() == wire::JOIN) return HandleJoin(from, h);

@@ -270,6 +270,36 @@ TEST(CoordinatorTest, WorkerWithAnotherConfigurationIsRefusedNamingTheField) {
               HasSubstr("policy is 'bsp' here but 'asp' in the job"));
 }
 
+TEST(CoordinatorTest, JoinWithAnotherProtocolVersionIsRefusedNamingBoth) {
+  CoordinatorOptions co;
+  co.job = Job();
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  void* ctx = zmq_ctx_new();
+  void* s = zmq_socket(ctx, ZMQ_DEALER);
+  ASSERT_EQ(zmq_connect(s, (*coordinator)->endpoint().c_str()), 0);
+  wire::Header h;
+  h.set_protocol_version(kProtocolVersion + 1);
+  h.set_kind(wire::JOIN);
+  h.set_request_id(1);
+  h.mutable_join()->set_role(wire::WORKER);
+  const std::string bytes = h.SerializeAsString();
+  zmq_send(s, bytes.data(), bytes.size(), 0);
+  zmq_msg_t reply;
+  zmq_msg_init(&reply);
+  ASSERT_GE(zmq_msg_recv(&reply, s, 0), 0);
+  wire::Header rh;
+  ASSERT_TRUE(rh.ParseFromArray(zmq_msg_data(&reply), static_cast<int>(zmq_msg_size(&reply))));
+  zmq_msg_close(&reply);
+  EXPECT_EQ(rh.kind(), wire::JOIN_REPLY);
+  EXPECT_EQ(rh.status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(rh.status().message(), HasSubstr("protocol version 2, this node speaks 1"));
+  int linger = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+  zmq_close(s);
+  zmq_ctx_term(ctx);
+}
+
 TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {
   CoordinatorOptions co;
   co.job = Job();
