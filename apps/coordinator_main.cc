@@ -1,1 +1,120 @@
-int main() { return 1; }
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos-coordinator: the coordinator of one job (kairos::Coordinator) as a program.
+//
+//   kairos-coordinator --servers S --workers W [--listen ENDPOINT] [--join-timeout SECONDS]
+//                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--log-level LEVEL]
+//
+// Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout and, with
+// --ready-fd, writes "<endpoint>\n" to that descriptor and closes it (kairos-launch reads
+// it there). It runs until the job ends. Exit codes (node_main.h): 0 the job ended well,
+// 1 it failed, 2 usage error or cannot listen, 128 + N stopped by signal N (SIGINT,
+// SIGTERM).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "apps/cli_checks.h"
+#include "apps/fd_util.h"
+#include "apps/node_main.h"
+#include "kairos/coordinator.h"
+#include "kairos/options.h"
+
+namespace kairos::apps {
+namespace {
+
+struct Flags {
+  CoordinatorOptions options;
+  double join_timeout_s = 120;
+  int64_t heartbeat_timeout_ms = 10000;
+  std::optional<int> ready_fd;
+  std::string log_level;
+};
+
+void AddOptions(CLI::App& app, Flags& flags) {
+  app.add_option("--listen", flags.options.listen,
+                 "Endpoint to listen on; port 0 picks a free port (tcp://HOST:PORT, ipc://PATH)")
+      ->capture_default_str();
+  app.add_option("--servers", flags.options.num_servers, "Number of servers of the job")
+      ->required()
+      ->check(ProcessCount());
+  app.add_option("--workers", flags.options.num_workers, "Number of workers of the job")
+      ->required()
+      ->check(ProcessCount());
+  app.add_option("--join-timeout", flags.join_timeout_s,
+                 "Seconds every node has to join once the coordinator is up")
+      ->check(Seconds(/*allow_zero=*/false))
+      ->capture_default_str();
+  app.add_option("--heartbeat-timeout-ms", flags.heartbeat_timeout_ms,
+                 "A node silent for this many milliseconds is declared dead")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--ready-fd", flags.ready_fd,
+                 "Once bound, write the endpoint and a newline to this open file descriptor "
+                 "and close it")
+      ->check(CLI::Range(0, 1 << 20));
+  AddLogLevelOption(app, flags.log_level);
+}
+
+// Writes the endpoint line to --ready-fd and closes it.
+absl::Status ReportReady(int fd, const std::string& endpoint) {
+  absl::Status status = launch::WriteAll(fd, absl::StrCat(endpoint, "\n"));
+  ::close(fd);
+  return status;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app(
+      "Runs the coordinator of one kairos job: rendezvous, configuration check, "
+      "barriers, heartbeats and shutdown.",
+      "kairos-coordinator");
+  Flags flags;
+  AddOptions(app, flags);
+  if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
+  flags.options.join_timeout = absl::Seconds(flags.join_timeout_s);
+  flags.options.heartbeat_timeout = absl::Milliseconds(flags.heartbeat_timeout_ms);
+  if (flags.ready_fd.has_value() && ::fcntl(*flags.ready_fd, F_GETFD) < 0) {
+    std::cerr << "kairos-coordinator: --ready-fd " << *flags.ready_fd
+              << " is not an open file descriptor" << std::endl;
+    return kExitCannotStart;
+  }
+  // A launcher that gave up on --ready-fd must not kill us with SIGPIPE: the write fails.
+  std::signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<std::unique_ptr<NodeRunner>> runner = NodeRunner::Create("kairos-coordinator");
+  if (!runner.ok()) {
+    std::cerr << "kairos-coordinator: " << runner.status() << std::endl;
+    return kExitCannotStart;
+  }
+  ApplyLogLevel(flags.options.logger, flags.log_level);
+  absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(flags.options);
+  if (!coordinator.ok()) {
+    std::cerr << "kairos-coordinator: " << coordinator.status() << std::endl;
+    return kExitCannotStart;
+  }
+  std::string endpoint = (*coordinator)->endpoint();
+  std::cout << "kairos-coordinator listening on " << endpoint << std::endl;
+  if (flags.ready_fd.has_value()) {
+    if (absl::Status s = ReportReady(*flags.ready_fd, endpoint); !s.ok()) {
+      std::cerr << "kairos-coordinator: --ready-fd: " << s << std::endl;
+      (*coordinator)->Stop();
+      return kExitCannotStart;
+    }
+  }
+  Coordinator& c = **coordinator;
+  return (*runner)->Run([&c] { return c.Wait(absl::InfiniteDuration()); }, [&c] { c.Stop(); });
+}
+
+}  // namespace
+}  // namespace kairos::apps
+
+int main(int argc, char** argv) { return kairos::apps::Main(argc, argv); }

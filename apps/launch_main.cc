@@ -1,1 +1,364 @@
-int main() { return 1; }
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos-launch: runs one job on this host.
+//
+//   kairos-launch -s S -w W [--transport tcp|ipc] [--timeout SECONDS] [--grace SECONDS]
+//                 -- program [args...]
+//
+// starts kairos-coordinator, S kairos-server processes and W copies of the program (the
+// workers, told where the job is through KAIROS_* environment variables), and supervises
+// them with ProcessGroup's exit policy (process_group.h): the first process to fail stops
+// the job. docs/launching.md is the user's guide.
+//
+// Exit codes: 0 every process succeeded; 1 a process failed or could not be started;
+// 2 usage error; 124 --timeout passed; 128 + N after forwarding signal N (SIGINT, SIGTERM,
+// SIGHUP).
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "apps/cli_checks.h"
+#include "apps/fd_util.h"
+#include "apps/process_group.h"
+#include "apps/program_path.h"
+#include "apps/signals.h"
+
+namespace kairos::launch {
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitDeadline = 124;
+// The descriptor on which the coordinator reports its endpoint (its --ready-fd).
+constexpr int kReadyFd = 3;
+// How long the coordinator has to bind and report its endpoint.
+constexpr absl::Duration kEndpointTimeout = absl::Seconds(30);
+
+enum class Transport { kTcp, kIpc };
+
+struct LaunchConfig {
+  int servers = 0;
+  int workers = 0;
+  Transport transport = Transport::kTcp;
+  absl::Duration timeout = absl::ZeroDuration();  // zero: no deadline
+  absl::Duration grace = absl::Seconds(10);
+  std::vector<std::string> program;  // the program and its arguments
+};
+
+void Report(const std::string& message) { std::cerr << "kairos-launch: " << message << std::endl; }
+
+int UsageError(const std::string& message) {
+  Report(message);
+  std::cerr << "Run with --help for more information." << std::endl;
+  return kExitUsage;
+}
+
+void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, double& timeout_s,
+                double& grace_s) {
+  app.add_option("-s,--servers", config.servers, "Number of kairos-server processes")
+      ->required()
+      ->check(apps::ProcessCount());
+  app.add_option("-w,--workers", config.workers, "Number of copies of the program (workers)")
+      ->required()
+      ->check(apps::ProcessCount());
+  app.add_option("--transport", transport,
+                 "tcp: loopback with OS-chosen ports; ipc: Unix sockets in a fresh temporary "
+                 "directory, removed at the end")
+      ->check(CLI::IsMember({"tcp", "ipc"}))
+      ->capture_default_str();
+  app.add_option("--timeout", timeout_s,
+                 "Deadline of the whole job in seconds; then everything is stopped and the "
+                 "exit code is 124. 0: none")
+      ->check(apps::Seconds(/*allow_zero=*/true))
+      ->capture_default_str();
+  app.add_option("--grace", grace_s,
+                 "Seconds processes get to exit after SIGTERM before SIGKILL, and the "
+                 "coordinator and servers get to exit after the workers finished")
+      ->check(apps::Seconds(/*allow_zero=*/true))
+      ->capture_default_str();
+}
+
+// Parses argv into `config`. Returns the exit code when the program should exit now
+// (--help, usage error), nullopt to go on.
+std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config) {
+  int split = 1;
+  while (split < argc && std::string_view(argv[split]) != "--") ++split;
+  CLI::App app(
+      "kairos-launch -s S -w W [OPTIONS] -- program [args...]\n"
+      "Runs a kairos job on this host: a coordinator, S servers and W copies of the program.",
+      "kairos-launch");
+  app.footer(
+      "Workers get KAIROS_COORDINATOR, KAIROS_RANK, KAIROS_NUM_WORKERS, KAIROS_NUM_SERVERS and "
+      "KAIROS_ROLE=worker.\nExit codes: 0 success, 1 a process failed, 2 usage error, "
+      "124 --timeout, 128+N signal N.\nSee docs/launching.md.");
+  app.allow_extras();
+  std::string transport = "tcp";
+  double timeout_s = 0;
+  double grace_s = 10;
+  AddOptions(app, config, transport, timeout_s, grace_s);
+  try {
+    app.parse(split, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  std::vector<std::string> extras = app.remaining();
+  if (split == argc && extras.empty()) return UsageError("missing '-- program [args...]'");
+  if (split == argc) {
+    return UsageError(
+        absl::StrCat("missing '--' before the program to run (got '", extras.front(), "')"));
+  }
+  if (!extras.empty()) {
+    return UsageError(absl::StrCat("unexpected argument '", extras.front(), "' before '--'"));
+  }
+  if (split + 1 == argc) return UsageError("no program after '--'");
+  config.program.assign(argv + split + 1, argv + argc);
+  config.transport = transport == "ipc" ? Transport::kIpc : Transport::kTcp;
+  config.timeout = absl::Seconds(timeout_s);
+  config.grace = absl::Seconds(grace_s);
+  return std::nullopt;
+}
+
+// A fresh temporary directory, removed with everything in it on destruction.
+// Thread-safety: like a value.
+class TempDir {
+ public:
+  static absl::StatusOr<std::unique_ptr<TempDir>> Create() {
+    std::error_code error;
+    std::filesystem::path base = std::filesystem::temp_directory_path(error);
+    if (error) base = "/tmp";
+    std::string path = (base / "kairos-XXXXXX").string();
+    if (::mkdtemp(path.data()) == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create a directory for ipc sockets in ", base.string()));
+    }
+    return std::unique_ptr<TempDir>(new TempDir(std::move(path)));
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// Starts the job's processes and supervises them. Thread-safety: one thread; Run once.
+class Launcher {
+ public:
+  // `signals` is borrowed and must outlive the Launcher.
+  Launcher(LaunchConfig config, SignalFd* signals)
+      : config_(std::move(config)), signals_(signals) {}
+
+  // Returns the process exit code (file comment).
+  int Run();
+
+ private:
+  absl::Status FindPrograms();
+  absl::Status StartAll();
+  absl::Status StartCoordinator();
+  absl::Status ReadEndpoint(pid_t coordinator, int ready_fd);
+  absl::Status StartServers();
+  absl::Status StartWorkers();
+  int StopAfterStartFailure(const absl::Status& status);
+  std::string Endpoint(const std::string& name, const std::string& tcp) const;
+  SuperviseOptions supervise_options() const;
+
+  LaunchConfig config_;
+  SignalFd* signals_;
+  absl::Time deadline_ = absl::InfiniteFuture();
+  std::unique_ptr<TempDir> ipc_dir_;  // --transport ipc only
+  std::string coordinator_path_;
+  std::string server_path_;
+  std::string program_path_;
+  std::string endpoint_;  // the coordinator's, as it reported it
+  // Declared last, so destroyed first: no child outlives the ipc directory.
+  ProcessGroup group_;
+};
+
+int Launcher::Run() {
+  if (config_.timeout > absl::ZeroDuration()) deadline_ = absl::Now() + config_.timeout;
+  if (absl::Status s = FindPrograms(); !s.ok()) {
+    Report(std::string(s.message()));
+    return kExitFailed;
+  }
+  if (absl::Status s = StartAll(); !s.ok()) return StopAfterStartFailure(s);
+  return group_.Supervise(supervise_options()).ExitCode();
+}
+
+absl::Status Launcher::FindPrograms() {
+  absl::StatusOr<std::string> coordinator = FindKairosProgram("kairos-coordinator");
+  if (!coordinator.ok()) return coordinator.status();
+  absl::StatusOr<std::string> server = FindKairosProgram("kairos-server");
+  if (!server.ok()) return server.status();
+  absl::StatusOr<std::string> program = FindProgram(config_.program.front());
+  if (!program.ok()) return program.status();
+  coordinator_path_ = *std::move(coordinator);
+  server_path_ = *std::move(server);
+  program_path_ = *std::move(program);
+  return absl::OkStatus();
+}
+
+absl::Status Launcher::StartAll() {
+  if (config_.transport == Transport::kIpc) {
+    absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create();
+    if (!dir.ok()) return dir.status();
+    ipc_dir_ = *std::move(dir);
+  }
+  if (absl::Status s = StartCoordinator(); !s.ok()) return s;
+  if (absl::Status s = StartServers(); !s.ok()) return s;
+  return StartWorkers();
+}
+
+std::string Launcher::Endpoint(const std::string& name, const std::string& tcp) const {
+  if (ipc_dir_ == nullptr) return tcp;
+  return absl::StrCat("ipc://", ipc_dir_->path(), "/", name);
+}
+
+absl::Status Launcher::StartCoordinator() {
+  absl::StatusOr<Pipe> ready = MakePipe();
+  if (!ready.ok()) return ready.status();
+  ProcessSpec spec;
+  spec.name = "coordinator";
+  spec.path = coordinator_path_;
+  spec.args = {"--listen",   Endpoint("coordinator", "tcp://127.0.0.1:0"),
+               "--servers",  absl::StrCat(config_.servers),
+               "--workers",  absl::StrCat(config_.workers),
+               "--ready-fd", absl::StrCat(kReadyFd)};
+  spec.fds = {{ready->write.get(), kReadyFd}};
+  spec.role = ProcessRole::kService;
+  absl::StatusOr<pid_t> pid = group_.Start(spec);
+  if (!pid.ok()) return pid.status();
+  ready->write.Reset();  // so that the coordinator's exit is an end of file
+  return ReadEndpoint(*pid, ready->read.get());
+}
+
+absl::Status Launcher::ReadEndpoint(pid_t coordinator, int ready_fd) {
+  absl::Time deadline = std::min(deadline_, absl::Now() + kEndpointTimeout);
+  absl::StatusOr<std::string> endpoint = ReadLine(ready_fd, deadline, signals_);
+  if (endpoint.ok()) {
+    if (endpoint->empty()) return absl::UnavailableError("the coordinator reported no endpoint");
+    endpoint_ = *std::move(endpoint);
+    return absl::OkStatus();
+  }
+  const absl::Status& status = endpoint.status();
+  if (absl::IsCancelled(status) || absl::Now() >= deadline_) return status;
+  if (absl::IsDeadlineExceeded(status)) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the coordinator did not report its endpoint within ",
+                     absl::FormatDuration(kEndpointTimeout)));
+  }
+  // It closed the pipe without a line: most likely it exited (a --listen it cannot bind).
+  absl::StatusOr<ChildExit> exit = group_.WaitForExit(coordinator, absl::Now() + config_.grace);
+  if (exit.ok()) {
+    return absl::UnavailableError(absl::StrCat(exit->Describe(), " before reporting its endpoint"));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("the coordinator did not report its endpoint: ", status.message()));
+}
+
+absl::Status Launcher::StartServers() {
+  for (int i = 0; i < config_.servers; ++i) {
+    std::string name = absl::StrCat("server-", i);
+    ProcessSpec spec;
+    spec.name = absl::StrCat("server ", i);
+    spec.path = server_path_;
+    spec.args = {"--coordinator", endpoint_, "--listen", Endpoint(name, "tcp://127.0.0.1:*")};
+    spec.role = ProcessRole::kService;
+    if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Launcher::StartWorkers() {
+  for (int i = 0; i < config_.workers; ++i) {
+    ProcessSpec spec;
+    spec.name = absl::StrCat("worker ", i);
+    spec.path = program_path_;
+    spec.args.assign(config_.program.begin() + 1, config_.program.end());
+    spec.env = {{"KAIROS_COORDINATOR", endpoint_},
+                {"KAIROS_RANK", absl::StrCat(i)},
+                {"KAIROS_NUM_WORKERS", absl::StrCat(config_.workers)},
+                {"KAIROS_NUM_SERVERS", absl::StrCat(config_.servers)},
+                {"KAIROS_ROLE", "worker"}};
+    spec.role = ProcessRole::kPrimary;
+    if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
+  }
+  return absl::OkStatus();
+}
+
+int Launcher::StopAfterStartFailure(const absl::Status& status) {
+  if (absl::IsCancelled(status)) {
+    int signo = signals_->Read().value_or(SIGTERM);
+    Report(absl::StrCat("received ", SignalName(signo), " while starting; stopping the job"));
+    group_.Shutdown(signo, supervise_options());
+    return 128 + signo;
+  }
+  if (absl::Now() >= deadline_) {
+    Report("the job deadline passed while starting; stopping the job");
+    group_.Shutdown(SIGTERM, supervise_options());
+    return kExitDeadline;
+  }
+  Report(absl::StrCat(status.message(), "; stopping the job"));
+  group_.Shutdown(SIGTERM, supervise_options());
+  return kExitFailed;
+}
+
+SuperviseOptions Launcher::supervise_options() const {
+  SuperviseOptions options;
+  options.grace = config_.grace;
+  options.deadline = deadline_;
+  options.signals = signals_;
+  options.report = Report;
+  return options;
+}
+
+// waitpid needs SIGCHLD not to be ignored: a parent that ignores it (inherited across exec)
+// would have the kernel reap the children behind ProcessGroup's back.
+void RestoreDefaultSigchld() {
+  struct sigaction action = {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGCHLD, &action, nullptr);
+}
+
+}  // namespace
+}  // namespace kairos::launch
+
+int main(int argc, char** argv) {
+  using kairos::launch::SignalFd;
+  kairos::launch::LaunchConfig config;
+  if (std::optional<int> exit_code = kairos::launch::ParseCommandLine(argc, argv, config)) {
+    return *exit_code;
+  }
+  kairos::launch::RestoreDefaultSigchld();
+  // Forwarded to the children (see docs/launching.md); blocked before any child starts.
+  absl::StatusOr<std::unique_ptr<SignalFd>> signals = SignalFd::Create({SIGINT, SIGTERM, SIGHUP});
+  if (!signals.ok()) {
+    kairos::launch::Report(std::string(signals.status().message()));
+    return kairos::launch::kExitFailed;
+  }
+  kairos::launch::Launcher launcher(std::move(config), signals->get());
+  return launcher.Run();
+}

@@ -1,1 +1,73 @@
-int main() { return 1; }
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos-server: one shard of a job's tables (kairos::Server) as a program.
+//
+//   kairos-server --coordinator ENDPOINT [--listen ENDPOINT] [--advertise-host HOST]
+//                 [--apply-threads N] [--log-level LEVEL]
+//
+// --coordinator defaults to $KAIROS_COORDINATOR. Once bound it prints
+// "kairos-server listening on <endpoint>" on stdout, and runs until the job ends. Exit
+// codes (node_main.h): 0 the job ended well, 1 it failed, 2 usage error or cannot listen,
+// 128 + N stopped by signal N (SIGINT, SIGTERM).
+
+#include <csignal>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "apps/node_main.h"
+#include "kairos/options.h"
+#include "kairos/server.h"
+
+namespace kairos::apps {
+namespace {
+
+void AddOptions(CLI::App& app, ServerOptions& options, std::string& log_level) {
+  app.add_option("--coordinator", options.coordinator,
+                 "Endpoint of the job's coordinator, e.g. tcp://10.0.0.1:7000")
+      ->envname("KAIROS_COORDINATOR")
+      ->required();
+  app.add_option("--listen", options.listen,
+                 "Endpoint to accept workers on; port * picks a free port")
+      ->capture_default_str();
+  app.add_option("--advertise-host", options.advertise_host,
+                 "Host workers use to reach a server listening on a wildcard address "
+                 "(default: the address as bound)");
+  app.add_option("--apply-threads", options.apply_threads,
+                 "Threads that apply updates; 0: one per hardware thread, at most 4")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  AddLogLevelOption(app, log_level);
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app("Runs one server (a shard of the tables) of a kairos job.", "kairos-server");
+  ServerOptions options;
+  std::string log_level;
+  AddOptions(app, options, log_level);
+  if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
+  // Writing to a closed stdout must fail, not kill the server.
+  std::signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<std::unique_ptr<NodeRunner>> runner = NodeRunner::Create("kairos-server");
+  if (!runner.ok()) {
+    std::cerr << "kairos-server: " << runner.status() << std::endl;
+    return kExitCannotStart;
+  }
+  ApplyLogLevel(options.logger, log_level);
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(options);
+  if (!server.ok()) {
+    std::cerr << "kairos-server: " << server.status() << std::endl;
+    return kExitCannotStart;
+  }
+  std::cout << "kairos-server listening on " << (*server)->endpoint() << std::endl;
+  Server& s = **server;
+  return (*runner)->Run([&s] { return s.Wait(absl::InfiniteDuration()); }, [&s] { s.Stop(); });
+}
+
+}  // namespace
+}  // namespace kairos::apps
+
+int main(int argc, char** argv) { return kairos::apps::Main(argc, argv); }

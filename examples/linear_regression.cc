@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <string>
@@ -151,6 +152,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "under kairos-launch, give exactly one --policy\n");
     return 2;
   }
+  if (kairos::LaunchedByKairos()) {
+    // The job's shape comes from kairos-launch; -s/-w of this program do not apply.
+    f.workers = std::atoi(std::getenv("KAIROS_NUM_WORKERS") ? std::getenv("KAIROS_NUM_WORKERS")
+                                                            : "1");
+    f.servers = std::atoi(std::getenv("KAIROS_NUM_SERVERS") ? std::getenv("KAIROS_NUM_SERVERS")
+                                                            : "1");
+  }
   std::printf("kairos linear regression: %d servers, %d workers, %d parameters, %d "
               "iterations per worker, last worker %.1f ms slower per iteration\n",
               f.servers, f.workers, f.dim, f.iterations, f.straggler_ms);
@@ -164,6 +172,9 @@ int main(int argc, char** argv) {
     }
     results.push_back(*r);
   }
+  // Under kairos-launch every process is one worker; rank 0 reports.
+  const char* rank = std::getenv("KAIROS_RANK");
+  if (kairos::LaunchedByKairos() && rank != nullptr && std::string(rank) != "0") return 0;
   std::printf("\n%-8s %12s %10s %14s\n", "policy", "final loss", "wall s", "iterations/s");
   for (const Result& r : results) {
     std::printf("%-8s %12.6f %10.2f %14.0f\n", r.policy.c_str(), r.final_loss, r.seconds,

@@ -39,7 +39,7 @@ absl::Status ValidateJobConfig(const JobConfig& job);
 
 // Compares `theirs` (a joining node's) with `ours` (the job's). OK when equal; otherwise
 // InvalidArgument naming the first differing field, e.g.
-// "table 'w': size 100 differs from the job's 200".
+// "table 0 ('w') size is 100 here but 200 in the job".
 absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs);
 
 }  // namespace kairos

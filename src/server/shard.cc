@@ -71,8 +71,8 @@ absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> Shard::Locate(uint32_t table
   ShardTable& t = tables_[table];
   if (length == 0 || offset >= t.spec.size || length > t.spec.size - offset) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "range [%d, %d) is outside table '%s' of %d elements", offset, offset + length,
-        t.spec.name, t.spec.size));
+        "range of %d values at offset %d is outside table '%s' of %d elements", length,
+        offset, t.spec.name, t.spec.size));
   }
   if (offset < t.begin || offset + length > t.end) {
     return absl::InvalidArgumentError(absl::StrFormat(

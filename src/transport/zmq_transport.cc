@@ -296,14 +296,15 @@ class ZmqTransport final : public Transport {
         frames.push_back(std::move(frame));
       }
       if (!router) from = DealerPeer(s);
-      wire::Header header;
+      std::optional<wire::Header> header;
       absl::StatusOr<Message> message = Decode(std::move(frames), &header);
       if (message.ok()) {
         on_message_(from, *std::move(message));
       } else {
         Drop();
-        const bool parsed = header.kind() != wire::KIND_UNSPECIFIED;
-        if (on_malformed_) on_malformed_(from, message.status(), parsed ? &header : nullptr);
+        if (on_malformed_) {
+          on_malformed_(from, message.status(), header.has_value() ? &*header : nullptr);
+        }
       }
     }
   }

@@ -67,7 +67,8 @@ absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& f
 
 }  // namespace
 
-absl::StatusOr<Message> Decode(std::vector<RawFrame> frames, wire::Header* parsed_header) {
+absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
+                               std::optional<wire::Header>* parsed_header) {
   if (frames.empty()) return absl::InvalidArgumentError("empty message (no header frame)");
   Message m;
   if (frames[0].size > static_cast<std::size_t>(INT32_MAX) ||
@@ -77,7 +78,7 @@ absl::StatusOr<Message> Decode(std::vector<RawFrame> frames, wire::Header* parse
         frames[0].size));
   }
   const wire::Header& h = m.header;
-  if (parsed_header != nullptr) *parsed_header = h;
+  if (parsed_header != nullptr) *parsed_header = h;  // parsed, whatever its content
   if (h.protocol_version() != kProtocolVersion) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: protocol version %d, this node speaks %d", Describe(h),

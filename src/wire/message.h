@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,10 @@ struct RawFrame {
 // each payload is a whole number of float32 values; PUSH and PULL_REPLY carry exactly one
 // payload of `length` values; PULL and CLOCK carry none. Payloads are used in place when
 // they are float-aligned and copied otherwise. InvalidArgument says what is wrong.
-// On failure, `*parsed_header` (when given) is set to the header if it parsed, so that the
-// receiver can still answer the sender's request id.
+// On failure, `*parsed_header` (when given) holds the header if it parsed, so that the
+// receiver can still answer the sender's request id; it stays empty otherwise.
 absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
-                               wire::Header* parsed_header = nullptr);
+                               std::optional<wire::Header>* parsed_header = nullptr);
 
 // Serializes the header. Sets protocol_version and payload_frames from `message`.
 std::string EncodeHeader(Message& message);

@@ -1,0 +1,75 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "apps/node_main.h"
+
+#include <csignal>
+#include <iostream>
+#include <utility>
+
+#include "common/logging.h"
+#include "spdlog/spdlog.h"
+
+namespace kairos::apps {
+
+void AddLogLevelOption(CLI::App& app, std::string& level) {
+  app.add_option("--log-level", level,
+                 "Log level on stderr: trace, debug, info, warn, error, critical or off "
+                 "(default: $KAIROS_LOG_LEVEL, else warn)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+}
+
+void ApplyLogLevel(const std::string& logger, const std::string& level) {
+  if (level.empty()) return;
+  internal::GetLogger(logger)->set_level(spdlog::level::from_str(level));
+}
+
+std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitCannotStart;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::unique_ptr<NodeRunner>> NodeRunner::Create(std::string program) {
+  std::unique_ptr<NodeRunner> runner(new NodeRunner(std::move(program)));
+  absl::StatusOr<std::unique_ptr<launch::SignalWatcher>> watcher = launch::SignalWatcher::Start(
+      {SIGINT, SIGTERM}, [r = runner.get()](int signo) { r->OnSignal(signo); });
+  if (!watcher.ok()) return watcher.status();
+  runner->watcher_ = *std::move(watcher);
+  return runner;
+}
+
+void NodeRunner::OnSignal(int signo) {
+  absl::MutexLock lock(&mu_);
+  if (signal_ != 0) return;
+  signal_ = signo;
+  if (stop_) stop_();
+}
+
+int NodeRunner::Run(const std::function<absl::Status()>& wait, std::function<void()> stop) {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = std::move(stop);
+    if (signal_ != 0) stop_();
+  }
+  absl::Status status = wait();
+  int signo;
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = nullptr;  // the node may be destroyed after Run
+    signo = signal_;
+  }
+  if (signo != 0) {
+    std::cerr << program_ << ": stopped by " << launch::SignalName(signo) << std::endl;
+    return 128 + signo;
+  }
+  if (!status.ok()) {
+    std::cerr << program_ << ": " << status << std::endl;
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace kairos::apps

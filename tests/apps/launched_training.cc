@@ -1,0 +1,66 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// A training program for the multi-process tests: each process is one worker (started by
+// kairos-launch); under BSP it checks every read against the sequential computation and
+// prints "rank R ok". --fail-rank R makes that worker exit 3 in the middle of the job.
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "kairos/kairos.h"
+
+namespace {
+
+constexpr uint64_t kSize = 300;
+
+float Gradient(int rank, int t, uint64_t i) {
+  return static_cast<float>((rank + 1) * (t + 1) + static_cast<int>(i % 5));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 5;
+  int fail_rank = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
+    if (flag == "--fail-rank") fail_rank = std::atoi(argv[i + 1]);
+  }
+  kairos::ClusterOptions options;
+  options.job.policy = "bsp";
+  options.job.chunk_elements = 64;
+  options.job.tables.push_back({"w", kSize, kairos::Initializer::Zeros(), {"sgd", 0.5f}});
+  absl::Status s = kairos::RunWorkers(options, [&](kairos::Worker& w) -> absl::Status {
+    const int workers = w.num_workers();
+    std::vector<float> params(kSize), grad(kSize), expected(kSize, 0.0f);
+    for (int t = 0; t < iterations; ++t) {
+      if (w.rank() == fail_rank && t == 2) {
+        std::fprintf(stderr, "rank %d failing on purpose\n", w.rank());
+        std::exit(3);
+      }
+      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+      if (params != expected) {
+        return absl::InternalError(absl::StrFormat("rank %d: round %d differs", w.rank(), t));
+      }
+      for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
+      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+      KAIROS_RETURN_IF_ERROR(w.Clock());
+      for (uint64_t i = 0; i < kSize; ++i) {
+        float sum = 0;
+        for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
+        expected[i] -= 0.5f * (sum / static_cast<float>(workers));
+      }
+    }
+    std::printf("rank %d ok\n", w.rank());
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,76 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Multi-process jobs through the project's own launcher: the real kairos-launch starts the
+// real kairos-coordinator and kairos-server next to it and W copies of a training program.
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "apps/process_group.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kairos::launch {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct LaunchResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+LaunchResult Launch(const std::vector<std::string>& args) {
+  const std::string out_path = ::testing::TempDir() + "kairos-multiprocess-output";
+  {
+    UniqueFd out(::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    ProcessGroup group;
+    ProcessSpec spec;
+    spec.name = "kairos-launch";
+    spec.path = KAIROS_LAUNCH_PATH;
+    spec.args = args;
+    spec.fds = {{out.get(), 1}, {out.get(), 2}};
+    absl::StatusOr<pid_t> pid = group.Start(spec);
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    absl::StatusOr<ChildExit> exit = group.WaitForExit(*pid, absl::Now() + absl::Seconds(120));
+    EXPECT_TRUE(exit.ok()) << exit.status();
+    LaunchResult run;
+    if (exit.ok() && WIFEXITED(exit->wait_status)) run.exit_code = WEXITSTATUS(exit->wait_status);
+    std::ifstream in(out_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    run.output = text.str();
+    return run;
+  }
+}
+
+TEST(MultiProcessTest, BspJobOverTcpMatchesTheSequentialComputation) {
+  LaunchResult run = Launch({"-s", "2", "-w", "3", "--", KAIROS_TRAINING_PATH, "--iterations", "5"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  for (int r = 0; r < 3; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
+}
+
+TEST(MultiProcessTest, BspJobOverIpc) {
+  LaunchResult run = Launch({"-s", "1", "-w", "2", "--transport", "ipc", "--", KAIROS_TRAINING_PATH});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 1 ok"));
+}
+
+TEST(MultiProcessTest, FailingWorkerStopsTheWholeJobWithAnError) {
+  LaunchResult run = Launch({"-s", "2", "-w", "3", "--grace", "5", "--", KAIROS_TRAINING_PATH,
+                    "--iterations", "6", "--fail-rank", "1"});
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 1 failing on purpose"));
+  EXPECT_THAT(run.output, HasSubstr("worker 1"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("rank 0 ok")));
+}
+
+}  // namespace
+}  // namespace kairos::launch

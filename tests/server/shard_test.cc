@@ -1,0 +1,187 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Tests of Shard: what Create builds for one shard of a job, and Locate's checks of a
+// request's table and range, each refusal with its canonical code and a message that says
+// what is wrong.
+
+#include "server/shard.h"
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/updater.h"
+#include "server/initializer.h"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::HasSubstr;
+
+// "w": 100 elements in chunks of 10, so shard 0 of 2 owns [0, 50) as 5 chunks.
+// "tiny": 1 element, so shard 1 of 2 owns nothing.
+JobConfig TwoTables() {
+  JobConfig job;
+  job.policy = "asp";
+  job.chunk_elements = 10;
+  job.tables.push_back({"w", 100, Initializer::Uniform(-1, 1, 5), {"sgd", 0.5f}});
+  job.tables.push_back({"tiny", 1, Initializer::Constant(3), {"sgd", 0.5f}});
+  return job;
+}
+
+std::unique_ptr<Shard> MakeShard(int shard, const JobConfig& job = TwoTables(),
+                                 int64_t inline_apply_bytes = 0) {
+  absl::StatusOr<std::unique_ptr<Shard>> s =
+      Shard::Create(job, shard, /*num_shards=*/2, /*num_workers=*/2, &MakeBuiltinUpdater,
+                    inline_apply_bytes);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+void ExpectError(const absl::StatusOr<std::pair<ShardTable*, ShardChunk*>>& got,
+                 absl::StatusCode code, const std::string& what) {
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), code) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr(what));
+}
+
+TEST(ShardTest, CreateBuildsTheOwnedRangeOfEveryTable) {
+  std::unique_ptr<Shard> shard = MakeShard(1);
+  ASSERT_NE(shard, nullptr);
+  EXPECT_EQ(shard->index(), 1);
+  ASSERT_EQ(shard->tables().size(), 2u);
+  const ShardTable& w = shard->tables()[0];
+  EXPECT_EQ(w.id, 0u);
+  EXPECT_EQ(w.spec.name, "w");
+  EXPECT_EQ(w.begin, 50u);
+  EXPECT_EQ(w.end, 100u);
+  ASSERT_EQ(w.values.size(), 50u);
+  ASSERT_EQ(w.chunks.size(), 5u);
+  for (std::size_t i = 0; i < w.chunks.size(); ++i) {
+    EXPECT_EQ(w.chunks[i].chunk.begin, 50 + 10 * i);
+    EXPECT_EQ(w.chunks[i].chunk.end, 60 + 10 * i);
+    EXPECT_NE(w.chunks[i].aggregation, nullptr);
+  }
+  // Values start as the initializer's, in table coordinates.
+  for (uint64_t e = 50; e < 100; ++e) {
+    ASSERT_EQ(w.values[e - 50], InitialValue(w.spec.init, e)) << e;
+  }
+  const ShardTable& tiny = shard->tables()[1];
+  EXPECT_EQ(tiny.begin, tiny.end);
+  EXPECT_TRUE(tiny.chunks.empty());
+  EXPECT_EQ(shard->bytes(), 50 * sizeof(float));  // sgd keeps no state
+}
+
+TEST(ShardTest, ChunkKeysAreDistinctAcrossTables) {
+  std::unique_ptr<Shard> shard = MakeShard(0);
+  ASSERT_NE(shard, nullptr);
+  std::set<uint64_t> keys;
+  std::size_t chunks = 0;
+  for (const ShardTable& t : shard->tables()) {
+    for (const ShardChunk& c : t.chunks) {
+      keys.insert(c.key);
+      ++chunks;
+    }
+  }
+  EXPECT_EQ(chunks, 6u);  // 5 of "w" and 1 of "tiny"
+  EXPECT_EQ(keys.size(), chunks);
+}
+
+TEST(ShardTest, SmallChunksAreAppliedInline) {
+  // A chunk of "w" is 10 floats = 40 bytes.
+  std::unique_ptr<Shard> above = MakeShard(0, TwoTables(), /*inline_apply_bytes=*/41);
+  std::unique_ptr<Shard> at = MakeShard(0, TwoTables(), /*inline_apply_bytes=*/40);
+  ASSERT_NE(above, nullptr);
+  ASSERT_NE(at, nullptr);
+  EXPECT_TRUE(above->tables()[0].chunks[0].apply_inline);
+  EXPECT_FALSE(at->tables()[0].chunks[0].apply_inline);
+}
+
+TEST(ShardTest, LocateFindsTheOwnedChunk) {
+  std::unique_ptr<Shard> shard = MakeShard(0);
+  ASSERT_NE(shard, nullptr);
+  auto whole = shard->Locate(0, 20, 10);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->first, &shard->tables()[0]);
+  EXPECT_EQ(whole->second->chunk.begin, 20u);
+  EXPECT_EQ(whole->second->chunk.end, 30u);
+  auto inside = shard->Locate(0, 43, 5);
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  EXPECT_EQ(inside->second->chunk.begin, 40u);
+  auto tiny = shard->Locate(1, 0, 1);
+  ASSERT_TRUE(tiny.ok()) << tiny.status();
+  EXPECT_EQ(tiny->first->spec.name, "tiny");
+}
+
+TEST(ShardTest, LocateRejectsUnknownTableAsNotFound) {
+  std::unique_ptr<Shard> shard = MakeShard(0);
+  ASSERT_NE(shard, nullptr);
+  ExpectError(shard->Locate(2, 0, 1), absl::StatusCode::kNotFound,
+              "unknown table id 2 (the job has 2 tables)");
+}
+
+TEST(ShardTest, LocateRejectsRangeOutsideTableAsOutOfRange) {
+  std::unique_ptr<Shard> shard = MakeShard(1);
+  ASSERT_NE(shard, nullptr);
+  ExpectError(shard->Locate(0, 95, 10), absl::StatusCode::kOutOfRange,
+              "range of 10 values at offset 95 is outside table 'w' of 100 elements");
+  ExpectError(shard->Locate(0, 100, 1), absl::StatusCode::kOutOfRange, "outside table 'w'");
+  ExpectError(shard->Locate(0, 50, 0), absl::StatusCode::kOutOfRange, "outside table 'w'");
+  // offset + length would wrap around 2^64.
+  ExpectError(shard->Locate(0, 60, UINT64_MAX), absl::StatusCode::kOutOfRange,
+              "outside table 'w'");
+}
+
+TEST(ShardTest, LocateRejectsRangeOfAnotherShardNamingOwnedRange) {
+  std::unique_ptr<Shard> shard = MakeShard(0);
+  ASSERT_NE(shard, nullptr);
+  ExpectError(shard->Locate(0, 60, 5), absl::StatusCode::kInvalidArgument,
+              "range [60, 65) of table 'w' is not on shard 0, which holds [0, 50)");
+  // Straddles the boundary between the shards.
+  ExpectError(shard->Locate(0, 45, 10), absl::StatusCode::kInvalidArgument,
+              "is not on shard 0, which holds [0, 50)");
+}
+
+TEST(ShardTest, LocateOnShardOwningNothingIsInvalidArgument) {
+  std::unique_ptr<Shard> shard = MakeShard(1);
+  ASSERT_NE(shard, nullptr);
+  ExpectError(shard->Locate(1, 0, 1), absl::StatusCode::kInvalidArgument,
+              "range [0, 1) of table 'tiny' is not on shard 1, which holds [1, 1)");
+}
+
+TEST(ShardTest, LocateRejectsRangeSpanningChunks) {
+  std::unique_ptr<Shard> shard = MakeShard(0);
+  ASSERT_NE(shard, nullptr);
+  ExpectError(shard->Locate(0, 5, 10), absl::StatusCode::kInvalidArgument,
+              "range [5, 15) of table 'w' spans chunks");
+  ExpectError(shard->Locate(0, 5, 10), absl::StatusCode::kInvalidArgument, "([0, 10) here)");
+  ExpectError(shard->Locate(0, 0, 50), absl::StatusCode::kInvalidArgument, "spans chunks");
+}
+
+TEST(ShardTest, CreateRejectsUnknownUpdaterNamingTheTable) {
+  JobConfig job = TwoTables();
+  job.tables[1].updater.name = "adam";
+  absl::StatusOr<std::unique_ptr<Shard>> s =
+      Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("table 'tiny'"));
+  EXPECT_THAT(s.status().message(), HasSubstr("unknown updater 'adam'"));
+}
+
+TEST(ShardTest, CreateRejectsInvalidPolicy) {
+  JobConfig job = TwoTables();
+  job.policy = "nope";
+  absl::StatusOr<std::unique_ptr<Shard>> s =
+      Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("'nope'"));
+}
+
+}  // namespace
+}  // namespace kairos::internal

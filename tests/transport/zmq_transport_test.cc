@@ -1,0 +1,695 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Tests of the ZeroMQ transport: delivery and replies over inproc:// (one shared context)
+// and tcp:// (separate contexts), zero-copy payload lifetimes, the I/O thread, bind errors,
+// malformed input from a bare ZeroMQ socket, and Stop. Every wait is on a received message
+// or a notification with a deadline; nothing sleeps.
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/job.h"
+#include "transport/transport.h"
+#include "zmq.hpp"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// How long a test waits for something that should happen within milliseconds.
+constexpr absl::Duration kWait = absl::Seconds(10);
+
+struct Received {
+  PeerId from = 0;
+  Message message;
+};
+
+struct Malformed {
+  PeerId from = 0;
+  absl::Status why;
+  std::optional<wire::Header> header;
+};
+
+// Collects what a transport's handlers receive; the test thread waits on it with a deadline.
+// Thread-safety: handlers add on the I/O thread, the test thread takes.
+class Inbox {
+ public:
+  void AddMessage(PeerId from, Message m) {
+    absl::MutexLock lock(&mu_);
+    messages_.push_back({from, std::move(m)});
+  }
+  void AddMalformed(PeerId from, const absl::Status& why, const wire::Header* header) {
+    absl::MutexLock lock(&mu_);
+    Malformed m{from, why, std::nullopt};
+    if (header != nullptr) m.header = *header;
+    malformed_.push_back(std::move(m));
+  }
+  MessageHandler MessageSink() {
+    return [this](PeerId from, Message m) { AddMessage(from, std::move(m)); };
+  }
+  MalformedHandler MalformedSink() {
+    return [this](PeerId from, const absl::Status& why, const wire::Header* header) {
+      AddMalformed(from, why, header);
+    };
+  }
+
+  std::optional<Received> NextMessage(absl::Duration timeout = kWait) {
+    return Take(messages_, timeout);
+  }
+  std::optional<Malformed> NextMalformed(absl::Duration timeout = kWait) {
+    return Take(malformed_, timeout);
+  }
+
+ private:
+  template <typename T>
+  std::optional<T> Take(std::deque<T>& queue, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto ready = [&queue]() { return !queue.empty(); };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), timeout)) return std::nullopt;
+    T item = std::move(queue.front());
+    queue.pop_front();
+    return item;
+  }
+
+  absl::Mutex mu_;
+  std::deque<Received> messages_ ABSL_GUARDED_BY(mu_);
+  std::deque<Malformed> malformed_ ABSL_GUARDED_BY(mu_);
+};
+
+std::unique_ptr<Transport> NewTransport(std::shared_ptr<TransportContext> context,
+                                        const std::string& name) {
+  TransportOptions options;
+  options.context = std::move(context);
+  options.name = name;
+  absl::StatusOr<std::unique_ptr<Transport>> t = MakeZmqTransport(options);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : nullptr;
+}
+
+std::string InprocEndpoint() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string("inproc://") + info->test_suite_name() + "." + info->name();
+}
+
+Message Push(uint64_t request_id, const std::vector<float>& values) {
+  Message m;
+  m.header.set_kind(wire::PUSH);
+  m.header.set_request_id(request_id);
+  m.header.set_sender(4);
+  m.header.set_table(2);
+  m.header.set_offset(40);
+  m.header.set_length(values.size());
+  m.header.set_clock(3);
+  m.payloads.push_back(Buffer::CopyOf(values));
+  return m;
+}
+
+Message PushOf(uint64_t request_id, Buffer payload) {
+  Message m;
+  m.header.set_kind(wire::PUSH);
+  m.header.set_request_id(request_id);
+  m.header.set_length(payload.size());
+  m.payloads.push_back(std::move(payload));
+  return m;
+}
+
+std::vector<float> Values(const Buffer& b) { return {b.data(), b.data() + b.size()}; }
+
+int PortOf(const std::string& endpoint) {
+  const std::size_t colon = endpoint.rfind(':');
+  return colon == std::string::npos ? -1 : std::stoi(endpoint.substr(colon + 1));
+}
+
+// A listening server and a connected client in one shared context, over inproc://.
+class InprocPairTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    context_ = TransportContext::Create();
+    server_ = NewTransport(context_, "server");
+    client_ = NewTransport(context_, "client");
+    ASSERT_NE(server_, nullptr);
+    ASSERT_NE(client_, nullptr);
+    absl::StatusOr<std::string> endpoint = server_->Listen(InprocEndpoint());
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+    endpoint_ = *endpoint;
+    absl::StatusOr<PeerId> peer = client_->Connect(endpoint_);
+    ASSERT_TRUE(peer.ok()) << peer.status();
+    peer_ = *peer;
+  }
+
+  void TearDown() override {
+    if (client_) client_->Stop();
+    if (server_) server_->Stop();
+  }
+
+  void StartClient() {
+    client_->Start(client_inbox_.MessageSink(), client_inbox_.MalformedSink(), nullptr);
+  }
+
+  // Declared before the transports so that it outlives their handlers.
+  Inbox server_inbox_;
+  Inbox client_inbox_;
+  std::shared_ptr<TransportContext> context_;
+  std::unique_ptr<Transport> server_;
+  std::unique_ptr<Transport> client_;
+  std::string endpoint_;
+  PeerId peer_ = 0;
+};
+
+TEST_F(InprocPairTest, ListenReturnsTheInprocEndpoint) {
+  EXPECT_EQ(endpoint_, InprocEndpoint());
+}
+
+TEST_F(InprocPairTest, DeliversHeaderAndPayload) {
+  server_->Start(server_inbox_.MessageSink(), server_inbox_.MalformedSink(), nullptr);
+  StartClient();
+  client_->Send(peer_, Push(17, {1.0f, 2.5f, -3.0f}));
+  std::optional<Received> r = server_inbox_.NextMessage();
+  ASSERT_TRUE(r.has_value()) << "nothing arrived";
+  const wire::Header& h = r->message.header;
+  EXPECT_EQ(h.kind(), wire::PUSH);
+  EXPECT_EQ(h.protocol_version(), kProtocolVersion);
+  EXPECT_EQ(h.request_id(), 17u);
+  EXPECT_EQ(h.sender(), 4u);
+  EXPECT_EQ(h.table(), 2u);
+  EXPECT_EQ(h.offset(), 40u);
+  EXPECT_EQ(h.length(), 3u);
+  EXPECT_EQ(h.clock(), 3);
+  EXPECT_EQ(h.payload_frames(), 1u);
+  ASSERT_EQ(r->message.payloads.size(), 1u);
+  EXPECT_THAT(Values(r->message.payloads[0]), ElementsAre(1.0f, 2.5f, -3.0f));
+}
+
+TEST_F(InprocPairTest, MessagesFromOnePeerArriveInOrder) {
+  server_->Start(server_inbox_.MessageSink(), server_inbox_.MalformedSink(), nullptr);
+  StartClient();
+  for (uint64_t i = 0; i < 300; ++i) client_->Send(peer_, Push(i, {static_cast<float>(i)}));
+  for (uint64_t i = 0; i < 300; ++i) {
+    std::optional<Received> r = server_inbox_.NextMessage();
+    ASSERT_TRUE(r.has_value()) << "message " << i << " did not arrive";
+    EXPECT_EQ(r->message.header.request_id(), i);
+    EXPECT_EQ(r->message.payloads[0][0], static_cast<float>(i));
+  }
+}
+
+TEST_F(InprocPairTest, ReplyToIncomingPeerReachesTheSender) {
+  Transport* server = server_.get();
+  server_->Start(
+      [server](PeerId from, Message m) {
+        Message reply;
+        reply.header = ReplyHeader(m.header, wire::PULL_REPLY, /*sender=*/1);
+        reply.payloads.push_back(Buffer::CopyOf(std::vector<float>{9.0f, 8.0f}));
+        server->Send(from, std::move(reply));  // from inside the handler
+      },
+      nullptr, nullptr);
+  StartClient();
+  Message pull;
+  pull.header.set_kind(wire::PULL);
+  pull.header.set_request_id(5);
+  pull.header.set_offset(7);
+  pull.header.set_length(2);
+  client_->Send(peer_, std::move(pull));
+  std::optional<Received> r = client_inbox_.NextMessage();
+  ASSERT_TRUE(r.has_value()) << "no reply";
+  EXPECT_EQ(r->from, peer_) << "a reply arrives on the connection it answers";
+  EXPECT_EQ(r->message.header.kind(), wire::PULL_REPLY);
+  EXPECT_EQ(r->message.header.request_id(), 5u);
+  EXPECT_EQ(r->message.header.sender(), 1u);
+  EXPECT_EQ(r->message.header.offset(), 7u);
+  EXPECT_THAT(Values(r->message.payloads[0]), ElementsAre(9.0f, 8.0f));
+}
+
+TEST_F(InprocPairTest, LargePayloadTravelsWithoutCopyAndIsReleasedAfterDelivery) {
+  constexpr std::size_t kCount = 4096;  // 16 KiB >= zero_copy_min_bytes
+  Buffer payload = Buffer::Allocate(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) payload[i] = static_cast<float>(i);
+  const float* sent_at = payload.data();
+
+  std::atomic<const float*> received_at{nullptr};
+  std::atomic<float> last_value{0.0f};
+  std::atomic<long> use_count_in_handler{-1};
+  absl::Notification delivered;  // the server's handler returned, its message was closed
+  absl::Notification sent;       // the client's Send returned
+  Transport* server = server_.get();
+  server_->Start(
+      [&, server](PeerId, Message m) {
+        received_at = m.payloads[0].data();
+        last_value = m.payloads[0][kCount - 1];
+        use_count_in_handler = payload.use_count();
+        // Runs on the I/O thread after this handler returned.
+        server->Post([&] { delivered.Notify(); });
+      },
+      nullptr, nullptr);
+  StartClient();
+  // Sent from the client's I/O thread so that no queued copy of the message outlives the
+  // send; the second Post runs once Send has returned and dropped its message.
+  Transport* client = client_.get();
+  const PeerId peer = peer_;
+  client_->Post([client, peer, m = PushOf(1, payload)]() mutable {
+    client->Send(peer, std::move(m));
+  });
+  client_->Post([&sent] { sent.Notify(); });
+  ASSERT_TRUE(delivered.WaitForNotificationWithTimeout(kWait)) << "nothing arrived";
+  ASSERT_TRUE(sent.WaitForNotificationWithTimeout(kWait));
+  EXPECT_EQ(received_at.load(), sent_at) << "an inproc payload of 16 KiB should not be copied";
+  EXPECT_EQ(last_value.load(), static_cast<float>(kCount - 1));
+  EXPECT_GE(use_count_in_handler.load(), 2) << "the received message references the payload";
+  EXPECT_EQ(payload.use_count(), 1) << "the transport still holds the payload";
+}
+
+TEST_F(InprocPairTest, SmallPayloadIsCopiedIntoTheMessage) {
+  Buffer payload = Buffer::CopyOf(std::vector<float>{1, 2, 3, 4});  // 16 bytes < 4096
+  server_->Start(server_inbox_.MessageSink(), nullptr, nullptr);
+  StartClient();
+  client_->Send(peer_, PushOf(2, payload));
+  std::optional<Received> r = server_inbox_.NextMessage();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NE(r->message.payloads[0].data(), payload.data());
+  EXPECT_THAT(Values(r->message.payloads[0]), ElementsAre(1.0f, 2.0f, 3.0f, 4.0f));
+}
+
+TEST_F(InprocPairTest, PostAndHandlersRunOnTheIoThread) {
+  std::atomic<bool> handler_on_io{false};
+  std::atomic<bool> post_on_io{false};
+  absl::Notification posted;
+  Transport* server = server_.get();
+  server_->Start(
+      [&, server](PeerId from, Message m) {
+        handler_on_io = server->OnIoThread();
+        server_inbox_.AddMessage(from, std::move(m));
+      },
+      nullptr, nullptr);
+  StartClient();
+  EXPECT_FALSE(server_->OnIoThread());
+  server_->Post([&, server] {
+    post_on_io = server->OnIoThread();
+    posted.Notify();
+  });
+  ASSERT_TRUE(posted.WaitForNotificationWithTimeout(kWait));
+  EXPECT_TRUE(post_on_io.load());
+  client_->Send(peer_, Push(1, {1.0f}));
+  ASSERT_TRUE(server_inbox_.NextMessage().has_value());
+  EXPECT_TRUE(handler_on_io.load());
+  EXPECT_FALSE(client_->OnIoThread()) << "each transport has its own I/O thread";
+}
+
+TEST_F(InprocPairTest, SendToUnknownPeerIsDroppedAndCounted) {
+  server_->Start(server_inbox_.MessageSink(), nullptr, nullptr);
+  StartClient();
+  EXPECT_EQ(client_->dropped(), 0u);
+  client_->Send(peer_ + 100, Push(1, {1.0f}));
+  std::atomic<uint64_t> dropped{0};
+  absl::Notification done;
+  Transport* client = client_.get();
+  client_->Post([&, client] {  // queued behind the send
+    dropped = client->dropped();
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  EXPECT_EQ(dropped.load(), 1u);
+}
+
+TEST_F(InprocPairTest, ListenTwiceIsFailedPrecondition) {
+  absl::StatusOr<std::string> again = server_->Listen(InprocEndpoint() + ".again");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(again.status().message(), HasSubstr("already listening at " + endpoint_));
+}
+
+TEST_F(InprocPairTest, StopIsIdempotent) {
+  server_->Start(server_inbox_.MessageSink(), nullptr, nullptr);
+  StartClient();
+  server_->Stop();
+  server_->Stop();
+  client_->Stop();
+  client_->Stop();
+  EXPECT_FALSE(server_->OnIoThread());
+}
+
+TEST(ZmqTransportTest, StopWithoutStartIsANoOp) {
+  std::unique_ptr<Transport> t = NewTransport(nullptr, "idle");
+  ASSERT_NE(t, nullptr);
+  t->Stop();
+  t->Stop();
+}
+
+TEST(ZmqTransportTest, TickHandlerRunsOnTheIoThread) {
+  TransportOptions options;
+  options.tick_period = absl::Milliseconds(5);
+  absl::StatusOr<std::unique_ptr<Transport>> made = MakeZmqTransport(options);
+  ASSERT_TRUE(made.ok()) << made.status();
+  Transport* t = made->get();
+  absl::Notification ticked;
+  std::atomic<bool> on_io{false};
+  const absl::Time before = absl::Now();
+  std::atomic<int64_t> tick_at{0};
+  t->Start(nullptr, nullptr, [&, t](absl::Time now) {
+    if (ticked.HasBeenNotified()) return;
+    on_io = t->OnIoThread();
+    tick_at = absl::ToUnixNanos(now);
+    ticked.Notify();
+  });
+  ASSERT_TRUE(ticked.WaitForNotificationWithTimeout(kWait));
+  t->Stop();
+  EXPECT_TRUE(on_io.load());
+  EXPECT_GE(tick_at.load(), absl::ToUnixNanos(before));
+}
+
+TEST(ZmqTransportTest, ListenAndConnectWorkAfterStart) {
+  auto context = TransportContext::Create();
+  Inbox inbox;
+  std::unique_ptr<Transport> server = NewTransport(context, "server");
+  std::unique_ptr<Transport> client = NewTransport(context, "client");
+  server->Start(inbox.MessageSink(), nullptr, nullptr);
+  client->Start(nullptr, nullptr, nullptr);
+  absl::StatusOr<std::string> endpoint = server->Listen(InprocEndpoint());
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  client->Send(*peer, Push(3, {6.0f}));
+  std::optional<Received> r = inbox.NextMessage();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message.header.request_id(), 3u);
+  client->Stop();
+  server->Stop();
+}
+
+// ----------------------------------------------------------------------------- tcp://
+
+TEST(ZmqTransportTcpTest, ListenReturnsTheBoundPort) {
+  std::unique_ptr<Transport> t = NewTransport(nullptr, "server");
+  absl::StatusOr<std::string> endpoint = t->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  EXPECT_THAT(*endpoint, StartsWith("tcp://127.0.0.1:"));
+  const int port = PortOf(*endpoint);
+  EXPECT_GT(port, 0);
+  EXPECT_LT(port, 65536);
+}
+
+TEST(ZmqTransportTcpTest, ListenOnPortZeroPicksAPort) {
+  std::unique_ptr<Transport> t = NewTransport(nullptr, "server");
+  absl::StatusOr<std::string> endpoint = t->Listen("tcp://127.0.0.1:0");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  EXPECT_THAT(*endpoint, StartsWith("tcp://127.0.0.1:"));
+  EXPECT_GT(PortOf(*endpoint), 0);
+}
+
+TEST(ZmqTransportTcpTest, RoundTripBetweenSeparateContexts) {
+  Inbox client_inbox;
+  std::unique_ptr<Transport> server = NewTransport(nullptr, "server");
+  std::unique_ptr<Transport> client = NewTransport(nullptr, "client");
+  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  Transport* s = server.get();
+  server->Start(
+      [s](PeerId from, Message m) {
+        // Echo the payload back, doubled.
+        Message reply;
+        reply.header = ReplyHeader(m.header, wire::PULL_REPLY, 2);
+        Buffer doubled = Buffer::CopyOf(m.payloads[0].span());
+        for (float& v : doubled.span()) v *= 2;
+        reply.header.set_length(doubled.size());
+        reply.payloads.push_back(std::move(doubled));
+        s->Send(from, std::move(reply));
+      },
+      nullptr, nullptr);
+  client->Start(client_inbox.MessageSink(), client_inbox.MalformedSink(), nullptr);
+  client->Send(*peer, Push(31, {1.5f, -2.0f, 4.0f}));
+  std::optional<Received> r = client_inbox.NextMessage();
+  ASSERT_TRUE(r.has_value()) << "no reply over tcp";
+  EXPECT_EQ(r->from, *peer);
+  EXPECT_EQ(r->message.header.kind(), wire::PULL_REPLY);
+  EXPECT_EQ(r->message.header.request_id(), 31u);
+  EXPECT_EQ(r->message.header.table(), 2u);
+  EXPECT_EQ(r->message.header.offset(), 40u);
+  EXPECT_THAT(Values(r->message.payloads[0]), ElementsAre(3.0f, -4.0f, 8.0f));
+  client->Stop();
+  server->Stop();
+}
+
+TEST(ZmqTransportTcpTest, RepliesReachEachOfTwoSenders) {
+  Inbox inbox_a;
+  Inbox inbox_b;
+  std::unique_ptr<Transport> server = NewTransport(nullptr, "server");
+  std::unique_ptr<Transport> a = NewTransport(nullptr, "a");
+  std::unique_ptr<Transport> b = NewTransport(nullptr, "b");
+  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  Transport* s = server.get();
+  server->Start(
+      [s](PeerId from, Message m) {
+        s->Send(from, Message{ReplyHeader(m.header, wire::PUSH_REPLY, 0), {}});
+      },
+      nullptr, nullptr);
+  a->Start(inbox_a.MessageSink(), nullptr, nullptr);
+  b->Start(inbox_b.MessageSink(), nullptr, nullptr);
+  absl::StatusOr<PeerId> to_a = a->Connect(*endpoint);
+  absl::StatusOr<PeerId> to_b = b->Connect(*endpoint);
+  ASSERT_TRUE(to_a.ok() && to_b.ok());
+  a->Send(*to_a, Push(100, {1}));
+  b->Send(*to_b, Push(200, {2}));
+  std::optional<Received> ra = inbox_a.NextMessage();
+  std::optional<Received> rb = inbox_b.NextMessage();
+  ASSERT_TRUE(ra.has_value() && rb.has_value());
+  EXPECT_EQ(ra->message.header.request_id(), 100u);
+  EXPECT_EQ(rb->message.header.request_id(), 200u);
+  a->Stop();
+  b->Stop();
+  server->Stop();
+}
+
+// Owns a payload's storage and says when the last reference to it is gone.
+struct TrackedStorage {
+  TrackedStorage(std::size_t count, absl::Notification* released)
+      : values(Buffer::Allocate(count)), released(released) {}
+  ~TrackedStorage() { released->Notify(); }
+  Buffer values;
+  absl::Notification* released;
+};
+
+TEST(ZmqTransportTcpTest, LargePayloadIsReleasedAfterDelivery) {
+  constexpr std::size_t kCount = 64 * 1024;  // 256 KiB, sent by reference
+  absl::Notification released;
+  Inbox inbox;
+  std::unique_ptr<Transport> server = NewTransport(nullptr, "server");
+  std::unique_ptr<Transport> client = NewTransport(nullptr, "client");
+  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  server->Start(inbox.MessageSink(), nullptr, nullptr);
+  client->Start(nullptr, nullptr, nullptr);
+  {
+    auto storage = std::make_shared<TrackedStorage>(kCount, &released);
+    for (std::size_t i = 0; i < kCount; ++i) storage->values[i] = static_cast<float>(i % 1000);
+    Buffer payload = Buffer::Adopt(storage, storage->values.data(), kCount);
+    storage.reset();
+    client->Send(*peer, PushOf(8, std::move(payload)));
+  }
+  std::optional<Received> r = inbox.NextMessage();
+  ASSERT_TRUE(r.has_value()) << "nothing arrived";
+  ASSERT_EQ(r->message.payloads[0].size(), kCount);
+  EXPECT_EQ(r->message.payloads[0][kCount - 1], static_cast<float>((kCount - 1) % 1000));
+  EXPECT_TRUE(released.WaitForNotificationWithTimeout(kWait))
+      << "the transport never released the sent payload";
+  client->Stop();
+  server->Stop();
+}
+
+TEST(ZmqTransportTcpTest, ListenOnTakenPortIsUnavailableAndNamesTheEndpoint) {
+  std::unique_ptr<Transport> first = NewTransport(nullptr, "first");
+  std::unique_ptr<Transport> second = NewTransport(nullptr, "second");
+  absl::StatusOr<std::string> endpoint = first->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<std::string> taken = second->Listen(*endpoint);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(taken.status().message(), HasSubstr(*endpoint));
+  EXPECT_THAT(taken.status().message(), HasSubstr("Address already in use"));
+  EXPECT_THAT(taken.status().message(), HasSubstr("second"));
+}
+
+TEST(ZmqTransportTest, ListenOnUnsupportedEndpointIsUnavailable) {
+  std::unique_ptr<Transport> t = NewTransport(nullptr, "node");
+  absl::StatusOr<std::string> bad = t->Listen("bogus://nowhere");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(bad.status().message(), HasSubstr("bogus://nowhere"));
+}
+
+TEST(ZmqTransportTest, ConnectToMalformedEndpointIsInvalidArgument) {
+  std::unique_ptr<Transport> t = NewTransport(nullptr, "node");
+  absl::StatusOr<PeerId> bad = t->Connect("not an endpoint");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("cannot connect to not an endpoint"));
+}
+
+// ------------------------------------------------------------------ malformed input
+
+// A listening transport and a bare ZeroMQ DEALER (cppzmq) that sends it raw frames.
+class MalformedInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = NewTransport(nullptr, "server");
+    ASSERT_NE(server_, nullptr);
+    absl::StatusOr<std::string> endpoint = server_->Listen("tcp://127.0.0.1:*");
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+    Transport* server = server_.get();
+    server_->Start(inbox_.MessageSink(),
+                   [this, server](PeerId from, const absl::Status& why,
+                                  const wire::Header* header) {
+                     inbox_.AddMalformed(from, why, header);
+                     if (header == nullptr) return;
+                     // Answer the request id, as a node does.
+                     Message error;
+                     error.header = ReplyHeader(*header, wire::ERROR, 1);
+                     error.header.mutable_status()->set_code(static_cast<int>(why.code()));
+                     error.header.mutable_status()->set_message(std::string(why.message()));
+                     server->Send(from, std::move(error));
+                   },
+                   nullptr);
+    raw_.set(zmq::sockopt::linger, 0);
+    raw_.connect(*endpoint);
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+
+  void SendRaw(const std::vector<std::string>& frames) {
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      raw_.send(zmq::buffer(frames[i]),
+                i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+  }
+
+  // The header of the next message the raw socket receives, or nullopt after kWait.
+  std::optional<wire::Header> ReceiveRawHeader() {
+    zmq::pollitem_t item{raw_.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(absl::ToInt64Milliseconds(kWait))) <= 0) {
+      return std::nullopt;
+    }
+    zmq::message_t frame;
+    if (!raw_.recv(frame, zmq::recv_flags::none)) return std::nullopt;
+    wire::Header h;
+    if (!h.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) return std::nullopt;
+    return h;
+  }
+
+  static std::string ValidHeader(wire::Kind kind, uint64_t request_id, uint64_t length,
+                                 uint32_t payload_frames) {
+    wire::Header h;
+    h.set_protocol_version(kProtocolVersion);
+    h.set_kind(kind);
+    h.set_request_id(request_id);
+    h.set_length(length);
+    h.set_payload_frames(payload_frames);
+    return h.SerializeAsString();
+  }
+
+  Inbox inbox_;
+  std::unique_ptr<Transport> server_;
+  zmq::context_t raw_context_;
+  zmq::socket_t raw_{raw_context_, zmq::socket_type::dealer};
+};
+
+TEST_F(MalformedInputTest, GarbageReachesMalformedHandlerWithoutHeader) {
+  SendRaw({std::string("\x0f\xff\xff", 3)});
+  std::optional<Malformed> m = inbox_.NextMalformed();
+  ASSERT_TRUE(m.has_value()) << "the malformed handler was not called";
+  EXPECT_EQ(m->why.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m->why.message(), HasSubstr("malformed header frame"));
+  EXPECT_FALSE(m->header.has_value());
+}
+
+TEST_F(MalformedInputTest, InconsistentMessageReachesMalformedHandlerWithHeader) {
+  // Announces a payload frame that never comes.
+  SendRaw({ValidHeader(wire::PUSH, 21, 4, 1)});
+  std::optional<Malformed> m = inbox_.NextMalformed();
+  ASSERT_TRUE(m.has_value()) << "the malformed handler was not called";
+  EXPECT_EQ(m->why.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m->why.message(), HasSubstr("announces 1 payload frames but 0 arrived"));
+  ASSERT_TRUE(m->header.has_value());
+  EXPECT_EQ(m->header->kind(), wire::PUSH);
+  EXPECT_EQ(m->header->request_id(), 21u);
+}
+
+TEST_F(MalformedInputTest, PayloadOfWrongSizeReachesMalformedHandlerWithHeader) {
+  SendRaw({ValidHeader(wire::PUSH, 22, 1, 1), std::string(3, 'x')});
+  std::optional<Malformed> m = inbox_.NextMalformed();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_THAT(m->why.message(), HasSubstr("not a whole number of float32"));
+  ASSERT_TRUE(m->header.has_value());
+  EXPECT_EQ(m->header->request_id(), 22u);
+}
+
+TEST_F(MalformedInputTest, HandlerCanAnswerTheSenderOfAMalformedRequest) {
+  SendRaw({ValidHeader(wire::PULL, 23, 2, 1), std::string(8, '\0')});
+  std::optional<wire::Header> reply = ReceiveRawHeader();
+  ASSERT_TRUE(reply.has_value()) << "no error reply reached the raw socket";
+  EXPECT_EQ(reply->kind(), wire::ERROR);
+  EXPECT_EQ(reply->request_id(), 23u);
+  EXPECT_EQ(reply->status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(reply->status().message(), HasSubstr("expects no payload"));
+}
+
+TEST_F(MalformedInputTest, MalformedMessagesAreCountedAsDropped) {
+  SendRaw({std::string("\x0f", 1)});
+  SendRaw({ValidHeader(wire::PUSH, 24, 4, 1)});
+  ASSERT_TRUE(inbox_.NextMalformed().has_value());
+  ASSERT_TRUE(inbox_.NextMalformed().has_value());
+  EXPECT_EQ(server_->dropped(), 2u);
+  // A well-formed message still goes through afterwards.
+  SendRaw({ValidHeader(wire::PULL, 25, 4, 0)});
+  std::optional<Received> r = inbox_.NextMessage();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message.header.request_id(), 25u);
+}
+
+// MalformedHandler's contract: the header is passed "when the header itself parsed". A
+// header that parses but names no kind must still be reported, so that the node can answer
+// its request id.
+TEST_F(MalformedInputTest, HeaderThatParsedWithoutKindIsStillReported) {
+  SendRaw({ValidHeader(wire::KIND_UNSPECIFIED, 42, 0, 0)});
+  std::optional<Malformed> m = inbox_.NextMalformed();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_THAT(m->why.message(), HasSubstr("no valid kind (0)"));
+  ASSERT_TRUE(m->header.has_value()) << "the header parsed (request #42) but was not passed";
+  EXPECT_EQ(m->header->request_id(), 42u);
+}
+
+// ----------------------------------------------------------------- NormalizeEndpoint
+
+TEST(NormalizeEndpointTest, TurnsTcpPortZeroIntoWildcard) {
+  EXPECT_EQ(NormalizeEndpoint("tcp://127.0.0.1:0"), "tcp://127.0.0.1:*");
+  EXPECT_EQ(NormalizeEndpoint("tcp://*:0"), "tcp://*:*");
+}
+
+TEST(NormalizeEndpointTest, LeavesOtherEndpointsUnchanged) {
+  EXPECT_EQ(NormalizeEndpoint("tcp://127.0.0.1:*"), "tcp://127.0.0.1:*");
+  EXPECT_EQ(NormalizeEndpoint("tcp://127.0.0.1:5550"), "tcp://127.0.0.1:5550");
+  EXPECT_EQ(NormalizeEndpoint("tcp://127.0.0.1:10"), "tcp://127.0.0.1:10");
+  EXPECT_EQ(NormalizeEndpoint("inproc://a:0"), "inproc://a:0");
+  EXPECT_EQ(NormalizeEndpoint("ipc:///tmp/kairos:0"), "ipc:///tmp/kairos:0");
+  EXPECT_EQ(NormalizeEndpoint(""), "");
+}
+
+}  // namespace
+}  // namespace kairos::internal

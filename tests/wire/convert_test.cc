@@ -1,0 +1,100 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Tests of the public <-> wire conversions: statuses and job configurations survive a round
+// trip, including through serialized bytes.
+
+#include "wire/convert.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace kairos::internal {
+namespace {
+
+absl::Status RoundTrip(const absl::Status& status) {
+  wire::Status w;
+  ToWire(status, &w);
+  wire::Status parsed;
+  EXPECT_TRUE(parsed.ParseFromString(w.SerializeAsString()));
+  return FromWire(parsed);
+}
+
+TEST(ConvertTest, StatusRoundTripsKeepCodeAndMessage) {
+  for (const absl::Status& s :
+       {absl::InvalidArgumentError("bad table 'w'"), absl::NotFoundError("no table 7"),
+        absl::UnavailableError("server 1 is down"), absl::DeadlineExceededError(""),
+        absl::CancelledError("shutdown"), absl::InternalError("invariant broken")}) {
+    EXPECT_EQ(RoundTrip(s), s);
+  }
+}
+
+TEST(ConvertTest, OkStatusRoundTrips) {
+  EXPECT_TRUE(RoundTrip(absl::OkStatus()).ok());
+  wire::Status w;
+  ToWire(absl::OkStatus(), &w);
+  EXPECT_EQ(w.code(), 0);
+}
+
+TEST(ConvertTest, StatusOfHeaderWithoutStatusIsOk) {
+  wire::Header h;
+  EXPECT_TRUE(StatusOf(h).ok());
+  ToWire(absl::OutOfRangeError("range [5, 9) is outside"), h.mutable_status());
+  EXPECT_EQ(StatusOf(h), absl::OutOfRangeError("range [5, 9) is outside"));
+}
+
+JobConfig SampleJob() {
+  JobConfig job;
+  job.policy = "ssp:s=3";
+  job.chunk_elements = 4096;
+  job.tables.push_back({"w", 1000, Initializer::Uniform(-0.5f, 0.25f, 17), {"sgd", 0.125f}});
+  job.tables.push_back({"b", 3, Initializer::Constant(2.0f), {"sgd", 0.5f}});
+  job.tables.push_back({"e", 1u << 20, Initializer::Normal(0.0f, 0.01f, 99), {"adam", 1e-3f}});
+  job.tables.push_back({"z", 1, Initializer::Zeros(), {}});
+  return job;
+}
+
+TEST(ConvertTest, JobConfigRoundTripsThroughBytes) {
+  const JobConfig job = SampleJob();
+  wire::JobConfig w;
+  ToWire(job, &w);
+  wire::JobConfig parsed;
+  ASSERT_TRUE(parsed.ParseFromString(w.SerializeAsString()));
+  EXPECT_EQ(FromWire(parsed), job);
+}
+
+TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
+  wire::JobConfig w;
+  ToWire(SampleJob(), &w);
+  EXPECT_EQ(w.policy(), "ssp:s=3");
+  EXPECT_EQ(w.chunk_elements(), 4096u);
+  ASSERT_EQ(w.tables_size(), 4);
+  EXPECT_EQ(w.tables(0).name(), "w");
+  EXPECT_EQ(w.tables(0).size(), 1000u);
+  EXPECT_EQ(w.tables(0).init().kind(), static_cast<int>(Initializer::Kind::kUniform));
+  EXPECT_EQ(w.tables(0).init().a(), -0.5f);
+  EXPECT_EQ(w.tables(0).init().b(), 0.25f);
+  EXPECT_EQ(w.tables(0).init().seed(), 17u);
+  EXPECT_EQ(w.tables(0).updater().name(), "sgd");
+  EXPECT_EQ(w.tables(0).updater().learning_rate(), 0.125f);
+}
+
+TEST(ConvertTest, JobConfigToWireReplacesPreviousContent) {
+  wire::JobConfig w;
+  ToWire(SampleJob(), &w);
+  JobConfig small;
+  small.tables.push_back({"only", 5, Initializer::Zeros(), {}});
+  ToWire(small, &w);
+  EXPECT_EQ(w.tables_size(), 1);
+  EXPECT_EQ(FromWire(w), small);
+}
+
+TEST(ConvertTest, DefaultJobConfigRoundTrips) {
+  wire::JobConfig w;
+  ToWire(JobConfig{}, &w);
+  EXPECT_EQ(FromWire(w), JobConfig{});
+}
+
+}  // namespace
+}  // namespace kairos::internal
