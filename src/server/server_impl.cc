@@ -27,6 +27,7 @@
 #include "policy/policy.h"
 #include "server/apply_pool.h"
 #include "server/shard.h"
+#include "transport/coordinator_link.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
 
@@ -76,8 +77,8 @@ class ServerImpl final : public Server {
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
-    KAIROS_ASSIGN_OR_RETURN(coordinator_, transport_->Connect(options_.coordinator));
-    last_from_coordinator_ = absl::Now();
+    KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
+    coordinator_ = link_.peer();
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
                       [this](PeerId from, const absl::Status& why, const wire::Header* h) {
                         OnMalformed(from, why, h);
@@ -135,7 +136,7 @@ class ServerImpl final : public Server {
   void OnMessage(PeerId from, Message m) {
     const wire::Header& h = m.header;
     if (from == coordinator_) {
-      last_from_coordinator_ = absl::Now();
+      link_.Heard(absl::Now());
       return OnCoordinatorMessage(m);
     }
     switch (h.kind()) {
@@ -421,18 +422,9 @@ class ServerImpl final : public Server {
 
   // ------------------------------------------------------------------------- tick
   void OnTick(absl::Time now) {
-    if (now - last_heartbeat_ >= options_.heartbeat_interval) {
-      last_heartbeat_ = now;
-      Message hb;
-      hb.header.set_kind(wire::HEARTBEAT);
-      hb.header.set_sender(node_id_);
-      transport_->Send(coordinator_, std::move(hb));
-    }
-    if (now - last_from_coordinator_ > 20 * options_.heartbeat_interval &&
-        !done_.HasBeenNotified()) {
-      End(absl::UnavailableError(absl::StrFormat(
-          "server %d: the coordinator at %s has been silent for %s", shard_index_.load(),
-          options_.coordinator, absl::FormatDuration(now - last_from_coordinator_))));
+    if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) {
+      End(absl::Status(s.code(),
+                       absl::StrFormat("server %d: %s", shard_index_.load(), s.message())));
     }
     ExpireWaitingReads(now);
   }
@@ -462,6 +454,7 @@ class ServerImpl final : public Server {
   ApplyPool pool_;
   std::unique_ptr<Transport> transport_;
   std::string endpoint_;
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
   PeerId coordinator_ = 0;
   std::atomic<int> shard_index_{-1};
   AtomicStats stats_;
@@ -482,8 +475,6 @@ class ServerImpl final : public Server {
   std::vector<uint64_t> version_read_;
   uint64_t version_ = 0;
   std::deque<PendingPull> waiting_;
-  absl::Time last_heartbeat_ = absl::InfinitePast();
-  absl::Time last_from_coordinator_;
 };
 
 }  // namespace

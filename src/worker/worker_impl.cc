@@ -27,6 +27,7 @@
 #include "common/partition.h"
 #include "kairos/status.h"
 #include "kairos/worker.h"
+#include "transport/coordinator_link.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
 #include "worker/request_state.h"
@@ -78,8 +79,8 @@ class WorkerImpl final : public Worker {
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "worker";
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
-    KAIROS_ASSIGN_OR_RETURN(coordinator_, transport_->Connect(options_.coordinator));
-    last_from_coordinator_ = absl::Now();
+    KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
+    coordinator_ = link_.peer();
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
                       [this](PeerId, const absl::Status& why, const wire::Header*) {
                         log_->warn("worker {}: dropped a malformed message: {}", rank_,
@@ -305,7 +306,7 @@ class WorkerImpl final : public Worker {
   void OnMessage(PeerId from, Message m) {
     const wire::Header& h = m.header;
     if (from == coordinator_) {
-      last_from_coordinator_ = absl::Now();
+      link_.Heard(absl::Now());
       switch (h.kind()) {
         case wire::JOIN_REPLY:
           return HandleJoinReply(h);
@@ -382,18 +383,7 @@ class WorkerImpl final : public Worker {
   }
 
   void OnTick(absl::Time now) {
-    if (now - last_heartbeat_ >= options_.heartbeat_interval) {
-      last_heartbeat_ = now;
-      Message hb;
-      hb.header.set_kind(wire::HEARTBEAT);
-      hb.header.set_sender(node_id_);
-      transport_->Send(coordinator_, std::move(hb));
-    }
-    if (now - last_from_coordinator_ > 20 * options_.heartbeat_interval) {
-      End(absl::UnavailableError(absl::StrFormat(
-          "the coordinator at %s has been silent for %s", options_.coordinator,
-          absl::FormatDuration(now - last_from_coordinator_))));
-    }
+    if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
     ExpireParts(now);
   }
 
@@ -420,6 +410,7 @@ class WorkerImpl final : public Worker {
   const WorkerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Transport> transport_;
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
   PeerId coordinator_ = 0;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int64_t> clock_{0};
@@ -439,8 +430,6 @@ class WorkerImpl final : public Worker {
 
   // I/O thread only.
   absl::flat_hash_map<uint64_t, Part> parts_;
-  absl::Time last_heartbeat_ = absl::InfinitePast();
-  absl::Time last_from_coordinator_;
 };
 
 }  // namespace

@@ -41,42 +41,14 @@ class RawClient {
   }
   void Send(internal::PeerId to, internal::Message m) { transport_->Send(to, std::move(m)); }
 
-  // The next message of `kind` (others are skipped), or nullopt after `timeout`.
+  // The next message of `kind` (others are kept), or nullopt after `timeout`.
   std::optional<internal::Message> Next(wire::Kind kind, absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    absl::MutexLock lock(&mu_);
-    for (;;) {
-      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
-        if (it->header.kind() == kind) {
-          internal::Message m = std::move(*it);
-          inbox_.erase(it);
-          return m;
-        }
-      }
-      auto arrived = [this, n = inbox_.size()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return inbox_.size() > n;
-      };
-      if (!mu_.AwaitWithDeadline(absl::Condition(&arrived), deadline)) return std::nullopt;
-    }
+    return Take([kind](const wire::Header& h) { return h.kind() == kind; }, timeout);
   }
 
   // The reply (of any kind) to request `id`, or nullopt after `timeout`.
   std::optional<internal::Message> Reply(uint64_t id, absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    absl::MutexLock lock(&mu_);
-    for (;;) {
-      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
-        if (it->header.request_id() == id) {
-          internal::Message m = std::move(*it);
-          inbox_.erase(it);
-          return m;
-        }
-      }
-      auto arrived = [this, n = inbox_.size()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return inbox_.size() > n;
-      };
-      if (!mu_.AwaitWithDeadline(absl::Condition(&arrived), deadline)) return std::nullopt;
-    }
+    return Take([id](const wire::Header& h) { return h.request_id() == id; }, timeout);
   }
 
   // Joins the job at `coordinator` as a worker and waits for START. Returns the START body.
@@ -102,6 +74,27 @@ class RawClient {
   internal::PeerId coordinator() const { return coordinator_; }
 
  private:
+  // Removes and returns the first message whose header satisfies `match`, waiting for new
+  // arrivals until `timeout`.
+  template <typename Match>
+  std::optional<internal::Message> Take(Match match, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+        if (match(it->header)) {
+          internal::Message m = std::move(*it);
+          inbox_.erase(it);
+          return m;
+        }
+      }
+      auto arrived = [this, n = inbox_.size()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return inbox_.size() > n;
+      };
+      if (!mu_.AwaitWithDeadline(absl::Condition(&arrived), deadline)) return std::nullopt;
+    }
+  }
+
   std::unique_ptr<internal::Transport> transport_;
   absl::Mutex mu_;
   std::deque<internal::Message> inbox_ ABSL_GUARDED_BY(mu_);
