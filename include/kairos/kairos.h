@@ -9,6 +9,7 @@
 #include "kairos/coordinator.h"
 #include "kairos/job.h"
 #include "kairos/local_cluster.h"
+#include "kairos/metrics.h"
 #include "kairos/options.h"
 #include "kairos/run.h"
 #include "kairos/server.h"

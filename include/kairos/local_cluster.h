@@ -42,6 +42,13 @@ class LocalCluster {
   // or OK when every fn returned OK.
   virtual absl::Status Run(const std::function<absl::Status(Worker&)>& fn) = 0;
 
+  // Fault injection: simulates the crash of worker `rank`. Its node stops at once without
+  // telling anybody (no Finish, no more heartbeats); the coordinator declares it dead after
+  // CoordinatorOptions::heartbeat_timeout and the servers' gates stop waiting for it. Later
+  // calls on worker(rank) fail with Unavailable. Must not be called while another thread is
+  // blocked in a call of that worker.
+  virtual void KillWorker(int rank) = 0;
+
   // Finishes every worker, waits for the job to end, and stops every node.
   virtual absl::Status Shutdown() = 0;
 

@@ -11,10 +11,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/metrics.h"
 #include "kairos/options.h"
 
 namespace kairos {
@@ -29,6 +31,7 @@ struct ServerStats {
   uint64_t errors_replied = 0;  // requests answered with an error
   uint64_t dropped = 0;         // messages dropped with nobody to answer (malformed, ...)
   uint64_t version = 0;         // updates applied to this shard
+  std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
 };
 
 class Server {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
+#include "worker/worker_internal.h"
 
 namespace kairos {
 namespace {
@@ -87,6 +88,8 @@ class LocalClusterImpl final : public LocalCluster {
     }
     return absl::OkStatus();
   }
+
+  void KillWorker(int rank) override { internal::CrashWorker(*workers_[rank]); }
 
   absl::Status Shutdown() override {
     if (coordinator_ == nullptr) return absl::OkStatus();

@@ -40,7 +40,9 @@ struct PendingPull {
   PeerId from = 0;
   wire::Header header;
   int rank = 0;
+  absl::Time arrived;
   absl::Time deadline = absl::InfiniteFuture();
+  bool waited = false;  // the gate refused it at least once
 };
 
 struct AtomicStats {
@@ -121,6 +123,8 @@ class ServerImpl final : public Server {
     s.errors_replied = stats_.errors_replied.load();
     s.dropped = stats_.dropped.load() + (transport_ ? transport_->dropped() : 0);
     s.version = stats_.version.load();
+    absl::MutexLock lock(&metrics_mu_);
+    s.workers = metrics_;
     return s;
   }
 
@@ -211,6 +215,11 @@ class ServerImpl final : public Server {
     weighting_ = policy::MakeWeighting(*spec, num_workers_);
     straggler_ = policy::MakeStragglerPolicy(*spec, num_workers_);
     version_read_.assign(num_workers_, 0);
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      metrics_.resize(num_workers_);
+      for (int r = 0; r < num_workers_; ++r) metrics_[r].rank = r;
+    }
     transport_->Send(coordinator_, std::move(ready));
   }
 
@@ -284,6 +293,12 @@ class ServerImpl final : public Server {
     stats_.bytes_in.fetch_add(h.length() * sizeof(float));
 
     policy::StalenessInfo info{h.clock(), version_read_[*rank], version_};
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      WorkerMetrics& wm = metrics_[*rank];
+      ++wm.pushes;
+      wm.staleness.Add(info.iteration_staleness());
+    }
     const policy::StragglerDecision verdict = straggler_->OnPush(*rank, info);
     gate_->OnPush(*rank, h.clock(), now);
     Message reply;
@@ -337,10 +352,16 @@ class ServerImpl final : public Server {
     p.from = from;
     p.header = h;
     p.rank = *rank;
-    if (h.timeout_ms() > 0) p.deadline = absl::Now() + absl::Milliseconds(h.timeout_ms());
+    p.arrived = absl::Now();
+    if (h.timeout_ms() > 0) p.deadline = p.arrived + absl::Milliseconds(h.timeout_ms());
     if (gate_->Admits(p.rank, h.clock())) {
       ServePull(p);
     } else {
+      p.waited = true;
+      {
+        absl::MutexLock lock(&metrics_mu_);
+        ++metrics_[p.rank].blocked_reads;
+      }
       waiting_.push_back(std::move(p));
     }
   }
@@ -350,6 +371,16 @@ class ServerImpl final : public Server {
     auto [table, chunk] = *shard_->Locate(h.table(), h.offset(), h.length());
     version_read_[p.rank] = version_;
     stats_.pulls.fetch_add(1);
+    {
+      const policy::Tick min = gate_->clocks().MinActiveClock();
+      absl::MutexLock lock(&metrics_mu_);
+      WorkerMetrics& wm = metrics_[p.rank];
+      ++wm.pulls;
+      if (min != policy::kUnbounded) {
+        wm.max_read_lead = std::max<int64_t>(wm.max_read_lead, h.clock() - min);
+      }
+      if (p.waited) wm.blocked_time += absl::Now() - p.arrived;
+    }
     stats_.bytes_out.fetch_add(h.length() * sizeof(float));
     Message reply;
     reply.header = ReplyHeader(h, wire::PULL_REPLY, node_id_);
@@ -436,6 +467,10 @@ class ServerImpl final : public Server {
         still.push_back(std::move(p));
         continue;
       }
+      {
+        absl::MutexLock lock(&metrics_mu_);
+        metrics_[p.rank].blocked_time += now - p.arrived;
+      }
       std::vector<std::string> who;
       for (int w : gate_->Blockers(p.rank, p.header.clock())) {
         who.push_back(absl::StrFormat("worker %d (clock %d)", w, gate_->clocks().clock(w)));
@@ -462,6 +497,10 @@ class ServerImpl final : public Server {
   absl::Mutex mu_;
   absl::Notification done_;
   absl::Status final_status_ ABSL_GUARDED_BY(mu_);
+
+  // Written on the I/O thread, read by stats() from any thread.
+  mutable absl::Mutex metrics_mu_;
+  std::vector<WorkerMetrics> metrics_ ABSL_GUARDED_BY(metrics_mu_);
 
   // I/O thread only.
   uint32_t node_id_ = 0;

@@ -31,6 +31,7 @@
 #include "transport/transport.h"
 #include "wire/convert.h"
 #include "worker/request_state.h"
+#include "worker/worker_internal.h"
 
 namespace kairos {
 namespace internal {
@@ -167,8 +168,23 @@ class WorkerImpl final : public Worker {
     return Control(wire::BARRIER, "barrier", /*to_servers=*/false, options).Wait();
   }
 
+  // See CrashWorker.
+  void Crash() {
+    crashed_.store(true);
+    finished_.store(true);
+    {
+      absl::MutexLock lock(&mu_);
+      if (end_status_.ok()) {
+        end_status_ = absl::UnavailableError(absl::StrFormat("worker %d was killed", rank_));
+      }
+    }
+    transport_->Stop();
+    for (auto& [id, part] : parts_) part.state->Fail(EndStatus());
+    parts_.clear();
+  }
+
   absl::Status Finish(const CallOptions& options) override {
-    if (finished_.exchange(true)) return absl::OkStatus();
+    if (finished_.exchange(true)) return crashed_.load() ? EndStatus() : absl::OkStatus();
     KAIROS_RETURN_IF_ERROR(EndStatus());
     // Servers first (in order after this worker's pushes), then the coordinator.
     KAIROS_RETURN_IF_ERROR(Control(wire::FINISH, "finish", /*to_servers=*/true, options).Wait());
@@ -415,6 +431,7 @@ class WorkerImpl final : public Worker {
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int64_t> clock_{0};
   std::atomic<bool> finished_{false};
+  std::atomic<bool> crashed_{false};
 
   mutable absl::Mutex mu_;
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);
@@ -433,6 +450,12 @@ class WorkerImpl final : public Worker {
 };
 
 }  // namespace
+}  // namespace internal
+
+namespace internal {
+
+void CrashWorker(Worker& worker) { static_cast<WorkerImpl&>(worker).Crash(); }
+
 }  // namespace internal
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {

@@ -1,0 +1,60 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Metrics a server keeps per worker, read through Server::stats() and
+// LocalCluster::server_stats(). Values are snapshots; they only grow during a job.
+
+#ifndef KAIROS_METRICS_H_
+#define KAIROS_METRICS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace kairos {
+
+// Counts of non-negative integers in power-of-two buckets: bucket 0 holds 0, bucket i >= 1
+// holds [2^(i-1), 2^i). Cheap to add to, exact in count, sum and max.
+class Histogram {
+ public:
+  static constexpr int kBuckets = 65;
+
+  void Add(uint64_t value);
+  // Adds every sample of `other`.
+  void Merge(const Histogram& other);
+
+  uint64_t count() const { return count_; }
+  uint64_t sum() const { return sum_; }
+  uint64_t max() const { return max_; }
+  double mean() const { return count_ == 0 ? 0.0 : static_cast<double>(sum_) / count_; }
+  // The number of samples in bucket i (0 <= i < kBuckets).
+  uint64_t bucket(int i) const { return i < static_cast<int>(buckets_.size()) ? buckets_[i] : 0; }
+  // The bucket that holds `value`.
+  static int BucketOf(uint64_t value);
+
+ private:
+  std::vector<uint64_t> buckets_;  // grown on demand
+  uint64_t count_ = 0;
+  uint64_t sum_ = 0;
+  uint64_t max_ = 0;
+};
+
+// What one server saw of one worker. Requests are counted per message: a push or pull of a
+// range is one message per chunk it covers.
+struct WorkerMetrics {
+  int rank = 0;
+  uint64_t pushes = 0;          // push messages received (applied, accumulated or dropped)
+  uint64_t pulls = 0;           // pull messages served
+  uint64_t blocked_reads = 0;   // pull messages the gate made wait
+  absl::Duration blocked_time;  // total time pulls waited in the gate (served or expired)
+  // The largest lead of a served read: its clock minus the smallest clock of an active
+  // worker at the moment it was served. The gate's bound (s for SSP) caps it.
+  int64_t max_read_lead = 0;
+  // Version staleness of each push: updates this shard applied between the worker's last
+  // read of it and the push's arrival.
+  Histogram staleness;
+};
+
+}  // namespace kairos
+
+#endif  // KAIROS_METRICS_H_

@@ -1,0 +1,195 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Membership through the real transport: a worker that dies or runs out of data leaves every
+// gate, so the others never wait for it; a gate wait that passes its deadline names the
+// workers it waited for. BSP results stay exact: each round averages the workers that
+// pushed into it.
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/kairos.h"
+
+namespace kairos {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kSize = 200;
+constexpr float kLearningRate = 0.5f;
+
+float Gradient(int rank, int t, uint64_t i) {
+  return static_cast<float>((rank + 1) * (t + 1) + static_cast<int>(i % 3));
+}
+
+ClusterOptions Options(const std::string& policy, int workers) {
+  ClusterOptions o;
+  o.num_servers = 2;
+  o.num_workers = workers;
+  o.job.policy = policy;
+  o.job.chunk_elements = 32;
+  o.job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", kLearningRate}});
+  o.coordinator.heartbeat_timeout = absl::Milliseconds(400);
+  o.worker.heartbeat_interval = absl::Milliseconds(50);
+  o.server.heartbeat_interval = absl::Milliseconds(50);
+  o.worker.request_timeout = absl::Seconds(30);
+  return o;
+}
+
+// BSP parameters after `rounds` rounds where round t averages the workers in
+// contributors(t).
+template <typename Contributors>
+std::vector<float> Sequential(int rounds, Contributors contributors) {
+  std::vector<float> w(kSize, 0.0f);
+  for (int t = 0; t < rounds; ++t) {
+    const std::vector<int> who = contributors(t);
+    for (uint64_t i = 0; i < kSize; ++i) {
+      float sum = 0;
+      for (int r : who) sum += Gradient(r, t, i);
+      w[i] -= kLearningRate * (sum / static_cast<float>(who.size()));
+    }
+  }
+  return w;
+}
+
+absl::Status Iterate(Worker& w, int from, int to) {
+  std::vector<float> params(kSize), grad(kSize);
+  for (int t = from; t < to; ++t) {
+    KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+    for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
+    KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+    KAIROS_RETURN_IF_ERROR(w.Clock());
+  }
+  return absl::OkStatus();
+}
+
+// Runs fn(worker) for every worker on its own thread; returns each worker's status.
+std::vector<absl::Status> RunEach(LocalCluster& cluster,
+                                  const std::function<absl::Status(Worker&)>& fn) {
+  std::vector<absl::Status> results(cluster.num_workers());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < cluster.num_workers(); ++r) {
+    threads.emplace_back([&, r] { results[r] = fn(cluster.worker(r)); });
+  }
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+class KilledWorkerTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KilledWorkerTest, TheOthersFinishWithoutIt) {
+  constexpr int kRounds = 8;
+  constexpr int kVictim = 3;
+  constexpr int kVictimRounds = 2;
+  auto cluster = LocalCluster::Create(Options(GetParam(), 4));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<absl::Status> results = RunEach(**cluster, [&](Worker& w) -> absl::Status {
+    if (w.rank() == kVictim) {
+      KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kVictimRounds));
+      (*cluster)->KillWorker(kVictim);  // dies mid-job: no Finish
+      return absl::OkStatus();
+    }
+    KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kRounds));
+    return w.Finish();
+  });
+  for (int r = 0; r < 4; ++r) EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  // The job ends, and says which worker it lost.
+  absl::Status end = (*cluster)->Shutdown();
+  EXPECT_EQ(end.code(), absl::StatusCode::kUnavailable) << end;
+  EXPECT_THAT(std::string(end.message()), HasSubstr("workers 3, declared dead"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Gates, KilledWorkerTest, ::testing::Values("bsp", "ssp:s=1"));
+
+TEST(MembershipTest, BspRoundsAfterADeathAverageTheSurvivors) {
+  constexpr int kRounds = 6;
+  auto cluster = LocalCluster::Create(Options("bsp", 3));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<float> final_params(kSize);
+  std::vector<absl::Status> results = RunEach(**cluster, [&](Worker& w) -> absl::Status {
+    if (w.rank() == 2) {
+      KAIROS_RETURN_IF_ERROR(Iterate(w, 0, 2));
+      (*cluster)->KillWorker(2);
+      return absl::OkStatus();
+    }
+    KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kRounds));
+    if (w.rank() == 0) KAIROS_RETURN_IF_ERROR(w.Pull("w", final_params));
+    return w.Finish();
+  });
+  for (const absl::Status& s : results) EXPECT_TRUE(s.ok()) << s;
+  const std::vector<float> expected = Sequential(kRounds, [](int t) {
+    return t < 2 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1};
+  });
+  EXPECT_EQ(final_params, expected);
+}
+
+TEST(MembershipTest, UnevenIterationCountsNeverHang) {
+  // Worker r has 2 * (r + 1) iterations of data; the last worker reads the result.
+  auto cluster = LocalCluster::Create(Options("bsp", 4));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<float> final_params(kSize);
+  absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+    KAIROS_RETURN_IF_ERROR(Iterate(w, 0, 2 * (w.rank() + 1)));
+    if (w.rank() == 3) KAIROS_RETURN_IF_ERROR(w.Pull("w", final_params));
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+  const std::vector<float> expected = Sequential(8, [](int t) {
+    std::vector<int> who;
+    for (int r = 0; r < 4; ++r) {
+      if (t < 2 * (r + 1)) who.push_back(r);
+    }
+    return who;
+  });
+  EXPECT_EQ(final_params, expected);
+}
+
+TEST(MembershipTest, GateDeadlineNamesTheWorkersHoldingTheMinimum) {
+  auto cluster = LocalCluster::Create(Options("bsp", 3));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& fast = (*cluster)->worker(0);
+  std::vector<float> params(kSize);
+  ASSERT_TRUE(Iterate(fast, 0, 1).ok());
+  ASSERT_TRUE(Iterate((*cluster)->worker(1), 0, 1).ok());
+  // Worker 2 never ends iteration 0, so worker 0's read at clock 1 cannot be served.
+  CallOptions soon;
+  soon.deadline = absl::Now() + absl::Milliseconds(300);
+  absl::Status s = fast.Pull("w", params, soon);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("worker 2 (clock 0)"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("read at clock 1 by worker 0"));
+  const ServerStats stats = (*cluster)->server_stats(0);
+  ASSERT_EQ(stats.workers.size(), 3u);
+  // Counted per message: the read is one message per chunk, 4 chunks on this shard.
+  EXPECT_EQ(stats.workers[0].blocked_reads, 4u);
+  EXPECT_GE(stats.workers[0].blocked_time, absl::Milliseconds(250));
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST(MetricsTest, ServersCountPushesPullsAndStalenessPerWorker) {
+  auto cluster = LocalCluster::Create(Options("bsp", 2));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_TRUE((*cluster)->Run([](Worker& w) { return Iterate(w, 0, 5); }).ok());
+  for (int shard = 0; shard < 2; ++shard) {
+    const ServerStats stats = (*cluster)->server_stats(shard);
+    ASSERT_EQ(stats.workers.size(), 2u);
+    for (const WorkerMetrics& m : stats.workers) {
+      // 200 elements in chunks of <= 32: 8 chunks, 4 per shard; 5 pushes and pulls each.
+      EXPECT_EQ(m.pushes, 20u);
+      EXPECT_EQ(m.pulls, 20u);
+      EXPECT_EQ(m.staleness.count(), 20u);
+      // BSP: a push meets no update newer than the worker's read of that round.
+      EXPECT_EQ(m.staleness.max(), 0u);
+      EXPECT_EQ(m.max_read_lead, 0);
+    }
+  }
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+}  // namespace
+}  // namespace kairos
