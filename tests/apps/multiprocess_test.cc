@@ -4,6 +4,7 @@
 // real kairos-coordinator and kairos-server next to it and W copies of a training program.
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -28,9 +29,10 @@ struct LaunchResult {
 };
 
 LaunchResult Launch(const std::vector<std::string>& args) {
-  const std::string out_path = ::testing::TempDir() + "kairos-multiprocess-output";
+  // A file of its own: ctest runs the tests of this binary in parallel processes.
+  std::string out_path = ::testing::TempDir() + "kairos-multiprocess-XXXXXX";
   {
-    UniqueFd out(::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    UniqueFd out(::mkostemp(out_path.data(), O_CLOEXEC));
     ProcessGroup group;
     ProcessSpec spec;
     spec.name = "kairos-launch";
@@ -47,6 +49,7 @@ LaunchResult Launch(const std::vector<std::string>& args) {
     std::stringstream text;
     text << in.rdbuf();
     run.output = text.str();
+    std::filesystem::remove(out_path);
     return run;
   }
 }
