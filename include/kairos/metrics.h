@@ -50,8 +50,8 @@ struct WorkerMetrics {
   // The largest lead of a served read: its clock minus the smallest clock of an active
   // worker at the moment it was served. The gate's bound (s for SSP) caps it.
   int64_t max_read_lead = 0;
-  // Version staleness of each push: updates this shard applied between the worker's last
-  // read of it and the push's arrival.
+  // Version staleness of each push: updates applied to the pushed chunk between the
+  // worker's last read of that chunk and the push's arrival.
   Histogram staleness;
 };
 

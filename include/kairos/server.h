@@ -30,7 +30,7 @@ struct ServerStats {
   uint64_t bytes_out = 0;       // payload bytes sent
   uint64_t errors_replied = 0;  // requests answered with an error
   uint64_t dropped = 0;         // messages dropped with nobody to answer (malformed, ...)
-  uint64_t version = 0;         // updates applied to this shard
+  uint64_t version = 0;         // updates applied to this shard's chunks, all together
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
 };
 

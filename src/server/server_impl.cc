@@ -214,7 +214,9 @@ class ServerImpl final : public Server {
     gate_ = policy::MakeGate(*spec, num_workers_);
     weighting_ = policy::MakeWeighting(*spec, num_workers_);
     straggler_ = policy::MakeStragglerPolicy(*spec, num_workers_);
-    version_read_.assign(num_workers_, 0);
+    for (ShardTable& t : shard_->tables()) {
+      for (ShardChunk& c : t.chunks) c.version_read.assign(num_workers_, 0);
+    }
     {
       absl::MutexLock lock(&metrics_mu_);
       metrics_.resize(num_workers_);
@@ -292,7 +294,7 @@ class ServerImpl final : public Server {
     stats_.pushes.fetch_add(1);
     stats_.bytes_in.fetch_add(h.length() * sizeof(float));
 
-    policy::StalenessInfo info{h.clock(), version_read_[*rank], version_};
+    policy::StalenessInfo info{h.clock(), chunk->version_read[*rank], chunk->version};
     {
       absl::MutexLock lock(&metrics_mu_);
       WorkerMetrics& wm = metrics_[*rank];
@@ -304,7 +306,7 @@ class ServerImpl final : public Server {
     Message reply;
     reply.header = ReplyHeader(h, wire::PUSH_REPLY, node_id_);
     if (verdict.action == policy::StragglerDecision::Action::kDrop) {
-      reply.header.set_version(version_);
+      reply.header.set_version(chunk->version);
       transport_->Send(from, std::move(reply));
       return;
     }
@@ -315,8 +317,8 @@ class ServerImpl final : public Server {
     const policy::AggregateDecision d = chunk->aggregation->OnPush(*rank, h.clock());
     Buffer gradient = std::move(m.payloads[0]);
     if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
-      reply.header.set_version(++version_);
-      stats_.version.store(version_);
+      reply.header.set_version(++chunk->version);
+      stats_.version.fetch_add(1);
       RunOnChunk(*chunk, [this, table, from, gradient, scale, h = h,
                           reply = std::move(reply)]() mutable {
         table->updater->Apply(table->Values(h.offset(), h.length()),
@@ -328,7 +330,7 @@ class ServerImpl final : public Server {
       Buffer& sum = chunk->buckets[d.bucket];
       if (sum.empty()) sum = Buffer::Zeros(chunk->chunk.size());
       Buffer part = sum.Slice(h.offset() - chunk->chunk.begin, h.length());
-      reply.header.set_version(version_);
+      reply.header.set_version(chunk->version);
       RunOnChunk(*chunk, [this, from, part, gradient, scale,
                           reply = std::move(reply)]() mutable {
         AsEigen(part) += scale * AsEigen(std::span<const float>(gradient.span()));
@@ -369,7 +371,7 @@ class ServerImpl final : public Server {
   void ServePull(const PendingPull& p) {
     const wire::Header& h = p.header;
     auto [table, chunk] = *shard_->Locate(h.table(), h.offset(), h.length());
-    version_read_[p.rank] = version_;
+    chunk->version_read[p.rank] = chunk->version;
     stats_.pulls.fetch_add(1);
     {
       const policy::Tick min = gate_->clocks().MinActiveClock();
@@ -384,7 +386,7 @@ class ServerImpl final : public Server {
     stats_.bytes_out.fetch_add(h.length() * sizeof(float));
     Message reply;
     reply.header = ReplyHeader(h, wire::PULL_REPLY, node_id_);
-    reply.header.set_version(version_);
+    reply.header.set_version(chunk->version);
     RunOnChunk(*chunk, [this, table, from = p.from, reply = std::move(reply)]() mutable {
       const wire::Header& rh = reply.header;
       reply.payloads.push_back(Buffer::CopyOf(table->Values(rh.offset(), rh.length())));
@@ -423,8 +425,8 @@ class ServerImpl final : public Server {
       if (it == c.buckets.end()) continue;
       Buffer sum = std::move(it->second);
       c.buckets.erase(it);
-      ++version_;
-      stats_.version.store(version_);
+      ++c.version;
+      stats_.version.fetch_add(1);
       const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
       RunOnChunk(c, [&t, begin = c.chunk.begin, sum, scale] {
         t.updater->Apply(t.Values(begin, sum.size()), t.State(begin, sum.size()), sum.span(),
@@ -511,8 +513,6 @@ class ServerImpl final : public Server {
   std::unique_ptr<policy::Gate> gate_;
   std::unique_ptr<policy::Weighting> weighting_;
   std::unique_ptr<policy::StragglerPolicy> straggler_;
-  std::vector<uint64_t> version_read_;
-  uint64_t version_ = 0;
   std::deque<PendingPull> waiting_;
 };
 

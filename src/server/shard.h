@@ -32,6 +32,11 @@ struct ShardChunk {
   bool apply_inline = false;  // small chunks are worked on the I/O thread
   std::unique_ptr<policy::Aggregation> aggregation;
   std::map<int64_t, Buffer> buckets;  // pending sums by bucket (round-average)
+  // Updates applied to this chunk, and its value when each worker last read the chunk:
+  // their difference is a push's version staleness (one logical push advances every chunk
+  // it covers by one).
+  uint64_t version = 0;
+  std::vector<uint64_t> version_read;
 };
 
 struct ShardTable {
