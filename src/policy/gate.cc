@@ -1,11 +1,12 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The gates. SSP(s) covers BSP (s = 0) and ASP (s = kUnbounded); later gates (DSSP, PSP)
-// live beside it and are chosen by MakeGate.
+// The SSP gate, which covers BSP (s = 0) and ASP (s = kUnbounded), and MakeGate. DSSP
+// (dssp_gate.cc) and PSP (psp_gate.cc) live beside it.
 
 #include <memory>
 #include <vector>
 
+#include "policy/gates.h"
 #include "policy/policy.h"
 
 namespace kairos::policy {
@@ -47,12 +48,24 @@ class SspGate final : public Gate {
 
 }  // namespace
 
+namespace internal {
+
+std::unique_ptr<Gate> NewSspGate(const GateSpec& spec, int num_workers) {
+  return std::make_unique<SspGate>(num_workers, spec.staleness);
+}
+
+}  // namespace internal
+
 std::unique_ptr<Gate> MakeGate(const PolicySpec& spec, int num_workers) {
   switch (spec.gate.kind) {  // -Wswitch points here when a Kind is added
     case GateSpec::Kind::kSsp:
       break;
+    case GateSpec::Kind::kDssp:
+      return internal::NewDsspGate(spec.gate, num_workers);
+    case GateSpec::Kind::kPsp:
+      return internal::NewPspGate(spec.gate, num_workers);
   }
-  return std::make_unique<SspGate>(num_workers, spec.gate.staleness);
+  return internal::NewSspGate(spec.gate, num_workers);
 }
 
 }  // namespace kairos::policy

@@ -85,14 +85,19 @@ class WorkerClocks {
 // from one worker to one shard arrive in order, so OnClock(w, c) precedes that read).
 // SSP(s) admits a read at clock c iff c - MinActiveClock() <= s; BSP is s = 0 (wait until
 // every active worker has completed clock c), ASP is s = kUnbounded (never wait).
+// DSSP(s_L, r_max) admits iff c - MinActiveClock() <= s_L or c is covered by w's grant;
+// PSP(beta, s) iff c - (smallest clock among beta sampled other workers) <= s
+// (docs/policies.md has each rule in full).
 class Gate {
  public:
   virtual ~Gate() = default;
 
   // Worker w completed an iteration: its clock is now `clock`, at time `now`. A clock
-  // below the one already known is ignored.
+  // below the one already known is ignored. Called once per iteration (per shard): this is
+  // the iteration-boundary event whose times DSSP's controller reads.
   virtual void OnClock(WorkerId w, Tick clock, absl::Time now) = 0;
-  // Worker w pushed at clock `clock`, at time `now` (timestamps for DSSP's controller).
+  // Worker w pushed at clock `clock`, at time `now`. Called once per chunk message, so
+  // possibly many times per iteration: no gate derives iteration timing from it.
   virtual void OnPush(WorkerId w, Tick clock, absl::Time now) {}
   // Worker w left (dead or finished): it leaves every minimum.
   virtual void OnLeave(WorkerId w, MemberState why) = 0;
@@ -181,16 +186,53 @@ class StragglerPolicy {
 //   preset  := name [":" params]
 //   option  := ("gate" | "agg" | "weight" | "pull" | "straggler") "=" name [":" params]
 //   params  := key "=" value ("," key "=" value)*
-// e.g. "bsp", "asp", "ssp:s=3", "gate=bsp+agg=immediate", and later
-// "ssp:s=3+weight=value+pull=eager". Names are lower-case and case-sensitive; blanks
-// around tokens are ignored. A seam an option does not name keeps its default (asp,
-// immediate, constant, on-demand, none); a preset sets gate and agg, and an option that
-// sets either to another value than the preset's is an error.
+// e.g. "bsp", "asp", "ssp:s=3", "dssp:s=3,r=12", "psp:beta=2,s=1,seed=7",
+// "gate=bsp+agg=immediate", and later "ssp:s=3+weight=value+pull=eager". Names are
+// lower-case and case-sensitive; blanks around tokens are ignored. A seam an option does not
+// name keeps its default (asp, immediate, constant, on-demand, none); a preset sets gate and
+// agg, and an option that sets either to another value than the preset's is an error.
+
+// DSSP's defaults, the authors' (papers.md §1): s_L = 3, r_max = 12 (range [3, 15]).
+inline constexpr Tick kDsspDefaultLowerBound = 3;
+inline constexpr Tick kDsspDefaultRMax = 12;
+// The largest r_max accepted: the controller costs O(r_max) per call (once per iteration of
+// the fastest worker at most), and the paper's range is 12 wide.
+inline constexpr Tick kDsspMaxRMax = 10000;
+
 struct GateSpec {
-  enum class Kind { kSsp };  // BSP = SSP(0), ASP = SSP(unbounded)
+  // BSP = SSP(0), ASP = SSP(unbounded); DSSP (Zhao et al. 2019) and PSP (Wang et al. 2017)
+  // add the parameters below.
+  enum class Kind { kSsp, kDssp, kPsp };
+  // DSSP: how many reads beyond s_L a grant of r* admits (papers.md Part A #1).
+  enum class DsspGrant {
+    kExact,    // r*: the read at the grant's clock and the next r* - 1 (default)
+    kLiteral,  // r* + 1, as Algorithm 1 is printed
+  };
+  // DSSP: whether a grant is cut so that no read is admitted more than
+  // s_U = s_L + r_max clocks ahead of the slowest active worker (papers.md Part A #2).
+  enum class DsspBound {
+    kStrict,  // default: the SSP(s_U) guarantee of the paper's Theorem 2 holds
+    kNone,    // paper-literal: unbounded behind a very slow straggler
+  };
+
   Kind kind = Kind::kSsp;
+  // SSP: s. DSSP: the lower bound s_L. PSP: s. kUnbounded: never wait.
   Tick staleness = kUnbounded;
-  friend bool operator==(const GateSpec&, const GateSpec&) = default;
+  // DSSP only: r_max = s_U - s_L, the most extra clocks one grant can give,
+  // 0 <= r_max <= kDsspMaxRMax and s_L + r_max <= kUnbounded.
+  Tick r_max = kDsspDefaultRMax;
+  DsspGrant grant = DsspGrant::kExact;
+  DsspBound bound = DsspBound::kStrict;
+  // PSP only: beta >= 0, the number of other active workers sampled per read (0: never
+  // wait); seed of the gate's generator (deterministic decisions for a seed and an event
+  // sequence).
+  int beta = 0;
+  uint64_t seed = 0;
+
+  // Equal when they select the same gate: same kind, staleness and parameters of that kind.
+  // The fields of the other kinds are ignored (ParsePolicySpec leaves them at their
+  // defaults, and ToString does not print them).
+  friend bool operator==(const GateSpec& a, const GateSpec& b);
 };
 struct AggregationSpec {
   enum class Kind { kImmediate, kRoundAverage };
@@ -224,11 +266,12 @@ struct PolicySpec {
 
 // Parses a spec string. InvalidArgument says what is wrong and where, e.g.
 // "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'". A name that a
-// later version implements (dssp, psp, ...) is refused as "not implemented yet".
+// later version implements (sa-asgd, vsgd, ...) is refused as "not implemented yet".
 absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view text);
-// OK iff `spec` is one ParsePolicySpec can return: staleness >= 0, and round-average
-// aggregation only under the BSP gate (with s > 0 a read could miss the reader's own
-// pushes still held in a bucket). InvalidArgument otherwise.
+// OK iff `spec` is one ParsePolicySpec can return: staleness >= 0; DSSP's r_max in
+// [0, kDsspMaxRMax] with s_L + r_max <= kUnbounded; PSP's beta >= 0; and round-average
+// aggregation only under the BSP gate, SSP(0) (with s > 0 a read could miss the reader's
+// own pushes still held in a bucket). InvalidArgument otherwise.
 absl::Status ValidatePolicySpec(const PolicySpec& spec);
 // The canonical spec string: a preset when one matches, then options for the seams that
 // differ from it, in the order gate, agg, weight, pull, straggler. For every valid spec,
@@ -241,6 +284,23 @@ std::unique_ptr<Gate> MakeGate(const PolicySpec& spec, int num_workers);
 std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers);
 std::unique_ptr<Weighting> MakeWeighting(const PolicySpec& spec, int num_workers);
 std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int num_workers);
+
+// ------------------------------------------------------------------------ DSSP controller
+// Table A's row for one worker (papers.md §1.3): the times of its two latest iteration
+// boundaries, as the shard saw them (Gate::OnClock events).
+struct DsspHistory {
+  absl::Time latest;    // A[i][0]
+  absl::Time previous;  // A[i][1]
+};
+
+// DSSP's synchronization controller, Algorithm 2 of Zhao et al. 2019, as a pure function.
+// With I_p = fastest.latest - fastest.previous and I_s = slowest.latest - slowest.previous:
+//   Sim_p[r] = fastest.latest + r * I_p          r = 0 .. r_max
+//   Sim_s[k] = slowest.latest + (k + 1) * I_s    k = 0 .. r_max
+// returns the r minimising min_k |Sim_s[k] - Sim_p[r]|, the smallest such r on ties
+// (papers.md Part A #3). The distances are exact (absl::Duration); cost O(r_max).
+// REQUIRES: 0 <= r_max <= kDsspMaxRMax.
+Tick DsspController(const DsspHistory& fastest, const DsspHistory& slowest, Tick r_max);
 
 }  // namespace kairos::policy
 

@@ -1,11 +1,13 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The policy spec string: parser, validation and canonical printer (docs/policies.md has
-// the grammar). The parser knows the names later versions add (dssp, psp, ...) so that it
-// can tell "not implemented yet" apart from a typo.
+// the grammar). The parser knows the names later versions add (sa-asgd, vsgd, ...) so that
+// it can tell "not implemented yet" apart from a typo.
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/types/span.h"
 #include "policy/policy.h"
 
 namespace kairos::policy {
@@ -33,10 +36,8 @@ struct PlannedName {
   absl::string_view what;
 };
 
-constexpr absl::string_view kPresets[] = {"bsp", "asp", "ssp"};
+constexpr absl::string_view kPresets[] = {"bsp", "asp", "ssp", "dssp", "psp"};
 constexpr PlannedName kPlannedPresets[] = {
-    {"dssp", "dynamic SSP, Zhao et al. 2019"},
-    {"psp", "probabilistic SSP, Wang et al. 2017"},
     {"sa-asgd", "staleness-aware async SGD with n-softsync, Zhang et al. 2016"},
     {"vsgd", "value-staleness weighting, VSGD 2019"},
     {"eager", "eager pull, PS+ 2022"},
@@ -55,9 +56,7 @@ struct SeamNames {
 SeamNames NamesOf(Seam seam) {
   switch (seam) {
     case Seam::kGate:
-      return {{"bsp", "asp", "ssp"},
-              {{"dssp", "dynamic SSP, Zhao et al. 2019"},
-               {"psp", "probabilistic SSP, Wang et al. 2017"}}};
+      return {{"bsp", "asp", "ssp", "dssp", "psp"}, {}};
     case Seam::kAgg:
       return {{"immediate", "round"}, {{"softsync", "n-softsync buckets, SA-ASGD 2016"}}};
     case Seam::kWeight:
@@ -187,10 +186,113 @@ absl::StatusOr<Tick> ParseNonNegative(const Param& param, absl::string_view wher
   return value;
 }
 
+// Digits only, and it fits in 64 unsigned bits (a seed).
+absl::StatusOr<uint64_t> ParseUnsigned(const Param& param, absl::string_view where) {
+  uint64_t value = 0;
+  const bool digits = !param.value.empty() &&
+                      std::all_of(param.value.begin(), param.value.end(), absl::ascii_isdigit);
+  if (!digits || !absl::SimpleAtoi(param.value, &value)) {
+    return Error(where, absl::StrCat("parameter '", param.key, "' must be a non-negative integer",
+                                     digits ? " that fits in 64 unsigned bits" : "", ", got '",
+                                     param.value, "'"));
+  }
+  return value;
+}
+
+// A non-negative integer <= `most`.
+absl::StatusOr<Tick> ParseAtMost(const Param& param, Tick most, absl::string_view why,
+                                 absl::string_view where) {
+  absl::StatusOr<Tick> value = ParseNonNegative(param, where);
+  if (!value.ok() || *value <= most) return value;
+  return Error(where, absl::StrCat("parameter '", param.key, "' must be at most ", most, " (", why,
+                                   "), got '", param.value, "'"));
+}
+
+// One of `choices`; returns its index.
+absl::StatusOr<int> ParseChoice(const Param& param, absl::Span<const absl::string_view> choices,
+                                absl::string_view where) {
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i] == param.value) return static_cast<int>(i);
+  }
+  return Error(where, absl::StrCat("parameter '", param.key, "' must be one of ",
+                                   absl::StrJoin(choices, ", "), "; got '", param.value, "'"));
+}
+
 // ------------------------------------------------------------------------- Seams
 
-// bsp | asp | ssp:s=N, as a preset or as the value of "gate=".
+constexpr absl::string_view kDsspGrants[] = {"exact", "literal"};  // GateSpec::DsspGrant
+constexpr absl::string_view kDsspBounds[] = {"strict", "none"};    // GateSpec::DsspBound
+
+// dssp[:s=N][,r=N][,grant=exact|literal][,bound=strict|none]; s and r default to the
+// paper's 3 and 12.
+absl::StatusOr<GateSpec> ParseDssp(const Term& term, absl::string_view where) {
+  if (absl::Status keys = CheckParamKeys(term, {"s", "r", "grant", "bound"}, where); !keys.ok()) {
+    return keys;
+  }
+  GateSpec gate{.kind = GateSpec::Kind::kDssp, .staleness = kDsspDefaultLowerBound};
+  if (const Param* s = FindParam(term, "s")) {
+    absl::StatusOr<Tick> value = ParseNonNegative(*s, where);
+    if (!value.ok()) return value.status();
+    gate.staleness = *value;
+  }
+  if (const Param* r = FindParam(term, "r")) {
+    absl::StatusOr<Tick> value =
+        ParseAtMost(*r, kDsspMaxRMax, "the controller costs O(r) per iteration", where);
+    if (!value.ok()) return value.status();
+    gate.r_max = *value;
+  }
+  if (const Param* grant = FindParam(term, "grant")) {
+    absl::StatusOr<int> index = ParseChoice(*grant, kDsspGrants, where);
+    if (!index.ok()) return index.status();
+    gate.grant = static_cast<GateSpec::DsspGrant>(*index);
+  }
+  if (const Param* bound = FindParam(term, "bound")) {
+    absl::StatusOr<int> index = ParseChoice(*bound, kDsspBounds, where);
+    if (!index.ok()) return index.status();
+    gate.bound = static_cast<GateSpec::DsspBound>(*index);
+  }
+  if (gate.staleness > kUnbounded - gate.r_max) {
+    return Error(where, absl::StrCat("s + r (the upper bound s_U) must be at most ", kUnbounded,
+                                     ", got s=", gate.staleness, ", r=", gate.r_max));
+  }
+  return gate;
+}
+
+// psp:beta=N,s=N[,seed=N]; beta and s are required, seed defaults to 0.
+absl::StatusOr<GateSpec> ParsePsp(const Term& term, absl::string_view where) {
+  if (absl::Status keys = CheckParamKeys(term, {"beta", "s", "seed"}, where); !keys.ok()) {
+    return keys;
+  }
+  const Param* beta = FindParam(term, "beta");
+  const Param* s = FindParam(term, "s");
+  if (beta == nullptr) {
+    return Error(where,
+                 "'psp' needs parameter 'beta' (the number of workers sampled), e.g. "
+                 "'psp:beta=2,s=1'");
+  }
+  if (s == nullptr) {
+    return Error(where, "'psp' needs parameter 's' (the staleness bound), e.g. 'psp:beta=2,s=1'");
+  }
+  GateSpec gate{.kind = GateSpec::Kind::kPsp};
+  absl::StatusOr<Tick> sample_size =
+      ParseAtMost(*beta, std::numeric_limits<int>::max(), "it counts workers", where);
+  if (!sample_size.ok()) return sample_size.status();
+  gate.beta = static_cast<int>(*sample_size);
+  absl::StatusOr<Tick> staleness = ParseNonNegative(*s, where);
+  if (!staleness.ok()) return staleness.status();
+  gate.staleness = *staleness;
+  if (const Param* seed = FindParam(term, "seed")) {
+    absl::StatusOr<uint64_t> value = ParseUnsigned(*seed, where);
+    if (!value.ok()) return value.status();
+    gate.seed = *value;
+  }
+  return gate;
+}
+
+// bsp | asp | ssp:s=N | dssp:... | psp:..., as a preset or as the value of "gate=".
 absl::StatusOr<GateSpec> ParseGate(const Term& term, absl::string_view where) {
+  if (term.name == "dssp") return ParseDssp(term, where);
+  if (term.name == "psp") return ParsePsp(term, where);
   if (term.name == "ssp") {
     if (absl::Status keys = CheckParamKeys(term, {"s"}, where); !keys.ok()) return keys;
     const Param* bound = FindParam(term, "s");
@@ -255,10 +357,39 @@ absl::Status ApplyOption(Seam seam, absl::string_view value, absl::string_view w
 
 // ------------------------------------------------------------------------- Printing
 
+std::string DsspValue(const GateSpec& gate) {
+  std::string value = absl::StrCat("dssp:s=", gate.staleness, ",r=", gate.r_max);
+  if (gate.grant != GateSpec::DsspGrant::kExact) {
+    absl::StrAppend(&value, ",grant=", kDsspGrants[static_cast<int>(gate.grant)]);
+  }
+  if (gate.bound != GateSpec::DsspBound::kStrict) {
+    absl::StrAppend(&value, ",bound=", kDsspBounds[static_cast<int>(gate.bound)]);
+  }
+  return value;
+}
+
+std::string PspValue(const GateSpec& gate) {
+  std::string value = absl::StrCat("psp:beta=", gate.beta, ",s=", gate.staleness);
+  if (gate.seed != 0) absl::StrAppend(&value, ",seed=", gate.seed);
+  return value;
+}
+
 std::string GateValue(const GateSpec& gate) {
+  switch (gate.kind) {
+    case GateSpec::Kind::kSsp:
+      break;
+    case GateSpec::Kind::kDssp:
+      return DsspValue(gate);
+    case GateSpec::Kind::kPsp:
+      return PspValue(gate);
+  }
   if (gate.staleness == 0) return "bsp";
   if (gate.staleness == kUnbounded) return "asp";
   return absl::StrCat("ssp:s=", gate.staleness);
+}
+
+bool IsBspGate(const GateSpec& gate) {
+  return gate.kind == GateSpec::Kind::kSsp && gate.staleness == 0;
 }
 
 std::string AggValue(const AggregationSpec& agg) {
@@ -290,7 +421,8 @@ std::string SeamValue(Seam seam, const PolicySpec& spec) {
 // The preset that sets gate and agg as `spec` does, if any.
 std::optional<std::string> PresetFor(const PolicySpec& spec) {
   const bool round = spec.aggregation.kind == AggregationSpec::Kind::kRoundAverage;
-  if (round) return spec.gate.staleness == 0 ? std::optional<std::string>("bsp") : std::nullopt;
+  if (round) return IsBspGate(spec.gate) ? std::optional<std::string>("bsp") : std::nullopt;
+  if (spec.gate.kind != GateSpec::Kind::kSsp) return GateValue(spec.gate);  // dssp, psp
   if (spec.gate.staleness == kUnbounded) return "asp";
   return absl::StrCat("ssp:s=", spec.gate.staleness);
 }
@@ -408,6 +540,27 @@ absl::Status Locate(const absl::Status& status, const Part& part, size_t num_par
       absl::StrCat(status.message(), " (part ", part.index, " of spec '", text, "')"));
 }
 
+absl::Status ValidateGateSpec(const GateSpec& gate) {
+  if (gate.staleness < 0) {
+    return InvalidArgumentError(absl::StrCat("gate staleness must be >= 0, got ", gate.staleness));
+  }
+  if (gate.kind == GateSpec::Kind::kDssp) {
+    if (gate.r_max < 0 || gate.r_max > kDsspMaxRMax) {
+      return InvalidArgumentError(
+          absl::StrCat("dssp r_max must be in [0, ", kDsspMaxRMax, "], got ", gate.r_max));
+    }
+    if (gate.staleness > kUnbounded - gate.r_max) {
+      return InvalidArgumentError(absl::StrCat("dssp s_L + r_max must be at most ", kUnbounded,
+                                               ", got s_L=", gate.staleness,
+                                               ", r_max=", gate.r_max));
+    }
+  }
+  if (gate.kind == GateSpec::Kind::kPsp && gate.beta < 0) {
+    return InvalidArgumentError(absl::StrCat("psp beta must be >= 0, got ", gate.beta));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view spec_text) {
@@ -433,12 +586,22 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view spec_text) {
   return spec;
 }
 
-absl::Status ValidatePolicySpec(const PolicySpec& spec) {
-  if (spec.gate.staleness < 0) {
-    return InvalidArgumentError(
-        absl::StrCat("gate staleness must be >= 0, got ", spec.gate.staleness));
+bool operator==(const GateSpec& a, const GateSpec& b) {
+  if (a.kind != b.kind || a.staleness != b.staleness) return false;
+  switch (a.kind) {
+    case GateSpec::Kind::kSsp:
+      return true;
+    case GateSpec::Kind::kDssp:
+      return a.r_max == b.r_max && a.grant == b.grant && a.bound == b.bound;
+    case GateSpec::Kind::kPsp:
+      return a.beta == b.beta && a.seed == b.seed;
   }
-  if (spec.aggregation.kind == AggregationSpec::Kind::kRoundAverage && spec.gate.staleness != 0) {
+  return false;
+}
+
+absl::Status ValidatePolicySpec(const PolicySpec& spec) {
+  if (absl::Status gate = ValidateGateSpec(spec.gate); !gate.ok()) return gate;
+  if (spec.aggregation.kind == AggregationSpec::Kind::kRoundAverage && !IsBspGate(spec.gate)) {
     return InvalidArgumentError(absl::StrCat(
         "agg=round needs gate=bsp, got gate=", GateValue(spec.gate),
         ": a round is applied only when every worker has finished it, so a worker allowed "
