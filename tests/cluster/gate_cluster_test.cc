@@ -78,7 +78,13 @@ TEST_P(GateClusterTest, ServedReadsNeverExceedTheGatesBound) {
 INSTANTIATE_TEST_SUITE_P(
     Gates, GateClusterTest,
     ::testing::Values(GateCase{"bsp", 0, true}, GateCase{"ssp:s=2", 2, true},
-                      GateCase{"ssp:s=0", 0, true}, GateCase{"asp", kNoBound, false}),
+                      GateCase{"ssp:s=0", 0, true}, GateCase{"asp", kNoBound, false},
+                      // DSSP with the default strict bound: never beyond s_L + r_max.
+                      GateCase{"dssp:s=1,r=3", 4, true},
+                      // PSP sampling every other worker decides exactly like SSP(s).
+                      GateCase{"psp:beta=3,s=1", 1, true},
+                      // A smaller sample is never stricter than SSP(s) and gives no bound.
+                      GateCase{"psp:beta=1,s=1,seed=7", kNoBound, true}),
     [](const auto& info) {
       std::string name;
       for (char ch : info.param.spec) name += std::isalnum(ch) ? ch : '_';
