@@ -1,12 +1,14 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The aggregations: immediate (apply every push) and round-average (BSP, papers.md Part A
-// #9: average the round's gradients and apply them once).
+// The aggregations: immediate (apply every push), round-average (BSP, papers.md Part A
+// #9: average the round's gradients and apply them once) and n-softsync (SA-ASGD,
+// papers.md §2: average every c pushes, from any workers).
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "policy/policy.h"
@@ -63,6 +65,54 @@ class RoundAverageAggregation final : public Aggregation {
   std::map<int64_t, Bucket> pending_;  // by bucket (round)
 };
 
+// n-softsync (Zhang et al. 2016): pushes from any workers fill the open bucket, numbered
+// 0, 1, 2, ... per chunk; a bucket is closed (ready) when it holds c = max(1, floor(A / n))
+// pushes and is applied as sum / its count. A = num_workers until the first TakeReady, then
+// the number of active workers in the clocks TakeReady last saw, so that when workers leave
+// a bucket still fills (and with none active, c = 1 flushes a partial bucket). Workers never
+// wait for a bucket, whatever the gate: the gate decides reads from the clocks alone. Not
+// thread-safe (see policy.h).
+class SoftSyncAggregation final : public Aggregation {
+ public:
+  // REQUIRES: n >= 1.
+  SoftSyncAggregation(int num_workers, int n) : n_(n), c_(BucketSize(num_workers)) {}
+
+  AggregateDecision OnPush(WorkerId w, Tick clock) override {
+    const AggregateDecision decision{.kind = AggregateDecision::Kind::kAccumulate,
+                                     .bucket = open_};
+    ++open_count_;
+    if (open_count_ >= c_) Close();
+    return decision;
+  }
+
+  std::vector<ReadyBucket> TakeReady(const WorkerClocks& clocks) override {
+    c_ = BucketSize(clocks.num_active());
+    if (open_count_ > 0 && open_count_ >= c_) Close();
+    return std::exchange(ready_, {});
+  }
+
+  int num_pending() const override {
+    return static_cast<int>(ready_.size()) + (open_count_ > 0 ? 1 : 0);
+  }
+
+ private:
+  int BucketSize(int workers) const { return std::max(1, workers / n_); }
+
+  void Close() {
+    ready_.push_back({.bucket = open_,
+                      .contributions = open_count_,
+                      .divisor = static_cast<float>(open_count_)});
+    ++open_;
+    open_count_ = 0;
+  }
+
+  const int n_;
+  int c_;                            // pushes per bucket now
+  int64_t open_ = 0;                 // the bucket pushes go to
+  int open_count_ = 0;               // pushes in it
+  std::vector<ReadyBucket> ready_;   // closed, not yet taken, in bucket order
+};
+
 }  // namespace
 
 std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers) {
@@ -71,6 +121,8 @@ std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_wor
       return std::make_unique<ImmediateAggregation>();
     case AggregationSpec::Kind::kRoundAverage:
       return std::make_unique<RoundAverageAggregation>();
+    case AggregationSpec::Kind::kSoftSync:
+      return std::make_unique<SoftSyncAggregation>(num_workers, std::max(1, spec.aggregation.n));
   }
   return std::make_unique<ImmediateAggregation>();  // unreachable: every Kind is handled
 }

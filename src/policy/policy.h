@@ -9,8 +9,9 @@
 //   Gate          | server shard   | may worker w's read at clock c be served now?
 //   Aggregation   | server (chunk) | apply a push now, or accumulate it into a bucket?
 //   Weighting     | server (apply) | how much does an update count, given its staleness?
-//   PullSchedule  | worker         | when are parameters fetched (on demand, eager)?
-//                                      (only PullSpec exists yet: on-demand needs no object)
+//   Pull          | worker         | when are parameters fetched (on demand, eager)?
+//                                      (PullSpec + EagerLearningRateScale; the schedule
+//                                      itself lives in the worker)
 //   Straggler     | server + coord | who is a straggler; what happens to its stale push?
 //
 // Thread-safety: none of these classes is thread-safe; the owner (one server shard, or the
@@ -120,6 +121,15 @@ class Gate {
 //                  divisor is the number of distinct workers that pushed into it. The owner
 //                  applies ready buckets before it re-checks the gate, so a BSP read at clock
 //                  c sees exactly rounds 0 .. c - 1.
+//   n-softsync     (SA-ASGD, Zhang et al. 2016) every push, from any worker, is accumulated
+//                  into the open bucket 0, 1, 2, ... of the chunk; a bucket is ready when it
+//                  holds c = max(1, floor(A / n)) pushes and is applied as sum / c. A is the
+//                  number of workers given to the factory until the first TakeReady, then
+//                  the number of active workers in the clocks TakeReady last saw; when A
+//                  drops (a worker leaves), an open bucket that already holds the new c is
+//                  ready at once, with divisor = its count. With every worker active exactly
+//                  floor(pushes / c) buckets are applied, each with divisor c; with no
+//                  active worker c = 1, so a partial bucket is flushed. Clocks are ignored.
 struct AggregateDecision {
   enum class Kind { kApplyNow, kAccumulate };
   Kind kind = Kind::kApplyNow;
@@ -152,17 +162,34 @@ struct StalenessInfo {
   Tick push_clock = 0;        // the clock the push was made at
   uint64_t version_read = 0;  // shard version when the worker last pulled
   uint64_t version_now = 0;   // shard version now
+  // VSGD: the value staleness VS of this push for the chunk, ||D_i||: the norm of the sum
+  // of the updates applied to the chunk since the worker last pulled it (or the scalar
+  // bound sum ||Delta||, WeightingSpec::ValueMode). Filled by the server only when
+  // Weighting::NeedsValueStaleness(); 0 otherwise.
+  double value_staleness = 0.0;
   uint64_t iteration_staleness() const {
     return version_now > version_read ? version_now - version_read : 0;
   }
 };
 
-// constant: every update counts 1.
+// The server creates one Weighting per chunk (MakeWeighting), so state kept inside one (the
+// EMA of the value weighting) is per chunk. Scale is called once per push, in push order.
+//   constant   every update counts 1.
+//   staleness  (SA-ASGD) 1 / max(sigma, 1), or 1 / (sigma + 1) with plus_one, where
+//              sigma = info.iteration_staleness().
+//   value      (VSGD) from VS = info.value_staleness: normalized 1 / max(1, VS / E), where E
+//              is the EMA of the VS of the earlier pushes (the first push sets E = VS and
+//              gets 1; E is updated after the scale is computed: E <- a VS + (1 - a) E), or
+//              dutta min(C / VS^2, max) (max when VS = 0). A NaN or negative VS counts as
+//              0; +inf gives 0; only finite values enter the EMA.
 class Weighting {
  public:
   virtual ~Weighting() = default;
   // Multiplier applied to w's gradient (on top of the updater's learning rate).
   virtual float Scale(WorkerId w, const StalenessInfo& info) = 0;
+  // Whether Scale reads info.value_staleness: the server keeps the per-worker sums D_i
+  // (memory W x chunk size, or one scalar per worker in bound mode) only when true.
+  virtual bool NeedsValueStaleness() const { return false; }
 };
 
 // ------------------------------------------------------------------------ Straggler
@@ -174,10 +201,18 @@ struct StragglerDecision {
   bool refresh = false;  // the worker must pull fresh parameters before its next step
 };
 
+// none: every push is kApply with weight 1.
+// saps (SaPS 2019): with tau = info.iteration_staleness() (or, with detect_ema, the EMA of
+// w's tau including this push) and S_max = s_max, or max(1, 2(N - 1)) when s_max = 0
+// (N = max(1, num_workers)): a push with tau > S_max is kDrop (or kDownWeight with weight
+// down_weight), refresh = true; any other is kApply. Fast workers are never held back.
 class StragglerPolicy {
  public:
   virtual ~StragglerPolicy() = default;
   virtual StragglerDecision OnPush(WorkerId w, const StalenessInfo& info) = 0;
+  // The workers whose latest push (or EMA, with detect_ema) exceeded S_max, in increasing
+  // id order. Empty for none.
+  virtual std::vector<WorkerId> Stragglers() const { return {}; }
 };
 
 // ---------------------------------------------------------------------------- Spec
@@ -186,11 +221,13 @@ class StragglerPolicy {
 //   preset  := name [":" params]
 //   option  := ("gate" | "agg" | "weight" | "pull" | "straggler") "=" name [":" params]
 //   params  := key "=" value ("," key "=" value)*
-// e.g. "bsp", "asp", "ssp:s=3", "dssp:s=3,r=12", "psp:beta=2,s=1,seed=7",
-// "gate=bsp+agg=immediate", and later "ssp:s=3+weight=value+pull=eager". Names are
-// lower-case and case-sensitive; blanks around tokens are ignored. A seam an option does not
-// name keeps its default (asp, immediate, constant, on-demand, none); a preset sets gate and
-// agg, and an option that sets either to another value than the preset's is an error.
+// e.g. "bsp", "asp", "ssp:s=3", "dssp:s=3,r=12", "psp:beta=2,s=1,seed=7", "sa-asgd:n=4",
+// "vsgd", "eager", "saps", "gate=bsp+agg=immediate", "ssp:s=3+weight=value+pull=eager".
+// Names are lower-case and case-sensitive; blanks around tokens are ignored. A seam an
+// option does not name keeps its default (asp, immediate, constant, on-demand, none). A
+// preset sets gate and agg, and an option that sets either to another value than the
+// preset's is an error; sa-asgd, vsgd, eager and saps also set the kind of weight, pull or
+// straggler, and an option may change that seam's parameters but not its kind.
 
 // DSSP's defaults, the authors' (papers.md §1): s_L = 3, r_max = 12 (range [3, 15]).
 inline constexpr Tick kDsspDefaultLowerBound = 3;
@@ -198,6 +235,9 @@ inline constexpr Tick kDsspDefaultRMax = 12;
 // The largest r_max accepted: the controller costs O(r_max) per call (once per iteration of
 // the fastest worker at most), and the paper's range is 12 wide.
 inline constexpr Tick kDsspMaxRMax = 10000;
+// VSGD's gate when the preset gives no s: SSP(3), so that "vsgd" is an ablation of
+// "ssp:s=3" (papers.md §4.2).
+inline constexpr Tick kVsgdDefaultStaleness = 3;
 
 struct GateSpec {
   // BSP = SSP(0), ASP = SSP(unbounded); DSSP (Zhao et al. 2019) and PSP (Wang et al. 2017)
@@ -234,25 +274,56 @@ struct GateSpec {
   // defaults, and ToString does not print them).
   friend bool operator==(const GateSpec& a, const GateSpec& b);
 };
+// Equality of the four structs below compares the kind and the fields that kind (and its
+// sub-choice) reads, as GateSpec's does: a field of another kind is ignored, as ToString
+// ignores it.
 struct AggregationSpec {
-  enum class Kind { kImmediate, kRoundAverage };
+  enum class Kind { kImmediate, kRoundAverage, kSoftSync };
   Kind kind = Kind::kImmediate;
-  friend bool operator==(const AggregationSpec&, const AggregationSpec&) = default;
+  // kSoftSync: n >= 1 (n-softsync: a bucket holds c = max(1, floor(W / n)) pushes).
+  int n = 0;
+  friend bool operator==(const AggregationSpec& a, const AggregationSpec& b);
 };
 struct WeightingSpec {
-  enum class Kind { kConstant };
+  enum class Kind { kConstant, kStaleness, kValue };
   Kind kind = Kind::kConstant;
-  friend bool operator==(const WeightingSpec&, const WeightingSpec&) = default;
+  // kStaleness: lr0 / (sigma + 1) instead of lr0 / max(sigma, 1) (papers.md Part A #4).
+  bool plus_one = false;
+  // kValue: the map from the value staleness VS to the multiplier (Part A #6):
+  // kNormalized 1 / max(1, VS / EMA(VS)); kDutta min(C / VS^2, dutta_max).
+  enum class ValueMap { kNormalized, kDutta };
+  ValueMap value_map = ValueMap::kNormalized;
+  double dutta_c = 1.0;    // kDutta: C > 0 (relative units: the map returns a multiplier)
+  double dutta_max = 1.0;  // kDutta: the largest multiplier, > 0
+  double ema_alpha = 0.1;  // kNormalized: EMA weight of the newest VS, in (0, 1]
+  // kValue: how the SERVER computes VS (Part A #5): kExact ||D_i|| (memory W x chunk size),
+  // kBound the scalar upper bound sum ||Delta|| (one double per worker and chunk).
+  enum class ValueMode { kExact, kBound };
+  ValueMode value_mode = ValueMode::kExact;
+  friend bool operator==(const WeightingSpec& a, const WeightingSpec& b);
 };
 struct PullSpec {
-  enum class Kind { kOnDemand };
+  // kEager (PS+ 2022): the worker pushes and requests the next parameters in one message
+  // and computes on the previous answer; the schedule lives in the worker.
+  enum class Kind { kOnDemand, kEager };
   Kind kind = Kind::kOnDemand;
-  friend bool operator==(const PullSpec&, const PullSpec&) = default;
+  // kEager: the worker scales its learning rate by EagerLearningRateScale (Part A #7);
+  // false: constant learning rate.
+  bool modulate_lr = true;
+  friend bool operator==(const PullSpec& a, const PullSpec& b);
 };
 struct StragglerSpec {
-  enum class Kind { kNone };
+  enum class Kind { kNone, kSaps };
   Kind kind = Kind::kNone;
-  friend bool operator==(const StragglerSpec&, const StragglerSpec&) = default;
+  // kSaps: S_max >= 1; 0 means the default max(1, 2(N - 1)) (Part A #8).
+  int64_t s_max = 0;
+  // kSaps: what happens to a push whose staleness exceeds S_max (refresh = true either way).
+  enum class Action { kDrop, kDownWeight };
+  Action action = Action::kDrop;
+  double down_weight = 0.1;  // kDownWeight: the push's multiplier, in (0, 1]
+  bool detect_ema = false;   // compare EMA(tau) per worker with S_max instead of tau
+  double ema_alpha = 0.1;    // detect_ema: EMA weight of the newest tau, in (0, 1]
+  friend bool operator==(const StragglerSpec& a, const StragglerSpec& b);
 };
 
 struct PolicySpec {
@@ -265,13 +336,14 @@ struct PolicySpec {
 };
 
 // Parses a spec string. InvalidArgument says what is wrong and where, e.g.
-// "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'". A name that a
-// later version implements (sa-asgd, vsgd, ...) is refused as "not implemented yet".
+// "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'".
 absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view text);
 // OK iff `spec` is one ParsePolicySpec can return: staleness >= 0; DSSP's r_max in
-// [0, kDsspMaxRMax] with s_L + r_max <= kUnbounded; PSP's beta >= 0; and round-average
-// aggregation only under the BSP gate, SSP(0) (with s > 0 a read could miss the reader's
-// own pushes still held in a bucket). InvalidArgument otherwise.
+// [0, kDsspMaxRMax] with s_L + r_max <= kUnbounded; PSP's beta >= 0; softsync's n >= 1;
+// the value weighting's ema_alpha in (0, 1], dutta_c and dutta_max finite and > 0; SaPS's
+// s_max >= 0, down_weight and ema_alpha in (0, 1]; and round-average aggregation only under
+// the BSP gate, SSP(0) (with s > 0 a read could miss the reader's own pushes still held in
+// a bucket). Softsync is allowed with every gate. InvalidArgument otherwise.
 absl::Status ValidatePolicySpec(const PolicySpec& spec);
 // The canonical spec string: a preset when one matches, then options for the seams that
 // differ from it, in the order gate, agg, weight, pull, straggler. For every valid spec,
@@ -284,6 +356,14 @@ std::unique_ptr<Gate> MakeGate(const PolicySpec& spec, int num_workers);
 std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers);
 std::unique_ptr<Weighting> MakeWeighting(const PolicySpec& spec, int num_workers);
 std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int num_workers);
+
+// PS+ worker-side learning-rate multiplier for an update whose worker saw `foreign_updates`
+// updates by other workers between its two latest reads: 1 / max(1, tau / (N - 1)) when
+// spec.modulate_lr, else 1 (spec.kind is not consulted: the worker calls this under
+// pull=eager). A worker in lock-step with the others (tau = N - 1) keeps lr0.
+// REQUIRES: num_workers >= 1 (N = 1: always 1; a smaller value is treated as 1; a negative
+// foreign_updates as 0).
+float EagerLearningRateScale(const PullSpec& spec, int64_t foreign_updates, int num_workers);
 
 // ------------------------------------------------------------------------ DSSP controller
 // Table A's row for one worker (papers.md §1.3): the times of its two latest iteration

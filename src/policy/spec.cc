@@ -1,13 +1,11 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The policy spec string: parser, validation and canonical printer (docs/policies.md has
-// the grammar). The parser knows the names later versions add (sa-asgd, vsgd, ...) so that
-// it can tell "not implemented yet" apart from a typo.
+// The policy spec string as a whole (docs/policies.md §2): presets, options, the checks
+// between them, ParsePolicySpec, ValidatePolicySpec and the canonical printer. One term is
+// read by spec_params.cc, each seam's values by spec_gate.cc and spec_seams.cc.
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +14,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -24,407 +21,181 @@
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "policy/policy.h"
+#include "policy/spec_internal.h"
 
 namespace kairos::policy {
 namespace {
 
 using absl::InvalidArgumentError;
+using internal::SpecError;
+using internal::Term;
 
-// A name this version does not implement but a later one will, with what it will be.
-struct PlannedName {
-  absl::string_view name;
-  absl::string_view what;
-};
-
-constexpr absl::string_view kPresets[] = {"bsp", "asp", "ssp", "dssp", "psp"};
-constexpr PlannedName kPlannedPresets[] = {
-    {"sa-asgd", "staleness-aware async SGD with n-softsync, Zhang et al. 2016"},
-    {"vsgd", "value-staleness weighting, VSGD 2019"},
-    {"eager", "eager pull, PS+ 2022"},
-    {"saps", "straggler-aware parameter server, SaPS 2019"},
-};
+constexpr absl::string_view kPresets[] = {"bsp",     "asp",  "ssp",   "dssp", "psp",
+                                          "sa-asgd", "vsgd", "eager", "saps"};
 
 // The seams an option can set, in canonical order.
 constexpr absl::string_view kSeams[] = {"gate", "agg", "weight", "pull", "straggler"};
 enum class Seam { kGate, kAgg, kWeight, kPull, kStraggler };
 
-struct SeamNames {
-  std::vector<absl::string_view> known;
-  std::vector<PlannedName> planned;
-};
+constexpr absl::string_view kGateNames[] = {"bsp", "asp", "ssp", "dssp", "psp"};
+constexpr absl::string_view kAggNames[] = {"immediate", "round", "softsync"};
+constexpr absl::string_view kWeightNames[] = {"constant", "staleness", "value"};
+constexpr absl::string_view kPullNames[] = {"on-demand", "eager"};
+constexpr absl::string_view kStragglerNames[] = {"none", "saps"};
 
-SeamNames NamesOf(Seam seam) {
+absl::Span<const absl::string_view> NamesOf(Seam seam) {
   switch (seam) {
     case Seam::kGate:
-      return {{"bsp", "asp", "ssp", "dssp", "psp"}, {}};
+      return kGateNames;
     case Seam::kAgg:
-      return {{"immediate", "round"}, {{"softsync", "n-softsync buckets, SA-ASGD 2016"}}};
+      return kAggNames;
     case Seam::kWeight:
-      return {{"constant"},
-              {{"staleness", "lr / staleness, SA-ASGD 2016"},
-               {"value", "value-staleness weighting, VSGD 2019"}}};
+      return kWeightNames;
     case Seam::kPull:
-      return {{"on-demand"}, {{"eager", "eager pull, PS+ 2022"}}};
+      return kPullNames;
     case Seam::kStraggler:
-      return {{"none"}, {{"saps", "version-lag straggler handling, SaPS 2019"}}};
+      return kStragglerNames;
   }
   return {};
 }
 
-// ------------------------------------------------------------------------- Lexing
-
-// One "name[:key=value,...]" term, blanks around every token stripped.
-struct Param {
-  absl::string_view key;
-  absl::string_view value;
-};
-struct Term {
-  absl::string_view name;
-  std::vector<Param> params;
-};
-
-absl::Status Error(absl::string_view where, absl::string_view what) {
-  return InvalidArgumentError(absl::StrCat(where, ": ", what));
-}
-
-absl::StatusOr<Param> ParseParam(absl::string_view item, absl::string_view where) {
-  const size_t eq = item.find('=');
-  if (eq == absl::string_view::npos) {
-    return Error(where, absl::StrCat("expected key=value, got '", item, "'"));
-  }
-  Param param{absl::StripAsciiWhitespace(item.substr(0, eq)),
-              absl::StripAsciiWhitespace(item.substr(eq + 1))};
-  if (param.key.empty()) {
-    return Error(where, absl::StrCat("parameter without a name in '", item, "'"));
-  }
-  return param;
-}
-
-absl::StatusOr<Term> ParseTerm(absl::string_view text, absl::string_view where) {
-  const size_t colon = text.find(':');
-  Term term{absl::StripAsciiWhitespace(text.substr(0, colon)), {}};
-  if (term.name.empty()) return Error(where, "missing name");
-  if (colon == absl::string_view::npos) return term;
-  for (absl::string_view item : absl::StrSplit(text.substr(colon + 1), ',')) {
-    absl::StatusOr<Param> param = ParseParam(absl::StripAsciiWhitespace(item), where);
-    if (!param.ok()) return param.status();
-    for (const Param& seen : term.params) {
-      if (seen.key == param->key) {
-        return Error(where, absl::StrCat("parameter '", param->key, "' given twice"));
-      }
-    }
-    term.params.push_back(*param);
-  }
-  return term;
-}
-
-// ------------------------------------------------------------------------- Names
-
-template <typename Names>
-bool Contains(const Names& names, absl::string_view name) {
-  return std::find(std::begin(names), std::end(names), name) != std::end(names);
-}
-
-template <typename Planned>
-const PlannedName* FindPlanned(const Planned& planned, absl::string_view name) {
-  for (const PlannedName& p : planned) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
+bool Contains(absl::Span<const absl::string_view> names, absl::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // "unknown <kind> 'name'; known: a, b" plus a hint when only the case is wrong.
-template <typename Known, typename Planned>
-std::string UnknownName(absl::string_view kind, absl::string_view name, const Known& known,
-                        const Planned& planned) {
+std::string UnknownName(absl::string_view kind, absl::string_view name,
+                        absl::Span<const absl::string_view> known) {
   std::string message =
       absl::StrCat("unknown ", kind, " '", name, "'; known: ", absl::StrJoin(known, ", "));
   const std::string lower = absl::AsciiStrToLower(name);
-  if (lower != name && (Contains(known, lower) || FindPlanned(planned, lower) != nullptr)) {
+  if (lower != name && Contains(known, lower)) {
     absl::StrAppend(&message, " (names are lower-case: '", lower, "')");
   }
   return message;
 }
 
-absl::Status NotImplementedYet(const PlannedName& planned, absl::string_view where) {
-  return Error(where, absl::StrCat("not implemented yet (planned: ", planned.what, ")"));
-}
-
-// ------------------------------------------------------------------------- Parameters
-
-absl::Status CheckParamKeys(const Term& term, const std::vector<absl::string_view>& allowed,
-                            absl::string_view where) {
-  for (const Param& param : term.params) {
-    if (Contains(allowed, param.key)) continue;
-    if (allowed.empty()) {
-      return Error(where,
-                   absl::StrCat("'", term.name, "' takes no parameters, got '", param.key, "'"));
-    }
-    return Error(where, absl::StrCat("unknown parameter '", param.key, "' for '", term.name,
-                                     "'; known: ", absl::StrJoin(allowed, ", ")));
-  }
-  return absl::OkStatus();
-}
-
-const Param* FindParam(const Term& term, absl::string_view key) {
-  for (const Param& param : term.params) {
-    if (param.key == key) return &param;
-  }
-  return nullptr;
-}
-
-// Digits only (no sign, no blanks inside), and it fits a Tick.
-absl::StatusOr<Tick> ParseNonNegative(const Param& param, absl::string_view where) {
-  Tick value = 0;
-  const bool digits = !param.value.empty() &&
-                      std::all_of(param.value.begin(), param.value.end(), absl::ascii_isdigit);
-  if (!digits || !absl::SimpleAtoi(param.value, &value)) {
-    return Error(where,
-                 absl::StrCat("parameter '", param.key, "' must be a non-negative integer",
-                              digits ? " that fits in 64 bits" : "", ", got '", param.value, "'"));
-  }
-  return value;
-}
-
-// Digits only, and it fits in 64 unsigned bits (a seed).
-absl::StatusOr<uint64_t> ParseUnsigned(const Param& param, absl::string_view where) {
-  uint64_t value = 0;
-  const bool digits = !param.value.empty() &&
-                      std::all_of(param.value.begin(), param.value.end(), absl::ascii_isdigit);
-  if (!digits || !absl::SimpleAtoi(param.value, &value)) {
-    return Error(where, absl::StrCat("parameter '", param.key, "' must be a non-negative integer",
-                                     digits ? " that fits in 64 unsigned bits" : "", ", got '",
-                                     param.value, "'"));
-  }
-  return value;
-}
-
-// A non-negative integer <= `most`.
-absl::StatusOr<Tick> ParseAtMost(const Param& param, Tick most, absl::string_view why,
-                                 absl::string_view where) {
-  absl::StatusOr<Tick> value = ParseNonNegative(param, where);
-  if (!value.ok() || *value <= most) return value;
-  return Error(where, absl::StrCat("parameter '", param.key, "' must be at most ", most, " (", why,
-                                   "), got '", param.value, "'"));
-}
-
-// One of `choices`; returns its index.
-absl::StatusOr<int> ParseChoice(const Param& param, absl::Span<const absl::string_view> choices,
-                                absl::string_view where) {
-  for (size_t i = 0; i < choices.size(); ++i) {
-    if (choices[i] == param.value) return static_cast<int>(i);
-  }
-  return Error(where, absl::StrCat("parameter '", param.key, "' must be one of ",
-                                   absl::StrJoin(choices, ", "), "; got '", param.value, "'"));
-}
-
-// ------------------------------------------------------------------------- Seams
-
-constexpr absl::string_view kDsspGrants[] = {"exact", "literal"};  // GateSpec::DsspGrant
-constexpr absl::string_view kDsspBounds[] = {"strict", "none"};    // GateSpec::DsspBound
-
-// dssp[:s=N][,r=N][,grant=exact|literal][,bound=strict|none]; s and r default to the
-// paper's 3 and 12.
-absl::StatusOr<GateSpec> ParseDssp(const Term& term, absl::string_view where) {
-  if (absl::Status keys = CheckParamKeys(term, {"s", "r", "grant", "bound"}, where); !keys.ok()) {
-    return keys;
-  }
-  GateSpec gate{.kind = GateSpec::Kind::kDssp, .staleness = kDsspDefaultLowerBound};
-  if (const Param* s = FindParam(term, "s")) {
-    absl::StatusOr<Tick> value = ParseNonNegative(*s, where);
-    if (!value.ok()) return value.status();
-    gate.staleness = *value;
-  }
-  if (const Param* r = FindParam(term, "r")) {
-    absl::StatusOr<Tick> value =
-        ParseAtMost(*r, kDsspMaxRMax, "the controller costs O(r) per iteration", where);
-    if (!value.ok()) return value.status();
-    gate.r_max = *value;
-  }
-  if (const Param* grant = FindParam(term, "grant")) {
-    absl::StatusOr<int> index = ParseChoice(*grant, kDsspGrants, where);
-    if (!index.ok()) return index.status();
-    gate.grant = static_cast<GateSpec::DsspGrant>(*index);
-  }
-  if (const Param* bound = FindParam(term, "bound")) {
-    absl::StatusOr<int> index = ParseChoice(*bound, kDsspBounds, where);
-    if (!index.ok()) return index.status();
-    gate.bound = static_cast<GateSpec::DsspBound>(*index);
-  }
-  if (gate.staleness > kUnbounded - gate.r_max) {
-    return Error(where, absl::StrCat("s + r (the upper bound s_U) must be at most ", kUnbounded,
-                                     ", got s=", gate.staleness, ", r=", gate.r_max));
-  }
-  return gate;
-}
-
-// psp:beta=N,s=N[,seed=N]; beta and s are required, seed defaults to 0.
-absl::StatusOr<GateSpec> ParsePsp(const Term& term, absl::string_view where) {
-  if (absl::Status keys = CheckParamKeys(term, {"beta", "s", "seed"}, where); !keys.ok()) {
-    return keys;
-  }
-  const Param* beta = FindParam(term, "beta");
-  const Param* s = FindParam(term, "s");
-  if (beta == nullptr) {
-    return Error(where,
-                 "'psp' needs parameter 'beta' (the number of workers sampled), e.g. "
-                 "'psp:beta=2,s=1'");
-  }
-  if (s == nullptr) {
-    return Error(where, "'psp' needs parameter 's' (the staleness bound), e.g. 'psp:beta=2,s=1'");
-  }
-  GateSpec gate{.kind = GateSpec::Kind::kPsp};
-  absl::StatusOr<Tick> sample_size =
-      ParseAtMost(*beta, std::numeric_limits<int>::max(), "it counts workers", where);
-  if (!sample_size.ok()) return sample_size.status();
-  gate.beta = static_cast<int>(*sample_size);
-  absl::StatusOr<Tick> staleness = ParseNonNegative(*s, where);
-  if (!staleness.ok()) return staleness.status();
-  gate.staleness = *staleness;
-  if (const Param* seed = FindParam(term, "seed")) {
-    absl::StatusOr<uint64_t> value = ParseUnsigned(*seed, where);
-    if (!value.ok()) return value.status();
-    gate.seed = *value;
-  }
-  return gate;
-}
-
-// bsp | asp | ssp:s=N | dssp:... | psp:..., as a preset or as the value of "gate=".
-absl::StatusOr<GateSpec> ParseGate(const Term& term, absl::string_view where) {
-  if (term.name == "dssp") return ParseDssp(term, where);
-  if (term.name == "psp") return ParsePsp(term, where);
-  if (term.name == "ssp") {
-    if (absl::Status keys = CheckParamKeys(term, {"s"}, where); !keys.ok()) return keys;
-    const Param* bound = FindParam(term, "s");
-    if (bound == nullptr) {
-      return Error(where, "'ssp' needs parameter 's' (the staleness bound), e.g. 'ssp:s=3'");
-    }
-    absl::StatusOr<Tick> staleness = ParseNonNegative(*bound, where);
-    if (!staleness.ok()) return staleness.status();
-    return GateSpec{.kind = GateSpec::Kind::kSsp, .staleness = *staleness};
-  }
-  if (absl::Status keys = CheckParamKeys(term, {}, where); !keys.ok()) return keys;
-  const Tick staleness = term.name == "bsp" ? 0 : kUnbounded;
-  return GateSpec{.kind = GateSpec::Kind::kSsp, .staleness = staleness};
-}
-
-// What a preset sets: gate and agg (the other seams keep their defaults).
-absl::StatusOr<PolicySpec> ParsePreset(absl::string_view text, absl::string_view where) {
-  absl::StatusOr<Term> term = ParseTerm(text, where);
-  if (!term.ok()) return term.status();
-  if (const PlannedName* planned = FindPlanned(kPlannedPresets, term->name)) {
-    return NotImplementedYet(*planned, where);
-  }
-  if (!Contains(kPresets, term->name)) {
-    return InvalidArgumentError(UnknownName("policy", term->name, kPresets, kPlannedPresets));
-  }
-  absl::StatusOr<GateSpec> gate = ParseGate(*term, where);
-  if (!gate.ok()) return gate.status();
-  PolicySpec spec;
-  spec.gate = *gate;
-  spec.aggregation.kind = term->name == "bsp" ? AggregationSpec::Kind::kRoundAverage
-                                              : AggregationSpec::Kind::kImmediate;
-  return spec;
-}
-
-// Sets the seam `seam` of `spec` from an option value ("ssp:s=3", "round", ...).
-absl::Status ApplyOption(Seam seam, absl::string_view value, absl::string_view where,
-                         PolicySpec& spec) {
-  absl::StatusOr<Term> term = ParseTerm(value, where);
-  if (!term.ok()) return term.status();
-  const SeamNames names = NamesOf(seam);
-  if (const PlannedName* planned = FindPlanned(names.planned, term->name)) {
-    return NotImplementedYet(*planned, where);
-  }
-  if (!Contains(names.known, term->name)) {
-    const std::string kind = absl::StrCat(kSeams[static_cast<int>(seam)], " value");
-    return Error(where, UnknownName(kind, term->name, names.known, names.planned));
-  }
-  if (seam == Seam::kGate) {
-    absl::StatusOr<GateSpec> gate = ParseGate(*term, where);
-    if (!gate.ok()) return gate.status();
-    spec.gate = *gate;
-    return absl::OkStatus();
-  }
-  // The other seams have no parameters yet.
-  if (absl::Status keys = CheckParamKeys(*term, {}, where); !keys.ok()) return keys;
-  if (seam == Seam::kAgg) {
-    spec.aggregation.kind = term->name == "round" ? AggregationSpec::Kind::kRoundAverage
-                                                  : AggregationSpec::Kind::kImmediate;
-  }
-  return absl::OkStatus();  // weight, pull, straggler: the one implemented value each
-}
-
-// ------------------------------------------------------------------------- Printing
-
-std::string DsspValue(const GateSpec& gate) {
-  std::string value = absl::StrCat("dssp:s=", gate.staleness, ",r=", gate.r_max);
-  if (gate.grant != GateSpec::DsspGrant::kExact) {
-    absl::StrAppend(&value, ",grant=", kDsspGrants[static_cast<int>(gate.grant)]);
-  }
-  if (gate.bound != GateSpec::DsspBound::kStrict) {
-    absl::StrAppend(&value, ",bound=", kDsspBounds[static_cast<int>(gate.bound)]);
-  }
-  return value;
-}
-
-std::string PspValue(const GateSpec& gate) {
-  std::string value = absl::StrCat("psp:beta=", gate.beta, ",s=", gate.staleness);
-  if (gate.seed != 0) absl::StrAppend(&value, ",seed=", gate.seed);
-  return value;
-}
-
-std::string GateValue(const GateSpec& gate) {
-  switch (gate.kind) {
-    case GateSpec::Kind::kSsp:
-      break;
-    case GateSpec::Kind::kDssp:
-      return DsspValue(gate);
-    case GateSpec::Kind::kPsp:
-      return PspValue(gate);
-  }
-  if (gate.staleness == 0) return "bsp";
-  if (gate.staleness == kUnbounded) return "asp";
-  return absl::StrCat("ssp:s=", gate.staleness);
-}
-
-bool IsBspGate(const GateSpec& gate) {
-  return gate.kind == GateSpec::Kind::kSsp && gate.staleness == 0;
-}
-
-std::string AggValue(const AggregationSpec& agg) {
-  switch (agg.kind) {
-    case AggregationSpec::Kind::kImmediate:
-      return "immediate";
-    case AggregationSpec::Kind::kRoundAverage:
-      return "round";
-  }
-  return "?";
-}
-
 std::string SeamValue(Seam seam, const PolicySpec& spec) {
   switch (seam) {
     case Seam::kGate:
-      return GateValue(spec.gate);
+      return internal::GateValue(spec.gate);
     case Seam::kAgg:
-      return AggValue(spec.aggregation);
+      return internal::AggValue(spec.aggregation);
     case Seam::kWeight:
-      return "constant";
+      return internal::WeightValue(spec.weighting);
     case Seam::kPull:
-      return "on-demand";
+      return internal::PullValue(spec.pull);
     case Seam::kStraggler:
-      return "none";
+      return internal::StragglerValue(spec.straggler);
   }
   return "?";
 }
 
-// The preset that sets gate and agg as `spec` does, if any.
-std::optional<std::string> PresetFor(const PolicySpec& spec) {
-  const bool round = spec.aggregation.kind == AggregationSpec::Kind::kRoundAverage;
-  if (round) return IsBspGate(spec.gate) ? std::optional<std::string>("bsp") : std::nullopt;
-  if (spec.gate.kind != GateSpec::Kind::kSsp) return GateValue(spec.gate);  // dssp, psp
-  if (spec.gate.staleness == kUnbounded) return "asp";
-  return absl::StrCat("ssp:s=", spec.gate.staleness);
+// The name of the seam's kind ("value" for "value:map=dutta").
+std::string SeamKind(Seam seam, const PolicySpec& spec) {
+  const std::string value = SeamValue(seam, spec);
+  return value.substr(0, value.find(':'));
+}
+
+// ------------------------------------------------------------------------- Presets
+
+// sa-asgd:n=N = asp + agg=softsync:n=N + weight=staleness (papers.md §2).
+absl::Status ParseSaAsgd(const Term& term, absl::string_view where, PolicySpec& spec) {
+  absl::StatusOr<int> n = internal::ParseSoftSyncN(term, where);
+  if (!n.ok()) return n.status();
+  spec.aggregation = {.kind = AggregationSpec::Kind::kSoftSync, .n = *n};
+  spec.weighting.kind = WeightingSpec::Kind::kStaleness;
+  return absl::OkStatus();
+}
+
+// vsgd[:s=N] = ssp:s=N (default 3) + weight=value (papers.md §4.2).
+absl::Status ParseVsgd(const Term& term, absl::string_view where, PolicySpec& spec) {
+  if (absl::Status keys = internal::CheckParamKeys(term, {"s"}, where); !keys.ok()) return keys;
+  spec.gate.staleness = kVsgdDefaultStaleness;
+  if (const internal::Param* s = internal::FindParam(term, "s")) {
+    absl::StatusOr<Tick> value = internal::ParseNonNegative(*s, where);
+    if (!value.ok()) return value.status();
+    spec.gate.staleness = *value;
+  }
+  spec.weighting.kind = WeightingSpec::Kind::kValue;
+  return absl::OkStatus();
+}
+
+// What a preset sets: gate and agg always; sa-asgd, vsgd, eager and saps also the kind of
+// one more seam. The gates keep their defaults: asp and immediate.
+absl::StatusOr<PolicySpec> ParsePreset(absl::string_view text, absl::string_view where) {
+  absl::StatusOr<Term> term = internal::ParseTerm(text, where);
+  if (!term.ok()) return term.status();
+  if (!Contains(kPresets, term->name)) {
+    return InvalidArgumentError(UnknownName("policy", term->name, kPresets));
+  }
+  PolicySpec spec;
+  absl::Status status;
+  if (term->name == "sa-asgd") {
+    status = ParseSaAsgd(*term, where, spec);
+  } else if (term->name == "vsgd") {
+    status = ParseVsgd(*term, where, spec);
+  } else if (term->name == "eager" || term->name == "saps") {
+    status = internal::CheckParamKeys(*term, {}, where);
+    if (term->name == "eager") spec.pull.kind = PullSpec::Kind::kEager;
+    if (term->name == "saps") spec.straggler.kind = StragglerSpec::Kind::kSaps;
+  } else {
+    absl::StatusOr<GateSpec> gate = internal::ParseGate(*term, where);
+    if (!gate.ok()) return gate.status();
+    spec.gate = *gate;
+    if (term->name == "bsp") spec.aggregation.kind = AggregationSpec::Kind::kRoundAverage;
+  }
+  if (!status.ok()) return status;
+  return spec;
+}
+
+// The canonical first part for `spec` and what it sets, when a preset matches gate and agg
+// (and, for the four seam-setting presets, the kind of their seam). The most specific
+// preset wins: sa-asgd, vsgd, eager, saps, then the gate presets.
+struct PresetMatch {
+  std::string text;
+  PolicySpec sets;  // the spec the preset alone parses to
+};
+
+std::optional<PresetMatch> PresetFor(const PolicySpec& spec) {
+  PresetMatch match;
+  match.sets.gate = spec.gate;
+  match.sets.aggregation = spec.aggregation;
+  const GateSpec& gate = spec.gate;
+  switch (spec.aggregation.kind) {
+    case AggregationSpec::Kind::kRoundAverage:
+      if (!internal::IsBspGate(gate)) return std::nullopt;
+      match.text = "bsp";
+      return match;
+    case AggregationSpec::Kind::kSoftSync:
+      if (!internal::IsAspGate(gate) || spec.weighting.kind != WeightingSpec::Kind::kStaleness ||
+          spec.aggregation.n < 1) {
+        return std::nullopt;
+      }
+      match.text = absl::StrCat("sa-asgd:n=", spec.aggregation.n);
+      match.sets.weighting.kind = WeightingSpec::Kind::kStaleness;
+      return match;
+    case AggregationSpec::Kind::kImmediate:
+      break;
+  }
+  if (gate.kind == GateSpec::Kind::kSsp && gate.staleness >= 0 && gate.staleness != kUnbounded &&
+      spec.weighting.kind == WeightingSpec::Kind::kValue) {
+    match.text = gate.staleness == kVsgdDefaultStaleness
+                     ? "vsgd"
+                     : absl::StrCat("vsgd:s=", gate.staleness);
+    match.sets.weighting.kind = WeightingSpec::Kind::kValue;
+  } else if (internal::IsAspGate(gate) && spec.pull.kind == PullSpec::Kind::kEager) {
+    match.text = "eager";
+    match.sets.pull.kind = PullSpec::Kind::kEager;
+  } else if (internal::IsAspGate(gate) && spec.straggler.kind == StragglerSpec::Kind::kSaps) {
+    match.text = "saps";
+    match.sets.straggler.kind = StragglerSpec::Kind::kSaps;
+  } else if (gate.kind == GateSpec::Kind::kSsp && gate.staleness != kUnbounded) {
+    match.text = absl::StrCat("ssp:s=", gate.staleness);  // ssp:s=0 too: bsp rounds
+  } else {
+    match.text = internal::GateValue(gate);  // asp, dssp, psp
+  }
+  return match;
 }
 
 // ------------------------------------------------------------------------- Spec
@@ -448,6 +219,40 @@ bool IsOption(absl::string_view part) {
   return eq != absl::string_view::npos && eq < part.find(':');
 }
 
+// Sets the seam `seam` of `spec` from an option value ("ssp:s=3", "round", ...).
+absl::Status ApplyOption(Seam seam, absl::string_view value, absl::string_view where,
+                         PolicySpec& spec) {
+  absl::StatusOr<Term> term = internal::ParseTerm(value, where);
+  if (!term.ok()) return term.status();
+  if (!Contains(NamesOf(seam), term->name)) {
+    const std::string kind = absl::StrCat(kSeams[static_cast<int>(seam)], " value");
+    return SpecError(where, UnknownName(kind, term->name, NamesOf(seam)));
+  }
+  absl::Status status;
+  auto set = [&status](auto parsed, auto& field) {
+    if (parsed.ok()) field = *parsed;
+    status = parsed.status();
+  };
+  switch (seam) {
+    case Seam::kGate:
+      set(internal::ParseGate(*term, where), spec.gate);
+      break;
+    case Seam::kAgg:
+      set(internal::ParseAggregation(*term, where), spec.aggregation);
+      break;
+    case Seam::kWeight:
+      set(internal::ParseWeighting(*term, where), spec.weighting);
+      break;
+    case Seam::kPull:
+      set(internal::ParsePull(*term, where), spec.pull);
+      break;
+    case Seam::kStraggler:
+      set(internal::ParseStraggler(*term, where), spec.straggler);
+      break;
+  }
+  return status;
+}
+
 // Accumulates the parts of one spec: the preset (if any), then options.
 class SpecBuilder {
  public:
@@ -457,6 +262,7 @@ class SpecBuilder {
     absl::StatusOr<PolicySpec> preset = ParsePreset(part.text, where);
     if (!preset.ok()) return preset.status();
     spec_ = *preset;
+    preset_spec_ = *preset;
     preset_ = part.text;
     return absl::OkStatus();
   }
@@ -467,17 +273,16 @@ class SpecBuilder {
     const absl::string_view key = absl::StripAsciiWhitespace(part.text.substr(0, eq));
     const std::optional<Seam> seam = SeamNamed(key);
     if (!seam) {
-      return Error(
+      return SpecError(
           where, absl::StrCat("unknown option '", key, "'; known: ", absl::StrJoin(kSeams, ", ")));
     }
     if (seen_[static_cast<int>(*seam)]) {
-      return Error(where, absl::StrCat("option '", key, "' given twice"));
+      return SpecError(where, absl::StrCat("option '", key, "' given twice"));
     }
     seen_[static_cast<int>(*seam)] = true;
-    const std::string before = SeamValue(*seam, spec_);
     absl::Status applied = ApplyOption(*seam, part.text.substr(eq + 1), where, spec_);
     if (!applied.ok()) return applied;
-    return CheckAgainstPreset(*seam, key, before, where);
+    return CheckAgainstPreset(*seam, key, where);
   }
 
   absl::StatusOr<PolicySpec> Finish() const {
@@ -490,31 +295,42 @@ class SpecBuilder {
   static absl::Status MisplacedPreset(const Part& part, absl::string_view where) {
     const absl::string_view name =
         absl::StripAsciiWhitespace(part.text.substr(0, part.text.find(':')));
-    if (Contains(kPresets, name) || FindPlanned(kPlannedPresets, name) != nullptr) {
-      return Error(where,
-                   "a preset must be the first part of the spec, and there is at "
-                   "most one; write the other settings as options (gate=..., agg=...)");
+    if (Contains(kPresets, name)) {
+      return SpecError(where,
+                       "a preset must be the first part of the spec, and there is at "
+                       "most one; write the other settings as options (gate=..., agg=...)");
     }
-    return Error(where, absl::StrCat("expected an option key=value after the first part; "
-                                     "known keys: ",
-                                     absl::StrJoin(kSeams, ", ")));
+    return SpecError(where, absl::StrCat("expected an option key=value after the first part; "
+                                         "known keys: ",
+                                         absl::StrJoin(kSeams, ", ")));
   }
 
-  // A preset sets gate and agg explicitly; an option may repeat them but not change them.
-  absl::Status CheckAgainstPreset(Seam seam, absl::string_view key, absl::string_view before,
+  // A preset sets gate and agg explicitly: an option may repeat them but not change them.
+  // sa-asgd, vsgd, eager and saps also set the kind of weight, pull or straggler: an option
+  // may change that seam's parameters (sa-asgd:n=4+weight=staleness:plus_one=1) but not its
+  // kind. The seams a preset leaves alone are free.
+  absl::Status CheckAgainstPreset(Seam seam, absl::string_view key,
                                   absl::string_view where) const {
-    if (preset_.empty() || (seam != Seam::kGate && seam != Seam::kAgg)) {
+    if (preset_.empty()) return absl::OkStatus();
+    if (seam == Seam::kGate || seam == Seam::kAgg) {
+      const std::string before = SeamValue(seam, preset_spec_);
+      if (SeamValue(seam, spec_) == before) return absl::OkStatus();
+      return SpecError(where, absl::StrCat("contradicts preset '", preset_, "', which sets ", key,
+                                           "=", before,
+                                           "; drop one of them, or spell the whole "
+                                           "policy with options (gate=..., agg=...)"));
+    }
+    const std::string kind = SeamKind(seam, preset_spec_);
+    if (kind == SeamKind(seam, PolicySpec{}) || kind == SeamKind(seam, spec_)) {
       return absl::OkStatus();
     }
-    const std::string after = SeamValue(seam, spec_);
-    if (after == before) return absl::OkStatus();
-    return Error(where,
-                 absl::StrCat("contradicts preset '", preset_, "', which sets ", key, "=", before,
-                              "; drop one of them, or spell the whole "
-                              "policy with options (gate=..., agg=...)"));
+    return SpecError(where, absl::StrCat("contradicts preset '", preset_, "', which sets ", key,
+                                         "=", kind, "; an option may change the parameters of ",
+                                         key, "=", kind, " but not its kind"));
   }
 
   PolicySpec spec_;
+  PolicySpec preset_spec_;    // what the preset alone sets
   absl::string_view preset_;  // empty: no preset
   bool seen_[std::size(kSeams)] = {};
 };
@@ -538,27 +354,6 @@ absl::Status Locate(const absl::Status& status, const Part& part, size_t num_par
   if (num_parts < 2) return status;
   return InvalidArgumentError(
       absl::StrCat(status.message(), " (part ", part.index, " of spec '", text, "')"));
-}
-
-absl::Status ValidateGateSpec(const GateSpec& gate) {
-  if (gate.staleness < 0) {
-    return InvalidArgumentError(absl::StrCat("gate staleness must be >= 0, got ", gate.staleness));
-  }
-  if (gate.kind == GateSpec::Kind::kDssp) {
-    if (gate.r_max < 0 || gate.r_max > kDsspMaxRMax) {
-      return InvalidArgumentError(
-          absl::StrCat("dssp r_max must be in [0, ", kDsspMaxRMax, "], got ", gate.r_max));
-    }
-    if (gate.staleness > kUnbounded - gate.r_max) {
-      return InvalidArgumentError(absl::StrCat("dssp s_L + r_max must be at most ", kUnbounded,
-                                               ", got s_L=", gate.staleness,
-                                               ", r_max=", gate.r_max));
-    }
-  }
-  if (gate.kind == GateSpec::Kind::kPsp && gate.beta < 0) {
-    return InvalidArgumentError(absl::StrCat("psp beta must be >= 0, got ", gate.beta));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -586,24 +381,16 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view spec_text) {
   return spec;
 }
 
-bool operator==(const GateSpec& a, const GateSpec& b) {
-  if (a.kind != b.kind || a.staleness != b.staleness) return false;
-  switch (a.kind) {
-    case GateSpec::Kind::kSsp:
-      return true;
-    case GateSpec::Kind::kDssp:
-      return a.r_max == b.r_max && a.grant == b.grant && a.bound == b.bound;
-    case GateSpec::Kind::kPsp:
-      return a.beta == b.beta && a.seed == b.seed;
-  }
-  return false;
-}
-
 absl::Status ValidatePolicySpec(const PolicySpec& spec) {
-  if (absl::Status gate = ValidateGateSpec(spec.gate); !gate.ok()) return gate;
-  if (spec.aggregation.kind == AggregationSpec::Kind::kRoundAverage && !IsBspGate(spec.gate)) {
+  absl::Status status = internal::ValidateGate(spec.gate);
+  if (status.ok()) status = internal::ValidateAggregation(spec.aggregation);
+  if (status.ok()) status = internal::ValidateWeighting(spec.weighting);
+  if (status.ok()) status = internal::ValidateStraggler(spec.straggler);
+  if (!status.ok()) return status;
+  if (spec.aggregation.kind == AggregationSpec::Kind::kRoundAverage &&
+      !internal::IsBspGate(spec.gate)) {
     return InvalidArgumentError(absl::StrCat(
-        "agg=round needs gate=bsp, got gate=", GateValue(spec.gate),
+        "agg=round needs gate=bsp, got gate=", internal::GateValue(spec.gate),
         ": a round is applied only when every worker has finished it, so a worker allowed "
         "to read ahead of the slowest would not see its own earlier pushes"));
   }
@@ -611,18 +398,18 @@ absl::Status ValidatePolicySpec(const PolicySpec& spec) {
 }
 
 std::string ToString(const PolicySpec& spec) {
-  const PolicySpec defaults;
   std::vector<std::string> parts;
-  std::optional<std::string> preset = PresetFor(spec);
-  if (preset) {
-    parts.push_back(*preset);
+  PolicySpec base;  // what the first part(s) set; the other seams are printed against it
+  if (std::optional<PresetMatch> preset = PresetFor(spec)) {
+    parts.push_back(preset->text);
+    base = preset->sets;
   } else {
     parts.push_back(absl::StrCat("gate=", SeamValue(Seam::kGate, spec)));
     parts.push_back(absl::StrCat("agg=", SeamValue(Seam::kAgg, spec)));
   }
   for (Seam seam : {Seam::kWeight, Seam::kPull, Seam::kStraggler}) {
     const std::string value = SeamValue(seam, spec);
-    if (value != SeamValue(seam, defaults)) {
+    if (value != SeamValue(seam, base)) {
       parts.push_back(absl::StrCat(kSeams[static_cast<int>(seam)], "=", value));
     }
   }

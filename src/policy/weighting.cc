@@ -1,9 +1,11 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The weightings (how much an update counts) and the straggler policies (what happens to a
-// stale push). Only the neutral ones exist in this version: constant weight, no straggler
-// handling.
+// The weightings, how much an update counts: constant; staleness, lr/sigma (SA-ASGD,
+// papers.md §2.3, Part A #4); value, from the value staleness (VSGD, papers.md §4.2,
+// Part A #6, with Dutta et al.'s map, §8).
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "policy/policy.h"
@@ -17,28 +19,69 @@ class ConstantWeighting final : public Weighting {
   float Scale(WorkerId w, const StalenessInfo& info) override { return 1.0f; }
 };
 
-// Every push is applied with weight 1 and nobody is told to refresh. Stateless.
-class NoStragglerPolicy final : public StragglerPolicy {
+// lr0 / max(sigma, 1), or lr0 / (sigma + 1) with plus_one, sigma = iteration staleness.
+// Computed in double so that sigma + 1 cannot overflow. Stateless.
+class StalenessWeighting final : public Weighting {
  public:
-  StragglerDecision OnPush(WorkerId w, const StalenessInfo& info) override { return {}; }
+  explicit StalenessWeighting(bool plus_one) : plus_one_(plus_one) {}
+
+  float Scale(WorkerId w, const StalenessInfo& info) override {
+    const double sigma = static_cast<double>(info.iteration_staleness());
+    return static_cast<float>(1.0 / (plus_one_ ? sigma + 1.0 : std::max(sigma, 1.0)));
+  }
+
+ private:
+  const bool plus_one_;
+};
+
+// The value-staleness map of VSGD on VS = info.value_staleness (one object per chunk, so
+// the EMA is the chunk's; see policy.h). Not thread-safe.
+class ValueWeighting final : public Weighting {
+ public:
+  explicit ValueWeighting(const WeightingSpec& spec) : spec_(spec) {}
+
+  bool NeedsValueStaleness() const override { return true; }
+
+  float Scale(WorkerId w, const StalenessInfo& info) override {
+    // NaN or negative is not a distance: it counts as 0 (no staleness), in the EMA too.
+    const double vs = info.value_staleness > 0 ? info.value_staleness : 0.0;
+    if (spec_.value_map == WeightingSpec::ValueMap::kDutta) {
+      if (vs == 0) return static_cast<float>(spec_.dutta_max);
+      return static_cast<float>(std::min(spec_.dutta_c / (vs * vs), spec_.dutta_max));
+    }
+    return static_cast<float>(Normalized(vs));
+  }
+
+ private:
+  // 1 / max(1, vs / EMA of the earlier pushes' vs); then vs enters the EMA. The first push
+  // (no EMA yet) and a zero EMA give 1.
+  double Normalized(double vs) {
+    double scale = 1.0;
+    if (has_ema_ && ema_ > 0) scale = 1.0 / std::max(1.0, vs / ema_);  // vs = inf: 0
+    if (std::isfinite(vs)) {
+      ema_ = has_ema_ ? spec_.ema_alpha * vs + (1.0 - spec_.ema_alpha) * ema_ : vs;
+      has_ema_ = true;
+    }
+    return scale;
+  }
+
+  const WeightingSpec spec_;
+  bool has_ema_ = false;
+  double ema_ = 0.0;
 };
 
 }  // namespace
 
 std::unique_ptr<Weighting> MakeWeighting(const PolicySpec& spec, int num_workers) {
-  switch (spec.weighting.kind) {  // -Wswitch points here when a Kind is added
+  switch (spec.weighting.kind) {
     case WeightingSpec::Kind::kConstant:
       break;
+    case WeightingSpec::Kind::kStaleness:
+      return std::make_unique<StalenessWeighting>(spec.weighting.plus_one);
+    case WeightingSpec::Kind::kValue:
+      return std::make_unique<ValueWeighting>(spec.weighting);
   }
   return std::make_unique<ConstantWeighting>();
-}
-
-std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int num_workers) {
-  switch (spec.straggler.kind) {  // -Wswitch points here when a Kind is added
-    case StragglerSpec::Kind::kNone:
-      break;
-  }
-  return std::make_unique<NoStragglerPolicy>();
 }
 
 }  // namespace kairos::policy

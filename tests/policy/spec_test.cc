@@ -102,7 +102,8 @@ TEST(PolicySpecTest, RejectsAnEmptyPart) {
 }
 
 TEST(PolicySpecTest, RejectsAnUnknownPolicyListingTheKnownOnes) {
-  EXPECT_EQ(ErrorOf("foo"), "unknown policy 'foo'; known: bsp, asp, ssp, dssp, psp");
+  EXPECT_EQ(ErrorOf("foo"),
+            "unknown policy 'foo'; known: bsp, asp, ssp, dssp, psp, sa-asgd, vsgd, eager, saps");
   EXPECT_THAT(ErrorOf("foo:s=1"), HasSubstr("unknown policy 'foo'"));
 }
 
@@ -111,34 +112,27 @@ TEST(PolicySpecTest, HintsThatNamesAreLowerCase) {
   EXPECT_THAT(ErrorOf("gate=Ssp:s=1"), HasSubstr("names are lower-case: 'ssp'"));
 }
 
-TEST(PolicySpecTest, RejectsPlannedPresetsAsNotImplementedYet) {
-  EXPECT_EQ(ErrorOf("vsgd"),
-            "policy 'vsgd': not implemented yet (planned: value-staleness weighting, VSGD 2019)");
-  for (std::string_view name : {"sa-asgd:n=4", "vsgd:phi=ema", "eager", "saps"}) {
-    const std::string error = ErrorOf(name);
-    EXPECT_THAT(error, HasSubstr("not implemented yet (planned: ")) << name;
-    EXPECT_THAT(error, Not(HasSubstr("unknown"))) << name;
-  }
-}
-
-TEST(PolicySpecTest, RejectsPlannedOptionValuesAsNotImplementedYet) {
-  EXPECT_EQ(ErrorOf("weight=value"),
-            "option 'weight=value': not implemented yet (planned: value-staleness "
-            "weighting, VSGD 2019)");
+TEST(PolicySpecTest, NoNameIsRefusedAsNotImplementedAnyMore) {
   for (std::string_view spec :
-       {"agg=softsync:n=4", "ssp:s=3+weight=staleness", "dssp+weight=value",
-        "ssp:s=3+weight=value+pull=eager", "asp+pull=eager", "asp+straggler=saps"}) {
-    const std::string error = ErrorOf(spec);
-    EXPECT_THAT(error, HasSubstr("not implemented yet (planned: ")) << spec;
-    EXPECT_THAT(error, Not(HasSubstr("unknown"))) << spec;
+       {"sa-asgd:n=4", "vsgd", "eager", "saps", "agg=softsync:n=4", "ssp:s=3+weight=staleness",
+        "dssp+weight=value", "ssp:s=3+weight=value+pull=eager", "asp+pull=eager",
+        "asp+straggler=saps"}) {
+    EXPECT_TRUE(ParsePolicySpec(spec).ok()) << spec;
   }
+  EXPECT_THAT(ErrorOf("vsgd:phi=ema"), Not(HasSubstr("not implemented")));
 }
 
 TEST(PolicySpecTest, RejectsAnUnknownOptionValue) {
   EXPECT_EQ(ErrorOf("gate=foo"),
             "option 'gate=foo': unknown gate value 'foo'; known: bsp, asp, ssp, dssp, psp");
-  EXPECT_THAT(ErrorOf("agg=sum"), HasSubstr("unknown agg value 'sum'; known: immediate, round"));
-  EXPECT_THAT(ErrorOf("pull=lazy"), HasSubstr("unknown pull value 'lazy'; known: on-demand"));
+  EXPECT_THAT(ErrorOf("agg=sum"),
+              HasSubstr("unknown agg value 'sum'; known: immediate, round, softsync"));
+  EXPECT_THAT(ErrorOf("pull=lazy"),
+              HasSubstr("unknown pull value 'lazy'; known: on-demand, eager"));
+  EXPECT_THAT(ErrorOf("weight=lr"),
+              HasSubstr("unknown weight value 'lr'; known: constant, staleness, value"));
+  EXPECT_THAT(ErrorOf("straggler=kill"),
+              HasSubstr("unknown straggler value 'kill'; known: none, saps"));
   EXPECT_THAT(ErrorOf("gate="), HasSubstr("option 'gate=': missing name"));
 }
 

@@ -1,0 +1,23 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The pull seam's policy logic: PS+'s worker-side learning-rate multiplier (papers.md §5.3,
+// Part A #7). The eager schedule itself (push + fetch in one message, computing on the
+// previous answer) lives in the worker.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "policy/policy.h"
+
+namespace kairos::policy {
+
+float EagerLearningRateScale(const PullSpec& spec, int64_t foreign_updates, int num_workers) {
+  if (!spec.modulate_lr || num_workers <= 1 || foreign_updates <= 0) return 1.0f;
+  // tau / (N - 1): the foreign updates in units of "one update by each other worker", so a
+  // worker in lock-step with the others (tau = N - 1) keeps lr0.
+  const double rounds =
+      static_cast<double>(foreign_updates) / static_cast<double>(num_workers - 1);
+  return static_cast<float>(1.0 / std::max(1.0, rounds));
+}
+
+}  // namespace kairos::policy

@@ -1,0 +1,100 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The straggler policies, what happens to a stale push: none, and SaPS's version-lag rule
+// (papers.md §6.2, Part A #8).
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace kairos::policy {
+namespace {
+
+// Every push is applied with weight 1 and nobody is told to refresh. Stateless.
+class NoStragglerPolicy final : public StragglerPolicy {
+ public:
+  StragglerDecision OnPush(WorkerId w, const StalenessInfo& info) override { return {}; }
+};
+
+// SaPS: a push whose lag (tau, or w's EMA of tau) exceeds S_max is dropped or down-weighted,
+// and its worker told to refresh; every other push is applied. Nobody ever waits. The lag is
+// in shard versions (updates applied), so under round or softsync aggregation it counts
+// buckets. Not thread-safe (see policy.h).
+class SapsStragglerPolicy final : public StragglerPolicy {
+ public:
+  SapsStragglerPolicy(const StragglerSpec& spec, int num_workers)
+      : spec_(spec), s_max_(spec.s_max > 0 ? spec.s_max : DefaultSMax(num_workers)) {
+    Grow(num_workers - 1);
+  }
+
+  StragglerDecision OnPush(WorkerId w, const StalenessInfo& info) override {
+    Grow(w);
+    const auto i = static_cast<size_t>(w);
+    const double tau = static_cast<double>(info.iteration_staleness());
+    double lag = tau;
+    if (spec_.detect_ema) {
+      // The EMA includes this push: the decision is on the smoothed lag as of now.
+      ema_[i] = seen_[i] ? spec_.ema_alpha * tau + (1.0 - spec_.ema_alpha) * ema_[i] : tau;
+      seen_[i] = true;
+      lag = ema_[i];
+    }
+    // tau is compared in integers (exact for any tau); the EMA is a double.
+    const bool too_stale = spec_.detect_ema ? lag > static_cast<double>(s_max_)
+                                            : info.iteration_staleness() >
+                                                  static_cast<uint64_t>(s_max_);
+    straggling_[i] = too_stale;
+    if (!too_stale) return {};
+    if (spec_.action == StragglerSpec::Action::kDrop) {
+      return {.action = StragglerDecision::Action::kDrop, .refresh = true};
+    }
+    return {.action = StragglerDecision::Action::kDownWeight,
+            .weight = static_cast<float>(spec_.down_weight),
+            .refresh = true};
+  }
+
+  std::vector<WorkerId> Stragglers() const override {
+    std::vector<WorkerId> who;
+    for (size_t i = 0; i < straggling_.size(); ++i) {
+      if (straggling_[i]) who.push_back(static_cast<WorkerId>(i));
+    }
+    return who;
+  }
+
+ private:
+  // 2(N - 1): more than two rounds of the other workers' updates; at least 1, so that a
+  // lone worker's one-update pipeline lag (eager pull) is not dropped.
+  static int64_t DefaultSMax(int num_workers) {
+    return std::max<int64_t>(1, 2 * (static_cast<int64_t>(std::max(num_workers, 1)) - 1));
+  }
+
+  void Grow(WorkerId w) {
+    if (w < 0 || static_cast<size_t>(w) < straggling_.size()) return;
+    const size_t size = static_cast<size_t>(w) + 1;
+    straggling_.resize(size, false);
+    seen_.resize(size, false);
+    ema_.resize(size, 0.0);
+  }
+
+  const StragglerSpec spec_;
+  const int64_t s_max_;
+  std::vector<bool> straggling_;  // by worker: its latest push exceeded S_max
+  std::vector<bool> seen_;        // by worker: it has pushed (the EMA is set)
+  std::vector<double> ema_;       // by worker: EMA of tau (detect_ema)
+};
+
+}  // namespace
+
+std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int num_workers) {
+  switch (spec.straggler.kind) {
+    case StragglerSpec::Kind::kNone:
+      break;
+    case StragglerSpec::Kind::kSaps:
+      return std::make_unique<SapsStragglerPolicy>(spec.straggler, num_workers);
+  }
+  return std::make_unique<NoStragglerPolicy>();
+}
+
+}  // namespace kairos::policy
