@@ -7,6 +7,7 @@
 
 #include "kairos/buffer.h"
 #include "kairos/coordinator.h"
+#include "kairos/eager.h"
 #include "kairos/job.h"
 #include "kairos/local_cluster.h"
 #include "kairos/metrics.h"

@@ -39,6 +39,28 @@ class Histogram {
   uint64_t max_ = 0;
 };
 
+// Counts of non-negative real values in power-of-two buckets: bucket 0 holds [0, 2^-31),
+// bucket i >= 1 holds [2^(i-32), 2^(i-31)); values >= 2^32 go to the last bucket. For
+// scales and distances, which are not integers.
+class RealHistogram {
+ public:
+  static constexpr int kBuckets = 65;
+
+  void Add(double value);
+  uint64_t count() const { return count_; }
+  double sum() const { return sum_; }
+  double max() const { return max_; }
+  double mean() const { return count_ == 0 ? 0.0 : sum_ / static_cast<double>(count_); }
+  uint64_t bucket(int i) const { return i < static_cast<int>(buckets_.size()) ? buckets_[i] : 0; }
+  static int BucketOf(double value);
+
+ private:
+  std::vector<uint64_t> buckets_;
+  uint64_t count_ = 0;
+  double sum_ = 0;
+  double max_ = 0;
+};
+
 // What one server saw of one worker. Requests are counted per message: a push or pull of a
 // range is one message per chunk it covers.
 struct WorkerMetrics {
@@ -53,6 +75,14 @@ struct WorkerMetrics {
   // Version staleness of each push: updates applied to the pushed chunk between the
   // worker's last read of that chunk and the push's arrival.
   Histogram staleness;
+  // Value staleness of each push under VSGD weighting: ||D_i||, the distance between the
+  // parameters the worker read and the chunk's current ones (empty under other weightings).
+  RealHistogram value_staleness;
+  // The multiplier each applied push was given (weighting x straggler down-weight x the
+  // worker's own eager-pull scale).
+  RealHistogram scale;
+  uint64_t dropped = 0;    // pushes dropped as too stale (SaPS)
+  uint64_t refreshes = 0;  // replies that told the worker to read fresh parameters
 };
 
 }  // namespace kairos

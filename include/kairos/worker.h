@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -67,6 +68,15 @@ struct TableInfo {
   uint32_t id = 0;
   std::string name;
   uint64_t size = 0;
+  float learning_rate = 0.0f;  // the table's server-side SGD learning rate
+};
+
+// What the shards said about an eager push+pull (PushPullAsync); filled by the time its
+// Request completes.
+struct PushPullReply {
+  std::vector<int64_t> clocks;  // every worker's clock, the latest any shard reported
+  bool dropped = false;         // a shard dropped the push as too stale (SaPS)
+  bool refresh = false;         // a shard asks for fresh parameters before the next step
 };
 
 class Worker {
@@ -84,6 +94,8 @@ class Worker {
   virtual int rank() const = 0;
   virtual int num_workers() const = 0;
   virtual int num_servers() const = 0;
+  // The job's configuration, as agreed with the coordinator.
+  virtual const JobConfig& job() const = 0;
   // The current clock: the number of completed Clock() calls.
   virtual int64_t clock() const = 0;
   // The table named `name`, or NotFound.
@@ -115,6 +127,16 @@ class Worker {
                             const CallOptions& options = {}) = 0;
   virtual Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
                             const CallOptions& options = {}) = 0;
+
+  // Eager pull (PS+): one request per chunk carries the push of `gradient` for
+  // [offset, offset + gradient.size()) and asks for that range as it is once the push is
+  // applied and the gate admits this worker's next clock; `out` receives it and `reply`
+  // what the shards said. Ends the iteration like Clock(). `scale` (> 0) multiplies this
+  // worker's update on the servers (eager pull's learning-rate modulation). The caller
+  // must not touch `out` or `reply` until the request completes.
+  virtual Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
+                                std::span<float> out, PushPullReply* reply, float scale = 1.0f,
+                                const CallOptions& options = {}) = 0;
 
   // Ends the current iteration: the clock advances and every shard learns it.
   virtual absl::Status Clock() = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 namespace kairos {
 
@@ -26,6 +27,23 @@ void Histogram::Merge(const Histogram& other) {
   count_ += other.count_;
   sum_ += other.sum_;
   max_ = std::max(max_, other.max_);
+}
+
+int RealHistogram::BucketOf(double value) {
+  if (!(value >= 0x1.0p-31)) return 0;  // also NaN and negatives
+  if (value >= 0x1.0p32) return kBuckets - 1;
+  int exponent = 0;
+  std::frexp(value, &exponent);  // value = m * 2^exponent, m in [0.5, 1)
+  return std::clamp(exponent + 31, 1, kBuckets - 1);
+}
+
+void RealHistogram::Add(double value) {
+  const int b = BucketOf(value);
+  if (static_cast<int>(buckets_.size()) <= b) buckets_.resize(b + 1, 0);
+  ++buckets_[b];
+  ++count_;
+  sum_ += value;
+  max_ = std::max(max_, value);
 }
 
 }  // namespace kairos

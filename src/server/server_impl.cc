@@ -9,6 +9,7 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct PendingPull {
   absl::Time arrived;
   absl::Time deadline = absl::InfiniteFuture();
   bool waited = false;  // the gate refused it at least once
+  // Eager pull: the read that follows a push in one request; its reply says what became
+  // of the push and carries every worker's clock.
+  bool eager = false;
+  bool dropped = false;
+  bool refresh = false;
 };
 
 struct AtomicStats {
@@ -290,55 +296,102 @@ class ServerImpl final : public Server {
     auto located = shard_->Locate(h.table(), h.offset(), h.length());
     if (!located.ok()) return ReplyError(from, h, located.status());
     auto [table, chunk] = *located;
-    const absl::Time now = absl::Now();
     stats_.pushes.fetch_add(1);
     stats_.bytes_in.fetch_add(h.length() * sizeof(float));
 
-    policy::StalenessInfo info{h.clock(), chunk->version_read[*rank], chunk->version};
-    {
-      absl::MutexLock lock(&metrics_mu_);
-      WorkerMetrics& wm = metrics_[*rank];
-      ++wm.pushes;
-      wm.staleness.Add(info.iteration_staleness());
-    }
+    const policy::StalenessInfo info{h.clock(), chunk->version_read[*rank], chunk->version};
     const policy::StragglerDecision verdict = straggler_->OnPush(*rank, info);
-    gate_->OnPush(*rank, h.clock(), now);
-    Message reply;
-    reply.header = ReplyHeader(h, wire::PUSH_REPLY, node_id_);
-    if (verdict.action == policy::StragglerDecision::Action::kDrop) {
-      reply.header.set_version(chunk->version);
-      transport_->Send(from, std::move(reply));
+    const bool drop = verdict.action == policy::StragglerDecision::Action::kDrop;
+    RecordPush(*rank, info, verdict);
+    gate_->OnPush(*rank, h.clock(), absl::Now());
+    // The answer is a PUSH_REPLY, or under eager pull the read that follows the push.
+    std::optional<Message> reply;
+    if (!h.pull_after()) {
+      reply.emplace();
+      reply->header = ReplyHeader(h, wire::PUSH_REPLY, node_id_);
+      reply->header.set_dropped(drop);
+      reply->header.set_refresh(verdict.refresh);
+      reply->header.set_version(chunk->version);
+    }
+    if (!drop) {
+      const float scale = PushScale(*rank, info, verdict, h);
+      Contribute(*table, *chunk, from, h, std::move(m.payloads[0]), scale, std::move(reply));
+    } else if (reply.has_value()) {
+      transport_->Send(from, *std::move(reply));
+    }
+    if (h.pull_after()) QueueEagerRead(from, h, *rank, drop, verdict.refresh);
+  }
+
+  void RecordPush(int rank, const policy::StalenessInfo& info,
+                  const policy::StragglerDecision& verdict) {
+    absl::MutexLock lock(&metrics_mu_);
+    WorkerMetrics& wm = metrics_[rank];
+    ++wm.pushes;
+    wm.staleness.Add(info.iteration_staleness());
+    if (verdict.action == policy::StragglerDecision::Action::kDrop) ++wm.dropped;
+    if (verdict.refresh) ++wm.refreshes;
+  }
+
+  // The multiplier of an accepted push: the weighting's, the straggler policy's
+  // down-weight, and the worker's own (eager pull).
+  float PushScale(int rank, const policy::StalenessInfo& info,
+                  const policy::StragglerDecision& verdict, const wire::Header& h) {
+    float scale = weighting_->Scale(rank, info);
+    if (verdict.action == policy::StragglerDecision::Action::kDownWeight) {
+      scale *= verdict.weight;
+    }
+    if (h.worker_scale() > 0) scale *= h.worker_scale();
+    absl::MutexLock lock(&metrics_mu_);
+    metrics_[rank].scale.Add(scale);
+    return scale;
+  }
+
+  // Applies `gradient` (times `scale`) now, or adds it into its aggregation bucket, on the
+  // chunk's lane; sends `reply` (if any) from there once done.
+  void Contribute(ShardTable& table, ShardChunk& chunk, PeerId from, const wire::Header& h,
+                  Buffer gradient, float scale, std::optional<Message> reply) {
+    const int rank = rank_of_node_[h.sender()];
+    const policy::AggregateDecision d = chunk.aggregation->OnPush(rank, h.clock());
+    auto answer = [this, from](std::optional<Message>& r) {
+      if (r.has_value()) transport_->Send(from, *std::move(r));
+    };
+    if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
+      ++chunk.version;
+      stats_.version.fetch_add(1);
+      if (reply.has_value()) reply->header.set_version(chunk.version);
+      RunOnChunk(chunk, [&table, &chunk, gradient, scale, offset = h.offset(), answer,
+                         reply = std::move(reply)]() mutable {
+        table.Apply(chunk, offset, gradient.span(), scale);
+        gradient = Buffer();  // release the received message before answering
+        answer(reply);
+      });
       return;
     }
-    const float scale = weighting_->Scale(*rank, info) *
-                        (verdict.action == policy::StragglerDecision::Action::kDownWeight
-                             ? verdict.weight
-                             : 1.0f);
-    const policy::AggregateDecision d = chunk->aggregation->OnPush(*rank, h.clock());
-    Buffer gradient = std::move(m.payloads[0]);
-    if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
-      reply.header.set_version(++chunk->version);
-      stats_.version.fetch_add(1);
-      RunOnChunk(*chunk, [this, table, from, gradient, scale, h = h,
-                          reply = std::move(reply)]() mutable {
-        table->updater->Apply(table->Values(h.offset(), h.length()),
-                              table->State(h.offset(), h.length()), gradient.span(), scale);
-        gradient = Buffer();  // release the received message before answering
-        transport_->Send(from, std::move(reply));
-      });
-    } else {
-      Buffer& sum = chunk->buckets[d.bucket];
-      if (sum.empty()) sum = Buffer::Zeros(chunk->chunk.size());
-      Buffer part = sum.Slice(h.offset() - chunk->chunk.begin, h.length());
-      reply.header.set_version(chunk->version);
-      RunOnChunk(*chunk, [this, from, part, gradient, scale,
-                          reply = std::move(reply)]() mutable {
-        AsEigen(part) += scale * AsEigen(std::span<const float>(gradient.span()));
-        gradient = Buffer();
-        transport_->Send(from, std::move(reply));
-      });
-      ApplyReadyBuckets(*table, *chunk);
-    }
+    Buffer& sum = chunk.buckets[d.bucket];
+    if (sum.empty()) sum = Buffer::Zeros(chunk.chunk.size());
+    Buffer part = sum.Slice(h.offset() - chunk.chunk.begin, h.length());
+    RunOnChunk(chunk, [part, gradient, scale, answer, reply = std::move(reply)]() mutable {
+      AsEigen(part) += scale * AsEigen(std::span<const float>(gradient.span()));
+      gradient = Buffer();
+      answer(reply);
+    });
+    ApplyReadyBuckets(table, chunk);
+  }
+
+  // Eager pull: the read of the pushed range at the worker's next clock, served (and
+  // answered with the clocks) once the gate admits it.
+  void QueueEagerRead(PeerId from, const wire::Header& push, int rank, bool dropped,
+                      bool refresh) {
+    PendingPull p;
+    p.from = from;
+    p.header = push;
+    p.header.set_kind(wire::PULL);
+    p.header.set_clock(push.clock() + 1);
+    p.rank = rank;
+    p.eager = true;
+    p.dropped = dropped;
+    p.refresh = refresh;
+    Admit(std::move(p));
   }
 
   void HandlePull(PeerId from, Message& m) {
@@ -354,6 +407,12 @@ class ServerImpl final : public Server {
     p.from = from;
     p.header = h;
     p.rank = *rank;
+    Admit(std::move(p));
+  }
+
+  // Serves `p` if the gate admits it now, else queues it until a clock or membership event.
+  void Admit(PendingPull p) {
+    const wire::Header& h = p.header;
     p.arrived = absl::Now();
     if (h.timeout_ms() > 0) p.deadline = p.arrived + absl::Milliseconds(h.timeout_ms());
     if (gate_->Admits(p.rank, h.clock())) {
@@ -387,9 +446,15 @@ class ServerImpl final : public Server {
     Message reply;
     reply.header = ReplyHeader(h, wire::PULL_REPLY, node_id_);
     reply.header.set_version(chunk->version);
-    RunOnChunk(*chunk, [this, table, from = p.from, reply = std::move(reply)]() mutable {
+    if (p.eager) {
+      reply.header.set_dropped(p.dropped);
+      reply.header.set_refresh(p.refresh);
+      const policy::WorkerClocks& clocks = gate_->clocks();
+      for (int w = 0; w < clocks.num_workers(); ++w) reply.header.add_clocks(clocks.clock(w));
+    }
+    RunOnChunk(*chunk, [this, chunk, from = p.from, reply = std::move(reply)]() mutable {
       const wire::Header& rh = reply.header;
-      reply.payloads.push_back(Buffer::CopyOf(table->Values(rh.offset(), rh.length())));
+      reply.payloads.push_back(ShardTable::Read(*chunk, rh.offset(), rh.length()));
       transport_->Send(from, std::move(reply));
     });
   }
@@ -428,10 +493,7 @@ class ServerImpl final : public Server {
       ++c.version;
       stats_.version.fetch_add(1);
       const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
-      RunOnChunk(c, [&t, begin = c.chunk.begin, sum, scale] {
-        t.updater->Apply(t.Values(begin, sum.size()), t.State(begin, sum.size()), sum.span(),
-                         scale);
-      });
+      RunOnChunk(c, [&t, &c, sum, scale] { t.Apply(c, c.chunk.begin, sum.span(), scale); });
     }
   }
 

@@ -3,6 +3,7 @@
 #include "server/shard.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -11,10 +12,19 @@
 
 namespace kairos::internal {
 
-std::span<float> ShardTable::State(uint64_t offset, uint64_t length) const {
+void ShardTable::Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
+                       float scale) const {
+  if (c.values.use_count() > 1) {
+    c.values = Buffer::CopyOf(c.values.span());  // a reply in flight keeps the old values
+  } else {
+    // The last other holder released the buffer on another thread: see its writes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+  const std::size_t at = offset - c.chunk.begin;
   const std::size_t per = updater->state_per_element();
-  if (per == 0) return {};
-  return state.span().subspan((offset - begin) * per, length * per);
+  std::span<float> state =
+      per == 0 ? std::span<float>() : c.state.span().subspan(at * per, gradient.size() * per);
+  updater->Apply(c.values.span().subspan(at, gradient.size()), state, gradient, scale);
 }
 
 absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int shard,
@@ -39,12 +49,12 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int s
           absl::StrFormat("table '%s': %s", ts.name, updater.status().message()));
     }
     t.updater = *std::move(updater);
-    t.values = Buffer::Allocate(t.end - t.begin);
-    FillInitial(ts.init, t.begin, t.values.span());
-    t.state = Buffer::Zeros((t.end - t.begin) * t.updater->state_per_element());
     for (const Chunk& c : partition.shard_chunks(shard)) {
       ShardChunk sc;
       sc.chunk = c;
+      sc.values = Buffer::Allocate(c.size());
+      FillInitial(ts.init, c.begin, sc.values.span());
+      sc.state = Buffer::Zeros(c.size() * t.updater->state_per_element());
       sc.key = (uint64_t{id} << 32) | c.index;
       sc.apply_inline = static_cast<int64_t>(c.size() * sizeof(float)) < inline_apply_bytes;
       sc.aggregation = policy::MakeAggregation(*spec, num_workers);
@@ -57,7 +67,9 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int s
 
 uint64_t Shard::bytes() const {
   uint64_t total = 0;
-  for (const ShardTable& t : tables_) total += t.values.size_bytes() + t.state.size_bytes();
+  for (const ShardTable& t : tables_) {
+    for (const ShardChunk& c : t.chunks) total += c.values.size_bytes() + c.state.size_bytes();
+  }
   return total;
 }
 

@@ -28,6 +28,11 @@ namespace kairos::internal {
 
 struct ShardChunk {
   Chunk chunk;                // table coordinates
+  // The chunk's values and updater state. A pull reply shares `values` with the transport
+  // (no copy); an update that finds it shared writes a fresh copy instead (copy on write),
+  // so a reply in flight never sees a later update.
+  Buffer values;
+  Buffer state;
   uint64_t key = 0;           // routes the chunk's work to one ApplyPool lane
   bool apply_inline = false;  // small chunks are worked on the I/O thread
   std::unique_ptr<policy::Aggregation> aggregation;
@@ -44,15 +49,18 @@ struct ShardTable {
   TableSpec spec;
   uint64_t begin = 0;  // owned range, table coordinates
   uint64_t end = 0;
-  Buffer values;       // end - begin floats
-  Buffer state;        // (end - begin) * updater->state_per_element() floats
   std::unique_ptr<Updater> updater;
   std::vector<ShardChunk> chunks;
 
-  std::span<float> Values(uint64_t offset, uint64_t length) const {
-    return values.span().subspan(offset - begin, length);
+  // Elements [offset, offset + length) of chunk `c`, for reading.
+  // REQUIRES: the range is inside the chunk.
+  static Buffer Read(const ShardChunk& c, uint64_t offset, uint64_t length) {
+    return c.values.Slice(offset - c.chunk.begin, length);
   }
-  std::span<float> State(uint64_t offset, uint64_t length) const;
+  // Applies `gradient` (times `scale`) to elements [offset, offset + gradient.size()) of
+  // chunk `c`, copying the chunk first if a reply still shares it.
+  void Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
+             float scale) const;
 };
 
 class Shard {

@@ -6,11 +6,20 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "kairos/eigen.h"
 #include "kairos/updater.h"
 
 namespace kairos {
 namespace {
+
+// y += a * x. The update is memory-bound, and wider vectors halve its instruction count: GCC
+// compiles one AVX2 version and one baseline version and picks at load time (the library is
+// built without -march so that it runs on any x86-64).
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void Axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
 
 // w -= learning_rate * scale * g.
 class SgdUpdater final : public Updater {
@@ -19,7 +28,7 @@ class SgdUpdater final : public Updater {
 
   void Apply(std::span<float> values, std::span<float> /*state*/,
              std::span<const float> gradient, float scale) const override {
-    AsEigen(values) -= (learning_rate_ * scale) * AsEigen(gradient);
+    Axpy(-learning_rate_ * scale, gradient.data(), values.data(), values.size());
   }
 
  private:

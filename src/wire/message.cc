@@ -65,6 +65,20 @@ absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& f
   return absl::OkStatus();
 }
 
+absl::Status CheckHeader(const wire::Header& h, const std::vector<RawFrame>& frames) {
+  if (h.protocol_version() != kProtocolVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: protocol version %d, this node speaks %d", Describe(h),
+                        h.protocol_version(), kProtocolVersion));
+  }
+  if (h.kind() == wire::KIND_UNSPECIFIED || !wire::Kind_IsValid(h.kind())) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("message #%d from node %d has no valid kind (%d)", h.request_id(),
+                        h.sender(), static_cast<int>(h.kind())));
+  }
+  return CheckPayloads(h, frames);
+}
+
 }  // namespace
 
 absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
@@ -77,19 +91,11 @@ absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
         "malformed header frame (%d bytes) that does not parse as kairos.wire.Header",
         frames[0].size));
   }
-  const wire::Header& h = m.header;
-  if (parsed_header != nullptr) *parsed_header = h;  // parsed, whatever its content
-  if (h.protocol_version() != kProtocolVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: protocol version %d, this node speaks %d", Describe(h),
-                        h.protocol_version(), kProtocolVersion));
+  if (absl::Status s = CheckHeader(m.header, frames); !s.ok()) {
+    // The header parsed (whatever its content), so the receiver can answer its request id.
+    if (parsed_header != nullptr) *parsed_header = std::move(m.header);
+    return s;
   }
-  if (h.kind() == wire::KIND_UNSPECIFIED || !wire::Kind_IsValid(h.kind())) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("message #%d from node %d has no valid kind (%d)", h.request_id(),
-                        h.sender(), static_cast<int>(h.kind())));
-  }
-  if (absl::Status s = CheckPayloads(h, frames); !s.ok()) return s;
   m.payloads.reserve(frames.size() - 1);
   for (std::size_t i = 1; i < frames.size(); ++i) m.payloads.push_back(PayloadFrom(frames[i]));
   return m;

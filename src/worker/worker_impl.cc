@@ -48,6 +48,7 @@ struct Part {
   int shard = -1;          // -1: the coordinator
   float* out = nullptr;    // pulls: where the values go
   uint64_t length = 0;
+  PushPullReply* eager = nullptr;  // eager push+pull: where the shard's report goes
 };
 
 struct TableEntry {
@@ -110,6 +111,7 @@ class WorkerImpl final : public Worker {
   int num_workers() const override { return num_workers_; }
   int num_servers() const override { return num_servers_; }
   int64_t clock() const override { return clock_.load(); }
+  const JobConfig& job() const override { return job_; }
 
   absl::StatusOr<TableInfo> table(std::string_view name) const override {
     KAIROS_ASSIGN_OR_RETURN(const TableEntry* t, Find(name));
@@ -148,6 +150,25 @@ class WorkerImpl final : public Worker {
   Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
                     const CallOptions& options) override {
     return Issue(wire::PULL, table, offset, out.size(), Buffer(), out.data(), options);
+  }
+
+  Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
+                        std::span<float> out, PushPullReply* reply, float scale,
+                        const CallOptions& options) override {
+    if (out.size() != gradient.size() || reply == nullptr || !(scale > 0.0f)) {
+      return Request(RequestState::Failed(absl::InvalidArgumentError(absl::StrFormat(
+          "push-pull of table '%s': needs out.size() == gradient.size() (%d vs %d), a "
+          "reply, and scale > 0 (%g)",
+          table, out.size(), gradient.size(), scale))));
+    }
+    *reply = PushPullReply();
+    reply->clocks.assign(num_workers_, 0);
+    bool sent = false;
+    Request request = Issue(wire::PUSH, table, offset, gradient.size(), gradient, out.data(),
+                            options, reply, scale, &sent);
+    if (!sent) return request;  // refused before anything was sent
+    if (absl::Status s = Clock(); !s.ok()) return Request(RequestState::Failed(s));
+    return request;
   }
 
   absl::Status Clock() override {
@@ -234,8 +255,11 @@ class WorkerImpl final : public Worker {
   }
 
   // Slices [offset, offset + length) of `table` into one message per chunk and sends them.
+  // With `eager` (a push): the push carries pull_after and `scale`; `out` receives the
+  // read that follows it.
   Request Issue(wire::Kind kind, std::string_view table, uint64_t offset, uint64_t length,
-                const Buffer& payload, float* out, const CallOptions& options) {
+                const Buffer& payload, float* out, const CallOptions& options,
+                PushPullReply* eager = nullptr, float scale = 1.0f, bool* sent = nullptr) {
     const char* verb = kind == wire::PUSH ? "push" : "pull";
     if (absl::Status s = Usable(); !s.ok()) return Request(RequestState::Failed(s));
     absl::StatusOr<const TableEntry*> t = Find(table);
@@ -271,12 +295,17 @@ class WorkerImpl final : public Worker {
       m.header.set_offset(begin);
       m.header.set_length(end - begin);
       m.header.set_clock(clock);
-      Part part{state, c.shard, nullptr, end - begin};
+      Part part{state, c.shard, nullptr, end - begin, eager};
       if (kind == wire::PUSH) {
         m.payloads.push_back(payload.Slice(begin - offset, end - begin));
-      } else {
+      }
+      if (kind == wire::PULL || eager != nullptr) {
         m.header.set_timeout_ms(timeout_ms);
         part.out = out + (begin - offset);
+      }
+      if (eager != nullptr) {
+        m.header.set_pull_after(true);
+        if (scale != 1.0f) m.header.set_worker_scale(scale);
       }
       batch->emplace_back(std::move(part), std::move(m));
     }
@@ -286,6 +315,7 @@ class WorkerImpl final : public Worker {
         transport_->Send(servers_[part.shard], std::move(message));
       }
     });
+    if (sent != nullptr) *sent = true;
     return Request(state);
   }
 
@@ -353,8 +383,18 @@ class WorkerImpl final : public Worker {
             part.length)));
       }
       std::memcpy(part.out, m.payloads[0].data(), part.length * sizeof(float));
+      if (part.eager != nullptr) MergeEagerReport(h, *part.eager);
     }
     part.state->PartDone(StatusOf(h));
+  }
+
+  // Runs on the I/O thread before the part completes, so the caller sees it after Wait.
+  static void MergeEagerReport(const wire::Header& h, PushPullReply& r) {
+    for (int w = 0; w < h.clocks_size() && w < static_cast<int>(r.clocks.size()); ++w) {
+      r.clocks[w] = std::max(r.clocks[w], h.clocks(w));
+    }
+    r.dropped = r.dropped || h.dropped();
+    r.refresh = r.refresh || h.refresh();
   }
 
   void HandleJoinReply(const wire::Header& h) {
@@ -376,12 +416,13 @@ class WorkerImpl final : public Worker {
       if (!peer.ok()) return End(peer.status());
       servers_[n.rank()] = *peer;
     }
-    const JobConfig job = FromWire(start.job());
-    for (uint32_t id = 0; id < job.tables.size(); ++id) {
-      const TableSpec& ts = job.tables[id];
-      tables_.emplace(ts.name, TableEntry{TableInfo{id, ts.name, ts.size},
+    job_ = FromWire(start.job());
+    for (uint32_t id = 0; id < job_.tables.size(); ++id) {
+      const TableSpec& ts = job_.tables[id];
+      tables_.emplace(ts.name, TableEntry{TableInfo{id, ts.name, ts.size,
+                                                    ts.updater.learning_rate},
                                           TablePartition(ts.size, num_servers_,
-                                                         job.chunk_elements)});
+                                                         job_.chunk_elements)});
     }
     started_.Notify();
   }
@@ -443,6 +484,7 @@ class WorkerImpl final : public Worker {
   int num_servers_ = 0;
   int num_workers_ = 0;
   std::vector<PeerId> servers_;
+  JobConfig job_;
   std::map<std::string, TableEntry, std::less<>> tables_;
 
   // I/O thread only.

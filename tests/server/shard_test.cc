@@ -59,16 +59,17 @@ TEST(ShardTest, CreateBuildsTheOwnedRangeOfEveryTable) {
   EXPECT_EQ(w.spec.name, "w");
   EXPECT_EQ(w.begin, 50u);
   EXPECT_EQ(w.end, 100u);
-  ASSERT_EQ(w.values.size(), 50u);
   ASSERT_EQ(w.chunks.size(), 5u);
   for (std::size_t i = 0; i < w.chunks.size(); ++i) {
     EXPECT_EQ(w.chunks[i].chunk.begin, 50 + 10 * i);
     EXPECT_EQ(w.chunks[i].chunk.end, 60 + 10 * i);
+    EXPECT_EQ(w.chunks[i].values.size(), 10u);
     EXPECT_NE(w.chunks[i].aggregation, nullptr);
   }
   // Values start as the initializer's, in table coordinates.
   for (uint64_t e = 50; e < 100; ++e) {
-    ASSERT_EQ(w.values[e - 50], InitialValue(w.spec.init, e)) << e;
+    const ShardChunk& c = w.chunks[(e - 50) / 10];
+    ASSERT_EQ(ShardTable::Read(c, e, 1)[0], InitialValue(w.spec.init, e)) << e;
   }
   const ShardTable& tiny = shard->tables()[1];
   EXPECT_EQ(tiny.begin, tiny.end);
@@ -122,6 +123,23 @@ TEST(ShardTest, LocateRejectsUnknownTableAsNotFound) {
   ASSERT_NE(shard, nullptr);
   ExpectError(shard->Locate(2, 0, 1), absl::StatusCode::kNotFound,
               "unknown table id 2 (the job has 2 tables)");
+}
+
+TEST(ShardTest, UpdateCopiesAChunkThatAReadStillShares) {
+  std::unique_ptr<Shard> shard = MakeShard(1);
+  ASSERT_NE(shard, nullptr);
+  ShardTable& w = shard->tables()[0];
+  ShardChunk& c = w.chunks[0];
+  const float before = ShardTable::Read(c, 50, 1)[0];
+  Buffer in_flight = ShardTable::Read(c, 50, 10);  // a pull reply the transport still holds
+  const std::vector<float> grad(10, 1.0f);
+  w.Apply(c, 50, grad, 1.0f);
+  EXPECT_EQ(in_flight[0], before) << "the reply must not see the later update";
+  EXPECT_NE(ShardTable::Read(c, 50, 1)[0], before);
+  in_flight = Buffer();
+  float* storage = c.values.data();
+  w.Apply(c, 50, grad, 1.0f);
+  EXPECT_EQ(c.values.data(), storage) << "an unshared chunk is updated in place";
 }
 
 TEST(ShardTest, LocateRejectsRangeOutsideTableAsOutOfRange) {
