@@ -6,6 +6,7 @@ find_package(Protobuf REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(Eigen3 3.4 CONFIG REQUIRED NO_MODULE)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(ZLIB REQUIRED)  # the simulator reads gzip'd Fashion-MNIST
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
 find_path(CPPZMQ_INCLUDE_DIR zmq.hpp REQUIRED)

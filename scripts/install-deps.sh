@@ -9,6 +9,7 @@ packages=(
   libzmq3-dev cppzmq-dev                        # transport
   libprotobuf-dev protobuf-compiler             # wire format
   libeigen3-dev libspdlog-dev libabsl-dev       # math, logging, Status and synchronization
+  zlib1g-dev                                    # the simulator reads gzip'd Fashion-MNIST
   libcli11-dev                                  # command lines of the programs
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and benchmarks
   dataset-fashion-mnist                         # data of the examples and benchmarks

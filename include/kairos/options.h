@@ -51,6 +51,12 @@ struct WorkerOptions : NodeOptions {
   int rank = -1;
   // Default deadline of each call that has no CallOptions::deadline. Default 60 s.
   absl::Duration request_timeout = absl::Seconds(60);
+  // Flow control: payload bytes (pushed values and expected pulled values) this worker has
+  // in flight to one server at most; further messages wait, in order, on the worker. Bounds
+  // what a server buffers for a worker (a 256 MiB pull does not become 256 MiB of queued
+  // replies) while keeping enough in flight to fill the link. One request always goes,
+  // whatever its size. Default 16 MiB.
+  int64_t max_bytes_in_flight_per_server = int64_t{16} << 20;
 };
 
 struct ServerOptions : NodeOptions {

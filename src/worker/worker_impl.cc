@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,6 +50,16 @@ struct Part {
   float* out = nullptr;    // pulls: where the values go
   uint64_t length = 0;
   PushPullReply* eager = nullptr;  // eager push+pull: where the shard's report goes
+  uint64_t bytes = 0;      // payload bytes it moves (push and reply), for flow control
+  bool sent = false;       // left the worker (counted in its shard's bytes in flight)
+};
+
+// Messages to one shard, in order: those not sent yet wait here while the bytes in flight
+// to the shard are at the cap. Clocks and finishes queue behind pushes, so a shard never
+// sees a worker's clock before the pushes it ends.
+struct ShardQueue {
+  std::deque<Message> waiting;
+  uint64_t in_flight = 0;
 };
 
 struct TableEntry {
@@ -174,13 +185,15 @@ class WorkerImpl final : public Worker {
   absl::Status Clock() override {
     KAIROS_RETURN_IF_ERROR(Usable());
     const int64_t clock = clock_.fetch_add(1) + 1;
-    for (int s = 0; s < num_servers_; ++s) {
-      Message m;
-      m.header.set_kind(wire::CLOCK);
-      m.header.set_sender(node_id_);
-      m.header.set_clock(clock);
-      transport_->Send(servers_[s], std::move(m));
-    }
+    transport_->Post([this, clock] {
+      for (int s = 0; s < num_servers_; ++s) {
+        Message m;
+        m.header.set_kind(wire::CLOCK);
+        m.header.set_sender(node_id_);
+        m.header.set_clock(clock);
+        ToShard(s, std::move(m));
+      }
+    });
     return absl::OkStatus();
   }
 
@@ -296,6 +309,9 @@ class WorkerImpl final : public Worker {
       m.header.set_length(end - begin);
       m.header.set_clock(clock);
       Part part{state, c.shard, nullptr, end - begin, eager};
+      part.bytes = (kind == wire::PUSH ? 1 : 0) * (end - begin) * sizeof(float) +
+                   (kind == wire::PULL || eager != nullptr ? 1 : 0) * (end - begin) *
+                       sizeof(float);
       if (kind == wire::PUSH) {
         m.payloads.push_back(payload.Slice(begin - offset, end - begin));
       }
@@ -309,12 +325,7 @@ class WorkerImpl final : public Worker {
       }
       batch->emplace_back(std::move(part), std::move(m));
     }
-    transport_->Post([this, batch] {
-      for (auto& [part, message] : *batch) {
-        parts_[message.header.request_id()] = part;
-        transport_->Send(servers_[part.shard], std::move(message));
-      }
-    });
+    transport_->Post([this, batch] { Dispatch(*batch); });
     if (sent != nullptr) *sent = true;
     return Request(state);
   }
@@ -338,14 +349,56 @@ class WorkerImpl final : public Worker {
       m.header.set_timeout_ms(timeout_ms);
       batch->emplace_back(Part{state, to_servers ? i : -1, nullptr, 0}, std::move(m));
     }
-    transport_->Post([this, batch] {
-      for (auto& [part, message] : *batch) {
-        parts_[message.header.request_id()] = part;
-        transport_->Send(part.shard < 0 ? coordinator_ : servers_[part.shard],
-                         std::move(message));
-      }
-    });
+    transport_->Post([this, batch] { Dispatch(*batch); });
     return Request(state);
+  }
+
+  // ------------------------------------------------------- sending (I/O thread)
+  // Registers the parts and sends their messages: to the coordinator at once, to a shard
+  // through its queue.
+  void Dispatch(std::vector<std::pair<Part, Message>>& batch) {
+    for (auto& [part, message] : batch) {
+      parts_[message.header.request_id()] = part;
+      if (part.shard < 0) {
+        transport_->Send(coordinator_, std::move(message));
+      } else {
+        ToShard(part.shard, std::move(message));
+      }
+    }
+  }
+
+  void ToShard(int shard, Message message) {
+    queues_[shard].waiting.push_back(std::move(message));
+    Pump(shard);
+  }
+
+  // Sends the shard's waiting messages in order while its bytes in flight stay under the
+  // cap (one request always goes, however big). A part that expired while it waited is
+  // skipped.
+  void Pump(int shard) {
+    ShardQueue& q = queues_[shard];
+    while (!q.waiting.empty()) {
+      Message& m = q.waiting.front();
+      const uint64_t id = m.header.request_id();
+      auto it = id == 0 ? parts_.end() : parts_.find(id);
+      if (id != 0 && it == parts_.end()) {
+        q.waiting.pop_front();
+        continue;
+      }
+      const uint64_t bytes = it == parts_.end() ? 0 : it->second.bytes;
+      if (q.in_flight > 0 && q.in_flight + bytes > max_in_flight_) break;
+      if (it != parts_.end()) it->second.sent = true;
+      q.in_flight += bytes;
+      transport_->Send(servers_[shard], std::move(m));
+      q.waiting.pop_front();
+    }
+  }
+
+  // A part is over (answered or expired): its bytes no longer count.
+  void Release(const Part& part) {
+    if (part.shard < 0 || !part.sent) return;
+    queues_[part.shard].in_flight -= part.bytes;
+    Pump(part.shard);
   }
 
   // -------------------------------------------------------------------- I/O thread
@@ -376,6 +429,7 @@ class WorkerImpl final : public Worker {
     }
     Part part = std::move(it->second);
     parts_.erase(it);
+    Release(part);
     if (h.kind() == wire::PULL_REPLY && part.out != nullptr) {
       if (m.payloads[0].size() != part.length) {
         return part.state->PartDone(absl::InternalError(absl::StrFormat(
@@ -410,6 +464,7 @@ class WorkerImpl final : public Worker {
     num_servers_ = start.num_servers();
     num_workers_ = start.num_workers();
     servers_.assign(num_servers_, 0);
+    queues_.assign(num_servers_, ShardQueue());
     for (const wire::Node& n : start.nodes()) {
       if (n.role() != wire::SERVER) continue;
       absl::StatusOr<PeerId> peer = transport_->Connect(n.endpoint());
@@ -449,7 +504,9 @@ class WorkerImpl final : public Worker {
     for (auto it = parts_.begin(); it != parts_.end();) {
       if (it->second.state->deadline() <= now) {
         expired[it->second.state].push_back(it->second.shard);
+        const Part part = it->second;
         parts_.erase(it++);
+        Release(part);
       } else {
         ++it;
       }
@@ -489,6 +546,9 @@ class WorkerImpl final : public Worker {
 
   // I/O thread only.
   absl::flat_hash_map<uint64_t, Part> parts_;
+  std::vector<ShardQueue> queues_;
+  const uint64_t max_in_flight_ = static_cast<uint64_t>(
+      std::max<int64_t>(1, options_.max_bytes_in_flight_per_server));
 };
 
 }  // namespace

@@ -157,6 +157,34 @@ TEST(ClusterTest, InitializerValuesDoNotDependOnTheShardCount) {
   }
 }
 
+TEST(ClusterTest, FlowControlKeepsBspExactWithATinyWindow) {
+  // 256 bytes in flight per server: one chunk message at a time, so every push waits on
+  // the worker and its Clock() queues behind it; the rounds must still be exact.
+  ClusterOptions o = Options(2, 4, "bsp");
+  o.worker.max_bytes_in_flight_per_server = 256;
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+    std::vector<float> params(kSize);
+    std::vector<Buffer> grads;
+    std::vector<Request> pushes;
+    for (int t = 0; t < 3; ++t) {
+      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+      if (params != SequentialBsp(4, t)) return absl::InternalError("round differs");
+      grads.push_back(Buffer::Allocate(kSize));
+      for (uint64_t i = 0; i < kSize; ++i) grads.back()[i] = Gradient(w.rank(), t, i);
+      pushes.push_back(w.PushAsync("w", 0, grads.back()));  // not waited for
+      KAIROS_RETURN_IF_ERROR(w.Clock());
+    }
+    for (const Request& r : pushes) KAIROS_RETURN_IF_ERROR(r.Wait());
+    KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+    return params == SequentialBsp(4, 3) ? absl::OkStatus()
+                                         : absl::InternalError("final parameters differ");
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
 TEST(ClusterTest, TcpAndIpcTransportsGiveTheSameBspResult) {
   for (const char* transport : {"tcp", "ipc"}) {
     ClusterOptions o = Options(2, 2, "bsp");

@@ -1,0 +1,221 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "bench/kairos_workloads.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "kairos/buffer.h"
+#include "kairos/status.h"
+#include "kairos/transport_context.h"
+
+namespace kairos::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
+  return t +
+         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
+}
+
+JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
+  JobConfig job;
+  TableSpec table;
+  table.name = std::string(kTable);
+  table.size = table_floats;
+  job.tables.push_back(table);
+  job.policy = settings.policy;
+  job.chunk_elements = settings.chunk_elements;
+  return job;
+}
+
+// What one worker thread of RunPipelined measured.
+struct Tally {
+  uint64_t ops = 0;  // completed in the measured interval
+  absl::Status status;
+};
+
+// One worker's pipelined loop (see RunPipelined).
+void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
+                  SteadyClock::time_point measure_begin, SteadyClock::time_point end,
+                  Tally& tally) {
+  const uint64_t floats = value_bytes / sizeof(float);
+  Buffer gradient = Buffer::Allocate(floats);
+  std::fill(gradient.data(), gradient.data() + floats, 1e-6f);
+  // Destinations of the pulls: request i writes into outs[i % window], and request
+  // i - window (the previous user) has completed before request i is issued.
+  std::vector<Buffer> outs;
+  if (op == Op::kPull || op == Op::kPushPull) {
+    for (int i = 0; i < window; ++i) outs.push_back(Buffer::Zeros(floats));  // pages touched
+  }
+  std::deque<Request> in_flight;
+  auto complete_oldest = [&] {
+    absl::Status s = in_flight.front().Wait();
+    in_flight.pop_front();
+    const SteadyClock::time_point now = SteadyClock::now();
+    if (!s.ok() && tally.status.ok()) tally.status = s;
+    if (s.ok() && now >= measure_begin && now < end) ++tally.ops;
+  };
+  for (uint64_t issued = 0; SteadyClock::now() < end && tally.status.ok(); ++issued) {
+    if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();
+    const bool pull = op == Op::kPull || (op == Op::kPushPull && issued % 2 == 1);
+    if (pull) {
+      in_flight.push_back(worker.PullAsync(kTable, 0, outs[issued % window].span()));
+    } else if (op == Op::kPushCopy) {
+      in_flight.push_back(worker.PushAsync(kTable, 0, std::span<const float>(gradient.span())));
+    } else {
+      in_flight.push_back(worker.PushAsync(kTable, 0, gradient));
+    }
+  }
+  while (!in_flight.empty()) complete_oldest();
+}
+
+}  // namespace
+
+const char* OpName(Op op) {
+  switch (op) {
+    case Op::kPush:
+      return "push";
+    case Op::kPushCopy:
+      return "push_copy";
+    case Op::kPull:
+      return "pull";
+    case Op::kPushPull:
+      return "push_pull";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
+    int servers, int workers, uint64_t table_floats, const ClusterSettings& settings) {
+  std::unique_ptr<BenchCluster> cluster(new BenchCluster());
+  const JobConfig job = MakeJob(table_floats, settings);
+  std::shared_ptr<TransportContext> context;
+  if (settings.shared_context) context = TransportContext::Create(1);
+  CoordinatorOptions co;
+  co.listen = "tcp://127.0.0.1:0";
+  co.num_servers = servers;
+  co.num_workers = workers;
+  co.job = job;
+  co.context = context;
+  KAIROS_ASSIGN_OR_RETURN(cluster->coordinator_, Coordinator::Create(co));
+  for (int s = 0; s < servers; ++s) {
+    ServerOptions so;
+    so.coordinator = cluster->coordinator_->endpoint();
+    so.listen = "tcp://127.0.0.1:*";
+    so.context = context;
+    if (settings.apply_threads >= 0) so.apply_threads = settings.apply_threads;
+    if (settings.inline_apply_bytes >= 0) so.inline_apply_bytes = settings.inline_apply_bytes;
+    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
+    cluster->servers_.push_back(std::move(server));
+  }
+  KAIROS_RETURN_IF_ERROR(cluster->StartWorkers(workers, job, context));
+  return cluster;
+}
+
+// Workers join in parallel: each Create returns once the whole job has started.
+absl::Status BenchCluster::StartWorkers(int workers, const JobConfig& job,
+                                        const std::shared_ptr<TransportContext>& context) {
+  std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(workers);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < workers; ++r) {
+    threads.emplace_back([&, r] {
+      WorkerOptions wo;
+      wo.coordinator = coordinator_->endpoint();
+      wo.job = job;
+      wo.rank = r;
+      wo.context = context;
+      made[r] = Worker::Create(wo);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < workers; ++r) {
+    if (!made[r].ok()) {
+      return absl::Status(made[r].status().code(),
+                          absl::StrFormat("worker %d: %s", r, made[r].status().message()));
+    }
+    workers_.push_back(*std::move(made[r]));
+  }
+  return absl::OkStatus();
+}
+
+BenchCluster::~BenchCluster() { Shutdown().IgnoreError(); }
+
+absl::Status BenchCluster::Shutdown() {
+  if (coordinator_ == nullptr) return absl::OkStatus();
+  absl::Status status;
+  for (auto& w : workers_) status.Update(w->Finish());
+  status.Update(coordinator_->Wait(absl::Seconds(30)));
+  workers_.clear();
+  for (auto& s : servers_) s->Stop();
+  servers_.clear();
+  coordinator_.reset();
+  return status;
+}
+
+int EffectiveWindow(const PipelineOptions& pipeline, uint64_t value_bytes) {
+  const uint64_t by_bytes = std::max<uint64_t>(2, pipeline.max_window_bytes / value_bytes);
+  return static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(pipeline.window, by_bytes)));
+}
+
+absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t value_bytes,
+                                        const Budget& budget, const PipelineOptions& pipeline) {
+  const int window = EffectiveWindow(pipeline, value_bytes);
+  const SteadyClock::time_point measure_begin = After(SteadyClock::now(), budget.warmup_s);
+  const SteadyClock::time_point end = After(measure_begin, budget.seconds);
+  std::vector<Tally> tallies(cluster.num_workers());
+  std::vector<std::thread> threads;
+  for (int i = 0; i < cluster.num_workers(); ++i) {
+    threads.emplace_back([&, i] {
+      PipelineLoop(cluster.worker(i), op, value_bytes, window, measure_begin, end, tallies[i]);
+    });
+  }
+  // The CPU time of the measured interval (every thread of the process: the workers, the
+  // servers, the coordinator and their ZeroMQ I/O threads).
+  std::this_thread::sleep_until(measure_begin);
+  const double cpu_begin = ProcessCpuSeconds();
+  std::this_thread::sleep_until(end);
+  const double cpu_seconds = ProcessCpuSeconds() - cpu_begin;
+  for (std::thread& t : threads) t.join();
+  uint64_t ops = 0;
+  for (std::size_t i = 0; i < tallies.size(); ++i) {
+    if (!tallies[i].status.ok()) {
+      return absl::Status(tallies[i].status.code(),
+                          absl::StrCat("worker ", i, ": ", tallies[i].status.message()));
+    }
+    ops += tallies[i].ops;
+  }
+  return MakeThroughput(ops, value_bytes, budget.seconds, cpu_seconds);
+}
+
+absl::StatusOr<LatencySummary> RunSync(BenchCluster& cluster, Op op, uint64_t value_bytes,
+                                       const Budget& budget, std::size_t max_samples) {
+  Worker& worker = cluster.worker(0);
+  Buffer values = Buffer::Zeros(value_bytes / sizeof(float));
+  auto call = [&] {
+    return op == Op::kPull ? worker.Pull(kTable, values.span())
+                           : worker.Push(kTable, std::span<const float>(values.span()));
+  };
+  const SteadyClock::time_point warm_end = After(SteadyClock::now(), budget.warmup_s);
+  while (SteadyClock::now() < warm_end) KAIROS_RETURN_IF_ERROR(call());
+  std::vector<double> samples;
+  samples.reserve(max_samples);
+  const SteadyClock::time_point end = After(SteadyClock::now(), budget.seconds);
+  while (samples.size() < max_samples && SteadyClock::now() < end) {
+    const SteadyClock::time_point start = SteadyClock::now();
+    KAIROS_RETURN_IF_ERROR(call());
+    samples.push_back(
+        std::chrono::duration<double, std::micro>(SteadyClock::now() - start).count());
+  }
+  return Summarize(samples);
+}
+
+}  // namespace kairos::bench

@@ -1,0 +1,103 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos workloads: a whole job (coordinator, S servers, W workers) over tcp://127.0.0.1
+// inside this process, driven through the public API only.
+//
+// Thread-safety: a BenchCluster and the Run* functions are used from one thread (the Run*
+// functions start their own worker threads and join them).
+
+#ifndef KAIROS_BENCH_KAIROS_WORKLOADS_H_
+#define KAIROS_BENCH_KAIROS_WORKLOADS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bench/bench_report.h"
+#include "kairos/coordinator.h"
+#include "kairos/server.h"
+#include "kairos/worker.h"
+
+namespace kairos::bench {
+
+// The name of the one table every benchmark job holds.
+inline constexpr std::string_view kTable = "bench";
+
+struct ClusterSettings {
+  // true: every node shares one TransportContext (one ZeroMQ I/O thread for the whole job,
+  // as LocalCluster does); false (default): each node has its own, as separate processes do.
+  bool shared_context = false;
+  // JobConfig::chunk_elements (the kairos default: 262144 floats, 1 MiB).
+  uint64_t chunk_elements = uint64_t{1} << 18;
+  std::string policy = "asp";
+  // ServerOptions::apply_threads and ::inline_apply_bytes (-1: the library's default).
+  int apply_threads = -1;
+  int64_t inline_apply_bytes = -1;
+};
+
+// A job over tcp loopback. The destructor shuts it down.
+class BenchCluster {
+ public:
+  // Starts the coordinator, `servers` servers and `workers` workers, with one table of
+  // `table_floats` floats (zeros, "sgd"), and waits until the job has started.
+  static absl::StatusOr<std::unique_ptr<BenchCluster>> Create(int servers, int workers,
+                                                              uint64_t table_floats,
+                                                              const ClusterSettings& settings);
+  ~BenchCluster();
+  BenchCluster(const BenchCluster&) = delete;
+  BenchCluster& operator=(const BenchCluster&) = delete;
+
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+  int num_servers() const { return static_cast<int>(servers_.size()); }
+  // REQUIRES: 0 <= i < num_workers().
+  Worker& worker(int i) { return *workers_[i]; }
+
+  // Finishes the workers, waits for the job to end and stops every node. Idempotent.
+  absl::Status Shutdown();
+
+ private:
+  BenchCluster() = default;
+  absl::Status StartWorkers(int workers, const JobConfig& job,
+                            const std::shared_ptr<TransportContext>& context);
+
+  std::unique_ptr<Coordinator> coordinator_;
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+enum class Op {
+  kPush,      // PushAsync of a kairos::Buffer: zero-copy
+  kPushCopy,  // PushAsync of a span: the call copies the gradient first
+  kPull,      // PullAsync into preallocated memory
+  kPushPull,  // push and pull alternately
+};
+const char* OpName(Op op);
+
+struct PipelineOptions {
+  // Requests each worker keeps outstanding (it waits on the oldest before issuing more)...
+  int window = 8;
+  // ...but no more than this many value bytes (and never fewer than 2 requests).
+  uint64_t max_window_bytes = uint64_t{256} << 20;
+};
+
+// The window RunPipelined uses for values of `value_bytes`.
+int EffectiveWindow(const PipelineOptions& pipeline, uint64_t value_bytes);
+
+// Every worker, on its own thread, issues `op` on the whole table (value_bytes) with a window
+// of outstanding requests for budget.warmup_s + budget.seconds, and counts the requests that
+// complete in the measured interval. REQUIRES: the table holds value_bytes / 4 floats.
+absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t value_bytes,
+                                        const Budget& budget, const PipelineOptions& pipeline);
+
+// Worker 0 issues blocking Push (op kPush) or Pull (op kPull) calls of the whole table
+// (value_bytes), one at a time, and times each. At most `max_samples` are timed.
+absl::StatusOr<LatencySummary> RunSync(BenchCluster& cluster, Op op, uint64_t value_bytes,
+                                       const Budget& budget, std::size_t max_samples);
+
+}  // namespace kairos::bench
+
+#endif  // KAIROS_BENCH_KAIROS_WORKLOADS_H_

@@ -1,0 +1,38 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Server memory: the resident memory of a real kairos-server process holding one table,
+// while a worker in this process pushes and pulls the whole table. The coordinator and the
+// worker run here; the server is a child process, so its VmHWM (peak resident set, from
+// /proc/<pid>/status) is the server's alone.
+//
+// Thread-safety: one call at a time.
+
+#ifndef KAIROS_BENCH_MEMORY_WORKLOAD_H_
+#define KAIROS_BENCH_MEMORY_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace kairos::bench {
+
+struct MemoryFigures {
+  uint64_t table_bytes = 0;
+  uint64_t baseline_rss_bytes = 0;  // VmRSS once listening, before the table exists
+  uint64_t peak_rss_bytes = 0;      // VmHWM after the rounds
+  uint64_t final_rss_bytes = 0;     // VmRSS after the rounds
+  uint64_t bound_bytes = 0;         // the target: 1.3 x table + 64 MiB
+};
+
+// Runs `server_binary` (kairos-server) as a child with a coordinator and one worker here,
+// in a job of one table of `table_bytes` under `policy`; the worker runs `rounds` rounds of
+// { PushAsync(whole table, zero-copy); Clock(); PullAsync(whole table); wait for both }.
+// Errors: Unavailable when the server cannot be started, or the job's error.
+absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
+                                                  uint64_t table_bytes, const std::string& policy,
+                                                  int rounds);
+
+}  // namespace kairos::bench
+
+#endif  // KAIROS_BENCH_MEMORY_WORKLOAD_H_

@@ -1,0 +1,143 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos_micro_bench: Google Benchmark micro-benchmarks of the units on the data path.
+//
+//   BM_PartitionOverlapping  the chunks a worker's call is cut into (common/partition.h)
+//   BM_DecodeHeader          decoding and checking a received PUSH (wire/message.h)
+//   BM_EncodeHeader          serializing a PUSH header (wire/message.h)
+//   BM_SgdApply              the built-in "sgd" updater on 1 MiB of floats
+//   BM_BufferCopyOf          the copy a server makes of a chunk it serves to a pull
+//
+//   kairos_micro_bench [--benchmark_filter=REGEX] [--benchmark_format=csv] ...
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "benchmark/benchmark.h"
+#include "common/partition.h"
+#include "kairos/buffer.h"
+#include "kairos/updater.h"
+#include "wire/message.h"
+
+namespace kairos::bench {
+namespace {
+
+using internal::Message;
+using internal::RawFrame;
+using internal::TablePartition;
+
+// Arguments: table size (floats), shards. Ranges are random, 1 to 2 chunks long.
+void BM_PartitionOverlapping(benchmark::State& state) {
+  const uint64_t size = static_cast<uint64_t>(state.range(0));
+  const int shards = static_cast<int>(state.range(1));
+  const uint64_t chunk = uint64_t{1} << 18;
+  TablePartition partition(size, shards, chunk);
+  std::mt19937_64 rng(42);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges(1024);
+  for (auto& [begin, end] : ranges) {
+    begin = rng() % size;
+    end = std::min(size, begin + 1 + rng() % (2 * chunk));
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const auto& [begin, end] = ranges[i++ % ranges.size()];
+    benchmark::DoNotOptimize(partition.Overlapping(begin, end));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PartitionOverlapping)
+    ->Args({1 << 10, 1})
+    ->Args({1 << 24, 2})
+    ->Args({uint64_t{1} << 30, 8});
+
+// A PUSH of `floats` values as the transport hands it over: a header frame and a payload.
+Message MakePush(uint64_t floats) {
+  Message m;
+  m.header.set_kind(wire::PUSH);
+  m.header.set_request_id(123456);
+  m.header.set_sender(7);
+  m.header.set_table(0);
+  m.header.set_offset(262144);
+  m.header.set_length(floats);
+  m.header.set_clock(42);
+  m.payloads.push_back(Buffer::Zeros(floats));
+  return m;
+}
+
+// Argument: payload floats. Decode parses the header and checks the frames; the payload is
+// adopted, not copied, so the time hardly depends on its size.
+void BM_DecodeHeader(benchmark::State& state) {
+  Message m = MakePush(static_cast<uint64_t>(state.range(0)));
+  auto header = std::make_shared<std::string>(internal::EncodeHeader(m));
+  const Buffer& payload = m.payloads[0];
+  for (auto _ : state) {
+    std::vector<RawFrame> frames(2);
+    frames[0] = RawFrame{header, header->data(), header->size()};
+    frames[1] = RawFrame{payload.owner(), payload.data(), payload.size_bytes()};
+    auto decoded = internal::Decode(std::move(frames));
+    if (!decoded.ok()) state.SkipWithError("decode failed");
+    benchmark::DoNotOptimize(decoded);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["header_bytes"] = static_cast<double>(header->size());
+}
+BENCHMARK(BM_DecodeHeader)->Arg(16)->Arg(1 << 18);
+
+void BM_EncodeHeader(benchmark::State& state) {
+  Message m = MakePush(1 << 18);
+  for (auto _ : state) benchmark::DoNotOptimize(internal::EncodeHeader(m));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EncodeHeader);
+
+// Argument: floats (262144 = 1 MiB, the default chunk).
+void BM_SgdApply(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  auto updater = MakeBuiltinUpdater(UpdaterSpec{});
+  if (!updater.ok()) {
+    state.SkipWithError("no sgd updater");
+    return;
+  }
+  Buffer values = Buffer::Zeros(n);
+  Buffer gradient = Buffer::Zeros(n);
+  for (auto _ : state) {
+    (*updater)->Apply(values.span(), {}, std::span<const float>(gradient.span()), 0.5f);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
+}
+BENCHMARK(BM_SgdApply)->Arg(1 << 18)->Arg(1 << 24);
+
+// Argument: floats.
+void BM_BufferCopyOf(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  Buffer source = Buffer::Zeros(n);
+  for (auto _ : state) {
+    Buffer copy = Buffer::CopyOf(source.span());
+    benchmark::DoNotOptimize(copy.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
+}
+BENCHMARK(BM_BufferCopyOf)->Arg(1 << 18)->Arg(1 << 24);
+
+}  // namespace
+}  // namespace kairos::bench
+
+int main(int argc, char** argv) {
+  benchmark::AddCustomContext("kairos_build_type", kairos::bench::BuildType());
+  benchmark::AddCustomContext("load", kairos::bench::LoadAverage());
+  const std::vector<std::string> warnings = kairos::bench::BuildWarnings();
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    benchmark::AddCustomContext("WARNING_" + std::to_string(i + 1), warnings[i]);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

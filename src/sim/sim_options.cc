@@ -1,0 +1,117 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ValidateSimOptions: the documented range of every SimOptions field, checked before a run.
+
+#include <cmath>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "sim/simulator.h"
+
+namespace kairos::sim {
+namespace {
+
+absl::Status Bad(absl::string_view field, absl::string_view rule, absl::string_view got) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("simulator option ", field, " must be ", rule, ", got ", got));
+}
+
+absl::Status CheckCompute(const ComputeOptions& c, int num_workers) {
+  if (c.compute_time <= absl::ZeroDuration() || c.compute_time == absl::InfiniteDuration()) {
+    return Bad("compute.compute_time", "> 0 and finite", absl::FormatDuration(c.compute_time));
+  }
+  if (c.slowdown.size() > static_cast<size_t>(num_workers)) {
+    return Bad("compute.slowdown", "at most num_workers long",
+               absl::StrCat(c.slowdown.size(), " entries"));
+  }
+  for (double s : c.slowdown) {
+    if (!(s > 0.0) || !std::isfinite(s)) {
+      return Bad("compute.slowdown", "> 0 and finite per worker", absl::StrCat(s));
+    }
+  }
+  if (!(c.jitter_shift > 0.0) || !std::isfinite(c.jitter_shift)) {
+    return Bad("compute.jitter_shift", "> 0", absl::StrCat(c.jitter_shift));
+  }
+  if (!(c.jitter_mean >= 0.0) || !std::isfinite(c.jitter_mean)) {
+    return Bad("compute.jitter_mean", ">= 0", absl::StrCat(c.jitter_mean));
+  }
+  if (!(c.straggler_prob >= 0.0 && c.straggler_prob <= 1.0)) {
+    return Bad("compute.straggler_prob", "in [0, 1]", absl::StrCat(c.straggler_prob));
+  }
+  if (!(c.straggler_factor >= 1.0) || !std::isfinite(c.straggler_factor)) {
+    return Bad("compute.straggler_factor", ">= 1", absl::StrCat(c.straggler_factor));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckNetwork(const NetworkOptions& n) {
+  if (n.latency < absl::ZeroDuration() || n.latency == absl::InfiniteDuration()) {
+    return Bad("network.latency", ">= 0 and finite", absl::FormatDuration(n.latency));
+  }
+  if (!(n.bandwidth_bytes_per_s >= 0.0) || !std::isfinite(n.bandwidth_bytes_per_s)) {
+    return Bad("network.bandwidth_bytes_per_s", ">= 0 (0: infinite)",
+               absl::StrCat(n.bandwidth_bytes_per_s));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckIterations(const SimOptions& o) {
+  if (o.iterations < 0) return Bad("iterations", ">= 0", absl::StrCat(o.iterations));
+  if (!o.iterations_per_worker.empty() &&
+      o.iterations_per_worker.size() != static_cast<size_t>(o.num_workers)) {
+    return Bad("iterations_per_worker", "empty or num_workers long",
+               absl::StrCat(o.iterations_per_worker.size(), " entries"));
+  }
+  for (int64_t n : o.iterations_per_worker) {
+    if (n < 0) return Bad("iterations_per_worker", ">= 0 per worker", absl::StrCat(n));
+  }
+  if (o.max_time <= absl::ZeroDuration()) {
+    return Bad("max_time", "> 0", absl::FormatDuration(o.max_time));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckFailures(const SimOptions& o) {
+  std::vector<bool> seen(static_cast<size_t>(o.num_workers), false);
+  for (const WorkerFailure& f : o.failures) {
+    if (f.worker < 0 || f.worker >= o.num_workers) {
+      return Bad("failures[].worker", "a worker (0 .. num_workers - 1)", absl::StrCat(f.worker));
+    }
+    if (seen[static_cast<size_t>(f.worker)]) {
+      return Bad("failures", "at most one per worker", absl::StrCat("two for ", f.worker));
+    }
+    seen[static_cast<size_t>(f.worker)] = true;
+    if (f.at < absl::ZeroDuration() || f.at == absl::InfiniteDuration()) {
+      return Bad("failures[].at", ">= 0 and finite", absl::FormatDuration(f.at));
+    }
+  }
+  if (o.detection_delay < absl::ZeroDuration() ||
+      o.detection_delay == absl::InfiniteDuration()) {
+    return Bad("detection_delay", ">= 0 and finite", absl::FormatDuration(o.detection_delay));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateSimOptions(const SimOptions& o) {
+  if (o.num_workers < 1) return Bad("num_workers", ">= 1", absl::StrCat(o.num_workers));
+  if (!(o.learning_rate > 0.0f) || !std::isfinite(o.learning_rate)) {
+    return Bad("learning_rate", "> 0", absl::StrCat(o.learning_rate));
+  }
+  if (o.batch_size < 1) return Bad("batch_size", ">= 1", absl::StrCat(o.batch_size));
+  if (o.sample_interval <= absl::ZeroDuration() ||
+      o.sample_interval == absl::InfiniteDuration()) {
+    return Bad("sample_interval", "> 0 and finite", absl::FormatDuration(o.sample_interval));
+  }
+  for (absl::Status s : {CheckIterations(o), CheckCompute(o.compute, o.num_workers),
+                         CheckNetwork(o.network), CheckFailures(o)}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kairos::sim

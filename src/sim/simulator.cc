@@ -1,0 +1,309 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The event loop of Simulate (see simulator.h for the model of one iteration): workers are
+// plain state advanced by events, the server is a SimServer, and everything random comes
+// from per-worker streams (sim/random.h), so a run depends only on its options.
+
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "sim/event_queue.h"
+#include "sim/random.h"
+#include "sim/sim_server.h"
+
+namespace kairos::sim {
+namespace {
+
+using policy::MemberState;
+using policy::Tick;
+using policy::WorkerId;
+
+// The origin of virtual time. Any fixed instant would do: results report durations.
+const absl::Time kStart = absl::UnixEpoch();
+
+// One simulated job. Thread-safety: none; Run() is called once, on one thread.
+class Simulation {
+ public:
+  Simulation(const SimOptions& options, const policy::PolicySpec& spec,
+             std::shared_ptr<const Model> model);
+  absl::StatusOr<SimResult> Run();
+
+ private:
+  // The worker side: what a worker needs between its events.
+  struct Worker {
+    int64_t target = 0;                              // iterations to run
+    absl::Time fails_at = absl::InfiniteFuture();    // when it stops
+    Rng timing{0};                                   // compute-time draws
+    Eigen::VectorXf pending;                         // gradient of its push in flight
+    absl::Duration compute_time;
+  };
+
+  void Start();
+  void Handle(const Event& e);
+  void OnPushArrives(const Event& e);
+  // The workers whose reads were served compute and push (see simulator.h, steps 3-5).
+  void Compute(const std::vector<ServedRead>& served);
+  absl::Duration DrawComputeTime(WorkerId w);
+  bool AllLeft() const { return server_.gate().clocks().num_active() == 0; }
+  void SampleBefore(absl::Time t);
+  void TakeSample(absl::Time t);
+  void FinalSamples();
+  SimResult Collect() const;
+
+  const SimOptions& options_;
+  const std::string policy_;
+  const std::shared_ptr<const Model> model_;
+  const absl::Duration transfer_;  // one parameter or gradient message
+  SimServer server_;
+  EventQueue queue_;
+  std::vector<Worker> workers_;
+  absl::Time now_ = kStart;
+  absl::Time next_sample_ = kStart;
+  std::vector<SimSample> samples_;
+  uint64_t events_ = 0;
+  bool time_limited_ = false;
+};
+
+absl::Duration TransferTime(const NetworkOptions& n, int num_params) {
+  const double bytes = 4.0 * num_params;
+  if (n.bandwidth_bytes_per_s == 0.0) return n.latency;
+  return n.latency + absl::Seconds(bytes / n.bandwidth_bytes_per_s);
+}
+
+Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec,
+                       std::shared_ptr<const Model> model)
+    : options_(options),
+      policy_(policy::ToString(spec)),
+      model_(std::move(model)),
+      transfer_(TransferTime(options.network, model_->num_params())),
+      server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate),
+      workers_(static_cast<size_t>(options.num_workers)) {
+  for (WorkerId w = 0; w < options.num_workers; ++w) {
+    Worker& worker = workers_[static_cast<size_t>(w)];
+    worker.target = options.iterations_per_worker.empty()
+                        ? options.iterations
+                        : options.iterations_per_worker[static_cast<size_t>(w)];
+    worker.timing = Rng(StreamSeed(options.seed, kTimingStream, static_cast<uint64_t>(w)));
+  }
+  for (const WorkerFailure& f : options.failures) {
+    workers_[static_cast<size_t>(f.worker)].fails_at = kStart + f.at;
+  }
+}
+
+void Simulation::Start() {
+  for (WorkerId w = 0; w < options_.num_workers; ++w) {
+    if (workers_[static_cast<size_t>(w)].target == 0) {
+      Compute(server_.OnLeave(w, MemberState::kFinished, kStart));
+    } else {
+      // A read request carries no payload: it takes the latency only.
+      queue_.Schedule({.time = kStart + options_.network.latency,
+                       .kind = EventKind::kReadArrives, .worker = w, .clock = 0});
+    }
+  }
+  for (const WorkerFailure& f : options_.failures) {
+    queue_.Schedule({.time = kStart + f.at + options_.detection_delay,
+                     .kind = EventKind::kFailureDetected, .worker = f.worker});
+  }
+}
+
+absl::StatusOr<SimResult> Simulation::Run() {
+  Start();
+  TakeSample(kStart);
+  next_sample_ = kStart + options_.sample_interval;
+  const absl::Time limit = kStart + options_.max_time;
+  while (!queue_.empty() && !AllLeft()) {
+    if (queue_.top().time > limit) {
+      time_limited_ = true;
+      now_ = limit;
+      break;
+    }
+    SampleBefore(queue_.top().time);
+    const Event e = queue_.Pop();
+    now_ = e.time;
+    Handle(e);
+    ++events_;
+  }
+  if (!time_limited_ && !AllLeft() && server_.num_waiting() > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("simulation of '", policy_, "' stalled at t=",
+                     absl::FormatDuration(now_ - kStart),
+                     " with no event left: ", server_.DescribeWaiting()));
+  }
+  FinalSamples();
+  server_.Finish(now_);
+  return Collect();
+}
+
+void Simulation::Handle(const Event& e) {
+  switch (e.kind) {
+    case EventKind::kReadArrives:
+      Compute(server_.OnRead(e.worker, e.clock, now_));
+      return;
+    case EventKind::kPushArrives:
+      OnPushArrives(e);
+      return;
+    case EventKind::kFailureDetected:
+      Compute(server_.OnLeave(e.worker, MemberState::kDead, now_));
+      return;
+  }
+}
+
+void Simulation::OnPushArrives(const Event& e) {
+  const WorkerId w = e.worker;
+  // The push, the clock report and the next read (or the finish) were sent back to back on
+  // w's ordered link: the server handles them in that order, as server_impl.cc would.
+  server_.OnPush(w, e.clock, workers_[static_cast<size_t>(w)].pending, now_);
+  Compute(server_.OnClock(w, e.clock + 1, now_));
+  if (e.clock + 1 >= workers_[static_cast<size_t>(w)].target) {
+    Compute(server_.OnLeave(w, MemberState::kFinished, now_));
+  } else {
+    Compute(server_.OnRead(w, e.clock + 1, now_));
+  }
+}
+
+void Simulation::Compute(const std::vector<ServedRead>& served) {
+  for (const ServedRead& r : served) {
+    Worker& worker = workers_[static_cast<size_t>(r.worker)];
+    // Drawn for every served read, so that worker w's k-th iteration always takes the
+    // same time for a seed, whatever the policy.
+    const absl::Duration compute = DrawComputeTime(r.worker);
+    const absl::Time done = now_ + transfer_ + compute;
+    if (done > worker.fails_at) continue;  // died before it could push
+    worker.compute_time += compute;
+    // The gradient is taken now, on the parameters served now: the worker computes on its
+    // copy, so doing the math at send time instead of arrival time changes nothing.
+    const std::vector<int> batch = SampleBatch(options_.seed, r.worker, r.clock,
+                                               options_.batch_size, model_->num_examples());
+    model_->Gradient(server_.params(), batch, &worker.pending);
+    queue_.Schedule({.time = done + transfer_, .kind = EventKind::kPushArrives,
+                     .worker = r.worker, .clock = r.clock});
+  }
+}
+
+absl::Duration Simulation::DrawComputeTime(WorkerId w) {
+  const ComputeOptions& c = options_.compute;
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  const double slowdown = static_cast<size_t>(w) < c.slowdown.size()
+                              ? c.slowdown[static_cast<size_t>(w)]
+                              : 1.0;
+  const double jitter = c.jitter_shift + worker.timing.Exponential(c.jitter_mean);
+  const double straggle = worker.timing.Bernoulli(c.straggler_prob) ? c.straggler_factor : 1.0;
+  return c.compute_time * (slowdown * jitter * straggle);
+}
+
+void Simulation::SampleBefore(absl::Time t) {
+  while (next_sample_ < t) {
+    TakeSample(next_sample_);
+    next_sample_ += options_.sample_interval;
+  }
+}
+
+void Simulation::TakeSample(absl::Time t) {
+  const Evaluation eval = model_->Evaluate(server_.params());
+  int64_t iterations = 0;
+  const policy::WorkerClocks& clocks = server_.gate().clocks();
+  for (WorkerId w = 0; w < clocks.num_workers(); ++w) iterations += clocks.clock(w);
+  samples_.push_back({.time = t - kStart, .version = server_.version(),
+                      .iterations = iterations, .loss = eval.loss, .accuracy = eval.accuracy});
+}
+
+void Simulation::FinalSamples() {
+  while (next_sample_ <= now_) {
+    TakeSample(next_sample_);
+    next_sample_ += options_.sample_interval;
+  }
+  if (samples_.back().time != now_ - kStart) TakeSample(now_);
+}
+
+SimResult Simulation::Collect() const {
+  SimResult r;
+  r.policy = policy_;
+  r.model = model_->name();
+  r.has_accuracy = model_->has_accuracy();
+  r.optimal_loss = model_->optimal_loss();
+  r.end_time = now_ - kStart;
+  r.time_limited = time_limited_;
+  r.events = events_;
+  r.version = server_.version();
+  r.samples = samples_;
+  const policy::WorkerClocks& clocks = server_.gate().clocks();
+  for (WorkerId w = 0; w < options_.num_workers; ++w) {
+    const auto i = static_cast<size_t>(w);
+    SimWorkerResult wr;
+    wr.metrics = server_.metrics()[i];
+    wr.iterations = clocks.clock(w);
+    wr.state = clocks.state(w);
+    wr.compute_time = workers_[i].compute_time;
+    wr.dropped_pushes = server_.dropped()[i];
+    r.staleness.Merge(wr.metrics.staleness);
+    r.max_read_lead = std::max(r.max_read_lead, wr.metrics.max_read_lead);
+    r.total_blocked_time += wr.metrics.blocked_time;
+    r.workers.push_back(std::move(wr));
+  }
+  r.final_params = server_.params();
+  return r;
+}
+
+// Whether `weighting` reads StalenessInfo's value staleness (VSGD), which this simulator
+// does not compute. Written against the member only where it exists, so that it compiles
+// with policy layers before and after the value weighting.
+template <typename W>
+bool ReadsValueStaleness(const W& weighting) {
+  if constexpr (requires { weighting.NeedsValueStaleness(); }) {
+    return weighting.NeedsValueStaleness();
+  } else {
+    return false;
+  }
+}
+
+// Unimplemented for the seams the simulator does not model, rather than a silently
+// different policy.
+absl::Status CheckModelled(const policy::PolicySpec& spec, int num_workers) {
+  if (spec.pull.kind != policy::PullSpec::Kind::kOnDemand) {
+    return absl::UnimplementedError(absl::StrCat(
+        "policy '", policy::ToString(spec),
+        "': the simulator models on-demand pulls only (an eager pull is a worker schedule)"));
+  }
+  if (ReadsValueStaleness(*policy::MakeWeighting(spec, num_workers))) {
+    return absl::UnimplementedError(absl::StrCat(
+        "policy '", policy::ToString(spec),
+        "': the simulator does not compute value staleness (VSGD weighting)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t SimResult::total_iterations() const {
+  int64_t total = 0;
+  for (const SimWorkerResult& w : workers) total += w.iterations;
+  return total;
+}
+
+absl::StatusOr<SimResult> Simulate(const SimOptions& options) {
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(options.policy);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = ValidateSimOptions(options); !s.ok()) return s;
+  if (absl::Status s = CheckModelled(*spec, options.num_workers); !s.ok()) return s;
+  std::shared_ptr<const Model> model = options.model;
+  if (model == nullptr) {
+    absl::StatusOr<std::shared_ptr<const Model>> made =
+        MakeQuadraticModel({.seed = options.seed});
+    if (!made.ok()) return made.status();
+    model = *std::move(made);
+  }
+  Simulation simulation(options, *spec, std::move(model));
+  return simulation.Run();
+}
+
+}  // namespace kairos::sim

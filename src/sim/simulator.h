@@ -1,0 +1,160 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// A deterministic discrete-event simulator of one data-parallel SGD job on virtual time
+// (docs/simulator.md). It drives the same policy objects as a real server shard (built with
+// policy::MakeGate etc. from a spec string), computes real gradients of a real model, and
+// never touches a socket, a thread or the wall clock. Same options, same result, bit for
+// bit.
+//
+//   SimOptions options;
+//   options.policy = "ssp:s=3";
+//   options.num_workers = 64;
+//   options.compute.slowdown = {4.0};   // worker 0 is four times slower
+//   absl::StatusOr<SimResult> result = Simulate(options);
+//
+// One worker iteration at clock c (0-based):
+//   1. its read at clock c reaches the server (a latency after it was sent);
+//   2. the gate admits it, now or when a later event lets it;
+//   3. the parameters travel back (latency + bytes / bandwidth);
+//   4. the worker computes the gradient of a mini-batch at those parameters, taking
+//      compute_time * slowdown[w] * jitter * (straggler factor, with a probability);
+//   5. the push travels (latency + bytes / bandwidth); on arrival the server applies it
+//      (straggler policy, weighting, aggregation, SGD), then takes the worker's clock c + 1
+//      (Gate::OnClock, ready buckets applied, waiting reads re-checked), then the worker's
+//      next read, sent right behind on the same ordered link, or its finish.
+// A worker that fails stops at its failure time (a push not sent by then is lost); the
+// server learns of it `detection_delay` later and the gate drops it (kDead).
+
+#ifndef KAIROS_SIM_SIMULATOR_H_
+#define KAIROS_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kairos/metrics.h"
+#include "policy/policy.h"
+#include "sim/model.h"
+
+namespace kairos::sim {
+
+// How long a worker computes one gradient: compute_time * slowdown[w] * jitter * straggler.
+struct ComputeOptions {
+  // Base time of one iteration on a worker of slowdown 1. > 0.
+  absl::Duration compute_time = absl::Milliseconds(100);
+  // Per-worker multiplier of compute_time (3 = three times slower), each > 0. Shorter than
+  // num_workers: the missing ones are 1 (so {4.0} slows worker 0 only).
+  std::vector<double> slowdown;
+  // Jitter, a shifted exponential: jitter_shift + Exp(mean jitter_mean), drawn per
+  // iteration (rate = 1 / jitter_mean). jitter_shift > 0, jitter_mean >= 0 (0: none).
+  double jitter_shift = 1.0;
+  double jitter_mean = 0.0;
+  // Transient stragglers: each iteration is straggler_factor times longer with probability
+  // straggler_prob. 0 <= straggler_prob <= 1, straggler_factor >= 1.
+  double straggler_prob = 0.0;
+  double straggler_factor = 5.0;
+};
+
+// The network between each worker and the server: a fixed latency plus the payload
+// (4 bytes per parameter) over a bandwidth, per message; no contention, no loss, and each
+// worker's link is ordered (FIFO).
+struct NetworkOptions {
+  absl::Duration latency = absl::Microseconds(500);  // one way, >= 0
+  double bandwidth_bytes_per_s = 1.25e9;               // 10 Gbit/s; 0: infinite
+};
+
+// Worker `worker` stops at virtual time `at` (since the start).
+struct WorkerFailure {
+  int worker = 0;
+  absl::Duration at = absl::ZeroDuration();
+};
+
+struct SimOptions {
+  // The policy spec string (docs/policies.md), parsed with policy::ParsePolicySpec.
+  std::string policy = "bsp";
+  // Number of virtual workers, >= 1.
+  int num_workers = 4;
+  // The model to train. Null: MakeQuadraticModel with default options and `seed`.
+  std::shared_ptr<const Model> model;
+  // SGD on the server: w -= learning_rate * scale * g (scale from the policy). > 0.
+  float learning_rate = 0.1f;
+  // Examples per gradient, drawn with replacement (SampleBatch). >= 1.
+  int batch_size = 16;
+  // Iterations each worker runs before it finishes, >= 0; iterations_per_worker, when not
+  // empty, overrides it per worker (size num_workers).
+  int64_t iterations = 100;
+  std::vector<int64_t> iterations_per_worker;
+  // The run stops at this virtual time even if workers have iterations left.
+  absl::Duration max_time = absl::InfiniteDuration();
+
+  ComputeOptions compute;
+  NetworkOptions network;
+  std::vector<WorkerFailure> failures;  // at most one per worker
+  // How long after a failure the server is told (a heartbeat timeout). >= 0.
+  absl::Duration detection_delay = absl::Seconds(1);
+
+  // Loss (and accuracy) are evaluated every sample_interval of virtual time (and at the
+  // start and the end). Each sample costs one full evaluation of the model. > 0.
+  absl::Duration sample_interval = absl::Seconds(1);
+  // Seeds the compute-time draws, the mini-batches and a default model.
+  uint64_t seed = 1;
+};
+
+// The model's state at one virtual time: every event up to and including that time.
+struct SimSample {
+  absl::Duration time;       // since the start
+  uint64_t version = 0;      // updates applied so far
+  int64_t iterations = 0;    // sum of the workers' clocks at the server
+  double loss = 0.0;
+  double accuracy = 0.0;     // classification models only
+};
+
+struct SimWorkerResult {
+  // What the server saw of this worker: pushes, pulls, reads that waited, time blocked in
+  // the gate (served, dropped or still waiting at the end), largest read lead, version
+  // staleness of each push.
+  WorkerMetrics metrics;
+  int64_t iterations = 0;           // clock the server last took from it
+  policy::MemberState state = policy::MemberState::kActive;  // at the end
+  absl::Duration compute_time;      // time spent computing the gradients it pushed
+  uint64_t dropped_pushes = 0;      // pushes the straggler policy dropped
+};
+
+struct SimResult {
+  std::string policy;       // canonical spec (policy::ToString)
+  std::string model;        // Model::name()
+  bool has_accuracy = false;
+  double optimal_loss = 0.0;  // Model::optimal_loss()
+  absl::Duration end_time;  // time of the last event (or max_time)
+  bool time_limited = false;  // stopped by max_time with work left
+  uint64_t events = 0;      // events processed
+  uint64_t version = 0;     // updates applied
+  std::vector<SimSample> samples;  // increasing time, first at 0, last at end_time
+  std::vector<SimWorkerResult> workers;
+  Histogram staleness;      // every worker's pushes together
+  int64_t max_read_lead = 0;  // over all workers: bounded by s under SSP(s)
+  absl::Duration total_blocked_time;
+  Eigen::VectorXf final_params;
+
+  int64_t total_iterations() const;
+};
+
+// OK iff every field of `options` is in its documented range (the policy spec is checked
+// by Simulate, which parses it). InvalidArgument names the first field that is not.
+absl::Status ValidateSimOptions(const SimOptions& options);
+
+// Runs one simulation. InvalidArgument for bad options (the message names the field) or a
+// spec that does not parse; Unimplemented for a policy part the simulator does not model
+// (an eager pull schedule, value-staleness weighting); FailedPrecondition if the run
+// stalls: reads wait and no event is left that could admit them (the message says who
+// waits for whom).
+absl::StatusOr<SimResult> Simulate(const SimOptions& options);
+
+}  // namespace kairos::sim
+
+#endif  // KAIROS_SIM_SIMULATOR_H_

@@ -1,0 +1,117 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Tests of SimServer driven by hand: the gate holds and releases reads, BSP's round
+// average is applied once per round, ASP applies every push, and the metrics (staleness,
+// read lead, blocked time) are those a real server keeps.
+
+#include "sim/sim_server.h"
+
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "policy/policy.h"
+
+namespace kairos::sim {
+namespace {
+
+using policy::MemberState;
+
+const absl::Time kT0 = absl::UnixEpoch();
+
+policy::PolicySpec Spec(const char* text) {
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(text);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+Eigen::VectorXf Vec(float a, float b) {
+  Eigen::VectorXf v(2);
+  v << a, b;
+  return v;
+}
+
+std::vector<int> Workers(const std::vector<ServedRead>& served) {
+  std::vector<int> out;
+  for (const ServedRead& r : served) out.push_back(r.worker);
+  return out;
+}
+
+TEST(SimServerTest, BspHoldsAReadUntilEveryWorkerClocked) {
+  SimServer server(Spec("bsp"), 2, Eigen::VectorXf::Zero(2), 1.0f);
+  EXPECT_EQ(Workers(server.OnRead(0, 0, kT0)), (std::vector<int>{0}));
+  EXPECT_EQ(Workers(server.OnRead(1, 0, kT0)), (std::vector<int>{1}));
+  server.OnPush(0, 0, Vec(2, 0), kT0 + absl::Seconds(1));
+  EXPECT_TRUE(server.OnClock(0, 1, kT0 + absl::Seconds(1)).empty());
+  EXPECT_TRUE(server.OnRead(0, 1, kT0 + absl::Seconds(1)).empty());
+  EXPECT_EQ(server.num_waiting(), 1);
+  EXPECT_EQ(server.version(), 0u);
+  server.OnPush(1, 0, Vec(0, 4), kT0 + absl::Seconds(3));
+  EXPECT_EQ(Workers(server.OnClock(1, 1, kT0 + absl::Seconds(3))), (std::vector<int>{0}));
+  // One update: the mean of the round's two gradients.
+  EXPECT_EQ(server.version(), 1u);
+  EXPECT_EQ(server.params(), Vec(-1, -2));
+  EXPECT_EQ(server.metrics()[0].blocked_reads, 1u);
+  EXPECT_EQ(server.metrics()[0].blocked_time, absl::Seconds(2));
+  EXPECT_EQ(server.metrics()[0].staleness.max(), 0u);
+}
+
+TEST(SimServerTest, AspAppliesEveryPushAndCountsStaleness) {
+  SimServer server(Spec("asp"), 2, Eigen::VectorXf::Zero(2), 0.5f);
+  server.OnRead(0, 0, kT0);
+  server.OnRead(1, 0, kT0);
+  server.OnPush(0, 0, Vec(2, 2), kT0);
+  server.OnPush(1, 0, Vec(2, 0), kT0);  // read at version 0, applied at version 1
+  EXPECT_EQ(server.version(), 2u);
+  EXPECT_EQ(server.params(), Vec(-2, -1));
+  EXPECT_EQ(server.metrics()[0].staleness.max(), 0u);
+  EXPECT_EQ(server.metrics()[1].staleness.max(), 1u);
+  EXPECT_EQ(server.metrics()[1].pushes, 1u);
+}
+
+TEST(SimServerTest, RecordsTheReadLeadOverTheSlowestWorker) {
+  SimServer server(Spec("ssp:s=2"), 2, Eigen::VectorXf::Zero(2), 1.0f);
+  server.OnClock(0, 1, kT0);
+  server.OnClock(0, 2, kT0);
+  EXPECT_EQ(Workers(server.OnRead(0, 2, kT0)), (std::vector<int>{0}));
+  server.OnClock(0, 3, kT0);
+  EXPECT_TRUE(server.OnRead(0, 3, kT0).empty());
+  EXPECT_EQ(server.metrics()[0].max_read_lead, 2);
+  EXPECT_NE(server.DescribeWaiting().find("worker 0's read at clock 3 waits for workers [1"),
+            std::string::npos)
+      << server.DescribeWaiting();
+}
+
+TEST(SimServerTest, LeavingReleasesTheOthersAndDropsOwnReads) {
+  SimServer server(Spec("bsp"), 3, Eigen::VectorXf::Zero(2), 1.0f);
+  server.OnClock(0, 1, kT0);
+  server.OnRead(0, 1, kT0);
+  server.OnClock(1, 1, kT0);
+  server.OnRead(1, 1, kT0);
+  EXPECT_EQ(server.num_waiting(), 2);
+  EXPECT_EQ(Workers(server.OnLeave(2, MemberState::kDead, kT0 + absl::Seconds(1))),
+            (std::vector<int>{0, 1}));
+  server.OnClock(0, 2, kT0);
+  server.OnRead(0, 2, kT0 + absl::Seconds(1));
+  server.OnLeave(0, MemberState::kFinished, kT0 + absl::Seconds(4));
+  EXPECT_EQ(server.num_waiting(), 0);
+  EXPECT_EQ(server.metrics()[0].blocked_time, absl::Seconds(1) + absl::Seconds(3));
+  // A push or read of a worker that left is ignored, as a real server refuses it.
+  server.OnPush(2, 0, Vec(1, 1), kT0);
+  EXPECT_EQ(server.metrics()[2].pushes, 0u);
+  EXPECT_TRUE(server.OnRead(2, 0, kT0).empty());
+}
+
+TEST(SimServerTest, FinishCountsTheWaitOfReadsLeftWaiting) {
+  SimServer server(Spec("bsp"), 2, Eigen::VectorXf::Zero(2), 1.0f);
+  server.OnClock(0, 1, kT0);
+  server.OnRead(0, 1, kT0);
+  server.Finish(kT0 + absl::Seconds(5));
+  EXPECT_EQ(server.metrics()[0].blocked_time, absl::Seconds(5));
+  EXPECT_EQ(server.num_waiting(), 0);
+}
+
+}  // namespace
+}  // namespace kairos::sim

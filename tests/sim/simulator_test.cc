@@ -1,0 +1,287 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Behaviour tests of whole simulations: determinism, BSP against a sequential replay,
+// ASP never waiting, failures and uneven iteration counts finishing, loss going down, the
+// virtual-time limit, and option validation.
+
+#include "sim/simulator.h"
+
+#include <memory>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "policy/policy.h"
+#include "sim/dataset.h"
+#include "sim/random.h"
+#include "sim_test_util.h"
+
+namespace kairos::sim {
+namespace {
+
+using policy::MemberState;
+
+// Four workers of different speeds with jitter and transient stragglers.
+SimOptions Heterogeneous(const char* policy) {
+  SimOptions o;
+  o.policy = policy;
+  o.num_workers = 4;
+  o.model = SmallQuadratic();
+  o.iterations = 30;
+  o.compute.slowdown = {1.0, 1.5, 3.0, 1.0};
+  o.compute.jitter_mean = 0.3;
+  o.compute.straggler_prob = 0.1;
+  o.sample_interval = absl::Milliseconds(500);
+  return o;
+}
+
+TEST(SimulatorTest, TwoRunsWithTheSameOptionsAreIdentical) {
+  for (const char* policy : {"bsp", "asp", "ssp:s=2"}) {
+    SCOPED_TRACE(policy);
+    absl::StatusOr<SimResult> a = Simulate(Heterogeneous(policy));
+    absl::StatusOr<SimResult> b = Simulate(Heterogeneous(policy));
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    ExpectIdenticalResults(*a, *b);
+  }
+}
+
+TEST(SimulatorTest, ADifferentSeedGivesADifferentRun) {
+  SimOptions o = Heterogeneous("asp");
+  absl::StatusOr<SimResult> a = Simulate(o);
+  o.seed = 2;
+  absl::StatusOr<SimResult> b = Simulate(o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->end_time, b->end_time);
+  EXPECT_NE(a->final_params, b->final_params);
+}
+
+// BSP replayed by hand: round r averages every worker's gradient at the parameters after
+// rounds 0 .. r - 1, on the mini-batch SampleBatch(seed, w, r), and takes one SGD step.
+Eigen::VectorXf SequentialBsp(const SimOptions& o) {
+  Eigen::VectorXf w = o.model->InitialParams();
+  Eigen::VectorXf g;
+  for (int64_t round = 0; round < o.iterations; ++round) {
+    Eigen::VectorXf sum = Eigen::VectorXf::Zero(w.size());
+    for (int worker = 0; worker < o.num_workers; ++worker) {
+      o.model->Gradient(w, SampleBatch(o.seed, worker, round, o.batch_size,
+                                       o.model->num_examples()), &g);
+      sum += 1.0f * g;
+    }
+    w -= (o.learning_rate * (1.0f / static_cast<float>(o.num_workers))) * sum;
+  }
+  return w;
+}
+
+TEST(SimulatorTest, BspWithEqualSpeedsIsExactlyTheSequentialAverageGradient) {
+  // Equal speeds: each round's pushes arrive in worker order, the order the replay sums
+  // them in, so every float operation is the same and the result is equal bit for bit.
+  SimOptions o;
+  o.policy = "bsp";
+  o.num_workers = 4;
+  o.model = SmallQuadratic();
+  o.iterations = 25;
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->version, 25u);
+  EXPECT_EQ(r->final_params, SequentialBsp(o));
+}
+
+TEST(SimulatorTest, BspWithHeterogeneousSpeedsIsTheSequentialAverageGradient) {
+  // Different speeds change the order in which a round's gradients are summed. Float
+  // addition is not associative, so each round's mean may differ from the replay's in the
+  // last bits; the quadratic is contractive at this learning rate, so the differences stay
+  // at a few float ulps of the parameters instead of growing.
+  SimOptions o = Heterogeneous("bsp");
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Eigen::VectorXf expected = SequentialBsp(o);
+  ASSERT_EQ(r->final_params.size(), expected.size());
+  for (Eigen::Index i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(r->final_params(i), expected(i), 1e-5 * (1.0 + std::abs(expected(i)))) << i;
+  }
+  EXPECT_EQ(r->staleness.max(), 0u);  // papers.md §10.3: BSP's pushes are never stale
+  EXPECT_LE(r->max_read_lead, 0);
+}
+
+TEST(SimulatorTest, AspNeverBlocks) {
+  absl::StatusOr<SimResult> r = Simulate(Heterogeneous("asp"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->total_blocked_time, absl::ZeroDuration());
+  for (const SimWorkerResult& w : r->workers) {
+    EXPECT_EQ(w.metrics.blocked_reads, 0u);
+    EXPECT_EQ(w.iterations, 30);
+  }
+  EXPECT_GT(r->staleness.max(), 0u);  // but its pushes are stale
+}
+
+TEST(SimulatorTest, SlowWorkerMakesBspWaitButNotAsp) {
+  absl::StatusOr<SimResult> bsp = Simulate(Heterogeneous("bsp"));
+  absl::StatusOr<SimResult> asp = Simulate(Heterogeneous("asp"));
+  ASSERT_TRUE(bsp.ok() && asp.ok());
+  EXPECT_GT(bsp->workers[0].metrics.blocked_time, absl::ZeroDuration());
+  // Each worker's k-th iteration takes the same time under both (the same draws), and
+  // under ASP nobody waits, so the job ends sooner.
+  EXPECT_LT(asp->end_time, bsp->end_time);
+}
+
+TEST(SimulatorTest, FailedWorkerDoesNotDeadlockTheOthers) {
+  for (const char* policy : {"bsp", "ssp:s=2", "asp"}) {
+    SCOPED_TRACE(policy);
+    SimOptions o = Heterogeneous(policy);
+    o.failures = {{.worker = 2, .at = absl::Milliseconds(1500)}};
+    o.detection_delay = absl::Seconds(2);
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->workers[2].state, MemberState::kDead);
+    EXPECT_LT(r->workers[2].iterations, 30);
+    for (int w : {0, 1, 3}) {
+      EXPECT_EQ(r->workers[static_cast<size_t>(w)].state, MemberState::kFinished) << w;
+      EXPECT_EQ(r->workers[static_cast<size_t>(w)].iterations, 30) << w;
+    }
+  }
+}
+
+TEST(SimulatorTest, AFailureAfterFinishingChangesNothing) {
+  SimOptions o = Heterogeneous("bsp");
+  absl::StatusOr<SimResult> plain = Simulate(o);
+  o.failures = {{.worker = 1, .at = absl::Hours(1)}};
+  absl::StatusOr<SimResult> late = Simulate(o);
+  ASSERT_TRUE(plain.ok() && late.ok());
+  ExpectIdenticalResults(*plain, *late);
+}
+
+TEST(SimulatorTest, UnevenIterationCountsFinish) {
+  for (const char* policy : {"bsp", "ssp:s=1", "asp"}) {
+    SCOPED_TRACE(policy);
+    SimOptions o = Heterogeneous(policy);
+    o.iterations_per_worker = {5, 20, 0, 12};
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (size_t w = 0; w < 4; ++w) {
+      EXPECT_EQ(r->workers[w].iterations, o.iterations_per_worker[w]) << w;
+      EXPECT_EQ(r->workers[w].state, MemberState::kFinished) << w;
+    }
+    EXPECT_EQ(r->total_iterations(), 37);
+  }
+}
+
+TEST(SimulatorTest, LossDecreasesOnTheQuadratic) {
+  for (const char* policy : {"bsp", "ssp:s=3", "asp"}) {
+    SCOPED_TRACE(policy);
+    absl::StatusOr<SimResult> r = Simulate(Heterogeneous(policy));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_GE(r->samples.size(), 2u);
+    const double first_gap = r->samples.front().loss - r->optimal_loss;
+    const double last_gap = r->samples.back().loss - r->optimal_loss;
+    EXPECT_GE(last_gap, 0.0);
+    EXPECT_LT(last_gap, 0.1 * first_gap);
+  }
+}
+
+TEST(SimulatorTest, SoftmaxOnClustersGainsAccuracy) {
+  absl::StatusOr<DataSplit> data = MakeGaussianClusters(
+      {.num_classes = 4, .num_features = 8, .num_train = 512, .num_test = 256,
+       .separation = 1.0});
+  ASSERT_TRUE(data.ok());
+  absl::StatusOr<std::shared_ptr<const Model>> model = MakeSoftmaxModel(*std::move(data), {});
+  ASSERT_TRUE(model.ok());
+  SimOptions o = Heterogeneous("ssp:s=2");
+  o.model = *model;
+  o.iterations = 50;
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->has_accuracy);
+  EXPECT_LT(r->samples.back().loss, r->samples.front().loss);
+  EXPECT_GT(r->samples.back().accuracy, 0.8);
+}
+
+TEST(SimulatorTest, SamplesCoverTheRunAtTheInterval) {
+  absl::StatusOr<SimResult> r = Simulate(Heterogeneous("ssp:s=1"));
+  ASSERT_TRUE(r.ok());
+  ASSERT_GE(r->samples.size(), 3u);
+  EXPECT_EQ(r->samples.front().time, absl::ZeroDuration());
+  EXPECT_EQ(r->samples.front().version, 0u);
+  EXPECT_EQ(r->samples.back().time, r->end_time);
+  EXPECT_EQ(r->samples.back().version, r->version);
+  EXPECT_EQ(r->samples.back().iterations, r->total_iterations());
+  for (size_t i = 1; i + 1 < r->samples.size(); ++i) {
+    EXPECT_EQ(r->samples[i].time, absl::Milliseconds(500) * static_cast<int64_t>(i));
+    EXPECT_GE(r->samples[i].version, r->samples[i - 1].version);
+  }
+}
+
+TEST(SimulatorTest, StopsAtMaxTime) {
+  SimOptions o = Heterogeneous("asp");
+  o.iterations = 1000000;
+  o.max_time = absl::Seconds(3);
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->time_limited);
+  EXPECT_EQ(r->end_time, absl::Seconds(3));
+  EXPECT_EQ(r->samples.back().time, absl::Seconds(3));
+  // About 3 s / 100 ms iterations for the fastest worker, fewer for the slow one.
+  EXPECT_GT(r->workers[0].iterations, 10);
+  EXPECT_LT(r->workers[2].iterations, r->workers[0].iterations);
+}
+
+TEST(SimulatorTest, NetworkTimeAddsToEveryIteration) {
+  SimOptions o;
+  o.policy = "asp";
+  o.num_workers = 1;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 10;
+  o.network.latency = absl::Milliseconds(5);
+  o.network.bandwidth_bytes_per_s = 32.0 * 1000;  // 32 bytes of parameters: 1 ms
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok());
+  // First read 5 ms; each iteration 6 ms back, 100 ms compute, 6 ms push; the next read
+  // rides behind the push.
+  EXPECT_NEAR(absl::ToDoubleSeconds(r->end_time), 0.005 + 10 * 0.112, 1e-9);
+  EXPECT_EQ(r->workers[0].compute_time, absl::Seconds(1));
+}
+
+TEST(SimulatorTest, RefusesPolicyPartsItDoesNotModel) {
+  int checked = 0;
+  for (const char* spec : {"eager", "vsgd", "ssp:s=1+pull=eager", "ssp:s=1+weight=value"}) {
+    if (!policy::ParsePolicySpec(spec).ok()) continue;  // not in this policy layer yet
+    SimOptions o;
+    o.policy = spec;
+    EXPECT_TRUE(absl::IsUnimplemented(Simulate(o).status())) << spec;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no eager pull or value weighting in this policy layer";
+}
+
+TEST(SimulatorTest, RejectsBadOptions) {
+  const auto status_of = [](void (*change)(SimOptions&)) {
+    SimOptions o;
+    change(o);
+    return Simulate(o).status();
+  };
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of([](SimOptions& o) { o.policy = "nope"; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of([](SimOptions& o) { o.num_workers = 0; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of([](SimOptions& o) { o.learning_rate = 0; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of([](SimOptions& o) { o.batch_size = 0; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of([](SimOptions& o) { o.iterations = -1; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.iterations_per_worker = {1, 2}; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.compute.slowdown = {1, 0}; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.compute.straggler_prob = 1.5; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.network.latency = -absl::Seconds(1); })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.failures = {{.worker = 9}}; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.failures = {{.worker = 1}, {.worker = 1}}; })));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      status_of([](SimOptions& o) { o.sample_interval = absl::ZeroDuration(); })));
+  EXPECT_TRUE(status_of([](SimOptions& o) {}).ok());
+}
+
+}  // namespace
+}  // namespace kairos::sim
