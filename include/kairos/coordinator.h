@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -36,6 +37,9 @@ class Coordinator {
   virtual absl::Status Wait(absl::Duration timeout) = 0;
   // Stops the job now: tells every node to shut down.
   virtual void Stop() = 0;
+  // The workers some server's straggler policy (SaPS) flagged in its latest heartbeat,
+  // sorted; empty under policies without a straggler coordinator.
+  virtual std::vector<int> stragglers() const = 0;
 
  protected:
   Coordinator() = default;

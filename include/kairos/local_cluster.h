@@ -36,6 +36,8 @@ class LocalCluster {
   // REQUIRES: 0 <= rank < num_workers(). The cluster owns the worker.
   virtual Worker& worker(int rank) = 0;
   virtual ServerStats server_stats(int shard) const = 0;
+  // The coordinator's straggler report (Coordinator::stragglers()).
+  virtual std::vector<int> stragglers() const = 0;
 
   // Runs fn(worker) for every worker, each on its own thread, and calls Finish() on each
   // worker after its fn returns. Returns the first error (with the worker rank prefixed),

@@ -61,6 +61,16 @@ class RealHistogram {
   double max_ = 0;
 };
 
+// One push as a server handled it (ServerOptions::push_log_size keeps the latest ones).
+struct PushRecord {
+  int64_t clock = 0;              // the clock the push was made at
+  uint64_t offset = 0;            // first element (table coordinates)
+  uint64_t staleness = 0;         // version staleness of the pushed chunk
+  double value_staleness = 0.0;   // ||D_i|| under VSGD weighting, else 0
+  float scale = 0.0f;             // the multiplier it was applied with (0 if dropped)
+  bool dropped = false;           // dropped as too stale (SaPS)
+};
+
 // What one server saw of one worker. Requests are counted per message: a push or pull of a
 // range is one message per chunk it covers.
 struct WorkerMetrics {
@@ -83,6 +93,8 @@ struct WorkerMetrics {
   RealHistogram scale;
   uint64_t dropped = 0;    // pushes dropped as too stale (SaPS)
   uint64_t refreshes = 0;  // replies that told the worker to read fresh parameters
+  // The latest pushes, oldest first (at most ServerOptions::push_log_size).
+  std::vector<PushRecord> push_log;
 };
 
 }  // namespace kairos

@@ -72,6 +72,9 @@ struct ServerOptions : NodeOptions {
   // Updates smaller than this many bytes are applied on the I/O thread, saving a thread
   // hop on small messages. Default 64 KiB.
   int64_t inline_apply_bytes = int64_t{64} << 10;
+  // Pushes kept per worker in WorkerMetrics::push_log, for inspection and tests. Default 0
+  // (no log).
+  int push_log_size = 0;
   // Builds each table's updater. Default: the built-in ones ("sgd").
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
 };

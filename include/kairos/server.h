@@ -32,6 +32,7 @@ struct ServerStats {
   uint64_t dropped = 0;         // messages dropped with nobody to answer (malformed, ...)
   uint64_t version = 0;         // updates applied to this shard's chunks, all together
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
+  std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };
 
 class Server {

@@ -67,6 +67,10 @@ class LocalClusterImpl final : public LocalCluster {
     return ServerStats();
   }
 
+  std::vector<int> stragglers() const override {
+    return coordinator_ != nullptr ? coordinator_->stragglers() : std::vector<int>();
+  }
+
   absl::Status Run(const std::function<absl::Status(Worker&)>& fn) override {
     std::vector<absl::Status> results(workers_.size());
     std::vector<std::thread> threads;

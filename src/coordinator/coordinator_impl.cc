@@ -137,6 +137,7 @@ class CoordinatorImpl final : public Coordinator {
     node->last_seen = absl::Now();
     switch (h.kind()) {
       case wire::HEARTBEAT:
+        if (node->role == wire::SERVER) RecordStragglers(node->rank, h);
         return Reply(from, h, wire::HEARTBEAT, absl::OkStatus());
       case wire::READY:
         return HandleReady(*node, h);
@@ -149,6 +150,18 @@ class CoordinatorImpl final : public Coordinator {
                      absl::InvalidArgumentError(absl::StrCat(
                          "the coordinator does not accept ", wire::Kind_Name(h.kind()))));
     }
+  }
+
+  void RecordStragglers(int shard, const wire::Header& h) {
+    absl::MutexLock lock(&mu_);
+    stragglers_by_server_[shard].assign(h.stragglers().begin(), h.stragglers().end());
+  }
+
+  std::vector<int> stragglers() const override {
+    absl::MutexLock lock(&mu_);
+    std::set<int> all;
+    for (const auto& [shard, list] : stragglers_by_server_) all.insert(list.begin(), list.end());
+    return std::vector<int>(all.begin(), all.end());
   }
 
   NodeRecord* Find(uint32_t id, PeerId peer) {
@@ -427,9 +440,10 @@ class CoordinatorImpl final : public Coordinator {
   bool running_ = false;  // the I/O thread was started (set once, in Init)
   std::string endpoint_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::Notification done_;
   absl::Status final_status_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::vector<int>> stragglers_by_server_ ABSL_GUARDED_BY(mu_);
 
   // I/O thread only.
   Phase phase_ = Phase::kJoining;

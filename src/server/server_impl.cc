@@ -131,6 +131,7 @@ class ServerImpl final : public Server {
     s.version = stats_.version.load();
     absl::MutexLock lock(&metrics_mu_);
     s.workers = metrics_;
+    s.stragglers = stragglers_;
     return s;
   }
 
@@ -218,7 +219,6 @@ class ServerImpl final : public Server {
     }
     shard_ = *std::move(shard);
     gate_ = policy::MakeGate(*spec, num_workers_);
-    weighting_ = policy::MakeWeighting(*spec, num_workers_);
     straggler_ = policy::MakeStragglerPolicy(*spec, num_workers_);
     for (ShardTable& t : shard_->tables()) {
       for (ShardChunk& c : t.chunks) c.version_read.assign(num_workers_, 0);
@@ -314,10 +314,16 @@ class ServerImpl final : public Server {
       reply->header.set_version(chunk->version);
     }
     if (!drop) {
-      const float scale = PushScale(*rank, info, verdict, h);
-      Contribute(*table, *chunk, from, h, std::move(m.payloads[0]), scale, std::move(reply));
-    } else if (reply.has_value()) {
-      transport_->Send(from, *std::move(reply));
+      float extra = h.worker_scale() > 0 ? h.worker_scale() : 1.0f;
+      if (verdict.action == policy::StragglerDecision::Action::kDownWeight) {
+        extra *= verdict.weight;
+      }
+      Contribute(*table, *chunk, from, h, *rank, info, extra, std::move(m.payloads[0]),
+                 std::move(reply));
+    } else {
+      LogPush(*rank, PushRecord{h.clock(), h.offset(), info.iteration_staleness(), 0.0, 0.0f,
+                                /*dropped=*/true});
+      if (reply.has_value()) transport_->Send(from, *std::move(reply));
     }
     if (h.pull_after()) QueueEagerRead(from, h, *rank, drop, verdict.refresh);
   }
@@ -330,27 +336,41 @@ class ServerImpl final : public Server {
     wm.staleness.Add(info.iteration_staleness());
     if (verdict.action == policy::StragglerDecision::Action::kDrop) ++wm.dropped;
     if (verdict.refresh) ++wm.refreshes;
+    stragglers_ = straggler_->Stragglers();
   }
 
-  // The multiplier of an accepted push: the weighting's, the straggler policy's
-  // down-weight, and the worker's own (eager pull).
-  float PushScale(int rank, const policy::StalenessInfo& info,
-                  const policy::StragglerDecision& verdict, const wire::Header& h) {
-    float scale = weighting_->Scale(rank, info);
-    if (verdict.action == policy::StragglerDecision::Action::kDownWeight) {
-      scale *= verdict.weight;
-    }
-    if (h.worker_scale() > 0) scale *= h.worker_scale();
+  // Adds `r` to worker `rank`'s push log (bounded by ServerOptions::push_log_size).
+  void LogPush(int rank, const PushRecord& r) {
+    if (options_.push_log_size <= 0) return;
     absl::MutexLock lock(&metrics_mu_);
-    metrics_[rank].scale.Add(scale);
+    std::vector<PushRecord>& log = metrics_[rank].push_log;
+    if (static_cast<int>(log.size()) >= options_.push_log_size) log.erase(log.begin());
+    log.push_back(r);
+  }
+
+  // The multiplier of an accepted push: the chunk's weighting (VSGD reads ||D_i|| here,
+  // which is why this runs on the chunk's lane) times `extra` (the straggler policy's
+  // down-weight and the worker's own eager-pull scale). Records it.
+  float PushScale(ShardTable& table, ShardChunk& chunk, int rank, const wire::Header& h,
+                  policy::StalenessInfo info, float extra) {
+    if (table.track_drift) info.value_staleness = table.ValueStaleness(chunk, rank);
+    const float scale = chunk.weighting->Scale(rank, info) * extra;
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      WorkerMetrics& wm = metrics_[rank];
+      wm.scale.Add(scale);
+      if (table.track_drift) wm.value_staleness.Add(info.value_staleness);
+    }
+    LogPush(rank, PushRecord{h.clock(), h.offset(), info.iteration_staleness(),
+                             info.value_staleness, scale, false});
     return scale;
   }
 
-  // Applies `gradient` (times `scale`) now, or adds it into its aggregation bucket, on the
-  // chunk's lane; sends `reply` (if any) from there once done.
+  // Applies `gradient` now, or adds it into its aggregation bucket, on the chunk's lane, with
+  // the multiplier PushScale gives there; sends `reply` (if any) from there once done.
   void Contribute(ShardTable& table, ShardChunk& chunk, PeerId from, const wire::Header& h,
-                  Buffer gradient, float scale, std::optional<Message> reply) {
-    const int rank = rank_of_node_[h.sender()];
+                  int rank, const policy::StalenessInfo& info, float extra, Buffer gradient,
+                  std::optional<Message> reply) {
     const policy::AggregateDecision d = chunk.aggregation->OnPush(rank, h.clock());
     auto answer = [this, from](std::optional<Message>& r) {
       if (r.has_value()) transport_->Send(from, *std::move(r));
@@ -359,9 +379,10 @@ class ServerImpl final : public Server {
       ++chunk.version;
       stats_.version.fetch_add(1);
       if (reply.has_value()) reply->header.set_version(chunk.version);
-      RunOnChunk(chunk, [&table, &chunk, gradient, scale, offset = h.offset(), answer,
+      RunOnChunk(chunk, [this, &table, &chunk, gradient, rank, h, info, extra, answer,
                          reply = std::move(reply)]() mutable {
-        table.Apply(chunk, offset, gradient.span(), scale);
+        const float scale = PushScale(table, chunk, rank, h, info, extra);
+        table.ApplyTracked(chunk, h.offset(), gradient.span(), scale);
         gradient = Buffer();  // release the received message before answering
         answer(reply);
       });
@@ -370,7 +391,9 @@ class ServerImpl final : public Server {
     Buffer& sum = chunk.buckets[d.bucket];
     if (sum.empty()) sum = Buffer::Zeros(chunk.chunk.size());
     Buffer part = sum.Slice(h.offset() - chunk.chunk.begin, h.length());
-    RunOnChunk(chunk, [part, gradient, scale, answer, reply = std::move(reply)]() mutable {
+    RunOnChunk(chunk, [this, &table, &chunk, part, gradient, rank, h, info, extra, answer,
+                       reply = std::move(reply)]() mutable {
+      const float scale = PushScale(table, chunk, rank, h, info, extra);
       AsEigen(part) += scale * AsEigen(std::span<const float>(gradient.span()));
       gradient = Buffer();
       answer(reply);
@@ -452,8 +475,10 @@ class ServerImpl final : public Server {
       const policy::WorkerClocks& clocks = gate_->clocks();
       for (int w = 0; w < clocks.num_workers(); ++w) reply.header.add_clocks(clocks.clock(w));
     }
-    RunOnChunk(*chunk, [this, chunk, from = p.from, reply = std::move(reply)]() mutable {
+    RunOnChunk(*chunk, [this, table, chunk, rank = p.rank, from = p.from,
+                        reply = std::move(reply)]() mutable {
       const wire::Header& rh = reply.header;
+      table->ResetDrift(*chunk, rank, rh.offset(), rh.length());
       reply.payloads.push_back(ShardTable::Read(*chunk, rh.offset(), rh.length()));
       transport_->Send(from, std::move(reply));
     });
@@ -493,7 +518,9 @@ class ServerImpl final : public Server {
       ++c.version;
       stats_.version.fetch_add(1);
       const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
-      RunOnChunk(c, [&t, &c, sum, scale] { t.Apply(c, c.chunk.begin, sum.span(), scale); });
+      RunOnChunk(c, [&t, &c, sum, scale] {
+        t.ApplyTracked(c, c.chunk.begin, sum.span(), scale);
+      });
     }
   }
 
@@ -517,7 +544,12 @@ class ServerImpl final : public Server {
 
   // ------------------------------------------------------------------------- tick
   void OnTick(absl::Time now) {
-    if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) {
+    std::vector<int> stragglers;
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      stragglers = stragglers_;
+    }
+    if (absl::Status s = link_.Tick(*transport_, node_id_, now, stragglers); !s.ok()) {
       End(absl::Status(s.code(),
                        absl::StrFormat("server %d: %s", shard_index_.load(), s.message())));
     }
@@ -565,6 +597,7 @@ class ServerImpl final : public Server {
   // Written on the I/O thread, read by stats() from any thread.
   mutable absl::Mutex metrics_mu_;
   std::vector<WorkerMetrics> metrics_ ABSL_GUARDED_BY(metrics_mu_);
+  std::vector<int> stragglers_ ABSL_GUARDED_BY(metrics_mu_);
 
   // I/O thread only.
   uint32_t node_id_ = 0;
@@ -573,7 +606,6 @@ class ServerImpl final : public Server {
   absl::flat_hash_map<uint32_t, int> rank_of_node_;
   std::unique_ptr<Shard> shard_;
   std::unique_ptr<policy::Gate> gate_;
-  std::unique_ptr<policy::Weighting> weighting_;
   std::unique_ptr<policy::StragglerPolicy> straggler_;
   std::deque<PendingPull> waiting_;
 };

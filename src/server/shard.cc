@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -25,6 +26,49 @@ void ShardTable::Apply(ShardChunk& c, uint64_t offset, std::span<const float> gr
   std::span<float> state =
       per == 0 ? std::span<float>() : c.state.span().subspan(at * per, gradient.size() * per);
   updater->Apply(c.values.span().subspan(at, gradient.size()), state, gradient, scale);
+}
+
+double ShardTable::ValueStaleness(const ShardChunk& c, int w) const {
+  if (drift_bound) return c.drift_bound.empty() ? 0.0 : c.drift_bound[w];
+  if (c.drift.empty() || c.drift[w].empty()) return 0.0;
+  double sum = 0;
+  for (float x : c.drift[w].span()) sum += static_cast<double>(x) * x;
+  return std::sqrt(sum);
+}
+
+void ShardTable::ApplyTracked(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
+                              float scale) const {
+  if (!track_drift) return Apply(c, offset, gradient, scale);
+  const std::size_t at = offset - c.chunk.begin;
+  const Buffer before = Buffer::CopyOf(c.values.span().subspan(at, gradient.size()));
+  Apply(c, offset, gradient, scale);
+  const float* after = c.values.data() + at;
+  if (drift_bound) {
+    double sum = 0;
+    for (std::size_t i = 0; i < gradient.size(); ++i) {
+      const double d = static_cast<double>(after[i]) - before[i];
+      sum += d * d;
+    }
+    if (c.drift_bound.empty()) c.drift_bound.assign(num_workers, 0.0);
+    for (double& b : c.drift_bound) b += std::sqrt(sum);
+    return;
+  }
+  if (c.drift.empty()) c.drift.resize(num_workers);
+  for (Buffer& d : c.drift) {
+    if (d.empty()) d = Buffer::Zeros(c.chunk.size());
+    float* dd = d.data() + at;
+    for (std::size_t i = 0; i < gradient.size(); ++i) dd[i] += after[i] - before[i];
+  }
+}
+
+void ShardTable::ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const {
+  if (!track_drift) return;
+  if (drift_bound) {
+    if (!c.drift_bound.empty()) c.drift_bound[w] = 0.0;
+    return;
+  }
+  if (c.drift.empty() || c.drift[w].empty()) return;
+  std::fill_n(c.drift[w].data() + (offset - c.chunk.begin), length, 0.0f);
 }
 
 absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int shard,
@@ -49,6 +93,9 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int s
           absl::StrFormat("table '%s': %s", ts.name, updater.status().message()));
     }
     t.updater = *std::move(updater);
+    t.num_workers = num_workers;
+    t.track_drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue;
+    t.drift_bound = spec->weighting.value_mode == policy::WeightingSpec::ValueMode::kBound;
     for (const Chunk& c : partition.shard_chunks(shard)) {
       ShardChunk sc;
       sc.chunk = c;
@@ -58,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int s
       sc.key = (uint64_t{id} << 32) | c.index;
       sc.apply_inline = static_cast<int64_t>(c.size() * sizeof(float)) < inline_apply_bytes;
       sc.aggregation = policy::MakeAggregation(*spec, num_workers);
+      sc.weighting = policy::MakeWeighting(*spec, num_workers);
       t.chunks.push_back(std::move(sc));
     }
     out->tables_.push_back(std::move(t));

@@ -36,6 +36,13 @@ struct ShardChunk {
   uint64_t key = 0;           // routes the chunk's work to one ApplyPool lane
   bool apply_inline = false;  // small chunks are worked on the I/O thread
   std::unique_ptr<policy::Aggregation> aggregation;
+  // Per chunk, so that state such as VSGD's running average is per chunk.
+  std::unique_ptr<policy::Weighting> weighting;
+  // VSGD: what was applied to the chunk since each worker last read it. Exact mode: D_i
+  // (chunk-sized, one per worker, allocated on first use); bound mode: sum of ||Delta||.
+  // Touched only by the chunk's lane.
+  std::vector<Buffer> drift;
+  std::vector<double> drift_bound;
   std::map<int64_t, Buffer> buckets;  // pending sums by bucket (round-average)
   // Updates applied to this chunk, and its value when each worker last read the chunk:
   // their difference is a push's version staleness (one logical push advances every chunk
@@ -61,6 +68,19 @@ struct ShardTable {
   // chunk `c`, copying the chunk first if a reply still shares it.
   void Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
              float scale) const;
+
+  // VSGD: ||D_w|| of chunk `c` (exact) or its bound, and the bookkeeping around an update
+  // and a read. Called on the chunk's lane only.
+  double ValueStaleness(const ShardChunk& c, int w) const;
+  // Apply() that also adds the change to every worker's drift.
+  void ApplyTracked(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
+                    float scale) const;
+  // Worker `w` read [offset, offset + length) of `c`: its drift there is zero again.
+  void ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const;
+
+  bool track_drift = false;  // VSGD weighting
+  bool drift_bound = false;  // VSGD's scalar bound instead of the exact D_i
+  int num_workers = 0;
 };
 
 class Shard {

@@ -13,12 +13,14 @@ absl::Status CoordinatorLink::Connect(Transport& transport) {
   return absl::OkStatus();
 }
 
-absl::Status CoordinatorLink::Tick(Transport& transport, uint32_t sender, absl::Time now) {
+absl::Status CoordinatorLink::Tick(Transport& transport, uint32_t sender, absl::Time now,
+                                   const std::vector<int>& stragglers) {
   if (now - last_sent_ >= interval_) {
     last_sent_ = now;
     Message hb;
     hb.header.set_kind(wire::HEARTBEAT);
     hb.header.set_sender(sender);
+    for (int w : stragglers) hb.header.add_stragglers(w);
     transport.Send(peer_, std::move(hb));
   }
   if (now - last_heard_ > kSilentIntervals * interval_) {

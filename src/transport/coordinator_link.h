@@ -9,6 +9,7 @@
 #define KAIROS_TRANSPORT_COORDINATOR_LINK_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -33,7 +34,9 @@ class CoordinatorLink {
 
   // Sends a heartbeat from node `sender` when one is due; returns Unavailable once the
   // coordinator has been silent for kSilentIntervals heartbeat intervals.
-  absl::Status Tick(Transport& transport, uint32_t sender, absl::Time now);
+  // `stragglers` travels with the heartbeat (a server's straggler report).
+  absl::Status Tick(Transport& transport, uint32_t sender, absl::Time now,
+                    const std::vector<int>& stragglers = {});
 
  private:
   const std::string endpoint_;
