@@ -6,7 +6,7 @@
 //   BM_DecodeHeader          decoding and checking a received PUSH (wire/message.h)
 //   BM_EncodeHeader          serializing a PUSH header (wire/message.h)
 //   BM_SgdApply              the built-in "sgd" updater on 1 MiB of floats
-//   BM_BufferCopyOf          the copy a server makes of a chunk it serves to a pull
+//   BM_BufferCopyOf          a copy of a chunk (what a copy-on-write update costs when a pull reply still shares the chunk)
 //
 //   kairos_micro_bench [--benchmark_filter=REGEX] [--benchmark_format=csv] ...
 
