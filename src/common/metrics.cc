@@ -12,13 +12,23 @@ int Histogram::BucketOf(uint64_t value) {
   return value == 0 ? 0 : static_cast<int>(std::bit_width(value));
 }
 
+namespace {
+
+// Counts one sample in bucket `b` (growing the buckets as needed) and in the totals.
+template <typename T>
+void CountSample(std::vector<uint64_t>& buckets, int b, T value, uint64_t& count, T& sum,
+                 T& max) {
+  if (static_cast<int>(buckets.size()) <= b) buckets.resize(b + 1, 0);
+  ++buckets[b];
+  ++count;
+  sum += value;
+  max = std::max(max, value);
+}
+
+}  // namespace
+
 void Histogram::Add(uint64_t value) {
-  const int b = BucketOf(value);
-  if (static_cast<int>(buckets_.size()) <= b) buckets_.resize(b + 1, 0);
-  ++buckets_[b];
-  ++count_;
-  sum_ += value;
-  max_ = std::max(max_, value);
+  CountSample(buckets_, BucketOf(value), value, count_, sum_, max_);
 }
 
 void Histogram::Merge(const Histogram& other) {
@@ -38,12 +48,7 @@ int RealHistogram::BucketOf(double value) {
 }
 
 void RealHistogram::Add(double value) {
-  const int b = BucketOf(value);
-  if (static_cast<int>(buckets_.size()) <= b) buckets_.resize(b + 1, 0);
-  ++buckets_[b];
-  ++count_;
-  sum_ += value;
-  max_ = std::max(max_, value);
+  CountSample(buckets_, BucketOf(value), value, count_, sum_, max_);
 }
 
 }  // namespace kairos

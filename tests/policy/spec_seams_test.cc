@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/policy.h"
+#include "tests/policy/spec_fuzz.h"
 
 namespace kairos::policy {
 namespace {
@@ -546,24 +547,7 @@ TEST(SeamSpecPropertyTest, RandomTextIsAcceptedCanonicallyOrRejectedWithAMessage
       "detect",  "=",      ":",        ",",        "+",         " ",     "0",
       "1",       "0.5",    "3",        "1e-3",     "-",         "x"};
   // clang-format on
-  int accepted = 0;
-  for (uint64_t seed = 1; seed <= 3000; ++seed) {
-    std::mt19937_64 rng(seed);
-    std::string text;
-    const int length = static_cast<int>(rng() % 10);
-    for (int i = 0; i < length; ++i) text += kTokens[rng() % std::size(kTokens)];
-    absl::StatusOr<PolicySpec> spec = ParsePolicySpec(text);
-    if (!spec.ok()) {
-      EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << text;
-      EXPECT_FALSE(spec.status().message().empty()) << text;
-      continue;
-    }
-    ++accepted;
-    EXPECT_TRUE(ValidatePolicySpec(*spec).ok()) << text;
-    absl::StatusOr<PolicySpec> again = ParsePolicySpec(ToString(*spec));
-    ASSERT_TRUE(again.ok()) << text << " -> " << ToString(*spec);
-    EXPECT_EQ(*again, *spec) << text;
-  }
+  const int accepted = FuzzSpecStrings(kTokens, 3000, 10);
   EXPECT_GT(accepted, 0);
 }
 
