@@ -6,6 +6,7 @@
 #include "sim/sim_server.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -32,6 +33,20 @@ SimServer::SimServer(const policy::PolicySpec& spec, int num_workers,
       metrics_(static_cast<size_t>(num_workers)),
       dropped_(static_cast<size_t>(num_workers), 0) {
   for (int w = 0; w < num_workers; ++w) metrics_[static_cast<size_t>(w)].rank = w;
+  track_drift_ = weighting_->NeedsValueStaleness();
+  bound_ = spec.weighting.value_mode == policy::WeightingSpec::ValueMode::kBound;
+  if (track_drift_ && bound_) drift_bound_.assign(static_cast<size_t>(num_workers), 0.0);
+  if (track_drift_ && !bound_) {
+    drift_.assign(static_cast<size_t>(num_workers), Eigen::VectorXf::Zero(params_.size()));
+  }
+}
+
+double SimServer::ValueStaleness(WorkerId w) const {
+  if (!track_drift_) return 0.0;
+  if (bound_) return drift_bound_[static_cast<size_t>(w)];
+  double sum = 0;
+  for (float x : drift_[static_cast<size_t>(w)]) sum += static_cast<double>(x) * x;
+  return std::sqrt(sum);
 }
 
 std::vector<ServedRead> SimServer::OnRead(WorkerId w, Tick clock, absl::Time now) {
@@ -50,6 +65,8 @@ void SimServer::Serve(WorkerId w, Tick clock, bool waited, absl::Time arrived, a
                       std::vector<ServedRead>* served) {
   WorkerMetrics& m = metrics_[static_cast<size_t>(w)];
   version_read_[static_cast<size_t>(w)] = version_;
+  if (track_drift_ && bound_) drift_bound_[static_cast<size_t>(w)] = 0.0;
+  if (track_drift_ && !bound_) drift_[static_cast<size_t>(w)].setZero();
   ++m.pulls;
   const Tick min = gate_->clocks().MinActiveClock();
   if (min != policy::kUnbounded) m.max_read_lead = std::max<int64_t>(m.max_read_lead, clock - min);
@@ -57,10 +74,10 @@ void SimServer::Serve(WorkerId w, Tick clock, bool waited, absl::Time arrived, a
   served->push_back({w, clock});
 }
 
-void SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
-                       absl::Time now) {
-  if (!gate_->clocks().active(w)) return;
-  const policy::StalenessInfo info{clock, version_read_[static_cast<size_t>(w)], version_};
+bool SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
+                       absl::Time now, float extra) {
+  if (!gate_->clocks().active(w)) return false;
+  policy::StalenessInfo info{clock, version_read_[static_cast<size_t>(w)], version_};
   WorkerMetrics& m = metrics_[static_cast<size_t>(w)];
   ++m.pushes;
   m.staleness.Add(info.iteration_staleness());
@@ -68,26 +85,52 @@ void SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
   gate_->OnPush(w, clock, now);
   if (verdict.action == policy::StragglerDecision::Action::kDrop) {
     ++dropped_[static_cast<size_t>(w)];
-    return;
+    ++m.dropped;
+    if (verdict.refresh) ++m.refreshes;
+    return verdict.refresh;
   }
-  // verdict.refresh needs no action: every iteration here pulls before it computes.
+  if (verdict.refresh) ++m.refreshes;
+  // On demand, verdict.refresh needs no action (every iteration pulls before it computes);
+  // an eager worker skips its local step (the simulation reads the return value).
+  if (track_drift_) {
+    info.value_staleness = ValueStaleness(w);
+    m.value_staleness.Add(info.value_staleness);
+  }
   const float scale =
-      weighting_->Scale(w, info) *
+      weighting_->Scale(w, info) * extra *
       (verdict.action == policy::StragglerDecision::Action::kDownWeight ? verdict.weight : 1.0f);
+  m.scale.Add(scale);
   const policy::AggregateDecision d = aggregation_->OnPush(w, clock);
   if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
     Apply(gradient, scale);
-    return;
+    return verdict.refresh;
   }
   Eigen::VectorXf& sum = buckets_[d.bucket];
   if (sum.size() == 0) sum = Eigen::VectorXf::Zero(params_.size());
   sum += scale * gradient;
   ApplyReadyBuckets();
+  return verdict.refresh;
 }
 
 void SimServer::Apply(const Eigen::VectorXf& gradient, float scale) {
   ++version_;
+  if (!track_drift_) {
+    params_ -= (learning_rate_ * scale) * gradient;
+    return;
+  }
+  // As ShardTable::ApplyTracked: the change is what the apply did to the values.
+  const Eigen::VectorXf before = params_;
   params_ -= (learning_rate_ * scale) * gradient;
+  if (bound_) {
+    double sum = 0;
+    for (Eigen::Index i = 0; i < params_.size(); ++i) {
+      const double d = static_cast<double>(params_[i]) - before[i];
+      sum += d * d;
+    }
+    for (double& b : drift_bound_) b += std::sqrt(sum);
+    return;
+  }
+  for (Eigen::VectorXf& d : drift_) d += params_ - before;
 }
 
 void SimServer::ApplyReadyBuckets() {

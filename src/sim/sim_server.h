@@ -5,7 +5,11 @@
 // weighting and aggregation decisions; clock -> Gate::OnClock, then ready buckets applied,
 // then waiting reads re-checked with Gate::Admits in arrival order), with a plain SGD
 // updater (w -= learning_rate * scale * g) instead of libkairos's Updater. It keeps the
-// same per-worker metrics as a real server (kairos::WorkerMetrics).
+// same per-worker metrics as a real server (kairos::WorkerMetrics). Under VSGD weighting
+// (Weighting::NeedsValueStaleness) it keeps, as shard.cc does, per worker i the sum D_i of
+// the parameter changes applied since i's last served read (or, in bound mode, the scalar
+// sum of their norms): a push reads ||D_i|| as its value staleness, every apply adds to each
+// D_j, and a served read of i sets D_i = 0.
 
 #ifndef KAIROS_SIM_SIM_SERVER_H_
 #define KAIROS_SIM_SIM_SERVER_H_
@@ -51,9 +55,11 @@ class SimServer {
   // Worker w's read at `clock` arrives: served now if the gate admits it, else queued.
   std::vector<ServedRead> OnRead(policy::WorkerId w, policy::Tick clock, absl::Time now);
   // Worker w's push at `clock` arrives: dropped, applied, or added to a bucket (a push of
-  // a worker that has left is ignored, as a real server refuses it).
-  void OnPush(policy::WorkerId w, policy::Tick clock, const Eigen::VectorXf& gradient,
-              absl::Time now);
+  // a worker that has left is ignored, as a real server refuses it). `extra` multiplies
+  // the policy's scale (the worker's own eager-pull learning-rate scale). Returns the
+  // straggler policy's refresh verdict (false for an ignored push).
+  bool OnPush(policy::WorkerId w, policy::Tick clock, const Eigen::VectorXf& gradient,
+              absl::Time now, float extra = 1.0f);
   // Worker w reports that it completed `clock` iterations.
   std::vector<ServedRead> OnClock(policy::WorkerId w, policy::Tick clock, absl::Time now);
   // Worker w finished or was declared dead: it leaves the gate, its waiting reads are
@@ -76,6 +82,7 @@ class SimServer {
              absl::Time now, std::vector<ServedRead>* served);
   void ApplyReadyBuckets();
   void Apply(const Eigen::VectorXf& gradient, float scale);
+  double ValueStaleness(policy::WorkerId w) const;
   std::vector<ServedRead> Reevaluate(absl::Time now);
 
   std::unique_ptr<policy::Gate> gate_;
@@ -86,6 +93,11 @@ class SimServer {
   Eigen::VectorXf params_;
   uint64_t version_ = 0;
   std::vector<uint64_t> version_read_;   // per worker: version at its last served read
+  // VSGD (track_drift_): D_i per worker (exact mode) or the bound sum ||Delta|| (bound_).
+  bool track_drift_ = false;
+  bool bound_ = false;
+  std::vector<Eigen::VectorXf> drift_;
+  std::vector<double> drift_bound_;
   std::map<int64_t, Eigen::VectorXf> buckets_;  // accumulated sums, by bucket
   std::deque<WaitingRead> waiting_;      // in arrival order
   std::vector<WorkerMetrics> metrics_;

@@ -46,6 +46,17 @@ class Simulation {
     Rng timing{0};                                   // compute-time draws
     Eigen::VectorXf pending;                         // gradient of its push in flight
     absl::Duration compute_time;
+    // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
+    // how long it took), when that gradient is done, the scale its push in flight
+    // carries, the latest clocks it was told (the foreign updates between its two latest
+    // reads come from them), and the refresh verdict of its latest push.
+    Eigen::VectorXf params;
+    Eigen::VectorXf next;
+    absl::Duration next_compute;
+    absl::Time next_done;
+    float pending_scale = 1.0f;
+    std::vector<Tick> seen_clocks;
+    bool refresh = false;
   };
 
   void Start();
@@ -53,6 +64,8 @@ class Simulation {
   void OnPushArrives(const Event& e);
   // The workers whose reads were served compute and push (see simulator.h, steps 3-5).
   void Compute(const std::vector<ServedRead>& served);
+  // Eager pull (PS+): the reply of w's read at `clock` is served now; see simulator.h.
+  void EagerStep(const ServedRead& r);
   absl::Duration DrawComputeTime(WorkerId w);
   bool AllLeft() const { return server_.gate().clocks().num_active() == 0; }
   void SampleBefore(absl::Time t);
@@ -64,6 +77,8 @@ class Simulation {
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
   const absl::Duration transfer_;  // one parameter or gradient message
+  const policy::PullSpec pull_;
+  const bool eager_;
   SimServer server_;
   EventQueue queue_;
   std::vector<Worker> workers_;
@@ -86,6 +101,8 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       policy_(policy::ToString(spec)),
       model_(std::move(model)),
       transfer_(TransferTime(options.network, model_->num_params())),
+      pull_(spec.pull),
+      eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
       server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate),
       workers_(static_cast<size_t>(options.num_workers)) {
   for (WorkerId w = 0; w < options.num_workers; ++w) {
@@ -94,6 +111,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
                         ? options.iterations
                         : options.iterations_per_worker[static_cast<size_t>(w)];
     worker.timing = Rng(StreamSeed(options.seed, kTimingStream, static_cast<uint64_t>(w)));
+    if (eager_) worker.seen_clocks.assign(static_cast<size_t>(options.num_workers), 0);
   }
   for (const WorkerFailure& f : options.failures) {
     workers_[static_cast<size_t>(f.worker)].fails_at = kStart + f.at;
@@ -162,7 +180,8 @@ void Simulation::OnPushArrives(const Event& e) {
   const WorkerId w = e.worker;
   // The push, the clock report and the next read (or the finish) were sent back to back on
   // w's ordered link: the server handles them in that order, as server_impl.cc would.
-  server_.OnPush(w, e.clock, workers_[static_cast<size_t>(w)].pending, now_);
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  worker.refresh = server_.OnPush(w, e.clock, worker.pending, now_, worker.pending_scale);
   Compute(server_.OnClock(w, e.clock + 1, now_));
   if (e.clock + 1 >= workers_[static_cast<size_t>(w)].target) {
     Compute(server_.OnLeave(w, MemberState::kFinished, now_));
@@ -173,6 +192,10 @@ void Simulation::OnPushArrives(const Event& e) {
 
 void Simulation::Compute(const std::vector<ServedRead>& served) {
   for (const ServedRead& r : served) {
+    if (eager_) {
+      EagerStep(r);
+      continue;
+    }
     Worker& worker = workers_[static_cast<size_t>(r.worker)];
     // Drawn for every served read, so that worker w's k-th iteration always takes the
     // same time for a seed, whatever the policy.
@@ -188,6 +211,56 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
     queue_.Schedule({.time = done + transfer_, .kind = EventKind::kPushArrives,
                      .worker = r.worker, .clock = r.clock});
   }
+}
+
+// The worker's step t (t = r.clock) happens once the reply to its previous request (this
+// read, a transfer away) is back and g_t is computed: it pushes g_t together with the read
+// at clock t + 1, sets x_{t+1} = W_t - lr * scale * g_t from the parameters W_t served now,
+// and computes g_{t+1} on x_{t+1} while that request travels. The first read (clock 0)
+// is the initial pull: g_0 is computed on it before step 0. All of the worker's math depends
+// only on what was served now, so it is done now; only the times are in the future.
+void Simulation::EagerStep(const ServedRead& r) {
+  const WorkerId w = r.worker;
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  const absl::Time back = now_ + transfer_;
+  int64_t foreign = 0;
+  if (r.clock == 0) {
+    // The initial pull: compute g_0 on it; its reply carries no clocks (as EagerSchedule).
+    worker.params = server_.params();
+    worker.next_compute = DrawComputeTime(w);
+    worker.next_done = back + worker.next_compute;
+    model_->Gradient(worker.params,
+                     SampleBatch(options_.seed, w, 0, options_.batch_size,
+                                 model_->num_examples()),
+                     &worker.next);
+  } else {
+    const policy::WorkerClocks& clocks = server_.gate().clocks();
+    for (WorkerId v = 0; v < clocks.num_workers(); ++v) {
+      Tick& seen = worker.seen_clocks[static_cast<size_t>(v)];
+      if (v != w) foreign += clocks.clock(v) - seen;
+      seen = std::max(seen, clocks.clock(v));
+    }
+  }
+  const absl::Time step = std::max(back, worker.next_done);
+  if (step > worker.fails_at) return;  // died before it could push
+  worker.compute_time += worker.next_compute;
+  const float scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
+  worker.pending.swap(worker.next);
+  worker.pending_scale = scale;
+  queue_.Schedule({.time = step + transfer_, .kind = EventKind::kPushArrives, .worker = w,
+                   .clock = r.clock});
+  // x_{t+1}; a refreshed worker (SaPS) takes the served parameters as they are.
+  worker.params = server_.params();
+  if (!(r.clock > 0 && worker.refresh)) {
+    worker.params -= (options_.learning_rate * scale) * worker.pending;
+  }
+  if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
+  worker.next_compute = DrawComputeTime(w);
+  worker.next_done = step + worker.next_compute;
+  model_->Gradient(worker.params,
+                   SampleBatch(options_.seed, w, r.clock + 1, options_.batch_size,
+                               model_->num_examples()),
+                   &worker.next);
 }
 
 absl::Duration Simulation::DrawComputeTime(WorkerId w) {
@@ -254,34 +327,6 @@ SimResult Simulation::Collect() const {
   return r;
 }
 
-// Whether `weighting` reads StalenessInfo's value staleness (VSGD), which this simulator
-// does not compute. Written against the member only where it exists, so that it compiles
-// with policy layers before and after the value weighting.
-template <typename W>
-bool ReadsValueStaleness(const W& weighting) {
-  if constexpr (requires { weighting.NeedsValueStaleness(); }) {
-    return weighting.NeedsValueStaleness();
-  } else {
-    return false;
-  }
-}
-
-// Unimplemented for the seams the simulator does not model, rather than a silently
-// different policy.
-absl::Status CheckModelled(const policy::PolicySpec& spec, int num_workers) {
-  if (spec.pull.kind != policy::PullSpec::Kind::kOnDemand) {
-    return absl::UnimplementedError(absl::StrCat(
-        "policy '", policy::ToString(spec),
-        "': the simulator models on-demand pulls only (an eager pull is a worker schedule)"));
-  }
-  if (ReadsValueStaleness(*policy::MakeWeighting(spec, num_workers))) {
-    return absl::UnimplementedError(absl::StrCat(
-        "policy '", policy::ToString(spec),
-        "': the simulator does not compute value staleness (VSGD weighting)"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 int64_t SimResult::total_iterations() const {
@@ -294,7 +339,6 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options) {
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(options.policy);
   if (!spec.ok()) return spec.status();
   if (absl::Status s = ValidateSimOptions(options); !s.ok()) return s;
-  if (absl::Status s = CheckModelled(*spec, options.num_workers); !s.ok()) return s;
   std::shared_ptr<const Model> model = options.model;
   if (model == nullptr) {
     absl::StatusOr<std::shared_ptr<const Model>> made =

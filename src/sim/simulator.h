@@ -22,6 +22,14 @@
 //      (straggler policy, weighting, aggregation, SGD), then takes the worker's clock c + 1
 //      (Gate::OnClock, ready buckets applied, waiting reads re-checked), then the worker's
 //      next read, sent right behind on the same ordered link, or its finish.
+// Under pull=eager (PS+) a worker does not wait for its own push: its step t (once g_t is
+// computed on x_t and the reply to its previous request is back, W_t and the clocks it
+// carried) sends the push of g_t at clock t, scaled by policy::EagerLearningRateScale of
+// the foreign updates between its two latest reads, with the read at clock t + 1 right
+// behind it (the server applies the push, takes clock t + 1, and gates the read like any
+// other), sets x_{t+1} = W_t - learning_rate * scale * g_t, and computes g_{t+1} while the
+// request travels. The read at clock 0 is the initial pull.
+// Under VSGD weighting the server computes each push's value staleness (sim_server.h).
 // A worker that fails stops at its failure time (a push not sent by then is lost); the
 // server learns of it `detection_delay` later and the gate drops it (kDead).
 
@@ -117,7 +125,7 @@ struct SimSample {
 struct SimWorkerResult {
   // What the server saw of this worker: pushes, pulls, reads that waited, time blocked in
   // the gate (served, dropped or still waiting at the end), largest read lead, version
-  // staleness of each push.
+  // staleness of each push, and under VSGD weighting value staleness and scale of each push.
   WorkerMetrics metrics;
   int64_t iterations = 0;           // clock the server last took from it
   policy::MemberState state = policy::MemberState::kActive;  // at the end
@@ -149,8 +157,7 @@ struct SimResult {
 absl::Status ValidateSimOptions(const SimOptions& options);
 
 // Runs one simulation. InvalidArgument for bad options (the message names the field) or a
-// spec that does not parse; Unimplemented for a policy part the simulator does not model
-// (an eager pull schedule, value-staleness weighting); FailedPrecondition if the run
+// spec that does not parse; FailedPrecondition if the run
 // stalls: reads wait and no event is left that could admit them (the message says who
 // waits for whom).
 absl::StatusOr<SimResult> Simulate(const SimOptions& options);

@@ -6,6 +6,7 @@
 
 #include "sim/sim_server.h"
 
+#include <cmath>
 #include <vector>
 
 #include <Eigen/Core>
@@ -31,6 +32,13 @@ Eigen::VectorXf Vec(float a, float b) {
   Eigen::VectorXf v(2);
   v << a, b;
   return v;
+}
+
+// ||v|| in double, as the server computes ||D_i|| of its float sums.
+double Norm(const Eigen::VectorXf& v) {
+  double sum = 0;
+  for (float x : v) sum += static_cast<double>(x) * x;
+  return std::sqrt(sum);
 }
 
 std::vector<int> Workers(const std::vector<ServedRead>& served) {
@@ -111,6 +119,56 @@ TEST(SimServerTest, FinishCountsTheWaitOfReadsLeftWaiting) {
   server.Finish(kT0 + absl::Seconds(5));
   EXPECT_EQ(server.metrics()[0].blocked_time, absl::Seconds(5));
   EXPECT_EQ(server.num_waiting(), 0);
+}
+
+TEST(SimServerTest, ValueStalenessIsTheDistanceFromTheParametersRead) {
+  SimServer server(Spec("asp+weight=value"), 3, Eigen::VectorXf::Zero(2), 0.5f);
+  for (int w = 0; w < 3; ++w) server.OnRead(w, 0, kT0);
+  const Eigen::VectorXf read = server.params();
+  server.OnPush(1, 0, Vec(2, -4), kT0);  // nothing applied since its read: VS 0
+  EXPECT_EQ(server.metrics()[1].value_staleness.count(), 1u);
+  EXPECT_EQ(server.metrics()[1].value_staleness.max(), 0.0);
+  const double after_one = Norm(server.params() - read);
+  server.OnPush(2, 0, Vec(6, 8), kT0);
+  EXPECT_DOUBLE_EQ(server.metrics()[2].value_staleness.max(), after_one);
+  const Eigen::VectorXf at_push = server.params();
+  server.OnPush(0, 0, Vec(1, 1), kT0);
+  EXPECT_NEAR(server.metrics()[0].value_staleness.max(),
+              Norm(at_push - read), 1e-6);
+  // A read resets D: worker 1 reads now and pushes with nothing applied in between.
+  server.OnRead(1, 1, kT0);
+  server.OnPush(1, 1, Vec(1, 0), kT0);
+  EXPECT_EQ(server.metrics()[1].value_staleness.count(), 2u);
+  EXPECT_EQ(server.metrics()[1].value_staleness.max(), 0.0);
+  // Worker 2 has not read since: its D is every change since its read at version 0.
+  const Eigen::VectorXf now = server.params();
+  server.OnPush(2, 1, Vec(0, 1), kT0);
+  EXPECT_NEAR(server.metrics()[2].value_staleness.sum(),
+              after_one + Norm(now - read), 1e-6);
+}
+
+TEST(SimServerTest, BoundModeSumsTheNormsOfTheChanges) {
+  SimServer server(Spec("asp+weight=value:mode=bound"), 2, Eigen::VectorXf::Zero(2), 1.0f);
+  server.OnRead(0, 0, kT0);
+  server.OnRead(1, 0, kT0);
+  Eigen::VectorXf before = server.params();
+  server.OnPush(1, 0, Vec(3, 4), kT0);
+  double bound = Norm(server.params() - before);
+  before = server.params();
+  server.OnRead(1, 1, kT0);
+  server.OnPush(1, 1, Vec(-3, 4), kT0);
+  bound += Norm(server.params() - before);
+  server.OnPush(0, 0, Vec(1, 1), kT0);
+  EXPECT_NEAR(server.metrics()[0].value_staleness.max(), bound, 1e-6);
+  EXPECT_EQ(server.metrics()[1].value_staleness.max(), 0.0);
+}
+
+TEST(SimServerTest, PushScaleMultipliesTheUpdate) {
+  SimServer server(Spec("asp"), 1, Eigen::VectorXf::Zero(2), 1.0f);
+  server.OnRead(0, 0, kT0);
+  server.OnPush(0, 0, Vec(2, 4), kT0, 0.5f);
+  EXPECT_EQ(server.params(), Vec(-1, -2));
+  EXPECT_EQ(server.metrics()[0].scale.sum(), 0.5);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "kairos/metrics.h"
 #include "policy/policy.h"
 #include "sim/dataset.h"
 #include "sim/random.h"
@@ -243,16 +245,126 @@ TEST(SimulatorTest, NetworkTimeAddsToEveryIteration) {
   EXPECT_EQ(r->workers[0].compute_time, absl::Seconds(1));
 }
 
-TEST(SimulatorTest, RefusesPolicyPartsItDoesNotModel) {
-  int checked = 0;
-  for (const char* spec : {"eager", "vsgd", "ssp:s=1+pull=eager", "ssp:s=1+weight=value"}) {
-    if (!policy::ParsePolicySpec(spec).ok()) continue;  // not in this policy layer yet
-    SimOptions o;
-    o.policy = spec;
-    EXPECT_TRUE(absl::IsUnimplemented(Simulate(o).status())) << spec;
-    ++checked;
+TEST(SimulatorTest, ModelsEagerPullAndValueWeighting) {
+  for (const char* spec : {"eager", "vsgd", "ssp:s=1+pull=eager", "ssp:s=1+weight=value",
+                           "vsgd+pull=eager", "asp+weight=value:mode=bound"}) {
+    SCOPED_TRACE(spec);
+    ASSERT_TRUE(policy::ParsePolicySpec(spec).ok());
+    SimOptions o = Heterogeneous(spec);
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->total_iterations(), 4 * o.iterations);
+    EXPECT_LT(r->samples.back().loss, r->samples.front().loss);
   }
-  if (checked == 0) GTEST_SKIP() << "no eager pull or value weighting in this policy layer";
+}
+
+void ExpectSameRealHistogram(const RealHistogram& a, const RealHistogram& b) {
+  EXPECT_EQ(a.count(), b.count());
+  EXPECT_EQ(a.sum(), b.sum());
+  EXPECT_EQ(a.max(), b.max());
+  for (int i = 0; i < RealHistogram::kBuckets; ++i) EXPECT_EQ(a.bucket(i), b.bucket(i)) << i;
+}
+
+TEST(SimulatorTest, VsgdIsDeterministicAndRecordsValueStaleness) {
+  absl::StatusOr<SimResult> a = Simulate(Heterogeneous("vsgd"));
+  absl::StatusOr<SimResult> b = Simulate(Heterogeneous("vsgd"));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  ExpectIdenticalResults(*a, *b);
+  double largest = 0;
+  for (size_t w = 0; w < a->workers.size(); ++w) {
+    const WorkerMetrics& m = a->workers[w].metrics;
+    ExpectSameRealHistogram(m.value_staleness, b->workers[w].metrics.value_staleness);
+    ExpectSameRealHistogram(m.scale, b->workers[w].metrics.scale);
+    EXPECT_EQ(m.value_staleness.count(), m.pushes);  // one per accepted push
+    largest = std::max(largest, m.value_staleness.max());
+  }
+  EXPECT_GT(largest, 0.0);  // the others' updates move the parameters under a reader
+  // Other weightings record none.
+  absl::StatusOr<SimResult> ssp = Simulate(Heterogeneous("ssp:s=3"));
+  ASSERT_TRUE(ssp.ok());
+  EXPECT_EQ(ssp->workers[0].metrics.value_staleness.count(), 0u);
+}
+
+TEST(SimulatorTest, ALoneVsgdWorkerHasNoValueStaleness) {
+  // Nothing is applied between a lone worker's read and its push: ||D|| = 0 every time,
+  // so the value weighting never scales it down and it follows plain SGD exactly.
+  SimOptions o;
+  o.num_workers = 1;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 20;
+  for (const char* spec : {"asp+weight=value", "asp+weight=value:mode=bound"}) {
+    o.policy = spec;
+    absl::StatusOr<SimResult> vsgd = Simulate(o);
+    o.policy = "asp";
+    absl::StatusOr<SimResult> asp = Simulate(o);
+    ASSERT_TRUE(vsgd.ok() && asp.ok()) << vsgd.status();
+    const WorkerMetrics& m = vsgd->workers[0].metrics;
+    EXPECT_EQ(m.value_staleness.count(), 20u) << spec;
+    EXPECT_EQ(m.value_staleness.max(), 0.0) << spec;
+    EXPECT_EQ(vsgd->final_params, asp->final_params) << spec;
+  }
+}
+
+// One worker, compute C = 100 ms, latency L = 10 ms, infinite bandwidth, no jitter. On
+// demand each iteration is a read reply, a gradient and a push: L + n (2L + C). Eager, the
+// request travels while the next gradient is computed (2L < C), so only the first reply and
+// the last push add to n gradients: 2L + n C + L.
+TEST(SimulatorTest, EagerIterationNeverWaitsForItsOwnPush) {
+  SimOptions o;
+  o.num_workers = 1;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 10;
+  o.network.latency = absl::Milliseconds(10);
+  o.network.bandwidth_bytes_per_s = 0;
+  o.policy = "asp";
+  absl::StatusOr<SimResult> on_demand = Simulate(o);
+  o.policy = "eager";
+  absl::StatusOr<SimResult> eager = Simulate(o);
+  ASSERT_TRUE(on_demand.ok() && eager.ok()) << eager.status();
+  EXPECT_EQ(on_demand->end_time, absl::Milliseconds(10 + 10 * 120));
+  EXPECT_EQ(eager->end_time, absl::Milliseconds(20 + 10 * 100 + 10));
+  EXPECT_EQ(eager->workers[0].iterations, 10);
+  EXPECT_EQ(eager->workers[0].metrics.pushes, 10u);
+  EXPECT_EQ(eager->workers[0].metrics.pulls, 10u);  // the initial pull and 9 eager reads
+  EXPECT_EQ(eager->workers[0].compute_time, absl::Seconds(1));
+  EXPECT_LT(eager->samples.back().loss, eager->samples.front().loss);
+}
+
+TEST(SimulatorTest, EagerUnderBspKeepsTheBoundAndOverlapsTheWait) {
+  SimOptions o = Heterogeneous("bsp");
+  o.network.latency = absl::Milliseconds(20);
+  absl::StatusOr<SimResult> on_demand = Simulate(o);
+  o.policy = "bsp+pull=eager";
+  absl::StatusOr<SimResult> a = Simulate(o);
+  absl::StatusOr<SimResult> b = Simulate(o);
+  ASSERT_TRUE(on_demand.ok() && a.ok() && b.ok()) << a.status();
+  ExpectIdenticalResults(*a, *b);
+  for (size_t w = 0; w < a->workers.size(); ++w) {
+    const WorkerMetrics& m = a->workers[w].metrics;
+    EXPECT_EQ(a->workers[w].iterations, o.iterations);
+    ExpectSameRealHistogram(m.scale, b->workers[w].metrics.scale);
+    // In lock-step every reply shows one update by each other worker: scale 1.
+    EXPECT_EQ(m.scale.sum(), static_cast<double>(m.scale.count()));
+  }
+  EXPECT_EQ(a->max_read_lead, 0);  // the eager read at clock t + 1 is gated like any read
+  // The fast workers compute their next gradient while their request waits in the gate.
+  EXPECT_LT(a->end_time, on_demand->end_time);
+  EXPECT_LT(a->samples.back().loss, a->samples.front().loss);
+}
+
+TEST(SimulatorTest, EagerScalesDownAWorkerThatSawManyForeignUpdates) {
+  SimOptions o = Heterogeneous("eager");
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Worker 2 is three times slower: between its reads the others push about 7 updates, more
+  // than N - 1 = 3, so its learning rate is scaled below 1.
+  const RealHistogram& slow = r->workers[2].metrics.scale;
+  EXPECT_LT(slow.sum(), static_cast<double>(slow.count()));
+  o.policy = "eager+pull=eager:lr=constant";
+  absl::StatusOr<SimResult> constant = Simulate(o);
+  ASSERT_TRUE(constant.ok()) << constant.status();
+  const RealHistogram& flat = constant->workers[2].metrics.scale;
+  EXPECT_EQ(flat.sum(), static_cast<double>(flat.count()));
 }
 
 TEST(SimulatorTest, RejectsBadOptions) {
