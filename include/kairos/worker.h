@@ -56,7 +56,9 @@ class Request {
   absl::Status Wait() const;
   // As Wait(), but gives up after `timeout` with DeadlineExceeded (the request goes on).
   absl::Status WaitFor(absl::Duration timeout) const;
-  // True once the request has completed (successfully or not).
+  // True once the request has completed (successfully or not). The values of a pull are
+  // copied into the caller's memory by Wait (on the waiting thread), so read them only
+  // after Wait returned OK.
   bool done() const;
 
  private:

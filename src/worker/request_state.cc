@@ -2,6 +2,8 @@
 
 #include "worker/request_state.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "kairos/worker.h"
 
@@ -22,6 +24,13 @@ void RequestState::PartDone(const absl::Status& status) {
                             : absl::Status(status.code(),
                                            absl::StrCat(what_, ": ", status.message()));
   }
+  --outstanding_;
+}
+
+void RequestState::PartDone(float* dest, Buffer values) {
+  absl::MutexLock lock(&mu_);
+  if (outstanding_ == 0) return;
+  copies_.emplace_back(dest, std::move(values));
   --outstanding_;
 }
 
@@ -48,6 +57,13 @@ absl::Status RequestState::Wait(absl::Time until) const {
     return absl::DeadlineExceededError(
         absl::StrCat(what_, ": not complete after waiting"));
   }
+  // Under the lock: a second waiter returns only once the values are in place.
+  if (status_.ok()) {
+    for (auto& [dest, values] : copies_) {
+      std::memcpy(dest, values.data(), values.size_bytes());
+    }
+  }
+  copies_.clear();
   return status_;
 }
 

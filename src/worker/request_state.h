@@ -10,10 +10,13 @@
 #define KAIROS_WORKER_REQUEST_STATE_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "kairos/buffer.h"
 
 namespace kairos::internal {
 
@@ -31,11 +34,15 @@ class RequestState {
 
   // One part finished with `status`; the first error is kept (prefixed with what()).
   void PartDone(const absl::Status& status);
+  // One part of a pull finished: `values` go to `dest` when the caller waits (Wait copies
+  // them, on the caller's thread, so the I/O thread is free for the next message).
+  void PartDone(float* dest, Buffer values);
   // Completes the request now with `status` (unless it is already complete).
   void Fail(const absl::Status& status);
 
   bool done() const;
-  // Waits until complete or `until`; DeadlineExceeded if `until` passed first.
+  // Waits until complete or `until`; DeadlineExceeded if `until` passed first. On success,
+  // copies the pulled values into place first.
   absl::Status Wait(absl::Time until) const;
 
  private:
@@ -44,6 +51,8 @@ class RequestState {
   mutable absl::Mutex mu_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
+  // Pulled values not yet copied into the caller's memory.
+  mutable std::vector<std::pair<float*, Buffer>> copies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kairos::internal

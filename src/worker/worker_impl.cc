@@ -436,8 +436,8 @@ class WorkerImpl final : public Worker {
             "shard %d answered %d values for %d", part.shard, m.payloads[0].size(),
             part.length)));
       }
-      std::memcpy(part.out, m.payloads[0].data(), part.length * sizeof(float));
       if (part.eager != nullptr) MergeEagerReport(h, *part.eager);
+      return part.state->PartDone(part.out, std::move(m.payloads[0]));
     }
     part.state->PartDone(StatusOf(h));
   }
