@@ -87,6 +87,7 @@ bool SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
     ++dropped_[static_cast<size_t>(w)];
     ++m.dropped;
     if (verdict.refresh) ++m.refreshes;
+    LogPush(m, PushRecord{clock, 0, info.iteration_staleness(), 0.0, 0.0f, true});
     return verdict.refresh;
   }
   if (verdict.refresh) ++m.refreshes;
@@ -100,6 +101,8 @@ bool SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
       weighting_->Scale(w, info) * extra *
       (verdict.action == policy::StragglerDecision::Action::kDownWeight ? verdict.weight : 1.0f);
   m.scale.Add(scale);
+  LogPush(m, PushRecord{clock, 0, info.iteration_staleness(), info.value_staleness, scale,
+                        false});
   const policy::AggregateDecision d = aggregation_->OnPush(w, clock);
   if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
     Apply(gradient, scale);
@@ -110,6 +113,12 @@ bool SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
   sum += scale * gradient;
   ApplyReadyBuckets();
   return verdict.refresh;
+}
+
+void SimServer::LogPush(WorkerMetrics& m, const PushRecord& r) const {
+  if (push_log_size_ <= 0) return;
+  if (static_cast<int>(m.push_log.size()) >= push_log_size_) m.push_log.erase(m.push_log.begin());
+  m.push_log.push_back(r);
 }
 
 void SimServer::Apply(const Eigen::VectorXf& gradient, float scale) {

@@ -48,8 +48,11 @@ class SimServer {
   uint64_t version() const { return version_; }
   const policy::Gate& gate() const { return *gate_; }
   const std::vector<WorkerMetrics>& metrics() const { return metrics_; }
+  std::vector<WorkerMetrics>& mutable_metrics() { return metrics_; }
   // Pushes the straggler policy dropped, per worker.
   const std::vector<uint64_t>& dropped() const { return dropped_; }
+  // Keeps the latest `n` pushes of each worker in its WorkerMetrics::push_log (0: none).
+  void set_push_log_size(int n) { push_log_size_ = n; }
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
 
   // Worker w's read at `clock` arrives: served now if the gate admits it, else queued.
@@ -102,6 +105,8 @@ class SimServer {
   std::deque<WaitingRead> waiting_;      // in arrival order
   std::vector<WorkerMetrics> metrics_;
   std::vector<uint64_t> dropped_;
+  void LogPush(WorkerMetrics& m, const PushRecord& r) const;
+  int push_log_size_ = 0;
 };
 
 }  // namespace kairos::sim

@@ -105,6 +105,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
       server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate),
       workers_(static_cast<size_t>(options.num_workers)) {
+  server_.set_push_log_size(options.push_log_size);
   for (WorkerId w = 0; w < options.num_workers; ++w) {
     Worker& worker = workers_[static_cast<size_t>(w)];
     worker.target = options.iterations_per_worker.empty()

@@ -111,6 +111,9 @@ struct SimOptions {
   absl::Duration sample_interval = absl::Seconds(1);
   // Seeds the compute-time draws, the mini-batches and a default model.
   uint64_t seed = 1;
+  // Pushes kept per worker in the result's WorkerMetrics::push_log (0: none), as
+  // ServerOptions::push_log_size does on a real server.
+  int push_log_size = 0;
 };
 
 // The model's state at one virtual time: every event up to and including that time.

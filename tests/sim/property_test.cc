@@ -133,3 +133,45 @@ TEST(SimulatorPropertyTest, DsspReadLeadNeverExceedsUpperBound) {
 
 }  // namespace
 }  // namespace kairos::sim
+
+namespace kairos::sim {
+namespace {
+
+// Every multiplier the simulated server applied, recomputed from the staleness it observed.
+TEST(SimulatorPropertyTest, StalenessWeightingScaleIsItsFormula) {
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    SimOptions o = RandomJob(seed % 2 == 0 ? "asp+weight=staleness" : "sa-asgd:n=2", seed);
+    o.push_log_size = 1000;
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", ", o.policy));
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (const SimWorkerResult& wr : r->workers) {
+      for (const PushRecord& p : wr.metrics.push_log) {
+        ASSERT_FLOAT_EQ(p.scale, 1.0f / static_cast<float>(std::max<uint64_t>(p.staleness, 1)));
+      }
+    }
+  }
+}
+
+// SaPS on virtual time: no worker ever waits, and no applied push is staler than S_max.
+TEST(SimulatorPropertyTest, SapsNeverBlocksAndAppliesNothingStalerThanSMax) {
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    SimOptions o = RandomJob("saps", seed);
+    o.push_log_size = 1000;
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", ", o.num_workers, " workers"));
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->total_blocked_time, absl::ZeroDuration());
+    const uint64_t s_max = std::max(1, 2 * (o.num_workers - 1));
+    for (const SimWorkerResult& wr : r->workers) {
+      for (const PushRecord& p : wr.metrics.push_log) {
+        if (!p.dropped) {
+          ASSERT_LE(p.staleness, s_max);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kairos::sim
