@@ -51,6 +51,9 @@ class RawClient {
     return Take([id](const wire::Header& h) { return h.request_id() == id; }, timeout);
   }
 
+  // Opens the connection to the coordinator (JoinAsWorker does it too).
+  void ConnectCoordinator(const std::string& coordinator) { coordinator_ = Connect(coordinator); }
+
   // Joins the job at `coordinator` as a worker and waits for START. Returns the START body.
   std::optional<wire::Start> JoinAsWorker(const std::string& coordinator, const JobConfig& job,
                                           int rank) {
