@@ -37,7 +37,8 @@ struct JobConfig {
 // parses, chunk_elements > 0. The error names the table or field at fault.
 absl::Status ValidateJobConfig(const JobConfig& job);
 
-// Compares `theirs` (a joining node's) with `ours` (the job's). OK when equal; otherwise
+// Compares `theirs` (a joining node's) with `ours` (the job's). Policies are compared in
+// canonical form, so two spellings of one policy agree. OK when equal; otherwise
 // InvalidArgument naming the first differing field, e.g.
 // "table 0 ('w') size is 100 here but 200 in the job".
 absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs);

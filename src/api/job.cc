@@ -27,6 +27,13 @@ std::string InitName(const Initializer& i) {
   return "?";
 }
 
+// The canonical form of a policy spec, so that two spellings of one policy agree
+// ("vsgd" and "ssp:s=3+weight=value"); the text itself when it does not parse.
+std::string CanonicalPolicy(const std::string& text) {
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(text);
+  return spec.ok() ? policy::ToString(*spec) : text;
+}
+
 }  // namespace
 
 absl::Status ValidateJobConfig(const JobConfig& job) {
@@ -59,7 +66,8 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s is %s here but %s in the job", field, got, want));
   };
-  if (theirs.policy != ours.policy) {
+  if (theirs.policy != ours.policy &&
+      CanonicalPolicy(theirs.policy) != CanonicalPolicy(ours.policy)) {
     return differs("policy", "'" + theirs.policy + "'", "'" + ours.policy + "'");
   }
   if (theirs.chunk_elements != ours.chunk_elements) {

@@ -86,6 +86,16 @@ TEST(CompareJobConfigTest, NamesDifferentPolicy) {
   ExpectInvalid(CompareJobConfig(ValidJob(), theirs), "policy", "'asp' here but 'bsp'");
 }
 
+TEST(CompareJobConfigTest, TwoSpellingsOfOnePolicyAgree) {
+  JobConfig ours = ValidJob();
+  ours.policy = "vsgd";
+  JobConfig theirs = ours;
+  theirs.policy = "ssp:s=3+weight=value";
+  EXPECT_TRUE(CompareJobConfig(ours, theirs).ok());
+  theirs.policy = "ssp:s=4+weight=value";
+  ExpectInvalid(CompareJobConfig(ours, theirs), "policy");
+}
+
 TEST(CompareJobConfigTest, NamesDifferentChunkElements) {
   JobConfig theirs = ValidJob();
   theirs.chunk_elements = 2048;
