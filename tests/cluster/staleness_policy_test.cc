@@ -165,8 +165,9 @@ TEST(EagerPullTest, EachStepComputesOnTheFetchedParametersMinusItsOwnUpdate) {
       KAIROS_RETURN_IF_ERROR(eager->Step(grad, params));
       const float scale = eager->last_scale();
       // The PS+ rule, with the modulation 1 / max(1, tau / (N - 1)).
-      const float want_scale =
-          1.0f / std::max(1.0f, static_cast<float>(eager->last_foreign_updates()) / 3.0f);
+      // (In double, as the policy computes it, then rounded once to float.)
+      const float want_scale = static_cast<float>(
+          1.0 / std::max(1.0, static_cast<double>(eager->last_foreign_updates()) / 3.0));
       if (scale != want_scale) return absl::InternalError("scale differs from its formula");
       for (uint64_t i = 0; i < kSize; ++i) {
         expected[i] = eager->fetched()[i] - (0.5f * scale) * grad[i];
