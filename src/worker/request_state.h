@@ -9,6 +9,7 @@
 #ifndef KAIROS_WORKER_REQUEST_STATE_H_
 #define KAIROS_WORKER_REQUEST_STATE_H_
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +23,11 @@ namespace kairos::internal {
 
 class RequestState {
  public:
-  // `what` describes the call in errors ("pull of table 'w' [0, 100)").
-  RequestState(std::string what, absl::Time deadline, int parts)
-      : what_(std::move(what)), deadline_(deadline), outstanding_(parts) {}
+  // `what` describes the call in errors ("pull of table 'w' [0, 100)"). `spin`: Wait spins
+  // briefly before it sleeps (worth it for small requests, answered within microseconds;
+  // for large ones the spin would only take CPU from the threads doing the work).
+  RequestState(std::string what, absl::Time deadline, int parts, bool spin = false)
+      : what_(std::move(what)), deadline_(deadline), spin_(spin), outstanding_(parts) {}
 
   // A completed request (e.g. refused before anything was sent).
   static std::shared_ptr<RequestState> Failed(absl::Status status);
@@ -48,11 +51,14 @@ class RequestState {
  private:
   const std::string what_;
   const absl::Time deadline_;
+  const bool spin_;
   mutable absl::Mutex mu_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   // Pulled values not yet copied into the caller's memory.
   mutable std::vector<std::pair<float*, Buffer>> copies_ ABSL_GUARDED_BY(mu_);
+  // Mirrors outstanding_ == 0 so that a waiter can spin on it briefly without the lock.
+  std::atomic<bool> complete_{false};
 };
 
 }  // namespace kairos::internal

@@ -42,6 +42,9 @@ namespace {
 // deadline waits this much longer so that the server's error (which names the workers it
 // waited for) is what the caller sees.
 constexpr absl::Duration kDeadlineGrace = absl::Milliseconds(250);
+// Requests up to this size are usually answered within microseconds: their waiters spin
+// briefly before sleeping (see RequestState).
+constexpr uint64_t kSpinMaxBytes = 64 << 10;
 
 // One message of a request, as the I/O thread tracks it.
 struct Part {
@@ -291,7 +294,8 @@ class WorkerImpl final : public Worker {
     std::span<const Chunk> chunks = (*t)->partition.Overlapping(offset, offset + length);
     auto state = std::make_shared<RequestState>(
         absl::StrFormat("%s of table '%s' [%d, %d)", verb, info.name, offset, offset + length),
-        deadline + kDeadlineGrace, static_cast<int>(chunks.size()));
+        deadline + kDeadlineGrace, static_cast<int>(chunks.size()),
+        /*spin=*/length * sizeof(float) <= kSpinMaxBytes);
     auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
     batch->reserve(chunks.size());
     const int64_t clock = clock_.load();
