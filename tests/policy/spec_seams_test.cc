@@ -16,26 +16,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/policy.h"
-#include "tests/policy/spec_fuzz.h"
+#include "tests/policy/spec_test_util.h"
 
 namespace kairos::policy {
 namespace {
 
 using ::testing::HasSubstr;
 
-PolicySpec Parsed(std::string_view text) {
-  absl::StatusOr<PolicySpec> spec = ParsePolicySpec(text);
-  EXPECT_TRUE(spec.ok()) << text << ": " << spec.status();
-  return spec.ok() ? *spec : PolicySpec{};
-}
-
-std::string ErrorOf(std::string_view text) {
-  absl::StatusOr<PolicySpec> spec = ParsePolicySpec(text);
-  EXPECT_FALSE(spec.ok()) << "'" << text << "' parsed as " << ToString(*spec);
-  if (spec.ok()) return "";
-  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << text;
-  return std::string(spec.status().message());
-}
 
 GateSpec Ssp(Tick s) { return {.kind = GateSpec::Kind::kSsp, .staleness = s}; }
 
@@ -526,11 +513,7 @@ TEST(SeamSpecPropertyTest, ParseOfToStringIsIdentity) {
     std::mt19937_64 rng(seed);
     const PolicySpec spec = RandomSpec(rng);
     ASSERT_TRUE(ValidatePolicySpec(spec).ok()) << seed << ": " << ValidatePolicySpec(spec);
-    const std::string text = ToString(spec);
-    absl::StatusOr<PolicySpec> parsed = ParsePolicySpec(text);
-    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
-    EXPECT_EQ(*parsed, spec) << text;
-    EXPECT_EQ(ToString(*parsed), text);
+    ExpectRoundTrip(spec);
   }
 }
 

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/policy.h"
-#include "tests/policy/spec_fuzz.h"
+#include "tests/policy/spec_test_util.h"
 
 namespace kairos::policy {
 namespace {
@@ -30,20 +30,6 @@ PolicySpec Spec(Tick staleness, AggregationSpec::Kind agg) {
 const PolicySpec kBsp = Spec(0, AggregationSpec::Kind::kRoundAverage);
 const PolicySpec kAsp = Spec(kUnbounded, AggregationSpec::Kind::kImmediate);
 
-PolicySpec Parsed(std::string_view text) {
-  absl::StatusOr<PolicySpec> spec = ParsePolicySpec(text);
-  EXPECT_TRUE(spec.ok()) << text << ": " << spec.status();
-  return spec.ok() ? *spec : PolicySpec{};
-}
-
-// The message of the InvalidArgument that `text` must produce.
-std::string ErrorOf(std::string_view text) {
-  absl::StatusOr<PolicySpec> spec = ParsePolicySpec(text);
-  EXPECT_FALSE(spec.ok()) << "'" << text << "' parsed as " << ToString(*spec);
-  if (spec.ok()) return "";
-  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << text;
-  return std::string(spec.status().message());
-}
 
 // ------------------------------------------------------------------ accepted specs
 
@@ -476,11 +462,7 @@ TEST(PolicySpecPropertyTest, ParseOfToStringIsIdentity) {
   for (uint64_t seed = 1; seed <= 500; ++seed) {
     std::mt19937_64 rng(seed);
     const PolicySpec spec = RandomValidSpec(rng);
-    const std::string text = ToString(spec);
-    absl::StatusOr<PolicySpec> parsed = ParsePolicySpec(text);
-    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
-    EXPECT_EQ(*parsed, spec) << text;
-    EXPECT_EQ(ToString(*parsed), text);
+    ExpectRoundTrip(spec);
   }
 }
 
