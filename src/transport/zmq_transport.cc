@@ -133,12 +133,17 @@ class ZmqTransport final : public Transport {
     done.WaitForNotification();
   }
 
+  // Only the command that makes the queue non-empty writes the eventfd: the I/O thread
+  // takes the whole queue after reading it, so later commands ride on that wake-up (one
+  // syscall per batch instead of one per command).
   void Enqueue(Command command) {
+    bool was_empty;
     {
       absl::MutexLock lock(&mu_);
+      was_empty = queue_.empty();
       queue_.push_back(std::move(command));
     }
-    Wake();
+    if (was_empty) Wake();
   }
 
   void Wake() {
