@@ -53,7 +53,7 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
   // Destinations of the pulls: request i writes into outs[i % window], and request
   // i - window (the previous user) has completed before request i is issued.
   std::vector<Buffer> outs;
-  if (op == Op::kPull || op == Op::kPushPull) {
+  if (op == Op::kPull || op == Op::kPullCopy || op == Op::kPushPull) {
     for (int i = 0; i < window; ++i) outs.push_back(Buffer::Zeros(floats));  // pages touched
   }
   std::deque<Request> in_flight;
@@ -68,6 +68,8 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
     if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();
     const bool pull = op == Op::kPull || (op == Op::kPushPull && issued % 2 == 1);
     if (pull) {
+      in_flight.push_back(worker.PullAsync(kTable, 0, floats, &outs[issued % window]));
+    } else if (op == Op::kPullCopy) {
       in_flight.push_back(worker.PullAsync(kTable, 0, outs[issued % window].span()));
     } else if (op == Op::kPushCopy) {
       in_flight.push_back(worker.PushAsync(kTable, 0, std::span<const float>(gradient.span())));
@@ -88,6 +90,8 @@ const char* OpName(Op op) {
       return "push_copy";
     case Op::kPull:
       return "pull";
+    case Op::kPullCopy:
+      return "pull_copy";
     case Op::kPushPull:
       return "push_pull";
   }

@@ -72,7 +72,8 @@ class BenchCluster {
 enum class Op {
   kPush,      // PushAsync of a kairos::Buffer: zero-copy
   kPushCopy,  // PushAsync of a span: the call copies the gradient first
-  kPull,      // PullAsync into preallocated memory
+  kPull,      // PullAsync into a kairos::Buffer: zero-copy when the value is one chunk
+  kPullCopy,  // PullAsync into preallocated memory: the values are copied into place
   kPushPull,  // push and pull alternately
 };
 const char* OpName(Op op);

@@ -6,9 +6,10 @@
 //   raw_oneway  the ceiling: one-way throughput of two bare ZeroMQ sockets (zero-copy sends)
 //   raw_rtt     the round trip of a small message between two bare ZeroMQ sockets
 //   push        pipelined zero-copy Worker::PushAsync of whole values, S servers, W workers
-//   pull        pipelined Worker::PullAsync into preallocated memory
+//   pull        pipelined Worker::PullAsync into a kairos::Buffer (zero-copy within a chunk)
 //   push_pull   push and pull alternately
 //   push_copy   the span-copying PushAsync (1 MiB, 1 server, 1 worker): the cost of the copy
+//   pull_copy   PullAsync into preallocated memory (1 MiB, 1 server, 1 worker): the same
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
 //   memory      peak resident memory of a kairos-server child process holding one table
@@ -47,11 +48,11 @@ namespace kairos::bench {
 namespace {
 
 constexpr char kAllBenchmarks[] =
-    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,push_sync,pull_sync,memory";
+    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_sync,pull_sync,memory";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
-constexpr uint64_t kCopyValueBytes = 1 << 20;  // push_copy
+constexpr uint64_t kCopyValueBytes = 1 << 20;  // push_copy, pull_copy
 
 struct Flags {
   std::string benchmarks = kAllBenchmarks;
@@ -288,7 +289,8 @@ class Runner {
       if (b == "push") Matrix(Op::kPush);
       if (b == "pull") Matrix(Op::kPull);
       if (b == "push_pull") Matrix(Op::kPushPull);
-      if (b == "push_copy") PushCopy();
+      if (b == "push_copy") Copying(Op::kPushCopy);
+      if (b == "pull_copy") Copying(Op::kPullCopy);
       if (b == "push_sync") SyncAll(Op::kPush);
       if (b == "pull_sync") SyncAll(Op::kPull);
       if (b == "memory") MemoryAll();
@@ -377,14 +379,14 @@ class Runner {
     report_.Add(r);
   }
 
-  void PushCopy() {
+  void Copying(Op op) {
     if (!raw_oneway_.contains(kCopyValueBytes)) {
       // The ratio needs the ceiling of the same size even when --sizes leaves 1 MiB out.
       if (auto t = RawOneWayBest(kCopyValueBytes); t.ok()) {
         raw_oneway_[kCopyValueBytes] = t->mb_per_s;
       }
     }
-    Pipelined(Op::kPushCopy, kCopyValueBytes, 1, 1);
+    Pipelined(op, kCopyValueBytes, 1, 1);
   }
 
   void SyncAll(Op op) {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include "common/buffer_internal.h"
+
 namespace kairos {
 namespace {
 
@@ -47,4 +49,12 @@ Buffer Buffer::Slice(std::size_t offset, std::size_t count) const {
   return Buffer(owner_, data_ + offset, count);
 }
 
+namespace internal {
+
+bool IsPrivateAllocation(const Buffer& b) {
+  return !b.empty() && b.use_count() == 1 &&
+         std::get_deleter<AlignedDeleter>(b.owner()) != nullptr;
+}
+
+}  // namespace internal
 }  // namespace kairos

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/buffer_internal.h"
 #include "kairos/worker.h"
 
 namespace kairos {
@@ -16,38 +17,54 @@ constexpr int kSpins = 2000;
 
 }  // namespace
 
+std::string RequestLabel::ToString() const {
+  if (*verb == '\0') return "";
+  if (table.empty()) return absl::StrCat(verb, " of worker ", worker);
+  return absl::StrCat(verb, " of table '", table, "' [", begin, ", ", end, ")");
+}
+
 std::shared_ptr<RequestState> RequestState::Failed(absl::Status status) {
-  auto state = std::make_shared<RequestState>("", absl::InfinitePast(), 1);
+  auto state = std::make_shared<RequestState>(RequestLabel{}, absl::InfinitePast(), 1);
   state->Fail(status);
   return state;
+}
+
+absl::Status RequestState::Labelled(const absl::Status& status) const {
+  std::string what = label_.ToString();
+  if (what.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+void RequestState::GatherInto(Buffer* out, uint64_t length) {
+  gather_ = out;
+  gather_length_ = length;
 }
 
 void RequestState::PartDone(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
-  if (!status.ok() && status_.ok()) {
-    status_ = what_.empty() ? status
-                            : absl::Status(status.code(),
-                                           absl::StrCat(what_, ": ", status.message()));
-  }
+  if (!status.ok() && status_.ok()) status_ = Labelled(status);
   if (--outstanding_ == 0) complete_.store(true, std::memory_order_release);
 }
 
 void RequestState::PartDone(float* dest, Buffer values) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
-  copies_.emplace_back(dest, std::move(values));
+  pieces_.push_back(Piece{dest, 0, std::move(values)});
+  if (--outstanding_ == 0) complete_.store(true, std::memory_order_release);
+}
+
+void RequestState::PartDone(uint64_t at, Buffer values) {
+  absl::MutexLock lock(&mu_);
+  if (outstanding_ == 0) return;
+  pieces_.push_back(Piece{nullptr, at, std::move(values)});
   if (--outstanding_ == 0) complete_.store(true, std::memory_order_release);
 }
 
 void RequestState::Fail(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
-  if (status_.ok()) {
-    status_ = what_.empty() ? status
-                            : absl::Status(status.code(),
-                                           absl::StrCat(what_, ": ", status.message()));
-  }
+  if (status_.ok()) status_ = Labelled(status);
   outstanding_ = 0;
   complete_.store(true, std::memory_order_release);
 }
@@ -55,6 +72,27 @@ void RequestState::Fail(const absl::Status& status) {
 bool RequestState::done() const {
   absl::MutexLock lock(&mu_);
   return outstanding_ == 0;
+}
+
+void RequestState::Deliver() const {
+  if (gather_ != nullptr && !pieces_.empty()) {
+    if (pieces_.size() == 1 && pieces_[0].values.size() == gather_length_) {
+      *gather_ = std::move(pieces_[0].values);  // the received message itself
+    } else {
+      // Into the caller's buffer when it is theirs alone and the right size, else a new one.
+      Buffer joined = gather_->size() == gather_length_ && IsPrivateAllocation(*gather_)
+                          ? std::move(*gather_)
+                          : Buffer::Allocate(gather_length_);
+      for (const Piece& p : pieces_) {
+        std::memcpy(joined.data() + p.at, p.values.data(), p.values.size_bytes());
+      }
+      *gather_ = std::move(joined);
+    }
+  } else {
+    for (const Piece& p : pieces_) {
+      std::memcpy(p.dest, p.values.data(), p.values.size_bytes());
+    }
+  }
 }
 
 absl::Status RequestState::Wait(absl::Time until) const {
@@ -67,15 +105,11 @@ absl::Status RequestState::Wait(absl::Time until) const {
   auto complete = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outstanding_ == 0; };
   if (!mu_.AwaitWithDeadline(absl::Condition(&complete), until)) {
     return absl::DeadlineExceededError(
-        absl::StrCat(what_, ": not complete after waiting"));
+        absl::StrCat(label_.ToString(), ": not complete after waiting"));
   }
   // Under the lock: a second waiter returns only once the values are in place.
-  if (status_.ok()) {
-    for (auto& [dest, values] : copies_) {
-      std::memcpy(dest, values.data(), values.size_bytes());
-    }
-  }
-  copies_.clear();
+  if (status_.ok()) Deliver();
+  pieces_.clear();
   return status_;
 }
 

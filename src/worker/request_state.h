@@ -10,6 +10,8 @@
 #define KAIROS_WORKER_REQUEST_STATE_H_
 
 #include <atomic>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,42 +23,72 @@
 
 namespace kairos::internal {
 
+// What a request is, for its error messages ("pull of table 'w' [0, 100)", "barrier of
+// worker 3"). Formatted only when an error needs it, not on every call.
+struct RequestLabel {
+  const char* verb = "";  // a string literal: "push", "pull", "barrier", ...
+  std::string table;      // empty: a request of the worker itself (`worker` is its rank)
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  int worker = -1;
+
+  std::string ToString() const;
+};
+
 class RequestState {
  public:
-  // `what` describes the call in errors ("pull of table 'w' [0, 100)"). `spin`: Wait spins
-  // briefly before it sleeps (worth it for small requests, answered within microseconds;
-  // for large ones the spin would only take CPU from the threads doing the work).
-  RequestState(std::string what, absl::Time deadline, int parts, bool spin = false)
-      : what_(std::move(what)), deadline_(deadline), spin_(spin), outstanding_(parts) {}
+  // `label` names the call in errors. `spin`: Wait spins briefly before it sleeps (worth it
+  // for small requests, answered within microseconds; for large ones the spin would only
+  // take CPU from the threads doing the work).
+  RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin = false)
+      : label_(std::move(label)), deadline_(deadline), spin_(spin), outstanding_(parts) {}
 
   // A completed request (e.g. refused before anything was sent).
   static std::shared_ptr<RequestState> Failed(absl::Status status);
 
-  const std::string& what() const { return what_; }
+  const RequestLabel& label() const { return label_; }
   absl::Time deadline() const { return deadline_; }
 
-  // One part finished with `status`; the first error is kept (prefixed with what()).
+  // The pull delivers its `length` values into *out (set before any part is sent).
+  void GatherInto(Buffer* out, uint64_t length);
+
+  // One part finished with `status`; the first error is kept (prefixed with the label).
   void PartDone(const absl::Status& status);
   // One part of a pull finished: `values` go to `dest` when the caller waits (Wait copies
   // them, on the caller's thread, so the I/O thread is free for the next message).
   void PartDone(float* dest, Buffer values);
+  // One part of a gathered pull (GatherInto) finished: `values` are elements
+  // [at, at + values.size()) of the result.
+  void PartDone(uint64_t at, Buffer values);
   // Completes the request now with `status` (unless it is already complete).
   void Fail(const absl::Status& status);
 
   bool done() const;
   // Waits until complete or `until`; DeadlineExceeded if `until` passed first. On success,
-  // copies the pulled values into place first.
+  // copies the pulled values into place first (a gathered pull of one part takes the
+  // received buffer itself, without a copy).
   absl::Status Wait(absl::Time until) const;
 
  private:
-  const std::string what_;
+  // Pulled values not yet delivered: to `dest`, or (gathered) at element `at` of *gather_.
+  struct Piece {
+    float* dest = nullptr;
+    uint64_t at = 0;
+    Buffer values;
+  };
+
+  absl::Status Labelled(const absl::Status& status) const;
+  void Deliver() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const RequestLabel label_;
   const absl::Time deadline_;
   const bool spin_;
   mutable absl::Mutex mu_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
-  // Pulled values not yet copied into the caller's memory.
-  mutable std::vector<std::pair<float*, Buffer>> copies_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<Piece> pieces_ ABSL_GUARDED_BY(mu_);
+  Buffer* gather_ = nullptr;  // set before the parts are sent, then read-only
+  uint64_t gather_length_ = 0;
   // Mirrors outstanding_ == 0 so that a waiter can spin on it briefly without the lock.
   std::atomic<bool> complete_{false};
 };

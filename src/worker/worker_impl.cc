@@ -55,6 +55,8 @@ struct Part {
   PushPullReply* eager = nullptr;  // eager push+pull: where the shard's report goes
   uint64_t bytes = 0;      // payload bytes it moves (push and reply), for flow control
   bool sent = false;       // left the worker (counted in its shard's bytes in flight)
+  bool gather = false;     // pulls into a Buffer: the values are elements [at, ...) of it
+  uint64_t at = 0;
 };
 
 // Messages to one shard, in order: those not sent yet wait here while the bytes in flight
@@ -158,12 +160,23 @@ class WorkerImpl final : public Worker {
 
   Request PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
                     const CallOptions& options) override {
-    return Issue(wire::PUSH, table, offset, gradient.size(), gradient, nullptr, options);
+    return Issue(wire::PUSH, table, offset, gradient.size(), gradient, PullTarget{}, options);
   }
 
   Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
                     const CallOptions& options) override {
-    return Issue(wire::PULL, table, offset, out.size(), Buffer(), out.data(), options);
+    return Issue(wire::PULL, table, offset, out.size(), Buffer(), PullTarget{out.data()},
+                 options);
+  }
+
+  Request PullAsync(std::string_view table, uint64_t offset, uint64_t length, Buffer* out,
+                    const CallOptions& options) override {
+    if (out == nullptr) {
+      return Request(RequestState::Failed(absl::InvalidArgumentError(
+          absl::StrFormat("pull of table '%s': no Buffer to pull into", table))));
+    }
+    return Issue(wire::PULL, table, offset, length, Buffer(), PullTarget{nullptr, out},
+                 options);
   }
 
   Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
@@ -178,8 +191,8 @@ class WorkerImpl final : public Worker {
     *reply = PushPullReply();
     reply->clocks.assign(num_workers_, 0);
     bool sent = false;
-    Request request = Issue(wire::PUSH, table, offset, gradient.size(), gradient, out.data(),
-                            options, reply, scale, &sent);
+    Request request = Issue(wire::PUSH, table, offset, gradient.size(), gradient,
+                            PullTarget{out.data()}, options, reply, scale, &sent);
     if (!sent) return request;  // refused before anything was sent
     if (absl::Status s = Clock(); !s.ok()) return Request(RequestState::Failed(s));
     return request;
@@ -270,11 +283,17 @@ class WorkerImpl final : public Worker {
     return options.deadline.value_or(absl::Now() + options_.request_timeout);
   }
 
+  // Where a pull's values go: caller memory (`out`) or a Buffer (`gather`).
+  struct PullTarget {
+    float* out = nullptr;
+    Buffer* gather = nullptr;
+  };
+
   // Slices [offset, offset + length) of `table` into one message per chunk and sends them.
-  // With `eager` (a push): the push carries pull_after and `scale`; `out` receives the
+  // With `eager` (a push): the push carries pull_after and `scale`; `target` receives the
   // read that follows it.
   Request Issue(wire::Kind kind, std::string_view table, uint64_t offset, uint64_t length,
-                const Buffer& payload, float* out, const CallOptions& options,
+                const Buffer& payload, PullTarget target, const CallOptions& options,
                 PushPullReply* eager = nullptr, float scale = 1.0f, bool* sent = nullptr) {
     const char* verb = kind == wire::PUSH ? "push" : "pull";
     if (absl::Status s = Usable(); !s.ok()) return Request(RequestState::Failed(s));
@@ -293,9 +312,9 @@ class WorkerImpl final : public Worker {
     const absl::Time deadline = DeadlineOf(options);
     std::span<const Chunk> chunks = (*t)->partition.Overlapping(offset, offset + length);
     auto state = std::make_shared<RequestState>(
-        absl::StrFormat("%s of table '%s' [%d, %d)", verb, info.name, offset, offset + length),
-        deadline + kDeadlineGrace, static_cast<int>(chunks.size()),
-        /*spin=*/length * sizeof(float) <= kSpinMaxBytes);
+        RequestLabel{verb, info.name, offset, offset + length}, deadline + kDeadlineGrace,
+        static_cast<int>(chunks.size()), /*spin=*/length * sizeof(float) <= kSpinMaxBytes);
+    if (target.gather != nullptr) state->GatherInto(target.gather, length);
     auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
     batch->reserve(chunks.size());
     const int64_t clock = clock_.load();
@@ -321,7 +340,12 @@ class WorkerImpl final : public Worker {
       }
       if (kind == wire::PULL || eager != nullptr) {
         m.header.set_timeout_ms(timeout_ms);
-        part.out = out + (begin - offset);
+        if (target.gather != nullptr) {
+          part.gather = true;
+          part.at = begin - offset;
+        } else {
+          part.out = target.out + (begin - offset);
+        }
       }
       if (eager != nullptr) {
         m.header.set_pull_after(true);
@@ -339,8 +363,8 @@ class WorkerImpl final : public Worker {
                   const CallOptions& options) {
     const absl::Time deadline = DeadlineOf(options);
     const int n = to_servers ? num_servers_ : 1;
-    auto state = std::make_shared<RequestState>(
-        absl::StrFormat("%s of worker %d", what, rank_), deadline + kDeadlineGrace, n);
+    auto state = std::make_shared<RequestState>(RequestLabel{what, "", 0, 0, rank_},
+                                                deadline + kDeadlineGrace, n);
     const uint64_t timeout_ms = static_cast<uint64_t>(
         std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
     auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
@@ -434,13 +458,14 @@ class WorkerImpl final : public Worker {
     Part part = std::move(it->second);
     parts_.erase(it);
     Release(part);
-    if (h.kind() == wire::PULL_REPLY && part.out != nullptr) {
+    if (h.kind() == wire::PULL_REPLY && (part.out != nullptr || part.gather)) {
       if (m.payloads[0].size() != part.length) {
         return part.state->PartDone(absl::InternalError(absl::StrFormat(
             "shard %d answered %d values for %d", part.shard, m.payloads[0].size(),
             part.length)));
       }
       if (part.eager != nullptr) MergeEagerReport(h, *part.eager);
+      if (part.gather) return part.state->PartDone(part.at, std::move(m.payloads[0]));
       return part.state->PartDone(part.out, std::move(m.payloads[0]));
     }
     part.state->PartDone(StatusOf(h));

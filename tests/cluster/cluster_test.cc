@@ -208,6 +208,55 @@ TEST(ClusterTest, TcpAndIpcTransportsGiveTheSameBspResult) {
   }
 }
 
+// Pulls into a Buffer: one chunk arrives as the received message itself, several are
+// joined; a value pulled earlier never changes under its holder when the server updates
+// the chunk (over inproc the two may share memory until then).
+TEST(ClusterTest, PullIntoBufferGivesTheValuesAndKeepsEarlierPullsIntact) {
+  for (const char* transport : {"inproc", "tcp"}) {
+    ClusterOptions o = Options(2, 1, "asp");
+    o.transport = transport;
+    auto cluster = LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << transport << ": " << cluster.status();
+    Worker& w = (*cluster)->worker(0);
+    std::vector<float> grad(kSize);
+    for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(0, 0, i);
+    ASSERT_TRUE(w.Push("w", grad).ok());
+
+    Buffer whole, one_chunk;
+    ASSERT_TRUE(w.PullAsync("w", 0, kSize, &whole).Wait().ok()) << transport;
+    ASSERT_TRUE(w.PullAsync("w", 128, 64, &one_chunk).Wait().ok()) << transport;
+    ASSERT_EQ(whole.size(), kSize);
+    ASSERT_EQ(one_chunk.size(), 64u);
+    for (uint64_t i = 0; i < kSize; ++i) {
+      ASSERT_EQ(whole[i], -kLearningRate * Gradient(0, 0, i)) << transport << " " << i;
+    }
+    for (uint64_t i = 0; i < 64; ++i) ASSERT_EQ(one_chunk[i], whole[128 + i]) << i;
+    Buffer mine = Buffer::Zeros(kSize);  // a pull over many chunks lands in it, no new buffer
+    const float* storage = mine.data();
+    ASSERT_TRUE(w.PullAsync("w", 0, kSize, &mine).Wait().ok());
+    EXPECT_EQ(mine.data(), storage);
+    EXPECT_EQ(std::vector<float>(mine.data(), mine.data() + kSize),
+              std::vector<float>(whole.data(), whole.data() + kSize));
+
+    ASSERT_TRUE(w.Push("w", grad).ok());  // the server updates the chunks we hold
+    Buffer after;
+    ASSERT_TRUE(w.PullAsync("w", 128, 64, &after).Wait().ok());
+    for (uint64_t i = 0; i < 64; ++i) {
+      ASSERT_EQ(one_chunk[i], -kLearningRate * Gradient(0, 0, 128 + i)) << "changed: " << i;
+      ASSERT_EQ(after[i], 2 * one_chunk[i]) << i;
+    }
+
+    Buffer untouched = Buffer::CopyOf(std::vector<float>{7.0f});
+    const absl::Status outside = w.PullAsync("w", kSize - 1, 2, &untouched).Wait();
+    EXPECT_EQ(outside.code(), absl::StatusCode::kInvalidArgument) << outside;
+    EXPECT_EQ(untouched[0], 7.0f);
+    EXPECT_EQ(w.PullAsync("w", 0, 1, nullptr).Wait().code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(w.PullAsync("nope", 0, 1, &untouched).Wait().code(), absl::StatusCode::kNotFound);
+    EXPECT_TRUE((*cluster)->Shutdown().ok());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, ClusterShapeTest,
                          ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Values(1, 4)),
                          [](const auto& info) -> std::string {

@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/buffer_internal.h"
 
 namespace kairos {
 namespace {
@@ -144,6 +145,21 @@ TEST(BufferTest, OwnerIsSharedWithCopies) {
   Buffer b = a.Slice(4, 4);
   EXPECT_EQ(a.owner().get(), b.owner().get());
   EXPECT_NE(a.owner(), nullptr);
+}
+
+TEST(BufferTest, OnlyUnsharedAllocationsArePrivate) {
+  Buffer a = Buffer::Allocate(8);
+  EXPECT_TRUE(internal::IsPrivateAllocation(a));
+  EXPECT_TRUE(internal::IsPrivateAllocation(Buffer::Zeros(3)));
+  EXPECT_FALSE(internal::IsPrivateAllocation(a.Slice(2, 4))) << "a slice shares";
+  {
+    Buffer copy = a;
+    EXPECT_FALSE(internal::IsPrivateAllocation(a));
+  }
+  EXPECT_TRUE(internal::IsPrivateAllocation(a));
+  auto storage = std::make_shared<std::vector<float>>(4, 1.0f);
+  EXPECT_FALSE(internal::IsPrivateAllocation(Buffer::Adopt(storage, storage->data(), 4)));
+  EXPECT_FALSE(internal::IsPrivateAllocation(Buffer()));
 }
 
 }  // namespace

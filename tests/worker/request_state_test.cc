@@ -22,11 +22,12 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kWhat[] = "pull of table 'w' [0, 100)";
+const RequestLabel kLabel{"pull", "w", 0, 100};
 const absl::Time kFarDeadline = absl::InfiniteFuture();
 
 TEST(RequestStateTest, CompletesWhenEveryPartIsDone) {
-  RequestState state(kWhat, kFarDeadline, 3);
-  EXPECT_EQ(state.what(), kWhat);
+  RequestState state(kLabel, kFarDeadline, 3);
+  EXPECT_EQ(state.label().ToString(), kWhat);
   EXPECT_FALSE(state.done());
   state.PartDone(absl::OkStatus());
   state.PartDone(absl::OkStatus());
@@ -37,13 +38,13 @@ TEST(RequestStateTest, CompletesWhenEveryPartIsDone) {
 }
 
 TEST(RequestStateTest, ZeroPartsIsCompleteAtOnce) {
-  RequestState state(kWhat, kFarDeadline, 0);
+  RequestState state(kLabel, kFarDeadline, 0);
   EXPECT_TRUE(state.done());
   EXPECT_TRUE(state.Wait(absl::InfinitePast()).ok());
 }
 
 TEST(RequestStateTest, KeepsTheFirstErrorPrefixedWithWhat) {
-  RequestState state(kWhat, kFarDeadline, 3);
+  RequestState state(kLabel, kFarDeadline, 3);
   state.PartDone(absl::OkStatus());
   state.PartDone(absl::UnavailableError("server 1 is down"));
   state.PartDone(absl::InternalError("a later error"));
@@ -54,20 +55,20 @@ TEST(RequestStateTest, KeepsTheFirstErrorPrefixedWithWhat) {
 }
 
 TEST(RequestStateTest, ErrorIsNotPrefixedWhenWhatIsEmpty) {
-  RequestState state("", kFarDeadline, 1);
+  RequestState state(RequestLabel{}, kFarDeadline, 1);
   state.PartDone(absl::NotFoundError("no table 9"));
   EXPECT_EQ(state.Wait(absl::InfinitePast()), absl::NotFoundError("no table 9"));
 }
 
 TEST(RequestStateTest, ExtraPartsAfterCompletionAreIgnored) {
-  RequestState state(kWhat, kFarDeadline, 1);
+  RequestState state(kLabel, kFarDeadline, 1);
   state.PartDone(absl::OkStatus());
   state.PartDone(absl::InternalError("late"));
   EXPECT_TRUE(state.Wait(absl::InfinitePast()).ok());
 }
 
 TEST(RequestStateTest, FailCompletesWithOutstandingParts) {
-  RequestState state(kWhat, kFarDeadline, 4);
+  RequestState state(kLabel, kFarDeadline, 4);
   state.PartDone(absl::OkStatus());
   state.Fail(absl::CancelledError("the worker is shutting down"));
   EXPECT_TRUE(state.done());
@@ -79,14 +80,14 @@ TEST(RequestStateTest, FailCompletesWithOutstandingParts) {
 }
 
 TEST(RequestStateTest, FailKeepsAnEarlierError) {
-  RequestState state(kWhat, kFarDeadline, 2);
+  RequestState state(kLabel, kFarDeadline, 2);
   state.PartDone(absl::UnavailableError("first"));
   state.Fail(absl::DeadlineExceededError("second"));
   EXPECT_EQ(state.Wait(absl::InfinitePast()).code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(RequestStateTest, FailAfterCompletionChangesNothing) {
-  RequestState state(kWhat, kFarDeadline, 1);
+  RequestState state(kLabel, kFarDeadline, 1);
   state.PartDone(absl::OkStatus());
   state.Fail(absl::InternalError("too late"));
   EXPECT_TRUE(state.Wait(absl::InfinitePast()).ok());
@@ -100,7 +101,7 @@ TEST(RequestStateTest, FailedIsCompleteWithTheStatusAsIs) {
 }
 
 TEST(RequestStateTest, WaitPastDeadlineIsDeadlineExceededNamingTheRequest) {
-  RequestState state(kWhat, kFarDeadline, 2);
+  RequestState state(kLabel, kFarDeadline, 2);
   state.PartDone(absl::OkStatus());
   const absl::Status s = state.Wait(absl::InfinitePast());
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
@@ -111,7 +112,7 @@ TEST(RequestStateTest, WaitPastDeadlineIsDeadlineExceededNamingTheRequest) {
 }
 
 TEST(RequestStateTest, WaitWakesWhenAnotherThreadCompletesTheLastPart) {
-  RequestState state(kWhat, kFarDeadline, 2);
+  RequestState state(kLabel, kFarDeadline, 2);
   std::thread completer([&state] {
     state.PartDone(absl::OkStatus());
     state.PartDone(absl::OkStatus());
@@ -122,8 +123,95 @@ TEST(RequestStateTest, WaitWakesWhenAnotherThreadCompletesTheLastPart) {
 
 TEST(RequestStateTest, KeepsTheDeadlineItWasGiven) {
   const absl::Time deadline = absl::FromUnixSeconds(12345);
-  RequestState state(kWhat, deadline, 1);
+  RequestState state(kLabel, deadline, 1);
   EXPECT_EQ(state.deadline(), deadline);
+}
+
+TEST(RequestStateTest, LabelsOfControlRequestsNameTheWorker) {
+  EXPECT_EQ((RequestLabel{"barrier", "", 0, 0, 3}).ToString(), "barrier of worker 3");
+  EXPECT_EQ(RequestLabel{}.ToString(), "");
+}
+
+TEST(RequestStateTest, PulledPartsAreCopiedIntoPlaceByWait) {
+  std::vector<float> out(6, -1.0f);
+  RequestState state(kLabel, kFarDeadline, 2);
+  Buffer second = Buffer::CopyOf(std::vector<float>{4, 5, 6});
+  state.PartDone(out.data() + 3, second);
+  state.PartDone(out.data(), Buffer::CopyOf(std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(out, std::vector<float>(6, -1.0f)) << "nothing is written before Wait";
+  ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(RequestStateTest, GatheredPullOfOnePartTakesTheReceivedBuffer) {
+  Buffer out;
+  RequestState state(kLabel, kFarDeadline, 1);
+  state.GatherInto(&out, 4);
+  Buffer received = Buffer::CopyOf(std::vector<float>{1, 2, 3, 4});
+  state.PartDone(uint64_t{0}, received);
+  ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());
+  EXPECT_EQ(out.data(), received.data()) << "no copy";
+  EXPECT_EQ(out.size(), 4u);
+}
+
+TEST(RequestStateTest, GatheredPullOfSeveralPartsIsJoinedInOrderOfOffset) {
+  Buffer out;
+  RequestState state(kLabel, kFarDeadline, 3);
+  state.GatherInto(&out, 7);
+  state.PartDone(uint64_t{5}, Buffer::CopyOf(std::vector<float>{6, 7}));
+  state.PartDone(uint64_t{0}, Buffer::CopyOf(std::vector<float>{1, 2}));
+  EXPECT_TRUE(out.empty());
+  state.PartDone(uint64_t{2}, Buffer::CopyOf(std::vector<float>{3, 4, 5}));
+  ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());
+  ASSERT_EQ(out.size(), 7u);
+  EXPECT_EQ(std::vector<float>(out.data(), out.data() + 7),
+            (std::vector<float>{1, 2, 3, 4, 5, 6, 7}));
+  const float* first = out.data();
+  ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());  // a second wait changes nothing
+  EXPECT_EQ(out.data(), first);
+}
+
+TEST(RequestStateTest, GatheredPullJoinsIntoTheCallersOwnBuffer) {
+  Buffer out = Buffer::Zeros(4);
+  const float* storage = out.data();
+  RequestState state(kLabel, kFarDeadline, 2);
+  state.GatherInto(&out, 4);
+  state.PartDone(uint64_t{2}, Buffer::CopyOf(std::vector<float>{3, 4}));
+  state.PartDone(uint64_t{0}, Buffer::CopyOf(std::vector<float>{1, 2}));
+  ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());
+  EXPECT_EQ(out.data(), storage) << "reused, not reallocated";
+  EXPECT_EQ(std::vector<float>(out.data(), out.data() + 4), (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(RequestStateTest, GatheredPullNeverWritesIntoSharedOrForeignMemory) {
+  // A buffer someone else also holds, and adopted memory (such as a received message):
+  // both are left as they are and the values go to a new buffer.
+  Buffer mine = Buffer::Zeros(2);
+  Buffer shared = mine;
+  auto storage = std::make_shared<std::vector<float>>(2, 9.0f);
+  Buffer adopted = Buffer::Adopt(storage, storage->data(), 2);
+  for (Buffer* out : {&shared, &adopted}) {
+    const Buffer before = *out;
+    RequestState state(kLabel, kFarDeadline, 2);
+    state.GatherInto(out, 2);
+    state.PartDone(uint64_t{1}, Buffer::CopyOf(std::vector<float>{6}));
+    state.PartDone(uint64_t{0}, Buffer::CopyOf(std::vector<float>{5}));
+    ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());
+    EXPECT_NE(out->data(), before.data());
+    EXPECT_EQ(std::vector<float>(out->data(), out->data() + 2), (std::vector<float>{5, 6}));
+  }
+  EXPECT_EQ(mine[0], 0.0f);
+  EXPECT_EQ((*storage)[0], 9.0f);
+}
+
+TEST(RequestStateTest, FailedGatheredPullLeavesTheBufferAlone) {
+  Buffer out;
+  RequestState state(kLabel, kFarDeadline, 2);
+  state.GatherInto(&out, 4);
+  state.PartDone(uint64_t{0}, Buffer::CopyOf(std::vector<float>{1, 2}));
+  state.PartDone(absl::UnavailableError("server 1 is down"));
+  EXPECT_EQ(state.Wait(absl::InfinitePast()).code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(out.empty());
 }
 
 TEST(RequestTest, DefaultRequestIsCompleteAndOk) {
@@ -134,7 +222,7 @@ TEST(RequestTest, DefaultRequestIsCompleteAndOk) {
 }
 
 TEST(RequestTest, WaitForGivesUpWithDeadlineExceeded) {
-  auto state = std::make_shared<RequestState>(kWhat, kFarDeadline, 1);
+  auto state = std::make_shared<RequestState>(kLabel, kFarDeadline, 1);
   Request r(state);
   EXPECT_FALSE(r.done());
   EXPECT_EQ(r.WaitFor(absl::Milliseconds(10)).code(), absl::StatusCode::kDeadlineExceeded);
