@@ -42,7 +42,9 @@ inline constexpr Tick kUnbounded = std::numeric_limits<Tick>::max();
 enum class MemberState { kActive, kDead, kFinished };
 
 // Per-worker clocks and membership as one shard sees them. The minimum is taken over active
-// workers only, so a dead or finished worker never holds anybody back.
+// workers only, so a dead or finished worker never holds anybody back. MinActiveClock() and
+// num_active() are O(1) (a cached minimum, kept up to date by SetClock and SetState; see
+// worker_clocks.cc); MaxActiveClock() and ActiveBelow() scan every worker.
 class WorkerClocks {
  public:
   // All workers start active at clock 0. REQUIRES: num_workers >= 0.
@@ -55,7 +57,7 @@ class WorkerClocks {
   Tick clock(WorkerId w) const { return clocks_[w]; }
   MemberState state(WorkerId w) const { return states_[w]; }
   bool active(WorkerId w) const { return states_[w] == MemberState::kActive; }
-  int num_active() const;
+  int num_active() const { return num_active_; }
 
   // Raises w's clock to `clock`. Clocks never go back: a smaller value is ignored, so a
   // duplicated or late report is harmless.
@@ -65,7 +67,7 @@ class WorkerClocks {
   void SetState(WorkerId w, MemberState state);
 
   // Smallest clock of an active worker; kUnbounded when none is active.
-  Tick MinActiveClock() const;
+  Tick MinActiveClock() const { return min_active_; }
   // Largest clock of an active worker; 0 when none is active.
   Tick MaxActiveClock() const;
   // Active workers whose clock is < `clock` (those a read at a later clock waits for), in
@@ -73,8 +75,17 @@ class WorkerClocks {
   std::vector<WorkerId> ActiveBelow(Tick clock) const;
 
  private:
+  // Rescans every worker for min_active_ and num_at_min_.
+  void RecomputeMin();
+
   std::vector<Tick> clocks_;
   std::vector<MemberState> states_;
+  // Invariants: num_active_ = number of active workers; min_active_ = smallest clock of an
+  // active worker (kUnbounded when none is active); num_at_min_ = number of active workers
+  // whose clock is min_active_ (0 when none is active).
+  int num_active_ = 0;
+  Tick min_active_ = kUnbounded;
+  int num_at_min_ = 0;
 };
 
 // ---------------------------------------------------------------------------- Gate
