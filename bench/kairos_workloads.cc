@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -15,6 +17,7 @@
 #include "kairos/buffer.h"
 #include "kairos/status.h"
 #include "kairos/transport_context.h"
+#include "kairos/updater.h"
 
 namespace kairos::bench {
 namespace {
@@ -80,6 +83,12 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
   while (!in_flight.empty()) complete_oldest();
 }
 
+// The server updater of push_noop: receives every gradient and does nothing with it.
+class DiscardingUpdater final : public Updater {
+ public:
+  void Apply(std::span<float>, std::span<float>, std::span<const float>, float) const override {}
+};
+
 }  // namespace
 
 const char* OpName(Op op) {
@@ -118,6 +127,11 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
     so.context = context;
     if (settings.apply_threads >= 0) so.apply_threads = settings.apply_threads;
     if (settings.inline_apply_bytes >= 0) so.inline_apply_bytes = settings.inline_apply_bytes;
+    if (settings.discard_updates) {
+      so.updater_factory = [](const UpdaterSpec&) -> absl::StatusOr<std::unique_ptr<Updater>> {
+        return std::make_unique<DiscardingUpdater>();
+      };
+    }
     KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
     cluster->servers_.push_back(std::move(server));
   }

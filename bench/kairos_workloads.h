@@ -37,6 +37,9 @@ struct ClusterSettings {
   // ServerOptions::apply_threads and ::inline_apply_bytes (-1: the library's default).
   int apply_threads = -1;
   int64_t inline_apply_bytes = -1;
+  // true: the servers' updater does nothing with a gradient (push_noop), which leaves the
+  // cost of moving and dispatching pushes without the SGD arithmetic.
+  bool discard_updates = false;
 };
 
 // A job over tcp loopback. The destructor shuts it down.

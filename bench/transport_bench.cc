@@ -10,6 +10,8 @@
 //   push_pull   push and pull alternately
 //   push_copy   the span-copying PushAsync (1 MiB, 1 server, 1 worker): the cost of the copy
 //   pull_copy   PullAsync into preallocated memory (1 MiB, 1 server, 1 worker): the same
+//   push_noop   push (1 MiB, 1 server, 1 worker) to servers whose updater does nothing: the
+//               cost of moving and dispatching pushes without the SGD arithmetic
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
 //   memory      peak resident memory of a kairos-server child process holding one table
@@ -48,7 +50,7 @@ namespace kairos::bench {
 namespace {
 
 constexpr char kAllBenchmarks[] =
-    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_sync,pull_sync,memory";
+    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,push_sync,pull_sync,memory";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -291,6 +293,7 @@ class Runner {
       if (b == "push_pull") Matrix(Op::kPushPull);
       if (b == "push_copy") Copying(Op::kPushCopy);
       if (b == "pull_copy") Copying(Op::kPullCopy);
+      if (b == "push_noop") PushNoop();
       if (b == "push_sync") SyncAll(Op::kPush);
       if (b == "pull_sync") SyncAll(Op::kPull);
       if (b == "memory") MemoryAll();
@@ -358,9 +361,12 @@ class Runner {
     }
   }
 
-  void Pipelined(Op op, uint64_t size, int servers, int workers) {
-    const std::string name(OpName(op));
-    auto cluster = BenchCluster::Create(servers, workers, size / sizeof(float), plan_.cluster);
+  // `name` and `settings` override the workload's name and the plan's cluster settings.
+  void Pipelined(Op op, uint64_t size, int servers, int workers, std::string name = "",
+                 const ClusterSettings* settings = nullptr) {
+    if (name.empty()) name = OpName(op);
+    auto cluster = BenchCluster::Create(servers, workers, size / sizeof(float),
+                                        settings != nullptr ? *settings : plan_.cluster);
     if (!cluster.ok()) return Fail(name, cluster.status());
     absl::StatusOr<Throughput> t = BestOf<Throughput>(
         flags_.repetitions,
@@ -379,14 +385,24 @@ class Runner {
     report_.Add(r);
   }
 
+  // The ratio needs the ceiling of the same size even when --sizes leaves 1 MiB out.
+  void EnsureRaw(uint64_t size) {
+    if (raw_oneway_.contains(size)) return;
+    if (auto t = RawOneWayBest(size); t.ok()) raw_oneway_[size] = t->mb_per_s;
+  }
+
   void Copying(Op op) {
-    if (!raw_oneway_.contains(kCopyValueBytes)) {
-      // The ratio needs the ceiling of the same size even when --sizes leaves 1 MiB out.
-      if (auto t = RawOneWayBest(kCopyValueBytes); t.ok()) {
-        raw_oneway_[kCopyValueBytes] = t->mb_per_s;
-      }
-    }
+    EnsureRaw(kCopyValueBytes);
     Pipelined(op, kCopyValueBytes, 1, 1);
+  }
+
+  // push with servers that discard the gradients: what moving and dispatching a push costs
+  // without the update's arithmetic.
+  void PushNoop() {
+    EnsureRaw(kCopyValueBytes);
+    ClusterSettings settings = plan_.cluster;
+    settings.discard_updates = true;
+    Pipelined(Op::kPush, kCopyValueBytes, 1, 1, "push_noop", &settings);
   }
 
   void SyncAll(Op op) {

@@ -2,12 +2,17 @@
 
 #include "server/apply_pool.h"
 
+#include <pthread.h>
+
 namespace kairos::internal {
 
 ApplyPool::ApplyPool(int threads) {
   for (int i = 0; i < threads; ++i) {
     auto lane = std::make_unique<Lane>();
-    lane->thread = std::thread(&ApplyPool::Work, lane.get());
+    lane->thread = std::thread([raw = lane.get()] {
+      pthread_setname_np(pthread_self(), "kairos-apply");  // as seen by top and perf
+      Work(raw);
+    });
     lanes_.push_back(std::move(lane));
   }
 }
