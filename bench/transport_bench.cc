@@ -12,6 +12,8 @@
 //   pull_copy   PullAsync into preallocated memory (1 MiB, 1 server, 1 worker): the same
 //   push_noop   push (1 MiB, 1 server, 1 worker) to servers whose updater does nothing: the
 //               cost of moving and dispatching pushes without the SGD arithmetic
+//   paired      push and pull against raw_oneway in back-to-back pairs (sizes >= 1 MiB, 1
+//               server, 1 worker): the median ratio is the throughput verdict
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
 //   memory      peak resident memory of a kairos-server child process holding one table
@@ -29,9 +31,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -50,7 +54,7 @@ namespace kairos::bench {
 namespace {
 
 constexpr char kAllBenchmarks[] =
-    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,push_sync,pull_sync,memory";
+    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,push_sync,pull_sync,memory";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -65,6 +69,7 @@ struct Flags {
   double warmup = 0.25;
   int repetitions = 1;
   int raw_repetitions = 5;
+  int pairs = 7;
   std::string raw_queue_bytes = "64M";
   int window = 8;
   std::string max_window_bytes = "256M";
@@ -106,6 +111,11 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--raw-repetitions", f.raw_repetitions,
                  "Runs of each raw ZeroMQ workload; the best (the ceiling) is reported")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--pairs", f.pairs,
+                 "paired: raw/kairos run pairs per size and operation; the median ratio is "
+                 "the verdict")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   app.add_option("--raw-queue-bytes", f.raw_queue_bytes,
@@ -161,6 +171,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--warmup") == 0) f.warmup = 0.05;
   if (app.count("--latency-samples") == 0) f.latency_samples = 2000;
   if (app.count("--raw-repetitions") == 0) f.raw_repetitions = 1;
+  if (app.count("--pairs") == 0) f.pairs = 1;
   if (app.count("--memory-sizes") == 0) f.memory_sizes = {"16M"};
   if (app.count("--memory-rounds") == 0) f.memory_rounds = 1;
 }
@@ -294,6 +305,7 @@ class Runner {
       if (b == "push_copy") Copying(Op::kPushCopy);
       if (b == "pull_copy") Copying(Op::kPullCopy);
       if (b == "push_noop") PushNoop();
+      if (b == "paired") Paired();
       if (b == "push_sync") SyncAll(Op::kPush);
       if (b == "pull_sync") SyncAll(Op::kPull);
       if (b == "memory") MemoryAll();
@@ -405,6 +417,71 @@ class Runner {
     Pipelined(Op::kPush, kCopyValueBytes, 1, 1, "push_noop", &settings);
   }
 
+  // paired: for each size of 1 MiB and more, and for push, pull and push_noop (1 server, 1
+  // worker; push_noop is not a target, it shows what the update's arithmetic costs),
+  // --pairs rounds of one raw_oneway run and one kairos run back to back (alternating which
+  // goes first), on one cluster. Each pair gives a ratio; the median is the verdict. On a
+  // shared VM raw ZeroMQ drifts by tens of percent within minutes, so a best-of-N raw figure
+  // and a best-of-N kairos figure taken minutes apart compare two different machines.
+  void Paired() {
+    for (uint64_t size : plan_.sizes) {
+      if (size < (uint64_t{1} << 20)) continue;
+      for (const char* what : {"push", "pull", "push_noop"}) {
+        // "paired_noop": the workload column is 16 characters wide.
+        const std::string name =
+            absl::StrCat("paired_", std::string_view(what) == "push_noop" ? "noop" : what);
+        const Op op = std::string_view(what) == "pull" ? Op::kPull : Op::kPush;
+        ClusterSettings settings = plan_.cluster;
+        settings.discard_updates = std::string_view(what) == "push_noop";
+        auto cluster = BenchCluster::Create(1, 1, size / sizeof(float), settings);
+        if (!cluster.ok()) return Fail(name, cluster.status());
+        std::vector<double> ratios, kairos_mb, raw_mb, kairos_cpu, raw_cpu;
+        absl::Status status;
+        for (int i = 0; i < flags_.pairs && status.ok(); ++i) {
+          absl::StatusOr<Throughput> raw, k;
+          auto run_raw = [&] { raw = RawOneWay(size, plan_.raw_queue_bytes, plan_.budget); };
+          auto run_kairos = [&] {
+            k = RunPipelined(**cluster, op, size, plan_.budget, plan_.pipeline);
+          };
+          if (i % 2 == 0) {
+            run_raw();
+            run_kairos();
+          } else {
+            run_kairos();
+            run_raw();
+          }
+          if (!raw.ok()) status = raw.status();
+          if (!k.ok()) status = k.status();
+          if (!status.ok() || raw->mb_per_s <= 0) break;
+          ratios.push_back(k->mb_per_s / raw->mb_per_s);
+          kairos_mb.push_back(k->mb_per_s);
+          raw_mb.push_back(raw->mb_per_s);
+          kairos_cpu.push_back(k->cpu_us_per_mb);
+          raw_cpu.push_back(raw->cpu_us_per_mb);
+        }
+        if (absl::Status s = (*cluster)->Shutdown(); status.ok()) status = s;
+        if (!status.ok()) return Fail(name, status);
+        if (ratios.empty()) continue;
+        Result r = MakeResult(name, size, 1, 1);
+        r.mb_per_s = Median(kairos_mb);
+        r.raw_ratio = Median(ratios);
+        if (Median(kairos_cpu) > 0) r.cpu_us_per_mb = Median(kairos_cpu);
+        r.note = absl::StrFormat(
+            "median of %d pairs: ratio %.0f-%.0f%%, raw %.0f MB/s (%.0f us/MB)", ratios.size(),
+            100 * *std::min_element(ratios.begin(), ratios.end()),
+            100 * *std::max_element(ratios.begin(), ratios.end()), Median(raw_mb),
+            Median(raw_cpu));
+        report_.Add(r);
+      }
+    }
+  }
+
+  static double Median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
   void SyncAll(Op op) {
     const std::string name = absl::StrCat(OpName(op), "_sync");
     for (uint64_t size : {kSmallValueBytes, kPageValueBytes}) {
@@ -472,8 +549,23 @@ void PrintTargets(const Report& report) {
     if (r.value_bytes >= (1u << 20)) best_raw = std::max(best_raw, r.mb_per_s.value_or(0));
     if (r.cpu_us_per_mb.has_value()) raw_cpu[r.value_bytes] = *r.cpu_us_per_mb;
   }
-  // The CPU-cost ratio (raw CPU per MB / kairos CPU per MB) predicts the throughput ratio on
-  // an idle machine, where both are CPU-bound; it is much less sensitive to other load.
+  // The verdict: the median ratio of back-to-back pairs (see Runner::Paired).
+  for (const Result& r : report.results()) {
+    if (!absl::StartsWith(r.workload, "paired_") || !r.raw_ratio.has_value()) continue;
+    if (r.workload == "paired_noop") continue;  // not a target
+    std::cout << absl::StrFormat("  %-4s %6s S=1 W=1 >= 80%% of raw one-way: %5.1f%% %s (%s)\n",
+                                 r.workload.substr(7), FormatSize(r.value_bytes),
+                                 100 * *r.raw_ratio, *r.raw_ratio >= 0.8 ? "PASS" : "FAIL",
+                                 r.note);
+  }
+  // Best-of-N figures against the best raw run: shown for reference (labelled "best-of"
+  // when the paired verdict is there too). The CPU-cost ratio (raw CPU per MB / kairos CPU
+  // per MB) predicts the throughput ratio on an idle machine, where both are CPU-bound; it
+  // is much less sensitive to other load.
+  const bool paired = std::any_of(report.results().begin(), report.results().end(),
+                                  [](const Result& r) {
+                                    return absl::StartsWith(r.workload, "paired_");
+                                  });
   for (const std::string op : {"push", "pull"}) {
     for (const Result& r : report.results()) {
       if (r.workload != op || r.value_bytes < (1u << 20) || !r.raw_ratio.has_value()) continue;
@@ -484,10 +576,11 @@ void PrintTargets(const Report& report) {
         cpu_ratio = absl::StrFormat("%.0f%%", 100 * raw->second / *r.cpu_us_per_mb);
       }
       std::cout << absl::StrFormat(
-          "  %-4s %6s S=1 W=1 >= 80%% of raw one-way: %5.1f%% %s (CPU-cost ratio %s; "
+          "  %-4s %6s S=1 W=1 >= 80%% of raw one-way%s: %5.1f%% %s (CPU-cost ratio %s; "
           "%.0f%% of the best raw >= 1 MiB)\n",
-          op, FormatSize(r.value_bytes), 100 * *r.raw_ratio, *r.raw_ratio >= 0.8 ? "PASS" : "FAIL",
-          cpu_ratio, best_raw > 0 ? 100 * r.mb_per_s.value_or(0) / best_raw : 0.0);
+          op, FormatSize(r.value_bytes), paired ? " (best-of)" : "", 100 * *r.raw_ratio,
+          *r.raw_ratio >= 0.8 ? "PASS" : "FAIL", cpu_ratio,
+          best_raw > 0 ? 100 * r.mb_per_s.value_or(0) / best_raw : 0.0);
     }
   }
   for (const Result& r : report.results()) {
