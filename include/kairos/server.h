@@ -31,6 +31,9 @@ struct ServerStats {
   uint64_t errors_replied = 0;  // requests answered with an error
   uint64_t dropped = 0;         // messages dropped with nobody to answer (malformed, ...)
   uint64_t version = 0;         // updates applied to this shard's chunks, all together
+  // Pushes applied in one pass over a chunk together with an earlier push of the same range
+  // (they had queued up while the chunk's apply lane was busy).
+  uint64_t coalesced = 0;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };

@@ -33,6 +33,19 @@ class Updater {
   // first. REQUIRES: gradient.size() == values.size().
   virtual void Apply(std::span<float> values, std::span<float> state,
                      std::span<const float> gradient, float scale) const = 0;
+
+  // Applies several gradients of the same elements, in order: the result must equal calling
+  // Apply for each in turn. A server that finds several pushes of a chunk waiting applies
+  // them with one call. The default calls Apply for each; an elementwise updater overrides
+  // it to pass over `values` once (the built-in SGD works block by block, so that each
+  // element sees the same operations in the same order, bit for bit).
+  // REQUIRES: every gradient has values.size() floats.
+  struct Weighted {
+    std::span<const float> gradient;
+    float scale = 1.0f;
+  };
+  virtual void ApplyMany(std::span<float> values, std::span<float> state,
+                         std::span<const Weighted> gradients) const;
 };
 
 // Builds the updater named by `spec`, or InvalidArgument for an unknown name.

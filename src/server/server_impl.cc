@@ -53,7 +53,7 @@ struct PendingPull {
 
 struct AtomicStats {
   std::atomic<uint64_t> pushes{0}, pulls{0}, bytes_in{0}, bytes_out{0}, errors_replied{0},
-      dropped{0}, version{0};
+      dropped{0}, version{0}, coalesced{0};
 };
 
 int DefaultApplyThreads() {
@@ -129,6 +129,7 @@ class ServerImpl final : public Server {
     s.errors_replied = stats_.errors_replied.load();
     s.dropped = stats_.dropped.load() + (transport_ ? transport_->dropped() : 0);
     s.version = stats_.version.load();
+    s.coalesced = stats_.coalesced.load();
     absl::MutexLock lock(&metrics_mu_);
     s.workers = metrics_;
     s.stragglers = stragglers_;
@@ -379,6 +380,17 @@ class ServerImpl final : public Server {
       ++chunk.version;
       stats_.version.fetch_add(1);
       if (reply.has_value()) reply->header.set_version(chunk.version);
+      if (!chunk.apply_inline && !table.track_drift) {
+        // Through the chunk's queue, where it may be applied together with others.
+        PendingApply p;
+        p.offset = h.offset();
+        p.gradient = std::move(gradient);
+        p.scale = [this, &table, &chunk, rank, h, info, extra] {
+          return PushScale(table, chunk, rank, h, info, extra);
+        };
+        p.done = [answer, reply = std::move(reply)]() mutable { answer(reply); };
+        return QueueApply(table, chunk, std::move(p));
+      }
       RunOnChunk(chunk, [this, &table, &chunk, gradient, rank, h, info, extra, answer,
                          reply = std::move(reply)]() mutable {
         const float scale = PushScale(table, chunk, rank, h, info, extra);
@@ -399,6 +411,47 @@ class ServerImpl final : public Server {
       answer(reply);
     });
     ApplyReadyBuckets(table, chunk);
+  }
+
+  // Adds a push to chunk `chunk`'s queue, and schedules a drain on its lane unless one is
+  // already scheduled (it will take this push too).
+  void QueueApply(ShardTable& table, ShardChunk& chunk, PendingApply p) {
+    bool schedule = false;
+    {
+      absl::MutexLock lock(&chunk.applies->mu);
+      chunk.applies->items.push_back(std::move(p));
+      schedule = !std::exchange(chunk.applies->scheduled, true);
+    }
+    if (schedule) pool_.Run(chunk.key, [this, &table, &chunk] { DrainApplies(table, chunk); });
+  }
+
+  // On the chunk's lane: applies every queued push in arrival order. Consecutive pushes of
+  // the same range are applied in one pass over the values (bit-identical to one by one for
+  // SGD; Updater::ApplyMany), then answered in order.
+  void DrainApplies(ShardTable& table, ShardChunk& chunk) {
+    std::vector<PendingApply> items;
+    {
+      absl::MutexLock lock(&chunk.applies->mu);
+      items.swap(chunk.applies->items);
+      chunk.applies->scheduled = false;
+    }
+    std::vector<Updater::Weighted> batch;
+    for (std::size_t i = 0; i < items.size();) {
+      batch.clear();
+      std::size_t j = i;
+      for (; j < items.size() && items[j].offset == items[i].offset &&
+             items[j].gradient.size() == items[i].gradient.size();
+           ++j) {
+        batch.push_back({items[j].gradient.span(), items[j].scale()});
+      }
+      table.ApplyMany(chunk, items[i].offset, batch);
+      stats_.coalesced.fetch_add(j - i - 1);
+      for (std::size_t k = i; k < j; ++k) {
+        items[k].gradient = Buffer();  // release the received message before answering
+        items[k].done();
+      }
+      i = j;
+    }
   }
 
   // Eager pull: the read of the pushed range at the worker's next clock, served (and

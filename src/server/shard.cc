@@ -13,19 +13,41 @@
 
 namespace kairos::internal {
 
-void ShardTable::Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
-                       float scale) const {
+namespace {
+
+// Makes chunk `c`'s values writable: a copy when a reply in flight still shares them.
+void PrepareWrite(ShardChunk& c) {
   if (c.values.use_count() > 1) {
     c.values = Buffer::CopyOf(c.values.span());  // a reply in flight keeps the old values
   } else {
     // The last other holder released the buffer on another thread: see its writes.
     std::atomic_thread_fence(std::memory_order_acquire);
   }
-  const std::size_t at = offset - c.chunk.begin;
+}
+
+}  // namespace
+
+std::span<float> ShardTable::StateOf(ShardChunk& c, std::size_t at, std::size_t n) const {
   const std::size_t per = updater->state_per_element();
-  std::span<float> state =
-      per == 0 ? std::span<float>() : c.state.span().subspan(at * per, gradient.size() * per);
-  updater->Apply(c.values.span().subspan(at, gradient.size()), state, gradient, scale);
+  return per == 0 ? std::span<float>() : c.state.span().subspan(at * per, n * per);
+}
+
+void ShardTable::Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
+                       float scale) const {
+  PrepareWrite(c);
+  const std::size_t at = offset - c.chunk.begin;
+  updater->Apply(c.values.span().subspan(at, gradient.size()), StateOf(c, at, gradient.size()),
+                 gradient, scale);
+}
+
+void ShardTable::ApplyMany(ShardChunk& c, uint64_t offset,
+                           std::span<const Updater::Weighted> gradients) const {
+  if (gradients.empty()) return;
+  if (gradients.size() == 1) return Apply(c, offset, gradients[0].gradient, gradients[0].scale);
+  PrepareWrite(c);
+  const std::size_t at = offset - c.chunk.begin;
+  const std::size_t n = gradients[0].gradient.size();
+  updater->ApplyMany(c.values.span().subspan(at, n), StateOf(c, at, n), gradients);
 }
 
 double ShardTable::ValueStaleness(const ShardChunk& c, int w) const {

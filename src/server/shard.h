@@ -12,12 +12,14 @@
 #define KAIROS_SERVER_SHARD_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/partition.h"
 #include "kairos/buffer.h"
 #include "kairos/job.h"
@@ -25,6 +27,25 @@
 #include "policy/policy.h"
 
 namespace kairos::internal {
+
+// A push of a chunk waiting for the chunk's lane (see ServerImpl::QueueApply).
+struct PendingApply {
+  uint64_t offset = 0;
+  Buffer gradient;
+  // Run on the lane, in order: the push's multiplier, just before it is applied; then what
+  // follows once it is applied (answering the worker).
+  std::function<float()> scale;
+  std::function<void()> done;
+};
+
+// The pushes a chunk's lane has yet to apply. The I/O thread adds and schedules one drain
+// on the lane when there is none; the drain takes them all, so pushes that queued up while
+// the lane was busy are applied together (ShardTable::ApplyMany).
+struct ApplyQueue {
+  absl::Mutex mu;
+  std::vector<PendingApply> items ABSL_GUARDED_BY(mu);
+  bool scheduled ABSL_GUARDED_BY(mu) = false;
+};
 
 struct ShardChunk {
   Chunk chunk;                // table coordinates
@@ -44,6 +65,7 @@ struct ShardChunk {
   std::vector<Buffer> drift;
   std::vector<double> drift_bound;
   std::map<int64_t, Buffer> buckets;  // pending sums by bucket (round-average)
+  std::unique_ptr<ApplyQueue> applies = std::make_unique<ApplyQueue>();
   // Updates applied to this chunk, and its value when each worker last read the chunk:
   // their difference is a push's version staleness (one logical push advances every chunk
   // it covers by one).
@@ -68,6 +90,11 @@ struct ShardTable {
   // chunk `c`, copying the chunk first if a reply still shares it.
   void Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
              float scale) const;
+  // Applies several gradients of elements [offset, offset + n) in order (Updater::ApplyMany:
+  // one pass over the values for SGD), with the same copy on write.
+  // REQUIRES: every gradient has the same size n.
+  void ApplyMany(ShardChunk& c, uint64_t offset,
+                 std::span<const Updater::Weighted> gradients) const;
 
   // VSGD: ||D_w|| of chunk `c` (exact) or its bound, and the bookkeeping around an update
   // and a read. Called on the chunk's lane only.
@@ -77,6 +104,9 @@ struct ShardTable {
                     float scale) const;
   // Worker `w` read [offset, offset + length) of `c`: its drift there is zero again.
   void ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const;
+
+  // The updater state of elements [at, at + n) of chunk `c` (chunk coordinates).
+  std::span<float> StateOf(ShardChunk& c, std::size_t at, std::size_t n) const;
 
   bool track_drift = false;  // VSGD weighting
   bool drift_bound = false;  // VSGD's scalar bound instead of the exact D_i

@@ -2,6 +2,7 @@
 //
 // The built-in updaters.
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -21,6 +22,10 @@ void Axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n
   for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+// Elements per block of SgdUpdater::ApplyMany: 16 KiB of values, which stay in the L1
+// cache while every gradient's slice of the block is added.
+constexpr std::size_t kBlock = 4096;
+
 // w -= learning_rate * scale * g.
 class SgdUpdater final : public Updater {
  public:
@@ -31,11 +36,29 @@ class SgdUpdater final : public Updater {
     Axpy(-learning_rate_ * scale, gradient.data(), values.data(), values.size());
   }
 
+  // Block by block, each gradient in turn: every element gets the same operations in the
+  // same order as with one Apply per gradient (bit-identical), but the values are read and
+  // written once instead of once per gradient.
+  void ApplyMany(std::span<float> values, std::span<float> /*state*/,
+                 std::span<const Weighted> gradients) const override {
+    for (std::size_t begin = 0; begin < values.size(); begin += kBlock) {
+      const std::size_t n = std::min(kBlock, values.size() - begin);
+      for (const Weighted& g : gradients) {
+        Axpy(-learning_rate_ * g.scale, g.gradient.data() + begin, values.data() + begin, n);
+      }
+    }
+  }
+
  private:
   const float learning_rate_;
 };
 
 }  // namespace
+
+void Updater::ApplyMany(std::span<float> values, std::span<float> state,
+                        std::span<const Weighted> gradients) const {
+  for (const Weighted& g : gradients) Apply(values, state, g.gradient, g.scale);
+}
 
 absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(const UpdaterSpec& spec) {
   if (spec.name == "sgd") {

@@ -3,12 +3,19 @@
 // Whole clusters in one process: exact results for BSP and ASP over S servers and W
 // workers, with tables cut into several chunks per shard.
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "server/initializer.h"
@@ -255,6 +262,99 @@ TEST(ClusterTest, PullIntoBufferGivesTheValuesAndKeepsEarlierPullsIntact) {
     EXPECT_EQ(w.PullAsync("nope", 0, 1, &untouched).Wait().code(), absl::StatusCode::kNotFound);
     EXPECT_TRUE((*cluster)->Shutdown().ok());
   }
+}
+
+// SGD (w -= lr * scale * g, element by element) whose first call says it has started and
+// waits until the test opens the gate, so that later pushes queue up behind it; records
+// each batch's size.
+class GatedSgd final : public Updater {
+ public:
+  struct Shared {
+    absl::Notification entered;
+    absl::Notification open;
+    std::atomic<bool> first{true};
+    absl::Mutex mu;
+    std::vector<std::size_t> batches ABSL_GUARDED_BY(mu);
+  };
+  GatedSgd(std::shared_ptr<Shared> shared, float lr) : shared_(std::move(shared)), lr_(lr) {}
+
+  void Apply(std::span<float> values, std::span<float>, std::span<const float> gradient,
+             float scale) const override {
+    Gate();
+    Record(1);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] -= lr_ * scale * gradient[i];
+  }
+  void ApplyMany(std::span<float> values, std::span<float>,
+                 std::span<const Weighted> gradients) const override {
+    Gate();
+    Record(gradients.size());
+    for (const Weighted& g : gradients) {
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] -= lr_ * g.scale * g.gradient[i];
+    }
+  }
+
+ private:
+  void Gate() const {
+    if (!shared_->first.exchange(false)) return;
+    shared_->entered.Notify();
+    shared_->open.WaitForNotificationWithTimeout(absl::Seconds(60));
+  }
+  void Record(std::size_t n) const {
+    absl::MutexLock lock(&shared_->mu);
+    shared_->batches.push_back(n);
+  }
+  std::shared_ptr<Shared> shared_;
+  float lr_;
+};
+
+TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
+  constexpr uint64_t kChunk = 256;
+  constexpr int kPushes = 10;
+  auto shared = std::make_shared<GatedSgd::Shared>();
+  ClusterOptions o = Options(1, 1, "asp");
+  o.job.chunk_elements = kChunk;
+  o.job.tables = {{"w", kChunk, Initializer::Zeros(), {"sgd", kLearningRate}}};
+  o.server.apply_threads = 1;
+  o.server.inline_apply_bytes = 0;  // every chunk through its lane
+  o.server.updater_factory = [shared](const UpdaterSpec& spec)
+      -> absl::StatusOr<std::unique_ptr<Updater>> {
+    return std::make_unique<GatedSgd>(shared, spec.learning_rate);
+  };
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  std::vector<Buffer> grads;
+  std::vector<Request> pushes;
+  for (int k = 0; k < kPushes; ++k) {
+    grads.push_back(Buffer::Allocate(kChunk));
+    for (uint64_t i = 0; i < kChunk; ++i) grads.back()[i] = Gradient(0, k, i);
+    pushes.push_back(w.PushAsync("w", 0, grads.back()));
+    // The first push alone occupies the lane; the others then queue up behind it.
+    if (k == 0) ASSERT_TRUE(shared->entered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  }
+  // Every push has reached the server before the gate opens.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*cluster)->server_stats(0).pushes < kPushes && absl::Now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ((*cluster)->server_stats(0).pushes, static_cast<uint64_t>(kPushes));
+  shared->open.Notify();
+  for (const Request& r : pushes) ASSERT_TRUE(r.Wait().ok());
+
+  {
+    absl::MutexLock lock(&shared->mu);
+    EXPECT_EQ(shared->batches, (std::vector<std::size_t>{1, kPushes - 1}));
+  }
+  EXPECT_EQ((*cluster)->server_stats(0).coalesced, static_cast<uint64_t>(kPushes - 2));
+  EXPECT_EQ((*cluster)->server_stats(0).version, static_cast<uint64_t>(kPushes));
+  std::vector<float> params(kChunk);
+  ASSERT_TRUE(w.Pull("w", params).ok());
+  for (uint64_t i = 0; i < kChunk; ++i) {
+    float expected = 0;
+    for (int k = 0; k < kPushes; ++k) expected -= kLearningRate * Gradient(0, k, i);
+    ASSERT_EQ(params[i], expected) << i;
+  }
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ClusterShapeTest,

@@ -4,7 +4,9 @@
 // the factory's refusals.
 
 #include <limits>
+#include <cstdint>
 #include <memory>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -70,6 +72,59 @@ TEST(SgdUpdaterTest, ZeroLearningRateIsAllowed) {
   std::vector<float> w = {5.0f};
   sgd->Apply(w, {}, std::vector<float>{100.0f}, 1.0f);
   EXPECT_EQ(w[0], 5.0f);
+}
+
+// Random-looking floats whose sums round: bit-identity, not exactness, is the point.
+std::vector<float> Noise(std::size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(SgdUpdaterTest, ApplyManyIsBitIdenticalToOneApplyPerGradient) {
+  std::unique_ptr<Updater> sgd = Sgd(0.37f);
+  ASSERT_NE(sgd, nullptr);
+  // Sizes around the block (4096 floats) and its multiples; 1 to 5 gradients.
+  for (std::size_t n : {1u, 7u, 4095u, 4096u, 4097u, 12289u}) {
+    for (int count = 1; count <= 5; ++count) {
+      const std::vector<float> start = Noise(n, 1000 + n);
+      std::vector<std::vector<float>> grads;
+      std::vector<Updater::Weighted> weighted;
+      for (int j = 0; j < count; ++j) grads.push_back(Noise(n, 7 * j + n));
+      for (int j = 0; j < count; ++j) weighted.push_back({grads[j], 0.3f + 0.25f * j});
+      std::vector<float> one_by_one = start;
+      for (const Updater::Weighted& g : weighted) {
+        sgd->Apply(one_by_one, {}, g.gradient, g.scale);
+      }
+      std::vector<float> fused = start;
+      sgd->ApplyMany(fused, {}, weighted);
+      ASSERT_EQ(fused, one_by_one) << "n=" << n << " count=" << count;
+      ASSERT_NE(fused, start);
+    }
+  }
+}
+
+// An updater that is not linear (w = w / 2 + scale * g): order matters, and the default
+// ApplyMany must call Apply once per gradient, in order.
+class HalvingUpdater final : public Updater {
+ public:
+  void Apply(std::span<float> values, std::span<float>, std::span<const float> gradient,
+             float scale) const override {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] = values[i] / 2 + scale * gradient[i];
+    }
+  }
+};
+
+TEST(UpdaterTest, DefaultApplyManyAppliesEachGradientInOrder) {
+  HalvingUpdater u;
+  std::vector<float> w = {8.0f};
+  const std::vector<float> g1 = {1.0f}, g2 = {2.0f};
+  const std::vector<Updater::Weighted> both = {{g1, 1.0f}, {g2, 4.0f}};
+  u.ApplyMany(w, {}, both);
+  EXPECT_EQ(w[0], (8.0f / 2 + 1.0f) / 2 + 8.0f);  // 10.5; the other order gives 11
 }
 
 TEST(MakeBuiltinUpdaterTest, RejectsUnknownName) {
