@@ -2,10 +2,10 @@
 
 #include "worker/request_state.h"
 
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "common/buffer_internal.h"
+#include "common/copy.h"
 #include "kairos/worker.h"
 
 namespace kairos {
@@ -75,6 +75,9 @@ bool RequestState::done() const {
 }
 
 void RequestState::Deliver() const {
+  std::size_t bytes = 0;
+  for (const Piece& p : pieces_) bytes += p.values.size_bytes();
+  const bool stream = bytes >= kStreamCopyMinBytes;
   if (gather_ != nullptr && !pieces_.empty()) {
     if (pieces_.size() == 1 && pieces_[0].values.size() == gather_length_) {
       *gather_ = std::move(pieces_[0].values);  // the received message itself
@@ -84,13 +87,13 @@ void RequestState::Deliver() const {
                           ? std::move(*gather_)
                           : Buffer::Allocate(gather_length_);
       for (const Piece& p : pieces_) {
-        std::memcpy(joined.data() + p.at, p.values.data(), p.values.size_bytes());
+        CopyFloats(joined.data() + p.at, p.values.data(), p.values.size(), stream);
       }
       *gather_ = std::move(joined);
     }
   } else {
     for (const Piece& p : pieces_) {
-      std::memcpy(p.dest, p.values.data(), p.values.size_bytes());
+      CopyFloats(p.dest, p.values.data(), p.values.size(), stream);
     }
   }
 }
