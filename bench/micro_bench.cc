@@ -6,7 +6,11 @@
 //   BM_DecodeHeader          decoding and checking a received PUSH (wire/message.h)
 //   BM_EncodeHeader          serializing a PUSH header (wire/message.h)
 //   BM_SgdApply              the built-in "sgd" updater on 1 MiB of floats
+//   BM_SgdApplyMany          SGD on 1 MiB of floats with k gradients in one pass (coalesced pushes),
+//                            per gradient: compare with BM_SgdApply
 //   BM_BufferCopyOf          a copy of a chunk (what a copy-on-write update costs when a pull reply still shares the chunk)
+//   BM_CopyFloats            a 1 MiB part of a 16 MiB pull copied into place, normal or streaming stores,
+//                            into a destination larger than the caches
 //
 //   kairos_micro_bench [--benchmark_filter=REGEX] [--benchmark_format=csv] ...
 
@@ -19,6 +23,7 @@
 
 #include "bench/bench_report.h"
 #include "benchmark/benchmark.h"
+#include "common/copy.h"
 #include "common/partition.h"
 #include "kairos/buffer.h"
 #include "kairos/updater.h"
@@ -112,6 +117,48 @@ void BM_SgdApply(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
 }
 BENCHMARK(BM_SgdApply)->Arg(1 << 18)->Arg(1 << 24);
+
+// Arguments: gradients per pass (each 1 MiB of floats). Bytes: gradient bytes applied.
+void BM_SgdApplyMany(benchmark::State& state) {
+  constexpr std::size_t n = std::size_t{1} << 18;
+  const int count = static_cast<int>(state.range(0));
+  auto updater = MakeBuiltinUpdater(UpdaterSpec{});
+  if (!updater.ok()) {
+    state.SkipWithError("no sgd updater");
+    return;
+  }
+  Buffer values = Buffer::Zeros(n);
+  std::vector<Buffer> gradients;
+  std::vector<Updater::Weighted> weighted;
+  for (int i = 0; i < count; ++i) gradients.push_back(Buffer::Zeros(n));
+  for (const Buffer& g : gradients) weighted.push_back({std::span<const float>(g.span()), 0.5f});
+  for (auto _ : state) {
+    (*updater)->ApplyMany(values.span(), {}, weighted);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * count * static_cast<int64_t>(n * sizeof(float)));
+}
+BENCHMARK(BM_SgdApplyMany)->Arg(1)->Arg(2)->Arg(4);
+
+// Arguments: 1 = streaming stores. Copies 1 MiB parts into 8 destinations of 16 MiB in turn,
+// as the parts of 16 MiB pulls land in the caller's buffers.
+void BM_CopyFloats(benchmark::State& state) {
+  constexpr std::size_t kPart = std::size_t{1} << 18;
+  constexpr std::size_t kValue = 16 * kPart;
+  const bool stream = state.range(0) != 0;
+  Buffer source = Buffer::Zeros(kPart);
+  std::vector<Buffer> destinations;
+  for (int i = 0; i < 8; ++i) destinations.push_back(Buffer::Zeros(kValue));
+  std::size_t step = 0;
+  for (auto _ : state) {
+    Buffer& d = destinations[(step / 16) % destinations.size()];
+    internal::CopyFloats(d.data() + (step % 16) * kPart, source.data(), kPart, stream);
+    benchmark::ClobberMemory();
+    ++step;
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kPart * sizeof(float)));
+}
+BENCHMARK(BM_CopyFloats)->Arg(0)->Arg(1);
 
 // Argument: floats.
 void BM_BufferCopyOf(benchmark::State& state) {
