@@ -330,7 +330,9 @@ TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
     for (uint64_t i = 0; i < kChunk; ++i) grads.back()[i] = Gradient(0, k, i);
     pushes.push_back(w.PushAsync("w", 0, grads.back()));
     // The first push alone occupies the lane; the others then queue up behind it.
-    if (k == 0) ASSERT_TRUE(shared->entered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+    if (k == 0) {
+      ASSERT_TRUE(shared->entered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+    }
   }
   // Every push has reached the server before the gate opens.
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
