@@ -23,6 +23,22 @@ std::string RequestLabel::ToString() const {
   return absl::StrCat(verb, " of table '", table, "' [", begin, ", ", end, ")");
 }
 
+RequestState::RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin,
+                           std::shared_ptr<std::atomic<int>> open)
+    : label_(std::move(label)),
+      deadline_(deadline),
+      spin_(spin),
+      open_(parts > 0 ? std::move(open) : nullptr),
+      outstanding_(parts) {
+  if (open_ != nullptr) open_->fetch_add(1, std::memory_order_relaxed);
+  if (parts <= 0) complete_.store(true, std::memory_order_release);
+}
+
+void RequestState::Completed() {
+  complete_.store(true, std::memory_order_release);
+  if (open_ != nullptr) open_->fetch_sub(1, std::memory_order_relaxed);
+}
+
 std::shared_ptr<RequestState> RequestState::Failed(absl::Status status) {
   auto state = std::make_shared<RequestState>(RequestLabel{}, absl::InfinitePast(), 1);
   state->Fail(status);
@@ -44,21 +60,21 @@ void RequestState::PartDone(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
   if (!status.ok() && status_.ok()) status_ = Labelled(status);
-  if (--outstanding_ == 0) complete_.store(true, std::memory_order_release);
+  if (--outstanding_ == 0) Completed();
 }
 
 void RequestState::PartDone(float* dest, Buffer values) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
   pieces_.push_back(Piece{dest, 0, std::move(values)});
-  if (--outstanding_ == 0) complete_.store(true, std::memory_order_release);
+  if (--outstanding_ == 0) Completed();
 }
 
 void RequestState::PartDone(uint64_t at, Buffer values) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
   pieces_.push_back(Piece{nullptr, at, std::move(values)});
-  if (--outstanding_ == 0) complete_.store(true, std::memory_order_release);
+  if (--outstanding_ == 0) Completed();
 }
 
 void RequestState::Fail(const absl::Status& status) {
@@ -66,7 +82,7 @@ void RequestState::Fail(const absl::Status& status) {
   if (outstanding_ == 0) return;
   if (status_.ok()) status_ = Labelled(status);
   outstanding_ = 0;
-  complete_.store(true, std::memory_order_release);
+  Completed();
 }
 
 bool RequestState::done() const {
@@ -101,7 +117,8 @@ void RequestState::Deliver() const {
 absl::Status RequestState::Wait(absl::Time until) const {
   // A short spin first: a small request is often answered within microseconds, and
   // sleeping on the mutex would add a wake-up to the round trip.
-  for (int i = 0; spin_ && i < kSpins && !complete_.load(std::memory_order_acquire); ++i) {
+  const bool spin = spin_ && (open_ == nullptr || open_->load(std::memory_order_relaxed) <= 1);
+  for (int i = 0; spin && i < kSpins && !complete_.load(std::memory_order_acquire); ++i) {
     __builtin_ia32_pause();
   }
   absl::MutexLock lock(&mu_);

@@ -37,11 +37,15 @@ struct RequestLabel {
 
 class RequestState {
  public:
-  // `label` names the call in errors. `spin`: Wait spins briefly before it sleeps (worth it
-  // for small requests, answered within microseconds; for large ones the spin would only
-  // take CPU from the threads doing the work).
-  RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin = false)
-      : label_(std::move(label)), deadline_(deadline), spin_(spin), outstanding_(parts) {}
+  // `label` names the call in errors. `spin`: Wait may spin briefly before it sleeps (worth
+  // it for small requests, answered within microseconds; for large ones the spin would only
+  // take CPU from the threads doing the work). `open`, when given, counts the requests of
+  // the issuing worker that are not complete: this one from now until it completes. Wait
+  // spins only when this request is the only one (a synchronous call); behind a pipeline of
+  // requests the answer is not microseconds away, and the spin would take a core from the
+  // threads that produce it.
+  RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin = false,
+               std::shared_ptr<std::atomic<int>> open = nullptr);
 
   // A completed request (e.g. refused before anything was sent).
   static std::shared_ptr<RequestState> Failed(absl::Status status);
@@ -78,11 +82,14 @@ class RequestState {
   };
 
   absl::Status Labelled(const absl::Status& status) const;
+  // outstanding_ just reached 0.
+  void Completed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Deliver() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RequestLabel label_;
   const absl::Time deadline_;
   const bool spin_;
+  const std::shared_ptr<std::atomic<int>> open_;
   mutable absl::Mutex mu_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);

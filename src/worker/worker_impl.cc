@@ -43,7 +43,7 @@ namespace {
 // waited for) is what the caller sees.
 constexpr absl::Duration kDeadlineGrace = absl::Milliseconds(250);
 // Requests up to this size are usually answered within microseconds: their waiters spin
-// briefly before sleeping (see RequestState).
+// briefly before sleeping when no other request of the worker is open (see RequestState).
 constexpr uint64_t kSpinMaxBytes = 64 << 10;
 
 // One message of a request, as the I/O thread tracks it.
@@ -313,7 +313,8 @@ class WorkerImpl final : public Worker {
     std::span<const Chunk> chunks = (*t)->partition.Overlapping(offset, offset + length);
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, offset, offset + length}, deadline + kDeadlineGrace,
-        static_cast<int>(chunks.size()), /*spin=*/length * sizeof(float) <= kSpinMaxBytes);
+        static_cast<int>(chunks.size()), /*spin=*/length * sizeof(float) <= kSpinMaxBytes,
+        open_requests_);
     if (target.gather != nullptr) state->GatherInto(target.gather, length);
     auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
     batch->reserve(chunks.size());
@@ -556,6 +557,9 @@ class WorkerImpl final : public Worker {
   CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
   PeerId coordinator_ = 0;
   std::atomic<uint64_t> next_id_{1};
+  // Push and pull requests not yet complete (RequestState counts them; a lone small one
+  // spins in Wait, one behind others sleeps).
+  const std::shared_ptr<std::atomic<int>> open_requests_ = std::make_shared<std::atomic<int>>(0);
   std::atomic<int64_t> clock_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> crashed_{false};

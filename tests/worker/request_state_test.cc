@@ -5,6 +5,7 @@
 
 #include "worker/request_state.h"
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -212,6 +213,28 @@ TEST(RequestStateTest, FailedGatheredPullLeavesTheBufferAlone) {
   state.PartDone(absl::UnavailableError("server 1 is down"));
   EXPECT_EQ(state.Wait(absl::InfinitePast()).code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(out.empty());
+}
+
+TEST(RequestStateTest, CountsItselfOpenUntilItCompletesOnce) {
+  auto open = std::make_shared<std::atomic<int>>(0);
+  {
+    RequestState a(kLabel, kFarDeadline, 2, /*spin=*/true, open);
+    RequestState b(kLabel, kFarDeadline, 1, /*spin=*/true, open);
+    EXPECT_EQ(open->load(), 2);
+    a.PartDone(absl::OkStatus());
+    EXPECT_EQ(open->load(), 2) << "a part is still outstanding";
+    a.PartDone(absl::OkStatus());
+    EXPECT_EQ(open->load(), 1);
+    a.PartDone(absl::OkStatus());  // extra: ignored
+    b.Fail(absl::CancelledError("stop"));
+    b.Fail(absl::CancelledError("again"));
+    EXPECT_EQ(open->load(), 0);
+    EXPECT_TRUE(a.Wait(absl::InfinitePast()).ok());
+  }
+  RequestState none(kLabel, kFarDeadline, 0, /*spin=*/true, open);
+  EXPECT_EQ(open->load(), 0) << "a request of no parts is complete at once";
+  EXPECT_TRUE(none.done());
+  EXPECT_TRUE(none.Wait(absl::InfinitePast()).ok());
 }
 
 TEST(RequestTest, DefaultRequestIsCompleteAndOk) {
