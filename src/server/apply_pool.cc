@@ -17,12 +17,16 @@ ApplyPool::ApplyPool(int threads) {
   }
 }
 
-ApplyPool::~ApplyPool() {
+ApplyPool::~ApplyPool() { Stop(); }
+
+void ApplyPool::Stop() {
   for (auto& lane : lanes_) {
     absl::MutexLock lock(&lane->mu);
     lane->stop = true;
   }
-  for (auto& lane : lanes_) lane->thread.join();
+  for (auto& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+  }
 }
 
 void ApplyPool::Run(uint64_t key, std::function<void()> job) {

@@ -29,6 +29,10 @@ class ApplyPool {
   ApplyPool& operator=(const ApplyPool&) = delete;
 
   int threads() const { return static_cast<int>(lanes_.size()); }
+  // Runs the jobs already queued, then joins the threads; jobs queued later never run.
+  // Idempotent; the destructor calls it. The owner calls it while what the jobs use is
+  // still alive. REQUIRES: not called concurrently with itself.
+  void Stop();
   // Queues `job` on the thread for `key`.
   void Run(uint64_t key, std::function<void()> job);
 

@@ -75,7 +75,12 @@ class ServerImpl final : public Server {
         log_(GetLogger(options.logger)),
         pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()) {}
 
-  ~ServerImpl() override { Stop(); }
+  // The apply lanes finish their queued work while the transport, the shard and the stats
+  // they use still exist (members are destroyed in reverse order, the pool last).
+  ~ServerImpl() override {
+    Stop();
+    pool_.Stop();
+  }
 
   absl::Status Init() {
     TransportOptions t;

@@ -100,5 +100,22 @@ TEST(ApplyPoolTest, DestructorRunsQueuedJobs) {
   EXPECT_EQ(ran.load(), 100);
 }
 
+TEST(ApplyPoolTest, StopRunsWhatWasQueuedThenIsIdempotent) {
+  ApplyPool pool(2);
+  absl::Notification release;
+  std::atomic<int> ran{0};
+  pool.Run(0, [&] {
+    release.WaitForNotificationWithTimeout(kWait);
+    ++ran;
+  });
+  for (int i = 0; i < 10; ++i) pool.Run(i, [&ran] { ++ran; });
+  release.Notify();
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 11) << "Stop returns only once every queued job has run";
+  pool.Stop();
+  pool.Run(3, [&ran] { ++ran; });  // after Stop: never runs
+  EXPECT_EQ(ran.load(), 11);
+}
+
 }  // namespace
 }  // namespace kairos::internal
