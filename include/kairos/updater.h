@@ -18,9 +18,9 @@ namespace kairos {
 
 // Applies gradients to one chunk of a table.
 //
-// Thread-safety: a server calls Apply for one chunk from one thread at a time, and for
-// different chunks possibly in parallel; an Updater must keep no mutable state outside
-// the `state` it is given (it is shared by all chunks of a table).
+// Thread-safety: a server calls Apply or ApplyMany for one chunk from one thread at a time,
+// and for different chunks possibly in parallel; an Updater must keep no mutable state
+// outside the `state` it is given (it is shared by all chunks of a table).
 class Updater {
  public:
   virtual ~Updater() = default;
