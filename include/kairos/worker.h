@@ -129,7 +129,7 @@ class Worker {
                             const CallOptions& options = {}) = 0;
   virtual Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
                             const CallOptions& options = {}) = 0;
-  // Zero-copy pull: once the request completes OK, *out holds elements
+  // Zero-copy pull: once Request::Wait returned OK, *out holds elements
   // [offset, offset + length). When the range lies within one chunk
   // (JobConfig::chunk_elements) *out is the received message itself, not a copy. A range
   // over several chunks is joined by Wait: into *out itself when it already holds `length`
