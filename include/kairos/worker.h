@@ -134,10 +134,10 @@ class Worker {
   // (JobConfig::chunk_elements) *out is the received message itself, not a copy. A range
   // over several chunks is joined by Wait: into *out itself when it already holds `length`
   // values of memory from Buffer::Allocate/Zeros/CopyOf that no other Buffer shares, else
-  // into a new buffer. Treat the values as
-  // read-only: in one process (inproc) they may share memory with the server's copy of the
-  // parameters, which the server never modifies while they are shared. Buffer::CopyOf
-  // gives a private copy. The caller must not touch *out until Wait returned OK.
+  // into a new buffer. Treat the values as read-only: in one process (inproc) they may
+  // share memory with the server's copy of the parameters, which the server never modifies
+  // while they are shared. Buffer::CopyOf gives a private copy. The caller must not touch
+  // *out until Wait returned OK.
   virtual Request PullAsync(std::string_view table, uint64_t offset, uint64_t length,
                             Buffer* out, const CallOptions& options = {}) = 0;
 
