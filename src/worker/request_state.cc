@@ -51,6 +51,8 @@ absl::Status RequestState::Labelled(const absl::Status& status) const {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
+void RequestState::ReceiveInto(float* out) { out_ = out; }
+
 void RequestState::GatherInto(Buffer* out, uint64_t length) {
   gather_ = out;
   gather_length_ = length;
@@ -63,17 +65,10 @@ void RequestState::PartDone(const absl::Status& status) {
   if (--outstanding_ == 0) Completed();
 }
 
-void RequestState::PartDone(float* dest, Buffer values) {
-  absl::MutexLock lock(&mu_);
-  if (outstanding_ == 0) return;
-  pieces_.push_back(Piece{dest, 0, std::move(values)});
-  if (--outstanding_ == 0) Completed();
-}
-
 void RequestState::PartDone(uint64_t at, Buffer values) {
   absl::MutexLock lock(&mu_);
   if (outstanding_ == 0) return;
-  pieces_.push_back(Piece{nullptr, at, std::move(values)});
+  pieces_.push_back(Piece{at, std::move(values)});
   if (--outstanding_ == 0) Completed();
 }
 
@@ -107,9 +102,9 @@ void RequestState::Deliver() const {
       }
       *gather_ = std::move(joined);
     }
-  } else {
+  } else if (out_ != nullptr) {
     for (const Piece& p : pieces_) {
-      CopyFloats(p.dest, p.values.data(), p.values.size(), stream);
+      CopyFloats(out_ + p.at, p.values.data(), p.values.size(), stream);
     }
   }
 }

@@ -53,16 +53,16 @@ class RequestState {
   const RequestLabel& label() const { return label_; }
   absl::Time deadline() const { return deadline_; }
 
-  // The pull delivers its `length` values into *out (set before any part is sent).
+  // Where a pull's values go, set before any part is sent: caller memory at `out`, or
+  // (gathered) a Buffer *out of `length` values.
+  void ReceiveInto(float* out);
   void GatherInto(Buffer* out, uint64_t length);
 
   // One part finished with `status`; the first error is kept (prefixed with the label).
   void PartDone(const absl::Status& status);
-  // One part of a pull finished: `values` go to `dest` when the caller waits (Wait copies
-  // them, on the caller's thread, so the I/O thread is free for the next message).
-  void PartDone(float* dest, Buffer values);
-  // One part of a gathered pull (GatherInto) finished: `values` are elements
-  // [at, at + values.size()) of the result.
+  // One part of a pull finished: `values` are elements [at, at + values.size()) of the
+  // result. They go into place when the caller waits (Wait copies them, on the caller's
+  // thread, so the I/O thread is free for the next message).
   void PartDone(uint64_t at, Buffer values);
   // Completes the request now with `status` (unless it is already complete).
   void Fail(const absl::Status& status);
@@ -74,9 +74,8 @@ class RequestState {
   absl::Status Wait(absl::Time until) const;
 
  private:
-  // Pulled values not yet delivered: to `dest`, or (gathered) at element `at` of *gather_.
+  // Pulled values not yet delivered: elements [at, at + values.size()) of the result.
   struct Piece {
-    float* dest = nullptr;
     uint64_t at = 0;
     Buffer values;
   };
@@ -94,7 +93,10 @@ class RequestState {
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   mutable std::vector<Piece> pieces_ ABSL_GUARDED_BY(mu_);
-  Buffer* gather_ = nullptr;  // set before the parts are sent, then read-only
+  // Where the values go (ReceiveInto or GatherInto); set before the parts are sent, then
+  // read-only.
+  float* out_ = nullptr;
+  Buffer* gather_ = nullptr;
   uint64_t gather_length_ = 0;
   // Mirrors outstanding_ == 0 so that a waiter can spin on it briefly without the lock.
   std::atomic<bool> complete_{false};

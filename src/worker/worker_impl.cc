@@ -50,13 +50,12 @@ constexpr uint64_t kSpinMaxBytes = 64 << 10;
 struct Part {
   std::shared_ptr<RequestState> state;
   int shard = -1;          // -1: the coordinator
-  float* out = nullptr;    // pulls: where the values go
   uint64_t length = 0;
   PushPullReply* eager = nullptr;  // eager push+pull: where the shard's report goes
   uint64_t bytes = 0;      // payload bytes it moves (push and reply), for flow control
   bool sent = false;       // left the worker (counted in its shard's bytes in flight)
-  bool gather = false;     // pulls into a Buffer: the values are elements [at, ...) of it
-  uint64_t at = 0;
+  bool reads = false;      // the reply carries values: elements [at, at + length) of the
+  uint64_t at = 0;         // request's result (RequestState::PartDone)
 };
 
 // Messages to one shard, in order: those not sent yet wait here while the bytes in flight
@@ -316,6 +315,7 @@ class WorkerImpl final : public Worker {
         static_cast<int>(chunks.size()), /*spin=*/length * sizeof(float) <= kSpinMaxBytes,
         open_requests_);
     if (target.gather != nullptr) state->GatherInto(target.gather, length);
+    if (target.out != nullptr) state->ReceiveInto(target.out);
     auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
     batch->reserve(chunks.size());
     const int64_t clock = clock_.load();
@@ -332,7 +332,7 @@ class WorkerImpl final : public Worker {
       m.header.set_offset(begin);
       m.header.set_length(end - begin);
       m.header.set_clock(clock);
-      Part part{state, c.shard, nullptr, end - begin, eager};
+      Part part{state, c.shard, end - begin, eager};
       part.bytes = (kind == wire::PUSH ? 1 : 0) * (end - begin) * sizeof(float) +
                    (kind == wire::PULL || eager != nullptr ? 1 : 0) * (end - begin) *
                        sizeof(float);
@@ -341,12 +341,8 @@ class WorkerImpl final : public Worker {
       }
       if (kind == wire::PULL || eager != nullptr) {
         m.header.set_timeout_ms(timeout_ms);
-        if (target.gather != nullptr) {
-          part.gather = true;
-          part.at = begin - offset;
-        } else {
-          part.out = target.out + (begin - offset);
-        }
+        part.reads = true;
+        part.at = begin - offset;
       }
       if (eager != nullptr) {
         m.header.set_pull_after(true);
@@ -376,7 +372,7 @@ class WorkerImpl final : public Worker {
       m.header.set_sender(node_id_);
       m.header.set_clock(clock_.load());
       m.header.set_timeout_ms(timeout_ms);
-      batch->emplace_back(Part{state, to_servers ? i : -1, nullptr, 0}, std::move(m));
+      batch->emplace_back(Part{state, to_servers ? i : -1}, std::move(m));
     }
     transport_->Post([this, batch] { Dispatch(*batch); });
     return Request(state);
@@ -459,15 +455,14 @@ class WorkerImpl final : public Worker {
     Part part = std::move(it->second);
     parts_.erase(it);
     Release(part);
-    if (h.kind() == wire::PULL_REPLY && (part.out != nullptr || part.gather)) {
+    if (h.kind() == wire::PULL_REPLY && part.reads) {
       if (m.payloads[0].size() != part.length) {
         return part.state->PartDone(absl::InternalError(absl::StrFormat(
             "shard %d answered %d values for %d", part.shard, m.payloads[0].size(),
             part.length)));
       }
       if (part.eager != nullptr) MergeEagerReport(h, *part.eager);
-      if (part.gather) return part.state->PartDone(part.at, std::move(m.payloads[0]));
-      return part.state->PartDone(part.out, std::move(m.payloads[0]));
+      return part.state->PartDone(part.at, std::move(m.payloads[0]));
     }
     part.state->PartDone(StatusOf(h));
   }

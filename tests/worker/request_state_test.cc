@@ -136,9 +136,10 @@ TEST(RequestStateTest, LabelsOfControlRequestsNameTheWorker) {
 TEST(RequestStateTest, PulledPartsAreCopiedIntoPlaceByWait) {
   std::vector<float> out(6, -1.0f);
   RequestState state(kLabel, kFarDeadline, 2);
+  state.ReceiveInto(out.data());
   Buffer second = Buffer::CopyOf(std::vector<float>{4, 5, 6});
-  state.PartDone(out.data() + 3, second);
-  state.PartDone(out.data(), Buffer::CopyOf(std::vector<float>{1, 2, 3}));
+  state.PartDone(uint64_t{3}, second);
+  state.PartDone(uint64_t{0}, Buffer::CopyOf(std::vector<float>{1, 2, 3}));
   EXPECT_EQ(out, std::vector<float>(6, -1.0f)) << "nothing is written before Wait";
   ASSERT_TRUE(state.Wait(absl::InfinitePast()).ok());
   EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6}));
