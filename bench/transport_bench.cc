@@ -31,7 +31,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -426,13 +425,18 @@ class Runner {
   void Paired() {
     for (uint64_t size : plan_.sizes) {
       if (size < (uint64_t{1} << 20)) continue;
-      for (const char* what : {"push", "pull", "push_noop"}) {
-        // "paired_noop": the workload column is 16 characters wide.
-        const std::string name =
-            absl::StrCat("paired_", std::string_view(what) == "push_noop" ? "noop" : what);
-        const Op op = std::string_view(what) == "pull" ? Op::kPull : Op::kPush;
+      struct Variant {
+        const char* name;  // the workload column is 16 characters wide
+        Op op;
+        bool discard_updates;
+      };
+      for (const Variant& v : {Variant{"paired_push", Op::kPush, false},
+                               Variant{"paired_pull", Op::kPull, false},
+                               Variant{"paired_noop", Op::kPush, true}}) {
+        const std::string name = v.name;
+        const Op op = v.op;
         ClusterSettings settings = plan_.cluster;
-        settings.discard_updates = std::string_view(what) == "push_noop";
+        settings.discard_updates = v.discard_updates;
         auto cluster = BenchCluster::Create(1, 1, size / sizeof(float), settings);
         if (!cluster.ok()) return Fail(name, cluster.status());
         std::vector<double> ratios, kairos_mb, raw_mb, kairos_cpu, raw_cpu;
