@@ -55,9 +55,11 @@ class Transport {
 
   // Binds a listening endpoint ("tcp://host:port", port "*" or "0" for an OS-chosen one,
   // "ipc://path", "inproc://name") and returns it with the port filled in.
-  // Unavailable when the address is taken or cannot be bound.
+  // Unavailable when the address is taken or cannot be bound, or when the transport has
+  // stopped (also when Stop ends the I/O thread before it got to this call).
   virtual absl::StatusOr<std::string> Listen(const std::string& endpoint) = 0;
   // Opens a connection to `endpoint` (connections are established in the background).
+  // Unavailable when the transport has stopped, as for Listen.
   virtual absl::StatusOr<PeerId> Connect(const std::string& endpoint) = 0;
   // Starts the I/O thread.
   virtual void Start(MessageHandler on_message, MalformedHandler on_malformed,
@@ -67,7 +69,8 @@ class Transport {
   virtual void Send(PeerId to, Message message) = 0;
   // Runs `fn` on the I/O thread.
   virtual void Post(std::function<void()> fn) = 0;
-  // Stops the I/O thread and closes the sockets; messages still queued are discarded.
+  // Stops the I/O thread and closes the sockets; messages still queued, and those sent
+  // later, are discarded and counted as dropped; functions posted later never run.
   // Idempotent. Must not be called from the I/O thread.
   virtual void Stop() = 0;
   // True when called on this transport's I/O thread.

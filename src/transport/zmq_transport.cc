@@ -70,13 +70,13 @@ class ZmqTransport final : public Transport {
   }
 
   absl::StatusOr<std::string> Listen(const std::string& endpoint) override {
-    absl::StatusOr<std::string> result;
+    absl::StatusOr<std::string> result = Stopped("listen at " + endpoint);
     RunOnIo([&] { result = ListenNow(endpoint); });
     return result;
   }
 
   absl::StatusOr<PeerId> Connect(const std::string& endpoint) override {
-    absl::StatusOr<PeerId> result;
+    absl::StatusOr<PeerId> result = Stopped("connect to " + endpoint);
     RunOnIo([&] { result = ConnectNow(endpoint); });
     return result;
   }
@@ -86,6 +86,10 @@ class ZmqTransport final : public Transport {
     on_message_ = std::move(on_message);
     on_malformed_ = std::move(on_malformed);
     on_tick_ = std::move(on_tick);
+    {
+      absl::MutexLock lock(&mu_);
+      loop_ = LoopState::kRunning;  // commands queued from now on are the loop's to run
+    }
     absl::Notification started;
     io_thread_ = std::thread([this, &started] {
       pthread_setname_np(pthread_self(), "kairos-io");  // as seen by top and perf
@@ -120,32 +124,72 @@ class ZmqTransport final : public Transport {
   uint64_t dropped() const override { return dropped_.load(); }
 
  private:
-  // Runs fn on the I/O thread and waits for it; runs it here when there is no I/O thread
-  // yet (the sockets are then handed over to it at Start, after a full barrier).
-  void RunOnIo(const std::function<void()>& fn) {
-    if (!io_thread_.joinable() || OnIoThread()) {
-      fn();
-      return;
-    }
+  enum class LoopState { kNotStarted, kRunning, kEnded };
+
+  // What a caller of RunOnIo waits on. The posted command holds the only Notifier, so the
+  // wait ends when the command is destroyed: after it ran, or unrun when Stop discards it.
+  struct IoCall {
     absl::Notification done;
-    Post([&] {
+    bool ran = false;  // written before `done` is notified
+  };
+  struct Notifier {
+    explicit Notifier(std::shared_ptr<IoCall> c) : call(std::move(c)) {}
+    ~Notifier() { call->done.Notify(); }
+    Notifier(const Notifier&) = delete;
+    Notifier& operator=(const Notifier&) = delete;
+    std::shared_ptr<IoCall> call;
+  };
+
+  absl::Status Stopped(const std::string& what) const {
+    return absl::UnavailableError(
+        absl::StrFormat("%s: cannot %s: the transport is stopped", options_.name, what));
+  }
+
+  // Runs fn on the I/O thread and waits until it ran or was discarded; runs it here before
+  // Start (the sockets are then handed over to the I/O thread at Start, after a full
+  // barrier) and on the I/O thread itself. Once the loop has ended fn never runs, so the
+  // caller's result keeps the error it was initialised with. The wait is bounded by the
+  // loop: it runs queued commands at once, and when it ends it discards the rest.
+  void RunOnIo(std::function<void()> fn) {
+    if (OnIoThread()) return fn();
+    bool started;
+    {
+      absl::MutexLock lock(&mu_);
+      started = loop_ != LoopState::kNotStarted;
+    }
+    if (!started) return fn();
+    auto call = std::make_shared<IoCall>();
+    auto notifier = std::make_shared<Notifier>(call);
+    Enqueue([fn = std::move(fn), notifier = std::move(notifier)] {
       fn();
-      done.Notify();
+      notifier->call->ran = true;
     });
-    done.WaitForNotification();
+    call->done.WaitForNotification();
   }
 
   // Only the command that makes the queue non-empty writes the eventfd: the I/O thread
   // takes the whole queue after reading it, so later commands ride on that wake-up (one
-  // syscall per batch instead of one per command).
+  // syscall per batch instead of one per command). Once the loop has ended a command is
+  // discarded here: a message is counted as dropped, a function is destroyed unrun.
   void Enqueue(Command command) {
-    bool was_empty;
+    bool queued = false;
+    bool was_empty = false;
     {
       absl::MutexLock lock(&mu_);
-      was_empty = queue_.empty();
-      queue_.push_back(std::move(command));
+      if (loop_ != LoopState::kEnded) {
+        was_empty = queue_.empty();
+        queue_.push_back(std::move(command));
+        queued = true;
+      }
     }
+    if (!queued) return Discard(command);
     if (was_empty) Wake();
+  }
+
+  // A message that will never be sent is counted; a function is destroyed unrun by the
+  // caller (its captures, and with them a RunOnIo waiter's Notifier, go with it).
+  void Discard(const Command& command) {
+    if (std::holds_alternative<Outgoing>(command)) Drop();
   }
 
   void Wake() {
@@ -349,7 +393,11 @@ class ZmqTransport final : public Transport {
       absl::MutexLock lock(&mu_);
       batch.swap(queue_);
     }
-    for (Command& c : batch) {
+    while (!batch.empty()) {
+      // Each command is destroyed once done, so a RunOnIo waiter wakes without waiting for
+      // the rest of the batch.
+      Command c = std::move(batch.front());
+      batch.pop_front();
       if (auto* out = std::get_if<Outgoing>(&c)) {
         SendNow(out->to, out->message);
       } else {
@@ -382,6 +430,13 @@ class ZmqTransport final : public Transport {
       }
     }
     CloseSockets();
+    std::deque<Command> discarded;
+    {
+      absl::MutexLock lock(&mu_);
+      loop_ = LoopState::kEnded;
+      discarded.swap(queue_);
+    }
+    for (const Command& c : discarded) Discard(c);
   }
 
   const TransportOptions options_;
@@ -394,6 +449,7 @@ class ZmqTransport final : public Transport {
 
   absl::Mutex mu_;
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
+  LoopState loop_ ABSL_GUARDED_BY(mu_) = LoopState::kNotStarted;
 
   std::thread io_thread_;
   std::atomic<std::thread::id> io_thread_id_{};

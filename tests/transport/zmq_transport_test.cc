@@ -10,10 +10,13 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -386,6 +389,60 @@ TEST(ZmqTransportTest, ListenAndConnectWorkAfterStart) {
   EXPECT_EQ(r->message.header.request_id(), 3u);
   client->Stop();
   server->Stop();
+}
+
+TEST(ZmqTransportTest, AfterStopCallsFailAndSendsAreCountedAsDropped) {
+  std::unique_ptr<Transport> t = NewTransport(nullptr, "late");
+  ASSERT_NE(t, nullptr);
+  t->Start(nullptr, nullptr, nullptr);
+  t->Stop();
+  absl::StatusOr<PeerId> peer = t->Connect("inproc://after-stop");
+  EXPECT_EQ(peer.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(peer.status().message(),
+              HasSubstr("late: cannot connect to inproc://after-stop: the transport is stopped"));
+  absl::StatusOr<std::string> endpoint = t->Listen("inproc://after-stop");
+  EXPECT_EQ(endpoint.status().code(), absl::StatusCode::kUnavailable);
+  bool ran = false;
+  t->Post([&] { ran = true; });
+  const uint64_t before = t->dropped();
+  t->Send(0, Push(1, {1.0f}));
+  EXPECT_EQ(t->dropped(), before + 1);
+  EXPECT_FALSE(ran);
+}
+
+// Connect and Listen wait for the I/O thread to run them. When Stop ends the loop first, the
+// queued command is discarded and the caller is told so instead of waiting forever. The race
+// is run many times: before the fix some runs hung here.
+TEST(ZmqTransportTest, ConnectRacingStopReturnsInsteadOfHanging) {
+  auto context = TransportContext::Create();
+  int stopped_first = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::unique_ptr<Transport> t = NewTransport(context, "racer");
+    ASSERT_NE(t, nullptr);
+    t->Start(nullptr, nullptr, nullptr);
+    absl::StatusOr<PeerId> peer;
+    absl::Notification done;
+    std::thread caller([&] {
+      peer = t->Connect(absl::StrCat("inproc://race-", i));
+      done.Notify();
+    });
+    t->Stop();
+    const bool returned = done.WaitForNotificationWithTimeout(kWait);
+    if (!returned) {
+      ADD_FAILURE() << "Connect still waiting " << kWait << " after Stop (run " << i << ")";
+      caller.detach();  // it cannot return; leak it rather than hang the test
+      t.release();      // the caller still uses it
+      return;
+    }
+    caller.join();
+    if (!peer.ok()) {
+      ++stopped_first;
+      EXPECT_EQ(peer.status().code(), absl::StatusCode::kUnavailable) << peer.status();
+      EXPECT_THAT(peer.status().message(), HasSubstr("racer"));
+      EXPECT_THAT(peer.status().message(), HasSubstr("stopped"));
+    }
+  }
+  std::cout << stopped_first << " of 300 connects were refused because Stop came first\n";
 }
 
 // ----------------------------------------------------------------------------- tcp://
