@@ -70,7 +70,9 @@ struct Flags {
   int raw_repetitions = 5;
   int pairs = 7;
   std::string raw_queue_bytes = "64M";
-  int window = 8;
+  // 16 x 1 MiB fills WorkerOptions::max_bytes_in_flight_per_server (16 MiB), the most the
+  // library keeps in flight to one server; raw_oneway keeps 64 MiB queued.
+  int window = 16;
   std::string max_window_bytes = "256M";
   uint64_t chunk_elements = uint64_t{1} << 18;
   bool shared_context = false;
