@@ -11,6 +11,7 @@
 #ifndef KAIROS_SERVER_SHARD_H_
 #define KAIROS_SERVER_SHARD_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,6 +46,10 @@ struct ApplyQueue {
   absl::Mutex mu;
   std::vector<PendingApply> items ABSL_GUARDED_BY(mu);
   bool scheduled ABSL_GUARDED_BY(mu) = false;
+  // Jobs of this chunk handed to its lane and not finished (drains included). Only the I/O
+  // thread submits them, so when it reads 0 (acquire: the jobs' writes are visible) the
+  // lane has none of the chunk's work and the I/O thread may work on the chunk itself.
+  std::atomic<int> lane_jobs{0};
 };
 
 struct ShardChunk {
@@ -61,7 +66,8 @@ struct ShardChunk {
   std::unique_ptr<policy::Weighting> weighting;
   // VSGD: what was applied to the chunk since each worker last read it. Exact mode: D_i
   // (chunk-sized, one per worker, allocated on first use); bound mode: sum of ||Delta||.
-  // Touched only by the chunk's lane.
+  // Touched by the chunk's lane, or by the I/O thread while the lane has none of the
+  // chunk's work (ApplyQueue::lane_jobs).
   std::vector<Buffer> drift;
   std::vector<double> drift_bound;
   std::map<int64_t, Buffer> buckets;  // pending sums by bucket (round-average)

@@ -359,6 +359,55 @@ TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
   EXPECT_TRUE((*cluster)->Shutdown().ok());
 }
 
+// A pull is served on the server's I/O thread unless its chunk's lane has work of that chunk
+// to finish first. With one lane held inside a push of chunk 0: a pull of chunk 1 is
+// answered at once (before, it waited behind the held job), and a pull of chunk 0 waits
+// for the push and returns its result.
+TEST(ClusterTest, PullOfAnIdleChunkSkipsTheLaneAndAPullBehindAPushWaitsForIt) {
+  constexpr uint64_t kChunk = 256;
+  auto shared = std::make_shared<GatedSgd::Shared>();
+  ClusterOptions o = Options(1, 1, "asp");
+  o.job.chunk_elements = kChunk;
+  o.job.tables = {{"w", 2 * kChunk, Initializer::Zeros(), {"sgd", kLearningRate}}};
+  o.server.apply_threads = 1;       // both chunks share the one lane
+  o.server.inline_apply_bytes = 0;  // every chunk through its lane
+  o.server.updater_factory = [shared](const UpdaterSpec& spec)
+      -> absl::StatusOr<std::unique_ptr<Updater>> {
+    return std::make_unique<GatedSgd>(shared, spec.learning_rate);
+  };
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  Buffer grad = Buffer::Allocate(kChunk);
+  for (uint64_t i = 0; i < kChunk; ++i) grad[i] = Gradient(0, 0, i);
+  Request push = w.PushAsync("w", 0, grad);
+  ASSERT_TRUE(shared->entered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+
+  std::vector<float> idle(kChunk, -1.0f);
+  CallOptions soon;  // the lane is held for as long as the test lets it: do not wait on it
+  soon.deadline = absl::Now() + absl::Seconds(10);
+  absl::Status idle_pulled = w.PullRange("w", kChunk, idle, soon);
+  if (!idle_pulled.ok()) shared->open.Notify();  // let the held push finish before failing
+  ASSERT_TRUE(idle_pulled.ok()) << idle_pulled;
+  EXPECT_EQ(idle, std::vector<float>(kChunk, 0.0f));
+
+  std::vector<float> behind(kChunk, -1.0f);
+  Request pull = w.PullAsync("w", 0, behind);
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*cluster)->server_stats(0).pulls < 2 && absl::Now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ((*cluster)->server_stats(0).pulls, 2u);
+  EXPECT_FALSE(pull.done());  // queued behind the held push
+  shared->open.Notify();
+  ASSERT_TRUE(push.Wait().ok());
+  ASSERT_TRUE(pull.Wait().ok());
+  for (uint64_t i = 0; i < kChunk; ++i) {
+    ASSERT_EQ(behind[i], -kLearningRate * Gradient(0, 0, i)) << i;
+  }
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, ClusterShapeTest,
                          ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Values(1, 4)),
                          [](const auto& info) -> std::string {
