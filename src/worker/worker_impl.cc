@@ -58,6 +58,38 @@ struct Part {
   uint64_t at = 0;         // request's result (RequestState::PartDone)
 };
 
+using Batch = std::vector<std::pair<Part, Message>>;
+
+// A request's messages on their way to the I/O thread. The transport discards what is
+// still queued when it stops (a crash, or a request racing the worker's end); the requests
+// of a batch that never reached the I/O thread are then failed here at once instead of
+// waiting for their deadline.
+class PostedBatch {
+ public:
+  // `what` ("push", "barrier", ...) names the request in the error; a string literal.
+  PostedBatch(Batch batch, int rank, const char* what)
+      : batch_(std::move(batch)), rank_(rank), what_(what) {}
+  ~PostedBatch() {
+    if (taken_) return;
+    const absl::Status why = absl::UnavailableError(
+        absl::StrFormat("worker %d stopped before the %s was sent", rank_, what_));
+    for (auto& [part, message] : batch_) part.state->Fail(why);
+  }
+  PostedBatch(const PostedBatch&) = delete;
+  PostedBatch& operator=(const PostedBatch&) = delete;
+  // On the I/O thread: the messages to send; the batch is then the sender's concern.
+  Batch& Take() {
+    taken_ = true;
+    return batch_;
+  }
+
+ private:
+  Batch batch_;
+  const int rank_;
+  const char* const what_;
+  bool taken_ = false;
+};
+
 // Messages to one shard, in order: those not sent yet wait here while the bytes in flight
 // to the shard are at the cap. Clocks and finishes queue behind pushes, so a shard never
 // sees a worker's clock before the pushes it ends.
@@ -316,8 +348,8 @@ class WorkerImpl final : public Worker {
         open_requests_);
     if (target.gather != nullptr) state->GatherInto(target.gather, length);
     if (target.out != nullptr) state->ReceiveInto(target.out);
-    auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
-    batch->reserve(chunks.size());
+    Batch batch;
+    batch.reserve(chunks.size());
     const int64_t clock = clock_.load();
     const uint64_t timeout_ms = static_cast<uint64_t>(
         std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
@@ -348,9 +380,9 @@ class WorkerImpl final : public Worker {
         m.header.set_pull_after(true);
         if (scale != 1.0f) m.header.set_worker_scale(scale);
       }
-      batch->emplace_back(std::move(part), std::move(m));
+      batch.emplace_back(std::move(part), std::move(m));
     }
-    transport_->Post([this, batch] { Dispatch(*batch); });
+    Post(std::move(batch), verb);
     if (sent != nullptr) *sent = true;
     return Request(state);
   }
@@ -364,7 +396,7 @@ class WorkerImpl final : public Worker {
                                                 deadline + kDeadlineGrace, n);
     const uint64_t timeout_ms = static_cast<uint64_t>(
         std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
-    auto batch = std::make_shared<std::vector<std::pair<Part, Message>>>();
+    Batch batch;
     for (int i = 0; i < n; ++i) {
       Message m;
       m.header.set_kind(kind);
@@ -372,16 +404,22 @@ class WorkerImpl final : public Worker {
       m.header.set_sender(node_id_);
       m.header.set_clock(clock_.load());
       m.header.set_timeout_ms(timeout_ms);
-      batch->emplace_back(Part{state, to_servers ? i : -1}, std::move(m));
+      batch.emplace_back(Part{state, to_servers ? i : -1}, std::move(m));
     }
-    transport_->Post([this, batch] { Dispatch(*batch); });
+    Post(std::move(batch), what);
     return Request(state);
+  }
+
+  // Hands a request's messages to the I/O thread (Dispatch).
+  void Post(Batch batch, const char* what) {
+    auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);
+    transport_->Post([this, posted] { Dispatch(posted->Take()); });
   }
 
   // ------------------------------------------------------- sending (I/O thread)
   // Registers the parts and sends their messages: to the coordinator at once, to a shard
   // through its queue.
-  void Dispatch(std::vector<std::pair<Part, Message>>& batch) {
+  void Dispatch(Batch& batch) {
     for (auto& [part, message] : batch) {
       parts_[message.header.request_id()] = part;
       if (part.shard < 0) {

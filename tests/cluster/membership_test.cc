@@ -5,10 +5,13 @@
 // workers it waited for. BSP results stay exact: each round averages the workers that
 // pushed into it.
 
+#include <atomic>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -104,6 +107,46 @@ TEST_P(KilledWorkerTest, TheOthersFinishWithoutIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gates, KilledWorkerTest, ::testing::Values("bsp", "ssp:s=1"));
+
+// A request that passed the worker's checks while the worker was being killed can reach the
+// I/O thread after it has stopped. It must fail at once, not wait for its deadline (60 s
+// here). Requests of 1024 chunks make the gap between the checks and the hand-off wide
+// enough for the race to happen in most rounds.
+TEST(MembershipTest, RequestsRacingAWorkersDeathFailAtOnce) {
+  constexpr uint64_t kElements = 4096;
+  int discarded = 0;
+  for (int round = 0; round < 10; ++round) {
+    ClusterOptions o = Options("asp", 1);
+    o.num_servers = 1;
+    o.job.chunk_elements = 4;  // 1024 chunks: 1024 messages per push
+    o.job.tables = {{"w", kElements, Initializer::Zeros(), {"sgd", kLearningRate}}};
+    o.worker.request_timeout = absl::Seconds(60);
+    auto cluster = LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    Worker& w = (*cluster)->worker(0);
+    const std::vector<float> grad(kElements, 1.0f);
+    std::vector<Request> requests;
+    std::atomic<int> issued{0};
+    std::thread trainer([&] {
+      for (int i = 0; i < 100000; ++i) {
+        requests.push_back(w.PushAsync("w", 0, grad));
+        issued.fetch_add(1);
+        if (requests.back().done() && !requests.back().Wait().ok()) return;  // refused
+      }
+    });
+    while (issued.load() < 3) std::this_thread::yield();
+    (*cluster)->KillWorker(0);
+    trainer.join();
+    for (const Request& r : requests) {
+      const absl::Status s = r.WaitFor(absl::Seconds(10));
+      if (s.ok()) continue;
+      ASSERT_EQ(s.code(), absl::StatusCode::kUnavailable) << "round " << round << ": " << s;
+      if (absl::StrContains(s.message(), "stopped before the push was sent")) ++discarded;
+    }
+    (void)(*cluster)->Shutdown();  // the job ends without the worker it lost
+  }
+  std::cout << discarded << " pushes were discarded unsent and failed at once\n";
+}
 
 TEST(MembershipTest, BspRoundsAfterADeathAverageTheSurvivors) {
   constexpr int kRounds = 6;
