@@ -7,6 +7,7 @@
 // exactly W_prev - lr * scale * g, and SaPS never blocks a fast worker nor applies a push
 // staler than S_max.
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -185,16 +186,22 @@ TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
   ClusterOptions o = Options("saps", 2, 4, kSize, 32);
   auto cluster = LocalCluster::Create(o);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // The fast workers keep going until the slow one is done, so that its last push, like
+  // the others, meets the updates of three workers that run 8x faster (were they done
+  // first, that push would find nothing new and clear its straggler mark: the report is of
+  // the latest push).
+  std::atomic<bool> slow_done{false};
   absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
     std::vector<float> params(kSize), grad(kSize, 0.01f);
-    const int iterations = w.rank() == 3 ? 6 : 48;
-    for (int t = 0; t < iterations; ++t) {
+    const bool slow = w.rank() == 3;
+    for (int t = 0; slow ? t < 6 : (t < 48 || !slow_done.load()) && t < 20000; ++t) {
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
       // Worker 3 computes 8x slower (load, not synchronization: the assertions are bounds).
-      std::this_thread::sleep_for(std::chrono::microseconds(w.rank() == 3 ? 8000 : 1000));
+      std::this_thread::sleep_for(std::chrono::microseconds(slow ? 8000 : 1000));
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
       KAIROS_RETURN_IF_ERROR(w.Clock());
     }
+    if (slow) slow_done.store(true);
     return absl::OkStatus();
   });
   ASSERT_TRUE(s.ok()) << s;
