@@ -2,6 +2,10 @@
 
 #include "worker/request_state.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "common/buffer_internal.h"
@@ -12,10 +16,26 @@ namespace kairos {
 namespace internal {
 namespace {
 
-// About 20 us of pause instructions on current x86 cores.
-constexpr int kSpins = 2000;
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
+
+int64_t WaitTuning::SpinBudgetNs() const {
+  const int64_t latency = lone_latency_ns.load(std::memory_order_relaxed);
+  if (latency == 0) return kFirstSpinNs;
+  if (latency > kMaxSpinNs) return 0;
+  return std::min(kMaxSpinNs, latency + latency / 2);
+}
+
+void WaitTuning::RecordLoneLatency(int64_t ns) {
+  // Racing updates may lose a sample; this is a heuristic.
+  const int64_t old = lone_latency_ns.load(std::memory_order_relaxed);
+  lone_latency_ns.store(old == 0 ? ns : (3 * old + ns) / 4, std::memory_order_relaxed);
+}
 
 std::string RequestLabel::ToString() const {
   if (*verb == '\0') return "";
@@ -24,19 +44,29 @@ std::string RequestLabel::ToString() const {
 }
 
 RequestState::RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin,
-                           std::shared_ptr<std::atomic<int>> open)
+                           std::shared_ptr<WaitTuning> tuning)
     : label_(std::move(label)),
       deadline_(deadline),
-      spin_(spin),
-      open_(parts > 0 ? std::move(open) : nullptr),
+      tuning_(parts > 0 ? std::move(tuning) : nullptr),
       outstanding_(parts) {
-  if (open_ != nullptr) open_->fetch_add(1, std::memory_order_relaxed);
-  if (parts <= 0) complete_.store(true, std::memory_order_release);
+  if (parts <= 0) {
+    complete_.store(true, std::memory_order_release);
+    return;
+  }
+  const bool lone =
+      tuning_ == nullptr || tuning_->open.fetch_add(1, std::memory_order_relaxed) == 0;
+  if (spin && lone) {
+    lone_ = true;
+    issued_ns_ = SteadyNanos();
+    spin_ns_ = tuning_ != nullptr ? tuning_->SpinBudgetNs() : WaitTuning::kFirstSpinNs;
+  }
 }
 
 void RequestState::Completed() {
   complete_.store(true, std::memory_order_release);
-  if (open_ != nullptr) open_->fetch_sub(1, std::memory_order_relaxed);
+  if (tuning_ == nullptr) return;
+  tuning_->open.fetch_sub(1, std::memory_order_relaxed);
+  if (lone_) tuning_->RecordLoneLatency(SteadyNanos() - issued_ns_);
 }
 
 std::shared_ptr<RequestState> RequestState::Failed(absl::Status status) {
@@ -110,11 +140,20 @@ void RequestState::Deliver() const {
 }
 
 absl::Status RequestState::Wait(absl::Time until) const {
-  // A short spin first: a small request is often answered within microseconds, and
-  // sleeping on the mutex would add a wake-up to the round trip.
-  const bool spin = spin_ && (open_ == nullptr || open_->load(std::memory_order_relaxed) <= 1);
-  for (int i = 0; spin && i < kSpins && !complete_.load(std::memory_order_acquire); ++i) {
-    __builtin_ia32_pause();
+  // A spin first, for a lone small request: its answer usually comes within tens of
+  // microseconds, and sleeping on the mutex would add a wake-up to the round trip. It
+  // lasts until a little after the answer usually comes (WaitTuning), counted from the
+  // issue, and ends at once when another request of the worker is opened meanwhile.
+  if (spin_ns_ > 0) {
+    const int64_t spin_until = issued_ns_ + spin_ns_;
+    for (int round = 1; !complete_.load(std::memory_order_acquire); ++round) {
+      for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
+      if (SteadyNanos() >= spin_until) break;
+      if (tuning_ != nullptr && tuning_->open.load(std::memory_order_relaxed) > 1) break;
+      // Every few microseconds, let a thread that waits for this core run: it may be the
+      // one bringing the answer.
+      if (round % 8 == 0) sched_yield();
+    }
   }
   absl::MutexLock lock(&mu_);
   auto complete = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outstanding_ == 0; };

@@ -35,17 +35,36 @@ struct RequestLabel {
   std::string ToString() const;
 };
 
+// What a worker's waits learn from its requests; shared by the worker and its requests.
+struct WaitTuning {
+  // Requests issued and not complete.
+  std::atomic<int> open{0};
+  // Issue-to-completion time of recent lone spinning requests (those issued while no other
+  // request was open), in ns: a moving average, 0 before the first.
+  std::atomic<int64_t> lone_latency_ns{0};
+
+  // How long a lone small request may spin from its issue, in ns: 30 us before anything is
+  // known, then 1.5 x the average answer time, none once answers take longer than
+  // kMaxSpinNs (sleeping then costs little next to the wait, and the spin would take a core
+  // from whatever is making the answers slow).
+  int64_t SpinBudgetNs() const;
+  void RecordLoneLatency(int64_t ns);
+
+  static constexpr int64_t kFirstSpinNs = 30'000;
+  static constexpr int64_t kMaxSpinNs = 150'000;
+};
+
 class RequestState {
  public:
-  // `label` names the call in errors. `spin`: Wait may spin briefly before it sleeps (worth
-  // it for small requests, answered within microseconds; for large ones the spin would only
-  // take CPU from the threads doing the work). `open`, when given, counts the requests of
-  // the issuing worker that are not complete: this one from now until it completes. Wait
-  // spins only when this request is the only one (a synchronous call); behind a pipeline of
-  // requests the answer is not microseconds away, and the spin would take a core from the
-  // threads that produce it.
+  // `label` names the call in errors. `spin`: Wait may spin before it sleeps (worth it for
+  // small requests, answered within tens of microseconds; for large ones the spin would
+  // only take CPU from the threads doing the work). `tuning`, when given, counts the
+  // requests of the issuing worker that are not complete (this one from now until it
+  // completes) and sets how long the spin lasts. Wait spins only when this request was the
+  // only one at its issue (a synchronous call): behind a pipeline of requests the answer is
+  // not microseconds away, and the spin would take a core from the threads that produce it.
   RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin = false,
-               std::shared_ptr<std::atomic<int>> open = nullptr);
+               std::shared_ptr<WaitTuning> tuning = nullptr);
 
   // A completed request (e.g. refused before anything was sent).
   static std::shared_ptr<RequestState> Failed(absl::Status status);
@@ -87,8 +106,12 @@ class RequestState {
 
   const RequestLabel label_;
   const absl::Time deadline_;
-  const bool spin_;
-  const std::shared_ptr<std::atomic<int>> open_;
+  const std::shared_ptr<WaitTuning> tuning_;
+  // Spins (a small request, alone at its issue) until issued_ns_ + spin_ns_ on the steady
+  // clock; spin_ns_ is 0 for a request that does not spin.
+  int64_t issued_ns_ = 0;
+  int64_t spin_ns_ = 0;
+  bool lone_ = false;
   mutable absl::Mutex mu_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);

@@ -345,7 +345,7 @@ class WorkerImpl final : public Worker {
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, offset, offset + length}, deadline + kDeadlineGrace,
         static_cast<int>(chunks.size()), /*spin=*/length * sizeof(float) <= kSpinMaxBytes,
-        open_requests_);
+        wait_tuning_);
     if (target.gather != nullptr) state->GatherInto(target.gather, length);
     if (target.out != nullptr) state->ReceiveInto(target.out);
     Batch batch;
@@ -592,7 +592,7 @@ class WorkerImpl final : public Worker {
   std::atomic<uint64_t> next_id_{1};
   // Push and pull requests not yet complete (RequestState counts them; a lone small one
   // spins in Wait, one behind others sleeps).
-  const std::shared_ptr<std::atomic<int>> open_requests_ = std::make_shared<std::atomic<int>>(0);
+  const std::shared_ptr<WaitTuning> wait_tuning_ = std::make_shared<WaitTuning>();
   std::atomic<int64_t> clock_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> crashed_{false};

@@ -217,25 +217,57 @@ TEST(RequestStateTest, FailedGatheredPullLeavesTheBufferAlone) {
 }
 
 TEST(RequestStateTest, CountsItselfOpenUntilItCompletesOnce) {
-  auto open = std::make_shared<std::atomic<int>>(0);
+  auto tuning = std::make_shared<WaitTuning>();
   {
-    RequestState a(kLabel, kFarDeadline, 2, /*spin=*/true, open);
-    RequestState b(kLabel, kFarDeadline, 1, /*spin=*/true, open);
-    EXPECT_EQ(open->load(), 2);
+    RequestState a(kLabel, kFarDeadline, 2, /*spin=*/true, tuning);
+    RequestState b(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);
+    EXPECT_EQ(tuning->open.load(), 2);
     a.PartDone(absl::OkStatus());
-    EXPECT_EQ(open->load(), 2) << "a part is still outstanding";
+    EXPECT_EQ(tuning->open.load(), 2) << "a part is still outstanding";
     a.PartDone(absl::OkStatus());
-    EXPECT_EQ(open->load(), 1);
+    EXPECT_EQ(tuning->open.load(), 1);
     a.PartDone(absl::OkStatus());  // extra: ignored
     b.Fail(absl::CancelledError("stop"));
     b.Fail(absl::CancelledError("again"));
-    EXPECT_EQ(open->load(), 0);
+    EXPECT_EQ(tuning->open.load(), 0);
     EXPECT_TRUE(a.Wait(absl::InfinitePast()).ok());
   }
-  RequestState none(kLabel, kFarDeadline, 0, /*spin=*/true, open);
-  EXPECT_EQ(open->load(), 0) << "a request of no parts is complete at once";
+  RequestState none(kLabel, kFarDeadline, 0, /*spin=*/true, tuning);
+  EXPECT_EQ(tuning->open.load(), 0) << "a request of no parts is complete at once";
   EXPECT_TRUE(none.done());
   EXPECT_TRUE(none.Wait(absl::InfinitePast()).ok());
+}
+
+TEST(WaitTuningTest, SpinsLongerThanTheAverageAnswerUpToItsLimit) {
+  WaitTuning t;
+  EXPECT_EQ(t.SpinBudgetNs(), WaitTuning::kFirstSpinNs) << "nothing known yet";
+  t.RecordLoneLatency(40'000);
+  EXPECT_EQ(t.lone_latency_ns.load(), 40'000) << "the first sample is taken as it is";
+  EXPECT_EQ(t.SpinBudgetNs(), 60'000);
+  t.RecordLoneLatency(80'000);
+  EXPECT_EQ(t.lone_latency_ns.load(), 50'000) << "(3 x 40 + 80) / 4";
+  EXPECT_EQ(t.SpinBudgetNs(), 75'000);
+  t.lone_latency_ns.store(120'000);
+  EXPECT_EQ(t.SpinBudgetNs(), WaitTuning::kMaxSpinNs) << "1.5 x 120 us, capped";
+  t.lone_latency_ns.store(WaitTuning::kMaxSpinNs + 1);
+  EXPECT_EQ(t.SpinBudgetNs(), 0) << "answers slower than the limit: sleep at once";
+}
+
+// Only a request issued while no other was open learns the answer time: behind others its
+// wait says nothing about a synchronous call's.
+TEST(WaitTuningTest, OnlyLoneSpinningRequestsRecordTheirAnswerTime) {
+  auto tuning = std::make_shared<WaitTuning>();
+  {
+    RequestState big(kLabel, kFarDeadline, 1, /*spin=*/false, tuning);
+    RequestState behind(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);
+    behind.PartDone(absl::OkStatus());
+    big.PartDone(absl::OkStatus());
+  }
+  EXPECT_EQ(tuning->lone_latency_ns.load(), 0);
+  RequestState lone(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);
+  lone.PartDone(absl::OkStatus());
+  EXPECT_GT(tuning->lone_latency_ns.load(), 0);
+  EXPECT_TRUE(lone.Wait(absl::InfinitePast()).ok());
 }
 
 TEST(RequestTest, DefaultRequestIsCompleteAndOk) {
