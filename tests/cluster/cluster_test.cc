@@ -307,20 +307,27 @@ class GatedSgd final : public Updater {
   float lr_;
 };
 
-TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
-  constexpr uint64_t kChunk = 256;
-  constexpr int kPushes = 10;
-  auto shared = std::make_shared<GatedSgd::Shared>();
+// One server with one apply lane that every chunk goes through (none is worked on the I/O
+// thread), whose updater holds the lane inside the first update until `shared` opens it.
+ClusterOptions GatedLaneOptions(const std::shared_ptr<GatedSgd::Shared>& shared,
+                                uint64_t chunk, uint64_t size) {
   ClusterOptions o = Options(1, 1, "asp");
-  o.job.chunk_elements = kChunk;
-  o.job.tables = {{"w", kChunk, Initializer::Zeros(), {"sgd", kLearningRate}}};
+  o.job.chunk_elements = chunk;
+  o.job.tables = {{"w", size, Initializer::Zeros(), {"sgd", kLearningRate}}};
   o.server.apply_threads = 1;
-  o.server.inline_apply_bytes = 0;  // every chunk through its lane
+  o.server.inline_apply_bytes = 0;
   o.server.updater_factory = [shared](const UpdaterSpec& spec)
       -> absl::StatusOr<std::unique_ptr<Updater>> {
     return std::make_unique<GatedSgd>(shared, spec.learning_rate);
   };
-  auto cluster = LocalCluster::Create(o);
+  return o;
+}
+
+TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
+  constexpr uint64_t kChunk = 256;
+  constexpr int kPushes = 10;
+  auto shared = std::make_shared<GatedSgd::Shared>();
+  auto cluster = LocalCluster::Create(GatedLaneOptions(shared, kChunk, kChunk));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Worker& w = (*cluster)->worker(0);
   std::vector<Buffer> grads;
@@ -365,17 +372,8 @@ TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
 // for the push and returns its result.
 TEST(ClusterTest, PullOfAnIdleChunkSkipsTheLaneAndAPullBehindAPushWaitsForIt) {
   constexpr uint64_t kChunk = 256;
-  auto shared = std::make_shared<GatedSgd::Shared>();
-  ClusterOptions o = Options(1, 1, "asp");
-  o.job.chunk_elements = kChunk;
-  o.job.tables = {{"w", 2 * kChunk, Initializer::Zeros(), {"sgd", kLearningRate}}};
-  o.server.apply_threads = 1;       // both chunks share the one lane
-  o.server.inline_apply_bytes = 0;  // every chunk through its lane
-  o.server.updater_factory = [shared](const UpdaterSpec& spec)
-      -> absl::StatusOr<std::unique_ptr<Updater>> {
-    return std::make_unique<GatedSgd>(shared, spec.learning_rate);
-  };
-  auto cluster = LocalCluster::Create(o);
+  auto shared = std::make_shared<GatedSgd::Shared>();  // both chunks share its one lane
+  auto cluster = LocalCluster::Create(GatedLaneOptions(shared, kChunk, 2 * kChunk));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Worker& w = (*cluster)->worker(0);
   Buffer grad = Buffer::Allocate(kChunk);
