@@ -145,7 +145,13 @@ absl::Status RequestState::Wait(absl::Time until) const {
   // lasts until a little after the answer usually comes (WaitTuning), counted from the
   // issue, and ends at once when another request of the worker is opened meanwhile.
   if (spin_ns_ > 0) {
-    const int64_t spin_until = issued_ns_ + spin_ns_;
+    // Never past the caller's own deadline (WaitFor(0) polls).
+    const absl::Duration left = until - absl::Now();
+    const int64_t now = SteadyNanos();
+    const int64_t spin_until =
+        left <= absl::ZeroDuration()
+            ? now
+            : std::min(issued_ns_ + spin_ns_, now + absl::ToInt64Nanoseconds(left));
     for (int round = 1; !complete_.load(std::memory_order_acquire); ++round) {
       for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
       if (SteadyNanos() >= spin_until) break;
