@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -17,6 +18,14 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+
+// Workers 0, 1, ... active at the given clocks, set in worker order.
+WorkerClocks ClocksAt(std::initializer_list<Tick> ticks) {
+  WorkerClocks clocks(static_cast<int>(ticks.size()));
+  WorkerId w = 0;
+  for (Tick t : ticks) clocks.SetClock(w++, t);
+  return clocks;
+}
 
 TEST(WorkerClocksTest, StartsWithEveryWorkerActiveAtZero) {
   WorkerClocks clocks(3);
@@ -51,11 +60,7 @@ TEST(WorkerClocksTest, ClocksNeverGoBack) {
 }
 
 TEST(WorkerClocksTest, MinAndMaxAreOverActiveWorkersOnly) {
-  WorkerClocks clocks(4);
-  clocks.SetClock(0, 7);
-  clocks.SetClock(1, 2);
-  clocks.SetClock(2, 9);
-  clocks.SetClock(3, 4);
+  WorkerClocks clocks = ClocksAt({7, 2, 9, 4});
   EXPECT_EQ(clocks.MinActiveClock(), 2);
   EXPECT_EQ(clocks.MaxActiveClock(), 9);
   clocks.SetState(1, MemberState::kDead);
@@ -84,12 +89,7 @@ TEST(WorkerClocksTest, ZeroWorkersHaveNoMinimum) {
 }
 
 TEST(WorkerClocksTest, ActiveBelowListsActiveWorkersBelowInIdOrder) {
-  WorkerClocks clocks(5);
-  clocks.SetClock(0, 3);
-  clocks.SetClock(1, 1);
-  clocks.SetClock(2, 1);
-  clocks.SetClock(3, 2);
-  clocks.SetClock(4, 0);
+  WorkerClocks clocks = ClocksAt({3, 1, 1, 2, 0});
   clocks.SetState(2, MemberState::kDead);
   EXPECT_THAT(clocks.ActiveBelow(2), ElementsAre(1, 4));
   EXPECT_THAT(clocks.ActiveBelow(3), ElementsAre(1, 3, 4));
@@ -97,9 +97,7 @@ TEST(WorkerClocksTest, ActiveBelowListsActiveWorkersBelowInIdOrder) {
 }
 
 TEST(WorkerClocksTest, ReactivatedWorkerCountsAgain) {
-  WorkerClocks clocks(2);
-  clocks.SetClock(0, 1);
-  clocks.SetClock(1, 8);
+  WorkerClocks clocks = ClocksAt({1, 8});
   clocks.SetState(0, MemberState::kDead);
   EXPECT_EQ(clocks.MinActiveClock(), 8);
   clocks.SetState(0, MemberState::kActive);
@@ -137,11 +135,7 @@ TEST(WorkerClocksTest, MinAdvancesWhenTheLastWorkerAtItMovesOn) {
 }
 
 TEST(WorkerClocksTest, LeavingWorkersAtTheMinimumRaiseItOnlyWhenTheLastLeaves) {
-  WorkerClocks clocks(4);
-  clocks.SetClock(0, 1);
-  clocks.SetClock(1, 1);
-  clocks.SetClock(2, 4);
-  clocks.SetClock(3, 6);
+  WorkerClocks clocks = ClocksAt({1, 1, 4, 6});
   EXPECT_EQ(clocks.MinActiveClock(), 1);
   clocks.SetState(0, MemberState::kDead);
   EXPECT_EQ(clocks.num_active(), 3);
@@ -157,9 +151,7 @@ TEST(WorkerClocksTest, LeavingWorkersAtTheMinimumRaiseItOnlyWhenTheLastLeaves) {
 }
 
 TEST(WorkerClocksTest, TransitionsBetweenInactiveStatesChangeNothing) {
-  WorkerClocks clocks(2);
-  clocks.SetClock(0, 3);
-  clocks.SetClock(1, 5);
+  WorkerClocks clocks = ClocksAt({3, 5});
   clocks.SetState(0, MemberState::kDead);
   clocks.SetState(0, MemberState::kFinished);
   clocks.SetState(0, MemberState::kDead);
@@ -171,10 +163,7 @@ TEST(WorkerClocksTest, TransitionsBetweenInactiveStatesChangeNothing) {
 }
 
 TEST(WorkerClocksTest, ReactivatedWorkerJoinsOrLowersTheMinimum) {
-  WorkerClocks clocks(3);
-  clocks.SetClock(0, 2);
-  clocks.SetClock(1, 2);
-  clocks.SetClock(2, 7);
+  WorkerClocks clocks = ClocksAt({2, 2, 7});
   clocks.SetState(0, MemberState::kDead);
   clocks.SetState(1, MemberState::kDead);
   EXPECT_EQ(clocks.MinActiveClock(), 7);
@@ -193,9 +182,7 @@ TEST(WorkerClocksTest, ReactivatedWorkerJoinsOrLowersTheMinimum) {
 }
 
 TEST(WorkerClocksTest, AllLeaveThenOneReturns) {
-  WorkerClocks clocks(2);
-  clocks.SetClock(0, 4);
-  clocks.SetClock(1, 6);
+  WorkerClocks clocks = ClocksAt({4, 6});
   clocks.SetState(0, MemberState::kFinished);
   clocks.SetState(1, MemberState::kDead);
   EXPECT_EQ(clocks.MinActiveClock(), kUnbounded);
