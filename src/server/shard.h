@@ -103,7 +103,8 @@ struct ShardTable {
                  std::span<const Updater::Weighted> gradients) const;
 
   // VSGD: ||D_w|| of chunk `c` (exact) or its bound, and the bookkeeping around an update
-  // and a read. Called on the chunk's lane only.
+  // and a read. Called where the chunk's work runs: its lane, or (ResetDrift, for a read)
+  // the I/O thread while the lane has none of the chunk's work.
   double ValueStaleness(const ShardChunk& c, int w) const;
   // Apply() that also adds the change to every worker's drift.
   void ApplyTracked(ShardChunk& c, uint64_t offset, std::span<const float> gradient,

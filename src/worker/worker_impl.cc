@@ -42,8 +42,8 @@ namespace {
 // deadline waits this much longer so that the server's error (which names the workers it
 // waited for) is what the caller sees.
 constexpr absl::Duration kDeadlineGrace = absl::Milliseconds(250);
-// Requests up to this size are usually answered within microseconds: their waiters spin
-// briefly before sleeping when no other request of the worker is open (see RequestState).
+// Requests up to this size are usually answered within tens of microseconds: their waiters
+// spin before sleeping when no other request of the worker was open (see WaitTuning).
 constexpr uint64_t kSpinMaxBytes = 64 << 10;
 
 // One message of a request, as the I/O thread tracks it.
@@ -590,8 +590,8 @@ class WorkerImpl final : public Worker {
   CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
   PeerId coordinator_ = 0;
   std::atomic<uint64_t> next_id_{1};
-  // Push and pull requests not yet complete (RequestState counts them; a lone small one
-  // spins in Wait, one behind others sleeps).
+  // The worker's open push and pull requests and how fast lone small ones are answered
+  // (RequestState keeps both; a lone small request spins in Wait, one behind others sleeps).
   const std::shared_ptr<WaitTuning> wait_tuning_ = std::make_shared<WaitTuning>();
   std::atomic<int64_t> clock_{0};
   std::atomic<bool> finished_{false};
