@@ -16,9 +16,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/metrics.h"
 #include "kairos/options.h"
 
 namespace kairos {
+
+struct CoordinatorStats {
+  // Messages refused, by reason (docs/wire_format.md): unauthenticated (a node id this
+  // connection did not join as), wrong_kind, malformed, waits_capped (barriers) and joins.
+  RefusalCounts refused;
+};
 
 class Coordinator {
  public:
@@ -40,6 +47,7 @@ class Coordinator {
   // The workers some server's straggler policy (SaPS) flagged in its latest heartbeat,
   // sorted; empty under policies without a straggler coordinator.
   virtual std::vector<int> stragglers() const = 0;
+  virtual CoordinatorStats stats() const = 0;
 
  protected:
   Coordinator() = default;

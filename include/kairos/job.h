@@ -7,6 +7,7 @@
 #ifndef KAIROS_JOB_H_
 #define KAIROS_JOB_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,7 +18,26 @@
 namespace kairos {
 
 // The wire protocol version this build speaks; checked at join and on every message.
-inline constexpr uint32_t kProtocolVersion = 1;
+// Version 2: workers prove who they are to servers with a credential (docs/wire_format.md).
+inline constexpr uint32_t kProtocolVersion = 2;
+
+// Limits every job is checked against at join, before anything is allocated (a job
+// description is input too: one typo must not take a server down). A server also refuses a
+// job whose shard does not fit its memory budget (ServerOptions::memory_budget_bytes).
+inline constexpr std::size_t kMaxTables = 1024;
+inline constexpr std::size_t kMaxTableNameLength = 128;
+// One dense table: 2^36 float32 elements (256 GiB).
+inline constexpr uint64_t kMaxTableElements = uint64_t{1} << 36;
+// All tables of a job together: 2^40 elements (4 TiB).
+inline constexpr uint64_t kMaxJobElements = uint64_t{1} << 40;
+// One chunk (one message, one update): 2^28 elements (1 GiB).
+inline constexpr uint64_t kMaxChunkElements = uint64_t{1} << 28;
+// Chunks of all tables together (each costs a few hundred bytes of bookkeeping): 2^24.
+inline constexpr uint64_t kMaxJobChunks = uint64_t{1} << 24;
+inline constexpr std::size_t kMaxPolicyLength = 1024;
+inline constexpr std::size_t kMaxUpdaterNameLength = 64;
+// Servers, and workers, of one job (CoordinatorOptions::num_servers, num_workers).
+inline constexpr int kMaxNodes = 65536;
 
 struct JobConfig {
   // The dense tables of the job, in declaration order (a table's id is its index).
@@ -33,8 +53,12 @@ struct JobConfig {
   friend bool operator==(const JobConfig&, const JobConfig&) = default;
 };
 
-// Checks a configuration on its own: names unique and non-empty, sizes > 0, a policy that
-// parses, chunk_elements > 0. The error names the table or field at fault.
+// Checks a configuration on its own against the limits above: names unique, 1..128
+// printable characters; sizes in 1..kMaxTableElements, their sum at most kMaxJobElements;
+// chunk_elements in 1..kMaxChunkElements and at most kMaxJobChunks chunks; initializer
+// parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..64
+// characters, learning rate finite; a policy of at most kMaxPolicyLength characters that
+// parses. InvalidArgument names the table or field at fault and the limit.
 absl::Status ValidateJobConfig(const JobConfig& job);
 
 // Compares `theirs` (a joining node's) with `ours` (the job's). Policies are compared in

@@ -71,6 +71,33 @@ struct PushRecord {
   bool dropped = false;           // dropped as too stale (SaPS)
 };
 
+// Messages a node refused, by reason. Each reason answers with its own status code
+// (docs/wire_format.md lists every bad input, its status, counter and log line); a refused
+// message changes nothing on the node.
+struct RefusalCounts {
+  // PermissionDenied: the sender is not who it claims (no or a wrong worker credential, a
+  // node id that never joined, another connection's node id). Logged once per connection.
+  uint64_t unauthenticated = 0;
+  uint64_t not_active = 0;         // FailedPrecondition: the worker has left the job
+  uint64_t not_started = 0;        // Unavailable: the job has not started on this node
+  uint64_t wrong_kind = 0;         // InvalidArgument: a kind this node does not accept
+  uint64_t bad_range = 0;          // NotFound / OutOfRange / InvalidArgument: table or range
+  // OutOfRange (InvalidArgument for a CLOCK that goes back): a clock below 0, behind the
+  // worker's, or more than ServerOptions::max_clock_lead ahead of it.
+  uint64_t bad_clock = 0;
+  uint64_t bad_scale = 0;          // InvalidArgument: worker_scale not finite and > 0
+  uint64_t nonfinite = 0;          // InvalidArgument: NaN/Inf in a gradient (kRefuse)
+  uint64_t nonfinite_skipped = 0;  // answered OK but not applied (NonFinitePolicy::kSkip)
+  // ResourceExhausted: the worker already has ServerOptions::max_waiting_reads_per_worker
+  // reads waiting in the gate (or, on the coordinator, the job is full).
+  uint64_t too_many_waiting = 0;
+  uint64_t malformed = 0;          // InvalidArgument, or dropped: the message did not decode
+  // Not refusals: waits whose timeout_ms was 0 or above the node's cap and got the cap.
+  uint64_t waits_capped = 0;
+  // Coordinator: JOINs refused (a full job, a mismatched or invalid configuration, ...).
+  uint64_t joins = 0;
+};
+
 // What one server saw of one worker. Requests are counted per message: a push or pull of a
 // range is one message per chunk it covers.
 struct WorkerMetrics {
@@ -93,6 +120,8 @@ struct WorkerMetrics {
   RealHistogram scale;
   uint64_t dropped = 0;    // pushes dropped as too stale (SaPS)
   uint64_t refreshes = 0;  // replies that told the worker to read fresh parameters
+  // Pushes holding NaN or Inf: refused (NonFinitePolicy::kRefuse) or skipped (kSkip).
+  uint64_t nonfinite = 0;
   // The latest pushes, oldest first (at most ServerOptions::push_log_size).
   std::vector<PushRecord> push_log;
 };

@@ -42,6 +42,10 @@ struct NodeOptions {
   // The messaging context. Null: the node creates its own. Nodes using inproc:// endpoints
   // must share one (LocalCluster does).
   std::shared_ptr<TransportContext> context;
+  // Connections to this node's listening endpoint it keeps track of; beyond that the
+  // longest-idle ones are forgotten (their later messages count as a new connection), so
+  // a flood of connections cannot grow the node's memory. Default 65536.
+  int max_peers = 65536;
 };
 
 struct WorkerOptions : NodeOptions {
@@ -77,13 +81,34 @@ struct ServerOptions : NodeOptions {
   int push_log_size = 0;
   // Builds each table's updater. Default: the built-in ones ("sgd").
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
+
+  // Limits on what workers may ask of this server (docs/wire_format.md). A request past
+  // one is refused with its own status and counted in ServerStats::refused; the server
+  // goes on serving everyone else.
+  //
+  // Memory the shard may use (values, updater state, round sums, VSGD drift, bookkeeping;
+  // docs/configuration.md has the formula). A job whose shard would not fit is refused when
+  // it starts: the server answers the coordinator with ResourceExhausted naming the tables
+  // and both sizes, and every worker's Create fails with that error. 0 (default): 80 % of
+  // the machine's memory (or of the cgroup's limit, when lower).
+  uint64_t memory_budget_bytes = 0;
+  // How far ahead of the worker's clock (the last CLOCK this server got from it) a PUSH,
+  // PULL or CLOCK may be. A worker's own requests are never ahead by more than the number
+  // of its threads calling Clock() at once; the bound keeps a future round's sum (BSP) from
+  // being opened arbitrarily far ahead. Default 4.
+  int64_t max_clock_lead = 4;
+  // The longest a read may wait in the gate: a PULL whose timeout_ms is 0 or larger waits
+  // this long. Default 1 hour.
+  absl::Duration max_read_wait = absl::Hours(1);
+  // Reads of one worker that may wait in the gate at once. Default 65536.
+  int max_waiting_reads_per_worker = 65536;
 };
 
 struct CoordinatorOptions {
   // Where to listen. Default "tcp://127.0.0.1:0" (an OS-chosen port); a fixed port that is
   // already taken is a clear Unavailable error from Coordinator::Create.
   std::string listen = "tcp://127.0.0.1:0";
-  // Number of servers and workers the job waits for before it starts.
+  // Number of servers and workers the job waits for before it starts; each 1..kMaxNodes.
   int num_servers = 1;
   int num_workers = 1;
   // The job's configuration. Unset: the first worker to join defines it, and every later
@@ -97,6 +122,11 @@ struct CoordinatorOptions {
   int64_t max_message_bytes = int64_t{16} << 20;
   std::string logger = "kairos";
   std::shared_ptr<TransportContext> context;
+  // As NodeOptions::max_peers. Default 65536.
+  int max_peers = 65536;
+  // The longest a barrier may wait: a BARRIER whose timeout_ms is 0 or larger waits this
+  // long. Default 1 hour.
+  absl::Duration max_barrier_wait = absl::Hours(1);
 };
 
 // LocalCluster: a coordinator, servers and workers inside this process.

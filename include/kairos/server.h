@@ -34,6 +34,8 @@ struct ServerStats {
   // Pushes applied in one pass over a chunk together with an earlier push of the same range
   // (they had queued up while the chunk's apply lane was busy).
   uint64_t coalesced = 0;
+  // Requests refused, by reason (docs/wire_format.md).
+  RefusalCounts refused;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };

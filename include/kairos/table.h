@@ -42,11 +42,23 @@ struct UpdaterSpec {
   friend bool operator==(const UpdaterSpec&, const UpdaterSpec&) = default;
 };
 
+// What a server does with a push whose gradient holds a NaN or an infinity. Such a value is
+// never applied silently: one bad worker would otherwise poison every parameter it touches.
+enum class NonFinitePolicy {
+  // The push is refused: nothing of it is applied, the worker's call fails with
+  // InvalidArgument naming the table and the first bad element. The default.
+  kRefuse,
+  // The push is skipped: nothing of it is applied, the worker's call succeeds, and the server
+  // counts it (ServerStats::refused.nonfinite_skipped, WorkerMetrics::nonfinite_skipped).
+  kSkip,
+};
+
 struct TableSpec {
-  std::string name;       // unique within the job; 1..128 characters
-  uint64_t size = 0;      // number of float32 elements; > 0
+  std::string name;       // unique within the job; 1..128 printable characters
+  uint64_t size = 0;      // number of float32 elements; 1..kMaxTableElements (job.h)
   Initializer init;
   UpdaterSpec updater;
+  NonFinitePolicy nonfinite = NonFinitePolicy::kRefuse;
   friend bool operator==(const TableSpec&, const TableSpec&) = default;
 };
 

@@ -2,16 +2,17 @@
 
 #include "kairos/job.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "policy/policy.h"
 
 namespace kairos {
 namespace {
-
-constexpr std::size_t kMaxTableName = 128;
 
 std::string InitName(const Initializer& i) {
   switch (i.kind) {
@@ -24,7 +25,36 @@ std::string InitName(const Initializer& i) {
     case Initializer::Kind::kNormal:
       return absl::StrFormat("normal(%g, %g, seed %d)", i.a, i.b, i.seed);
   }
-  return "?";
+  return absl::StrFormat("kind %d", static_cast<int>(i.kind));
+}
+
+bool Printable(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+absl::Status CheckInitializer(const TableSpec& t) {
+  const Initializer& i = t.init;
+  auto bad = [&](const char* why) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("table '%s': initializer %s: %s", t.name, InitName(i), why));
+  };
+  switch (i.kind) {
+    case Initializer::Kind::kZeros:
+      return absl::OkStatus();
+    case Initializer::Kind::kConstant:
+      return std::isfinite(i.a) ? absl::OkStatus() : bad("the value is not finite");
+    case Initializer::Kind::kUniform:
+      if (!std::isfinite(i.a) || !std::isfinite(i.b)) return bad("a bound is not finite");
+      return i.a <= i.b ? absl::OkStatus() : bad("low > high");
+    case Initializer::Kind::kNormal:
+      if (!std::isfinite(i.a) || !std::isfinite(i.b)) return bad("a parameter is not finite");
+      return i.b >= 0 ? absl::OkStatus() : bad("the standard deviation is negative");
+  }
+  return bad("unknown kind");
+}
+
+std::string NonFiniteName(NonFinitePolicy p) {
+  return p == NonFinitePolicy::kRefuse ? "refuse" : p == NonFinitePolicy::kSkip ? "skip" : "?";
 }
 
 // The canonical form of a policy spec, so that two spellings of one policy agree
@@ -38,23 +68,72 @@ std::string CanonicalPolicy(const std::string& text) {
 
 absl::Status ValidateJobConfig(const JobConfig& job) {
   if (job.tables.empty()) return absl::InvalidArgumentError("the job declares no table");
-  if (job.chunk_elements == 0) {
-    return absl::InvalidArgumentError("chunk_elements must be > 0");
+  if (job.tables.size() > kMaxTables) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the job declares %d tables; at most %d are allowed", job.tables.size(), kMaxTables));
+  }
+  if (job.chunk_elements == 0 || job.chunk_elements > kMaxChunkElements) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "chunk_elements is %d; it must be in [1, %d] (2^28)", job.chunk_elements,
+        kMaxChunkElements));
+  }
+  if (job.policy.size() > kMaxPolicyLength) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the policy spec has %d characters; at most %d are allowed", job.policy.size(),
+        kMaxPolicyLength));
   }
   std::set<std::string> names;
+  uint64_t elements = 0;  // <= kMaxTables * kMaxTableElements: no overflow
+  uint64_t chunks = 0;
   for (std::size_t i = 0; i < job.tables.size(); ++i) {
     const TableSpec& t = job.tables[i];
-    if (t.name.empty() || t.name.size() > kMaxTableName) {
+    if (t.name.empty() || t.name.size() > kMaxTableNameLength) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "table %d: the name must have 1 to %d characters", i, kMaxTableName));
+          "table %d: the name must have 1 to %d characters (it has %d)", i,
+          kMaxTableNameLength, t.name.size()));
+    }
+    if (!Printable(t.name)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table %d: the name must be printable ASCII (it is '%s')", i,
+          absl::CHexEscape(t.name)));
     }
     if (!names.insert(t.name).second) {
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s' is declared twice", t.name));
     }
-    if (t.size == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat("table '%s': size must be > 0", t.name));
+    if (t.size == 0 || t.size > kMaxTableElements) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': size is %d elements; it must be in [1, %d] (2^36, 256 GiB of float32)",
+          t.name, t.size, kMaxTableElements));
     }
+    elements += t.size;
+    chunks += (t.size - 1) / job.chunk_elements + 1;
+    if (absl::Status s = CheckInitializer(t); !s.ok()) return s;
+    if (t.updater.name.empty() || t.updater.name.size() > kMaxUpdaterNameLength ||
+        !Printable(t.updater.name)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': the updater name must be 1 to %d printable characters", t.name,
+          kMaxUpdaterNameLength));
+    }
+    if (!std::isfinite(t.updater.learning_rate)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': the learning rate %g is not finite", t.name, t.updater.learning_rate));
+    }
+    if (t.nonfinite != NonFinitePolicy::kRefuse && t.nonfinite != NonFinitePolicy::kSkip) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': unknown non-finite policy %d", t.name, static_cast<int>(t.nonfinite)));
+    }
+  }
+  if (elements > kMaxJobElements) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the job's tables hold %d elements together; at most %d (2^40) are allowed", elements,
+        kMaxJobElements));
+  }
+  if (chunks > kMaxJobChunks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the job's tables make %d chunks of at most %d elements; at most %d (2^24) are "
+        "allowed: raise chunk_elements",
+        chunks, job.chunk_elements, kMaxJobChunks));
   }
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
   return spec.ok() ? absl::OkStatus() : spec.status();
@@ -89,6 +168,10 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     if (!(b.init == a.init)) return differs(where + " initializer", InitName(b.init), InitName(a.init));
     if (b.updater.name != a.updater.name) {
       return differs(where + " updater", b.updater.name, a.updater.name);
+    }
+    if (b.nonfinite != a.nonfinite) {
+      return differs(where + " nonfinite policy", NonFiniteName(b.nonfinite),
+                     NonFiniteName(a.nonfinite));
     }
     if (b.updater.learning_rate != a.updater.learning_rate) {
       return differs(where + " learning_rate", absl::StrFormat("%g", b.updater.learning_rate),

@@ -23,8 +23,10 @@
 #include "common/logging.h"
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
+#include "common/limits.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
+#include "wire/credential.h"
 
 namespace kairos {
 namespace internal {
@@ -41,6 +43,7 @@ struct NodeRecord {
   PeerId peer = 0;
   absl::Time last_seen;
   NodeState state = NodeState::kJoined;
+  Credential credential;  // workers: what proves them to the servers
 };
 
 struct BarrierWaiter {
@@ -65,10 +68,11 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   absl::Status Init() {
-    if (options_.num_servers < 1 || options_.num_workers < 1) {
+    if (options_.num_servers < 1 || options_.num_workers < 1 ||
+        options_.num_servers > kMaxNodes || options_.num_workers > kMaxNodes) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "a job needs at least 1 server and 1 worker (got %d servers, %d workers)",
-          options_.num_servers, options_.num_workers));
+          "a job needs 1 to %d servers and 1 to %d workers (got %d servers, %d workers)",
+          kMaxNodes, kMaxNodes, options_.num_servers, options_.num_workers));
     }
     if (options_.job.has_value()) {
       KAIROS_RETURN_IF_ERROR(ValidateJobConfig(*options_.job));
@@ -78,6 +82,7 @@ class CoordinatorImpl final : public Coordinator {
     t.context = options_.context;
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "coordinator";
+    t.max_peers = options_.max_peers;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
     join_deadline_ = absl::Now() + options_.join_timeout;
@@ -118,6 +123,7 @@ class CoordinatorImpl final : public Coordinator {
   // header parsed (a refused JOIN as a JOIN_REPLY, so the joining node reports it), dropped
   // otherwise.
   void OnMalformed(PeerId from, const absl::Status& why, const wire::Header* h) {
+    Count(&RefusalCounts::malformed);
     if (h == nullptr) {
       log_->warn("coordinator: dropped a malformed message: {}", std::string(why.message()));
       return;
@@ -130,9 +136,25 @@ class CoordinatorImpl final : public Coordinator {
     if (h.kind() == wire::JOIN) return HandleJoin(from, h);
     NodeRecord* node = Find(h.sender(), from);
     if (node == nullptr) {
-      return Reply(from, h, wire::ERROR,
-                   absl::PermissionDeniedError(absl::StrFormat(
-                       "node %d has not joined this job", h.sender())));
+      // A node is the connection it joined on: a header naming another node's id proves
+      // nothing.
+      Count(&RefusalCounts::unauthenticated);
+      const std::string why = absl::StrFormat(
+          "%s claims to be node %d, which did not join on this connection",
+          wire::Kind_Name(h.kind()), h.sender());
+      switch (refusal_log_.Check(from)) {
+        case LogOnce::Verdict::kLog:
+          log_->warn("coordinator: refused {} (further refusals of this connection are not "
+                     "logged)", why);
+          break;
+        case LogOnce::Verdict::kLogLast:
+          log_->warn("coordinator: refused {}; refusals of further connections are not "
+                     "logged", why);
+          break;
+        case LogOnce::Verdict::kQuiet:
+          break;
+      }
+      return Reply(from, h, wire::ERROR, absl::PermissionDeniedError(why));
     }
     node->last_seen = absl::Now();
     switch (h.kind()) {
@@ -146,15 +168,30 @@ class CoordinatorImpl final : public Coordinator {
       case wire::FINISH:
         return HandleFinish(*node, from, h);
       default:
+        Count(&RefusalCounts::wrong_kind);
         return Reply(from, h, wire::ERROR,
                      absl::InvalidArgumentError(absl::StrCat(
                          "the coordinator does not accept ", wire::Kind_Name(h.kind()))));
     }
   }
 
+  void Count(uint64_t RefusalCounts::*counter) {
+    absl::MutexLock lock(&mu_);
+    ++(stats_.refused.*counter);
+  }
+
+  CoordinatorStats stats() const override {
+    absl::MutexLock lock(&mu_);
+    return stats_;
+  }
+
   void RecordStragglers(int shard, const wire::Header& h) {
     absl::MutexLock lock(&mu_);
-    stragglers_by_server_[shard].assign(h.stragglers().begin(), h.stragglers().end());
+    std::vector<int>& list = stragglers_by_server_[shard];
+    list.clear();
+    for (int w : h.stragglers()) {
+      if (w >= 0 && w < options_.num_workers) list.push_back(w);
+    }
   }
 
   std::vector<int> stragglers() const override {
@@ -180,7 +217,13 @@ class CoordinatorImpl final : public Coordinator {
 
   void HandleJoin(PeerId from, const wire::Header& h) {
     absl::StatusOr<int> rank = AdmitJoin(h.join());
+    absl::StatusOr<Credential> credential = Credential();
+    if (rank.ok() && h.join().role() == wire::WORKER) {
+      credential = NewCredential();
+      if (!credential.ok()) rank = credential.status();
+    }
     if (!rank.ok()) {
+      Count(&RefusalCounts::joins);
       log_->warn("coordinator: refused a {} join: {}", RoleName(h.join().role()),
                  std::string(rank.status().message()));
       return Reply(from, h, wire::JOIN_REPLY, rank.status());
@@ -192,10 +235,13 @@ class CoordinatorImpl final : public Coordinator {
     node.endpoint = h.join().endpoint();
     node.peer = from;
     node.last_seen = absl::Now();
+    node.credential = *credential;
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
     reply.header.mutable_join_reply()->set_node_id(node.id);
     reply.header.mutable_join_reply()->set_rank(node.rank);
+    reply.header.mutable_join_reply()->set_token_hi(node.credential.hi);
+    reply.header.mutable_join_reply()->set_token_lo(node.credential.lo);
     (node.role == wire::SERVER ? server_ids_ : worker_ids_)[node.rank] = node.id;
     nodes_[node.id] = node;
     transport_->Send(from, std::move(reply));
@@ -252,7 +298,9 @@ class CoordinatorImpl final : public Coordinator {
     return rank;
   }
 
-  wire::Start StartMessage() const {
+  // The START of a job; the workers' credentials only for the servers (a worker must not
+  // learn another's).
+  wire::Start StartMessage(bool with_credentials) const {
     wire::Start start;
     ToWire(*job_, start.mutable_job());
     start.set_num_servers(options_.num_servers);
@@ -263,6 +311,10 @@ class CoordinatorImpl final : public Coordinator {
       w->set_role(n.role);
       w->set_rank(n.rank);
       w->set_endpoint(n.endpoint);
+      if (with_credentials && n.role == wire::WORKER) {
+        w->set_token_hi(n.credential.hi);
+        w->set_token_lo(n.credential.lo);
+      }
     }
     return start;
   }
@@ -270,7 +322,7 @@ class CoordinatorImpl final : public Coordinator {
   // Servers first: workers start only once every shard exists.
   void StartServers() {
     phase_ = Phase::kStarting;
-    const wire::Start start = StartMessage();
+    const wire::Start start = StartMessage(/*with_credentials=*/true);
     for (const auto& [rank, id] : server_ids_) {
       Message m;
       m.header.set_kind(wire::START);
@@ -290,7 +342,7 @@ class CoordinatorImpl final : public Coordinator {
       if (nodes_[id].state != NodeState::kReady) return;
     }
     phase_ = Phase::kRunning;
-    const wire::Start start = StartMessage();
+    const wire::Start start = StartMessage(/*with_credentials=*/false);
     for (const auto& [rank, id] : worker_ids_) {
       Message m;
       m.header.set_kind(wire::START);
@@ -308,11 +360,34 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void HandleBarrier(NodeRecord& node, PeerId from, const wire::Header& h) {
+    if (node.role != wire::WORKER) {
+      Count(&RefusalCounts::wrong_kind);
+      return Reply(from, h, wire::ERROR,
+                   absl::InvalidArgumentError("only workers take part in barriers"));
+    }
     BarrierWaiter w;
     w.peer = from;
     w.request = h;
     w.rank = node.rank;
-    if (h.timeout_ms() > 0) w.deadline = absl::Now() + absl::Milliseconds(h.timeout_ms());
+    const absl::Duration cap = options_.max_barrier_wait;
+    absl::Duration wait = cap;
+    if (h.timeout_ms() > 0 && h.timeout_ms() <= static_cast<uint64_t>(
+                                                   absl::ToInt64Milliseconds(cap))) {
+      wait = absl::Milliseconds(static_cast<int64_t>(h.timeout_ms()));
+    } else {
+      Count(&RefusalCounts::waits_capped);
+    }
+    w.deadline = absl::Now() + wait;
+    // One waiter per worker: a newer call of the same worker replaces the older one (its
+    // caller gave up on it), so a worker cannot grow the list.
+    for (BarrierWaiter& old : barrier_) {
+      if (old.rank != node.rank) continue;
+      Reply(old.peer, old.request, wire::ERROR,
+            absl::AbortedError(absl::StrFormat(
+                "barrier of worker %d superseded by a newer barrier call", node.rank)));
+      old = std::move(w);
+      return MaybeReleaseBarrier();
+    }
     barrier_.push_back(std::move(w));
     MaybeReleaseBarrier();
   }
@@ -444,6 +519,7 @@ class CoordinatorImpl final : public Coordinator {
   absl::Notification done_;
   absl::Status final_status_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::vector<int>> stragglers_by_server_ ABSL_GUARDED_BY(mu_);
+  CoordinatorStats stats_ ABSL_GUARDED_BY(mu_);
 
   // I/O thread only.
   Phase phase_ = Phase::kJoining;
@@ -454,6 +530,7 @@ class CoordinatorImpl final : public Coordinator {
   std::map<int, uint32_t> worker_ids_;  // rank -> node id
   std::vector<BarrierWaiter> barrier_;
   absl::Time join_deadline_;
+  LogOnce refusal_log_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 // chunks, and the lane sends the reply.
 
 #include <atomic>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/limits.h"
 #include "common/logging.h"
 #include "kairos/eigen.h"
 #include "kairos/server.h"
@@ -31,6 +33,7 @@
 #include "transport/coordinator_link.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
+#include "wire/credential.h"
 
 namespace kairos {
 namespace internal {
@@ -87,6 +90,7 @@ class ServerImpl final : public Server {
     t.context = options_.context;
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "server";
+    t.max_peers = options_.max_peers;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
@@ -136,6 +140,7 @@ class ServerImpl final : public Server {
     s.version = stats_.version.load();
     s.coalesced = stats_.coalesced.load();
     absl::MutexLock lock(&metrics_mu_);
+    s.refused = refused_;
     s.workers = metrics_;
     s.stragglers = stragglers_;
     return s;
@@ -166,15 +171,16 @@ class ServerImpl final : public Server {
       case wire::FINISH:
         return HandleFinish(from, m);
       default:
-        return ReplyError(from, h,
-                          absl::InvalidArgumentError(absl::StrCat(
-                              "a server does not accept ", wire::Kind_Name(h.kind()))));
+        return Refuse(from, h, &RefusalCounts::wrong_kind,
+                      absl::InvalidArgumentError(absl::StrCat(
+                          "a server does not accept ", wire::Kind_Name(h.kind()))));
     }
   }
 
   // A message that failed its checks: answered by request id when its header parsed,
   // dropped and counted otherwise. Nothing of it touches the shard.
   void OnMalformed(PeerId from, const absl::Status& why, const wire::Header* header) {
+    Count(&RefusalCounts::malformed);
     if (header != nullptr && header->request_id() != 0) {
       return ReplyError(from, *header, why);
     }
@@ -204,13 +210,69 @@ class ServerImpl final : public Server {
     }
   }
 
+  // Checks what START asks of this server before anything is allocated: the job's limits,
+  // the chunk size against the largest message this server accepts, and the shard's memory
+  // against the budget.
+  absl::Status CheckStart(const wire::Start& start) {
+    if (shard_ != nullptr) return absl::FailedPreconditionError("the job has already started");
+    if (start.num_workers() < 1 || start.num_workers() > kMaxNodes ||
+        start.num_servers() < 1 || start.num_servers() > kMaxNodes ||
+        shard_index_.load() < 0 || shard_index_.load() >= start.num_servers()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "START names %d servers and %d workers (this is shard %d)", start.num_servers(),
+          start.num_workers(), shard_index_.load()));
+    }
+    KAIROS_RETURN_IF_ERROR(ValidateJobConfig(job_));
+    const uint64_t chunk_bytes = job_.chunk_elements * sizeof(float);
+    if (chunk_bytes > static_cast<uint64_t>(options_.max_message_bytes)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a chunk of %d elements is %d bytes, more than this server accepts in one message "
+          "(max_message_bytes %d)",
+          job_.chunk_elements, chunk_bytes, options_.max_message_bytes));
+    }
+    std::vector<uint64_t> table_bytes;
+    KAIROS_ASSIGN_OR_RETURN(
+        const uint64_t need,
+        Shard::EstimateBytes(job_, shard_index_.load(), start.num_servers(),
+                             start.num_workers(), options_.updater_factory, &table_bytes));
+    const uint64_t budget = options_.memory_budget_bytes > 0 ? options_.memory_budget_bytes
+                                                              : DefaultMemoryBudget();
+    if (need > budget) {
+      std::size_t largest = 0;
+      for (std::size_t i = 1; i < table_bytes.size(); ++i) {
+        if (table_bytes[i] > table_bytes[largest]) largest = i;
+      }
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "shard %d needs %d bytes (%.1f GiB) for the job's tables (the largest share: table "
+          "'%s', %d bytes) but its memory budget is %d bytes (%.1f GiB; "
+          "ServerOptions::memory_budget_bytes)",
+          shard_index_.load(), need, need / 1073741824.0, job_.tables[largest].name,
+          table_bytes[largest], budget, budget / 1073741824.0));
+    }
+    for (const wire::Node& n : start.nodes()) {
+      if (n.role() != wire::WORKER) continue;
+      if (n.rank() < 0 || n.rank() >= start.num_workers()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("START gives worker node %d rank %d", n.node_id(), n.rank()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   void HandleStart(const wire::Start& start) {
     job_ = FromWire(start.job());
-    num_workers_ = start.num_workers();
-    for (const wire::Node& n : start.nodes()) {
-      if (n.role() == wire::WORKER) rank_of_node_[n.node_id()] = n.rank();
+    absl::Status checked = CheckStart(start);
+    num_workers_ = checked.ok() ? start.num_workers() : 0;
+    if (checked.ok()) {
+      credential_of_rank_.assign(num_workers_, Credential());
+      for (const wire::Node& n : start.nodes()) {
+        if (n.role() != wire::WORKER) continue;
+        rank_of_node_[n.node_id()] = n.rank();
+        credential_of_rank_[n.rank()] = Credential{n.token_hi(), n.token_lo()};
+      }
     }
-    absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job_.policy);
+    absl::StatusOr<policy::PolicySpec> spec =
+        checked.ok() ? policy::ParsePolicySpec(job_.policy) : checked;
     absl::StatusOr<std::unique_ptr<Shard>> shard =
         spec.ok() ? Shard::Create(job_, shard_index_.load(), start.num_servers(), num_workers_,
                                   options_.updater_factory, options_.inline_apply_bytes)
@@ -219,12 +281,15 @@ class ServerImpl final : public Server {
     ready.header.set_kind(wire::READY);
     ready.header.set_sender(node_id_);
     if (!shard.ok()) {
+      log_->error("server {}: cannot serve the job: {}", shard_index_.load(),
+                  std::string(shard.status().message()));
       ToWire(shard.status(), ready.header.mutable_status());
       transport_->Send(coordinator_, std::move(ready));
       return End(shard.status());
     }
     shard_ = *std::move(shard);
     gate_ = policy::MakeGate(*spec, num_workers_);
+    waiting_of_rank_.assign(num_workers_, 0);
     straggler_ = policy::MakeStragglerPolicy(*spec, num_workers_);
     for (ShardTable& t : shard_->tables()) {
       for (ShardChunk& c : t.chunks) c.version_read.assign(num_workers_, 0);
@@ -251,26 +316,83 @@ class ServerImpl final : public Server {
     gate_->OnLeave(rank, why);
     // Reads of a dead worker have nobody to answer.
     std::erase_if(waiting_, [rank](const PendingPull& p) { return p.rank == rank; });
+    waiting_of_rank_[rank] = 0;
     Reevaluate();
   }
 
   // ----------------------------------------------------------------- requests (I/O)
-  // The rank of the worker that sent `h`, or the error to answer with.
-  absl::StatusOr<int> ActiveRank(const wire::Header& h) {
+  // The rank of the active worker that sent `h`, proven by the credential the coordinator
+  // gave that worker; otherwise the request is refused (answered, counted) and nullopt.
+  std::optional<int> Authenticate(PeerId from, const wire::Header& h) {
     if (shard_ == nullptr) {
-      return absl::UnavailableError(absl::StrFormat(
-          "server %d: the job has not started yet", shard_index_.load()));
+      Refuse(from, h, &RefusalCounts::not_started,
+             absl::UnavailableError("the job has not started yet"));
+      return std::nullopt;
     }
     auto it = rank_of_node_.find(h.sender());
-    if (it == rank_of_node_.end()) {
-      return absl::PermissionDeniedError(
-          absl::StrFormat("node %d is not a worker of this job (it never joined)", h.sender()));
+    if (it == rank_of_node_.end() ||
+        !SameCredential(credential_of_rank_[it->second], CredentialOf(h))) {
+      const std::string why =
+          it == rank_of_node_.end()
+              ? absl::StrFormat("node %d is not a worker of this job", h.sender())
+              : absl::StrFormat("the message does not carry node %d's credential", h.sender());
+      switch (refusal_log_.Check(from)) {
+        case LogOnce::Verdict::kLog:
+          log_->warn("server {}: refused {}: {} (further refusals of this connection are not "
+                     "logged)", shard_index_.load(), Describe(h), why);
+          break;
+        case LogOnce::Verdict::kLogLast:
+          log_->warn("server {}: refused {}: {}; refusals of further connections are not "
+                     "logged", shard_index_.load(), Describe(h), why);
+          break;
+        case LogOnce::Verdict::kQuiet:
+          break;
+      }
+      Refuse(from, h, &RefusalCounts::unauthenticated, absl::PermissionDeniedError(why));
+      return std::nullopt;
     }
     if (!gate_->clocks().active(it->second)) {
-      return absl::FailedPreconditionError(
-          absl::StrFormat("worker %d has left the job (finished or declared dead)", it->second));
+      Refuse(from, h, &RefusalCounts::not_active,
+             absl::FailedPreconditionError(absl::StrFormat(
+                 "worker %d has left the job (finished or declared dead)", it->second)));
+      return std::nullopt;
     }
     return it->second;
+  }
+
+  // The table and chunk a PUSH or PULL addresses, or nullopt (refused).
+  std::optional<std::pair<ShardTable*, ShardChunk*>> Locate(PeerId from, const wire::Header& h) {
+    auto located = shard_->Locate(h.table(), h.offset(), h.length());
+    if (!located.ok()) {
+      Refuse(from, h, &RefusalCounts::bad_range, located.status());
+      return std::nullopt;
+    }
+    return *located;
+  }
+
+  // A request's clock is at least 0 and at most max_clock_lead ahead of the worker's clock
+  // (so clock + 1 and clock - min never overflow, and BSP opens no far-future round).
+  bool ClockInWindow(PeerId from, const wire::Header& h, int rank) {
+    const int64_t known = gate_->clocks().clock(rank);
+    const int64_t lead = std::max<int64_t>(0, options_.max_clock_lead);
+    if (h.clock() >= 0 && h.clock() - known <= lead) return true;
+    Refuse(from, h, &RefusalCounts::bad_clock,
+           absl::OutOfRangeError(absl::StrFormat(
+               "clock %d of worker %d is outside [0, %d] (its clock %d plus max_clock_lead %d)",
+               h.clock(), rank, known + lead, known, lead)));
+    return false;
+  }
+
+  void Count(uint64_t RefusalCounts::*counter) {
+    absl::MutexLock lock(&metrics_mu_);
+    ++(refused_.*counter);
+  }
+
+  // Answers `request` with `status` and counts it under `counter`.
+  void Refuse(PeerId to, const wire::Header& request, uint64_t RefusalCounts::*counter,
+              const absl::Status& status) {
+    Count(counter);
+    ReplyError(to, request, status);
   }
 
   void ReplyError(PeerId to, const wire::Header& request, const absl::Status& status) {
@@ -319,11 +441,21 @@ class ServerImpl final : public Server {
 
   void HandlePush(PeerId from, Message& m) {
     const wire::Header& h = m.header;
-    absl::StatusOr<int> rank = ActiveRank(h);
-    if (!rank.ok()) return ReplyError(from, h, rank.status());
-    auto located = shard_->Locate(h.table(), h.offset(), h.length());
-    if (!located.ok()) return ReplyError(from, h, located.status());
+    const std::optional<int> rank = Authenticate(from, h);
+    if (!rank.has_value()) return;
+    const auto located = Locate(from, h);
+    if (!located.has_value()) return;
     auto [table, chunk] = *located;
+    if (!ClockInWindow(from, h, *rank)) return;
+    if (!(std::isfinite(h.worker_scale()) && h.worker_scale() >= 0)) {
+      return Refuse(from, h, &RefusalCounts::bad_scale,
+                    absl::InvalidArgumentError(absl::StrFormat(
+                        "worker_scale %g is not a finite number > 0", h.worker_scale())));
+    }
+    if (const std::size_t bad = FirstNonFinite(m.payloads[0].span());
+        bad < m.payloads[0].size()) {
+      return NonFinitePush(from, h, *rank, *table, h.offset() + bad, m.payloads[0][bad]);
+    }
     stats_.pushes.fetch_add(1);
     stats_.bytes_in.fetch_add(h.length() * sizeof(float));
 
@@ -354,6 +486,28 @@ class ServerImpl final : public Server {
       if (reply.has_value()) transport_->Send(from, *std::move(reply));
     }
     if (h.pull_after()) QueueEagerRead(from, h, *rank, drop, verdict.refresh);
+  }
+
+  // A push holding NaN or Inf at element `at`: never applied. Refused, or under
+  // NonFinitePolicy::kSkip answered as if applied (and its eager read still served).
+  void NonFinitePush(PeerId from, const wire::Header& h, int rank, const ShardTable& table,
+                     uint64_t at, float value) {
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      ++metrics_[rank].nonfinite;
+    }
+    if (table.spec.nonfinite == NonFinitePolicy::kRefuse) {
+      return Refuse(from, h, &RefusalCounts::nonfinite,
+                    absl::InvalidArgumentError(absl::StrFormat(
+                        "the gradient holds %g at element %d of table '%s'; nothing was "
+                        "applied (the table refuses non-finite pushes)",
+                        value, at, table.spec.name)));
+    }
+    Count(&RefusalCounts::nonfinite_skipped);
+    if (h.pull_after()) return QueueEagerRead(from, h, rank, false, false);
+    Message reply;
+    reply.header = ReplyHeader(h, wire::PUSH_REPLY, node_id_);
+    transport_->Send(from, std::move(reply));
   }
 
   void RecordPush(int rank, const policy::StalenessInfo& info,
@@ -499,13 +653,10 @@ class ServerImpl final : public Server {
 
   void HandlePull(PeerId from, Message& m) {
     const wire::Header& h = m.header;
-    absl::StatusOr<int> rank = ActiveRank(h);
-    if (!rank.ok()) return ReplyError(from, h, rank.status());
-    if (absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> located =
-            shard_->Locate(h.table(), h.offset(), h.length());
-        !located.ok()) {
-      return ReplyError(from, h, located.status());
-    }
+    const std::optional<int> rank = Authenticate(from, h);
+    if (!rank.has_value()) return;
+    if (!Locate(from, h).has_value()) return;
+    if (!ClockInWindow(from, h, *rank)) return;
     PendingPull p;
     p.from = from;
     p.header = h;
@@ -513,21 +664,34 @@ class ServerImpl final : public Server {
     Admit(std::move(p));
   }
 
-  // Serves `p` if the gate admits it now, else queues it until a clock or membership event.
+  // Serves `p` if the gate admits it now, else queues it until a clock or membership event
+  // (at most max_waiting_reads_per_worker of a worker, each for at most max_read_wait).
   void Admit(PendingPull p) {
     const wire::Header& h = p.header;
     p.arrived = absl::Now();
-    if (h.timeout_ms() > 0) p.deadline = p.arrived + absl::Milliseconds(h.timeout_ms());
-    if (gate_->Admits(p.rank, h.clock())) {
-      ServePull(p);
-    } else {
-      p.waited = true;
-      {
-        absl::MutexLock lock(&metrics_mu_);
-        ++metrics_[p.rank].blocked_reads;
-      }
-      waiting_.push_back(std::move(p));
+    if (gate_->Admits(p.rank, h.clock())) return ServePull(p);
+    if (waiting_of_rank_[p.rank] >= options_.max_waiting_reads_per_worker) {
+      return Refuse(p.from, h, &RefusalCounts::too_many_waiting,
+                    absl::ResourceExhaustedError(absl::StrFormat(
+                        "worker %d already has %d reads waiting in the gate "
+                        "(max_waiting_reads_per_worker)",
+                        p.rank, waiting_of_rank_[p.rank])));
     }
+    const absl::Duration cap = options_.max_read_wait;
+    if (h.timeout_ms() > 0 &&
+        h.timeout_ms() <= static_cast<uint64_t>(absl::ToInt64Milliseconds(cap))) {
+      p.deadline = p.arrived + absl::Milliseconds(static_cast<int64_t>(h.timeout_ms()));
+    } else {
+      Count(&RefusalCounts::waits_capped);
+      p.deadline = p.arrived + cap;
+    }
+    p.waited = true;
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      ++metrics_[p.rank].blocked_reads;
+    }
+    ++waiting_of_rank_[p.rank];
+    waiting_.push_back(std::move(p));
   }
 
   void ServePull(const PendingPull& p) {
@@ -566,22 +730,23 @@ class ServerImpl final : public Server {
 
   void HandleClock(PeerId from, Message& m) {
     const wire::Header& h = m.header;
-    absl::StatusOr<int> rank = ActiveRank(h);
-    if (!rank.ok()) return ReplyError(from, h, rank.status());
+    const std::optional<int> rank = Authenticate(from, h);
+    if (!rank.has_value()) return;
     if (h.clock() < gate_->clocks().clock(*rank)) {
-      return ReplyError(from, h,
-                        absl::InvalidArgumentError(absl::StrFormat(
-                            "clock %d of worker %d goes back from %d", h.clock(), *rank,
-                            gate_->clocks().clock(*rank))));
+      return Refuse(from, h, &RefusalCounts::bad_clock,
+                    absl::InvalidArgumentError(absl::StrFormat(
+                        "clock %d of worker %d goes back from %d", h.clock(), *rank,
+                        gate_->clocks().clock(*rank))));
     }
+    if (!ClockInWindow(from, h, *rank)) return;
     gate_->OnClock(*rank, h.clock(), absl::Now());
     Reevaluate();
   }
 
   void HandleFinish(PeerId from, Message& m) {
     const wire::Header& h = m.header;
-    absl::StatusOr<int> rank = ActiveRank(h);
-    if (!rank.ok()) return ReplyError(from, h, rank.status());
+    const std::optional<int> rank = Authenticate(from, h);
+    if (!rank.has_value()) return;
     Leave(*rank, policy::MemberState::kFinished);
     Message reply;
     reply.header = ReplyHeader(h, wire::FINISH, node_id_);
@@ -614,6 +779,7 @@ class ServerImpl final : public Server {
     std::deque<PendingPull> still;
     for (PendingPull& p : waiting_) {
       if (gate_->Admits(p.rank, p.header.clock())) {
+        --waiting_of_rank_[p.rank];
         ServePull(p);
       } else {
         still.push_back(std::move(p));
@@ -643,6 +809,7 @@ class ServerImpl final : public Server {
         still.push_back(std::move(p));
         continue;
       }
+      --waiting_of_rank_[p.rank];
       {
         absl::MutexLock lock(&metrics_mu_);
         metrics_[p.rank].blocked_time += now - p.arrived;
@@ -653,8 +820,8 @@ class ServerImpl final : public Server {
       }
       ReplyError(p.from, p.header,
                  absl::DeadlineExceededError(absl::StrFormat(
-                     "read at clock %d by worker %d waited %dms for %s", p.header.clock(),
-                     p.rank, p.header.timeout_ms(),
+                     "read at clock %d by worker %d waited %s for %s", p.header.clock(),
+                     p.rank, absl::FormatDuration(p.deadline - p.arrived),
                      who.empty() ? std::string("no one") : absl::StrJoin(who, ", "))));
     }
     waiting_.swap(still);
@@ -678,12 +845,16 @@ class ServerImpl final : public Server {
   mutable absl::Mutex metrics_mu_;
   std::vector<WorkerMetrics> metrics_ ABSL_GUARDED_BY(metrics_mu_);
   std::vector<int> stragglers_ ABSL_GUARDED_BY(metrics_mu_);
+  RefusalCounts refused_ ABSL_GUARDED_BY(metrics_mu_);
 
   // I/O thread only.
   uint32_t node_id_ = 0;
   JobConfig job_;
   int num_workers_ = 0;
   absl::flat_hash_map<uint32_t, int> rank_of_node_;
+  std::vector<Credential> credential_of_rank_;  // from START
+  std::vector<int> waiting_of_rank_;            // reads of each worker in waiting_
+  LogOnce refusal_log_;
   std::unique_ptr<Shard> shard_;
   std::unique_ptr<policy::Gate> gate_;
   std::unique_ptr<policy::StragglerPolicy> straggler_;

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "common/limits.h"
 #include "server/initializer.h"
 
 namespace kairos::internal {
@@ -93,10 +95,55 @@ void ShardTable::ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t leng
   std::fill_n(c.drift[w].data() + (offset - c.chunk.begin), length, 0.0f);
 }
 
+absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, int num_shards,
+                                               int num_workers, const UpdaterFactory& factory,
+                                               std::vector<uint64_t>* table_bytes) {
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
+  if (!spec.ok()) return spec.status();
+  const uint64_t workers = static_cast<uint64_t>(std::max(0, num_workers));
+  const bool sums = spec->aggregation.kind != policy::AggregationSpec::Kind::kImmediate;
+  const bool drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue &&
+                     spec->weighting.value_mode != policy::WeightingSpec::ValueMode::kBound;
+  uint64_t total = 0;
+  if (table_bytes != nullptr) table_bytes->clear();
+  for (const TableSpec& ts : job.tables) {
+    absl::StatusOr<std::unique_ptr<Updater>> updater = factory(ts.updater);
+    if (!updater.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("table '%s': %s", ts.name, updater.status().message()));
+    }
+    TablePartition partition(ts.size, num_shards, job.chunk_elements);
+    const uint64_t owned = partition.shard_end(shard) - partition.shard_begin(shard);
+    uint64_t floats_per_element = SaturatingAdd(1, (*updater)->state_per_element());
+    if (sums) floats_per_element = SaturatingAdd(floats_per_element, 1);
+    if (drift) floats_per_element = SaturatingAdd(floats_per_element, workers);
+    const uint64_t chunks = partition.shard_chunks(shard).size();
+    const uint64_t bytes =
+        SaturatingAdd(SaturatingMul(SaturatingMul(owned, floats_per_element), sizeof(float)),
+                      SaturatingMul(chunks, SaturatingAdd(kChunkOverheadBytes,
+                                                          SaturatingMul(8, workers))));
+    if (table_bytes != nullptr) table_bytes->push_back(bytes);
+    total = SaturatingAdd(total, bytes);
+  }
+  return total;
+}
+
 absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const JobConfig& job, int shard,
                                                      int num_shards, int num_workers,
                                                      const UpdaterFactory& factory,
                                                      int64_t inline_apply_bytes) {
+  try {
+    return CreateOrThrow(job, shard, num_shards, num_workers, factory, inline_apply_bytes);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "shard %d: out of memory while allocating the job's tables", shard));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job, int shard,
+                                                            int num_shards, int num_workers,
+                                                            const UpdaterFactory& factory,
+                                                            int64_t inline_apply_bytes) {
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
   if (!spec.ok()) return spec.status();
   std::unique_ptr<Shard> out(new Shard(shard));

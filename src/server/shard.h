@@ -123,10 +123,22 @@ struct ShardTable {
 class Shard {
  public:
   // Builds shard `shard` of every table of `job`: allocates and initialises the values.
+  // ResourceExhausted (never a crash) when the memory cannot be allocated.
   static absl::StatusOr<std::unique_ptr<Shard>> Create(const JobConfig& job, int shard,
                                                        int num_shards, int num_workers,
                                                        const UpdaterFactory& factory,
                                                        int64_t inline_apply_bytes);
+
+  // What shard `shard` of `job` needs in memory while it serves, in bytes (saturating):
+  // per owned element 4 bytes of value, 4 per float of updater state, 4 more when the
+  // policy's aggregation keeps round sums (BSP, n-softsync), 4 x num_workers more under
+  // exact VSGD drift; plus kChunkOverheadBytes + 8 x num_workers of bookkeeping per chunk.
+  // `table_bytes`, when given, receives each table's share. Errors: an updater the factory
+  // cannot build, a policy that does not parse.
+  static constexpr uint64_t kChunkOverheadBytes = 1024;
+  static absl::StatusOr<uint64_t> EstimateBytes(const JobConfig& job, int shard, int num_shards,
+                                                int num_workers, const UpdaterFactory& factory,
+                                                std::vector<uint64_t>* table_bytes = nullptr);
 
   int index() const { return shard_; }
   std::vector<ShardTable>& tables() { return tables_; }
@@ -140,6 +152,11 @@ class Shard {
 
  private:
   Shard(int shard) : shard_(shard) {}
+  // Create, with allocation failure thrown as std::bad_alloc.
+  static absl::StatusOr<std::unique_ptr<Shard>> CreateOrThrow(const JobConfig& job, int shard,
+                                                              int num_shards, int num_workers,
+                                                              const UpdaterFactory& factory,
+                                                              int64_t inline_apply_bytes);
   int shard_;
   std::vector<ShardTable> tables_;
 };

@@ -21,7 +21,8 @@
 namespace kairos::internal {
 
 // Identifies a connection: one this node opened (Connect) or a remote peer that sent to this
-// node's listening endpoint. Valid for the transport's lifetime.
+// node's listening endpoint. Never reused; a remote peer's id is valid until the transport
+// forgets the peer (TransportOptions::max_peers).
 using PeerId = uint64_t;
 
 struct TransportOptions {
@@ -35,6 +36,11 @@ struct TransportOptions {
   absl::Duration tick_period = absl::Milliseconds(100);
   // Names the node in error messages, e.g. "server 1".
   std::string name = "node";
+  // Connections to the listening endpoint that the transport keeps a PeerId for. When a
+  // new one would exceed it, the longest-idle eighth are forgotten: a message to a
+  // forgotten PeerId is dropped (counted), and a forgotten peer that sends again gets a new
+  // PeerId. Bounds the routing table whatever strangers do.
+  int max_peers = 65536;
 };
 
 // Called on the I/O thread for each well-formed message.
@@ -78,6 +84,8 @@ class Transport {
 
   // Messages dropped: undeliverable sends and malformed receives.
   virtual uint64_t dropped() const = 0;
+  // Incoming peers forgotten to keep the routing table within max_peers.
+  virtual uint64_t peers_forgotten() const { return 0; }
 };
 
 // The ZeroMQ implementation: a ROUTER socket for the listening endpoint and one DEALER

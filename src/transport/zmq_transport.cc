@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -122,6 +123,7 @@ class ZmqTransport final : public Transport {
   }
 
   uint64_t dropped() const override { return dropped_.load(); }
+  uint64_t peers_forgotten() const override { return peers_forgotten_.load(); }
 
  private:
   enum class LoopState { kNotStarted, kRunning, kEnded };
@@ -291,10 +293,10 @@ class ZmqTransport final : public Transport {
     void* s = nullptr;
     const std::string* routing_id = nullptr;
     if (to & kIncomingBit) {
-      const uint64_t index = to & ~kIncomingBit;
-      if (listener_ == nullptr || index >= routing_ids_.size()) return Drop();
+      auto it = routing_id_of_peer_.find(to);
+      if (listener_ == nullptr || it == routing_id_of_peer_.end()) return Drop();
       s = listener_;
-      routing_id = &routing_ids_[index];
+      routing_id = &it->second.routing_id;
     } else {
       if (to >= dealers_.size()) return Drop();
       s = dealers_[to];
@@ -360,13 +362,44 @@ class ZmqTransport final : public Transport {
     }
   }
 
+  // The PeerId of a routing id (a new one for a connection not seen, or forgotten).
   PeerId PeerFor(const std::string& routing_id) {
-    auto [it, inserted] = peer_by_routing_id_.try_emplace(routing_id, 0);
-    if (inserted) {
-      it->second = kIncomingBit | routing_ids_.size();
-      routing_ids_.push_back(routing_id);
+    ++activity_;
+    if (auto it = peer_by_routing_id_.find(routing_id); it != peer_by_routing_id_.end()) {
+      routing_id_of_peer_[it->second].last_active = activity_;
+      return it->second;
     }
-    return it->second;
+    if (static_cast<int64_t>(peer_by_routing_id_.size()) >=
+        std::max<int64_t>(1, options_.max_peers)) {
+      ForgetIdlePeers();
+    }
+    const PeerId peer = kIncomingBit | next_incoming_++;
+    peer_by_routing_id_.emplace(routing_id, peer);
+    routing_id_of_peer_.emplace(peer, Incoming{routing_id, activity_});
+    return peer;
+  }
+
+  // Forgets the longest-idle eighth of the incoming peers (at least one): one pass over
+  // the table per max_peers / 8 new connections, so a flood costs O(1) per connection.
+  void ForgetIdlePeers() {
+    std::vector<uint64_t> ages;
+    ages.reserve(routing_id_of_peer_.size());
+    for (const auto& [peer, in] : routing_id_of_peer_) ages.push_back(in.last_active);
+    const std::size_t forget = std::max<std::size_t>(1, ages.size() / 8);
+    std::nth_element(ages.begin(), ages.begin() + (forget - 1), ages.end());
+    const uint64_t cutoff = ages[forget - 1];
+    std::size_t forgotten = 0;
+    for (auto it = routing_id_of_peer_.begin();
+         it != routing_id_of_peer_.end() && forgotten < forget;) {
+      if (it->second.last_active <= cutoff) {
+        peer_by_routing_id_.erase(it->second.routing_id);
+        routing_id_of_peer_.erase(it++);
+        ++forgotten;
+      } else {
+        ++it;
+      }
+    }
+    peers_forgotten_.fetch_add(forgotten);
   }
 
   PeerId DealerPeer(void* s) const {
@@ -455,13 +488,20 @@ class ZmqTransport final : public Transport {
   std::atomic<std::thread::id> io_thread_id_{};
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> peers_forgotten_{0};
 
   // Owned by the I/O thread (or by the creating thread before Start).
   void* listener_ = nullptr;
   std::string listen_endpoint_;
   std::vector<void*> dealers_;
+  struct Incoming {
+    std::string routing_id;
+    uint64_t last_active = 0;  // activity_ when it last sent
+  };
   absl::flat_hash_map<std::string, PeerId> peer_by_routing_id_;
-  std::vector<std::string> routing_ids_;
+  absl::flat_hash_map<PeerId, Incoming> routing_id_of_peer_;
+  uint64_t next_incoming_ = 0;
+  uint64_t activity_ = 0;  // messages received from incoming peers, as a clock
   std::vector<zmq_pollitem_t> items_;
   bool poll_dirty_ = true;
 };

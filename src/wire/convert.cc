@@ -10,7 +10,12 @@ void ToWire(const absl::Status& status, wire::Status* out) {
 }
 
 absl::Status FromWire(const wire::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.code()), status.message());
+  // A code from the network is any int32: one absl does not define becomes kUnknown, and
+  // "OK" with a message is not OK-with-a-message (absl drops it) but stays OK.
+  const int32_t code = status.code();
+  const bool known = code >= 0 && code <= static_cast<int32_t>(absl::StatusCode::kUnauthenticated);
+  return absl::Status(known ? static_cast<absl::StatusCode>(code) : absl::StatusCode::kUnknown,
+                      status.message());
 }
 
 absl::Status StatusOf(const wire::Header& header) {
@@ -31,6 +36,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->mutable_init()->set_seed(t.init.seed);
     w->mutable_updater()->set_name(t.updater.name);
     w->mutable_updater()->set_learning_rate(t.updater.learning_rate);
+    w->set_nonfinite(static_cast<int32_t>(t.nonfinite));
   }
 }
 
@@ -48,6 +54,9 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.init.seed = w.init().seed();
     t.updater.name = w.updater().name();
     t.updater.learning_rate = w.updater().learning_rate();
+    // Any int32 is a valid value of these enums' underlying type; ValidateJobConfig refuses
+    // the ones that name nothing.
+    t.nonfinite = static_cast<NonFinitePolicy>(w.nonfinite());
     out.tables.push_back(std::move(t));
   }
   return out;

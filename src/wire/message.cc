@@ -53,7 +53,8 @@ absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& f
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: expects 1 payload frame, got %d", Describe(h), payloads));
     }
-    if (frames[1].size != h.length() * sizeof(float)) {
+    // Compared in values, not bytes: length * 4 wraps for lengths of 2^62 and more.
+    if (frames[1].size / sizeof(float) != h.length()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: header says %d values but the payload has %d bytes (%d values)", Describe(h),
           h.length(), frames[1].size, frames[1].size / sizeof(float)));

@@ -31,6 +31,7 @@
 #include "transport/coordinator_link.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
+#include "wire/credential.h"
 #include "worker/request_state.h"
 #include "worker/worker_internal.h"
 
@@ -452,6 +453,7 @@ class WorkerImpl final : public Worker {
       if (q.in_flight > 0 && q.in_flight + bytes > max_in_flight_) break;
       if (it != parts_.end()) it->second.sent = true;
       q.in_flight += bytes;
+      SetCredential(credential_, &m.header);  // proves to the server who sends
       transport_->Send(servers_[shard], std::move(m));
       q.waiting.pop_front();
     }
@@ -490,6 +492,8 @@ class WorkerImpl final : public Worker {
       }
       return;  // a reply after its request's deadline
     }
+    // Only the node a part was sent to answers it.
+    if (from != (it->second.shard < 0 ? coordinator_ : servers_[it->second.shard])) return;
     Part part = std::move(it->second);
     parts_.erase(it);
     Release(part);
@@ -521,15 +525,33 @@ class WorkerImpl final : public Worker {
     }
     node_id_ = h.join_reply().node_id();
     rank_ = h.join_reply().rank();
+    credential_ = Credential{h.join_reply().token_hi(), h.join_reply().token_lo()};
   }
 
   void HandleStart(const wire::Start& start) {
+    if (start.num_servers() < 1 || start.num_servers() > kMaxNodes || start.num_workers() < 1 ||
+        start.num_workers() > kMaxNodes) {
+      return End(absl::InvalidArgumentError(absl::StrFormat(
+          "START names %d servers and %d workers", start.num_servers(), start.num_workers())));
+    }
+    const uint64_t chunk_bytes = start.job().chunk_elements() * sizeof(float);
+    if (start.job().chunk_elements() > kMaxChunkElements ||
+        chunk_bytes > static_cast<uint64_t>(options_.max_message_bytes)) {
+      return End(absl::InvalidArgumentError(absl::StrFormat(
+          "a chunk of %d elements is more than this worker accepts in one message "
+          "(max_message_bytes %d)",
+          start.job().chunk_elements(), options_.max_message_bytes)));
+    }
     num_servers_ = start.num_servers();
     num_workers_ = start.num_workers();
     servers_.assign(num_servers_, 0);
     queues_.assign(num_servers_, ShardQueue());
     for (const wire::Node& n : start.nodes()) {
       if (n.role() != wire::SERVER) continue;
+      if (n.rank() < 0 || n.rank() >= num_servers_) {
+        return End(absl::InvalidArgumentError(
+            absl::StrFormat("START gives a server shard %d of %d", n.rank(), num_servers_)));
+      }
       absl::StatusOr<PeerId> peer = transport_->Connect(n.endpoint());
       if (!peer.ok()) return End(peer.status());
       servers_[n.rank()] = *peer;
@@ -603,6 +625,7 @@ class WorkerImpl final : public Worker {
   // Written by the I/O thread before started_ is notified; read-only afterwards.
   absl::Notification started_;
   uint32_t node_id_ = 0;
+  Credential credential_;  // from JOIN_REPLY
   int rank_ = -1;
   int num_servers_ = 0;
   int num_workers_ = 0;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
@@ -108,7 +109,7 @@ class BadInputTest : public ::testing::Test {
     Message m;
     m.header.set_kind(kind);
     m.header.set_request_id(next_id_++);
-    m.header.set_sender(raw_.node_id());
+    raw_.Stamp(&m.header);
     m.header.set_table(table);
     m.header.set_offset(offset);
     m.header.set_length(length);
@@ -211,7 +212,8 @@ TEST_F(BadInputTest, WrongProtocolVersionIsAnsweredWithTheVersions) {
   std::optional<wire::Header> reply = RawExchange(server_->endpoint(), {h.SerializeAsString()});
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->kind(), wire::ERROR);
-  EXPECT_THAT(reply->status().message(), HasSubstr("protocol version 99, this node speaks 1"));
+  EXPECT_THAT(reply->status().message(),
+              HasSubstr(absl::StrCat("protocol version 99, this node speaks ", kProtocolVersion)));
 }
 
 TEST_F(BadInputTest, MessageFromANodeThatNeverJoinedIsRefused) {
@@ -287,7 +289,9 @@ TEST(CoordinatorTest, JoinWithAnotherProtocolVersionIsRefusedNamingBoth) {
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->kind(), wire::JOIN_REPLY);
   EXPECT_EQ(reply->status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(reply->status().message(), HasSubstr("protocol version 2, this node speaks 1"));
+  EXPECT_THAT(reply->status().message(),
+              HasSubstr(absl::StrCat("protocol version ", kProtocolVersion + 1,
+                                     ", this node speaks ", kProtocolVersion)));
 }
 
 TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {

@@ -17,6 +17,7 @@
 #include "kairos/job.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
+#include "wire/credential.h"
 
 namespace kairos::testing {
 
@@ -68,12 +69,21 @@ class RawClient {
     auto reply = Next(wire::JOIN_REPLY, absl::Seconds(20));
     if (!reply || reply->header.has_status()) return std::nullopt;
     node_id_ = reply->header.join_reply().node_id();
+    credential_ = {reply->header.join_reply().token_hi(), reply->header.join_reply().token_lo()};
     auto start = Next(wire::START, absl::Seconds(20));
     if (!start) return std::nullopt;
     return start->header.start();
   }
 
   uint32_t node_id() const { return node_id_; }
+  // The credential the coordinator gave this client at join (zero before).
+  internal::Credential credential() const { return credential_; }
+  // Sets the header's sender and credential to this client's, as a worker's messages to a
+  // server carry them.
+  void Stamp(wire::Header* h) const {
+    h->set_sender(node_id_);
+    internal::SetCredential(credential_, h);
+  }
   internal::PeerId coordinator() const { return coordinator_; }
 
  private:
@@ -103,6 +113,7 @@ class RawClient {
   std::deque<internal::Message> inbox_ ABSL_GUARDED_BY(mu_);
   internal::PeerId coordinator_ = 0;
   uint32_t node_id_ = 0;
+  internal::Credential credential_;
 };
 
 }  // namespace kairos::testing
