@@ -64,6 +64,19 @@ int DefaultApplyThreads() {
   return static_cast<int>(std::clamp(hw, 1u, 4u));
 }
 
+// "4.0 MiB", "1.5 GiB".
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? absl::StrFormat("%d bytes", bytes)
+                   : absl::StrFormat("%.1f %s", value, units[unit]);
+}
+
 // Replaces the host of a bound "tcp://host:port" endpoint.
 std::string Advertise(const std::string& bound, const std::string& host) {
   if (host.empty() || !absl::StartsWith(bound, "tcp://")) return bound;
@@ -243,11 +256,11 @@ class ServerImpl final : public Server {
         if (table_bytes[i] > table_bytes[largest]) largest = i;
       }
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "shard %d needs %d bytes (%.1f GiB) for the job's tables (the largest share: table "
-          "'%s', %d bytes) but its memory budget is %d bytes (%.1f GiB; "
+          "shard %d needs %d bytes (%s) for the job's tables (the largest share: table "
+          "'%s', %d bytes) but its memory budget is %d bytes (%s; "
           "ServerOptions::memory_budget_bytes)",
-          shard_index_.load(), need, need / 1073741824.0, job_.tables[largest].name,
-          table_bytes[largest], budget, budget / 1073741824.0));
+          shard_index_.load(), need, HumanBytes(need), job_.tables[largest].name,
+          table_bytes[largest], budget, HumanBytes(budget)));
     }
     for (const wire::Node& n : start.nodes()) {
       if (n.role() != wire::WORKER) continue;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
@@ -199,6 +200,33 @@ TEST(ShardTest, CreateRejectsInvalidPolicy) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.status().message(), HasSubstr("'nope'"));
+}
+
+// What a shard needs, per its documented formula: 4 bytes per owned element and per float
+// of state, one more copy for round sums, num_workers more for exact VSGD drift, and
+// kChunkOverheadBytes + 8 x num_workers per chunk. Never wraps.
+TEST(ShardTest, EstimateBytesFollowsTheFormula) {
+  const uint64_t per_chunk = Shard::kChunkOverheadBytes + 8 * 2;
+  auto estimate = [](const JobConfig& job, int shard, std::vector<uint64_t>* tables = nullptr) {
+    absl::StatusOr<uint64_t> b =
+        Shard::EstimateBytes(job, shard, 2, 2, &MakeBuiltinUpdater, tables);
+    EXPECT_TRUE(b.ok()) << b.status();
+    return b.value_or(0);
+  };
+  JobConfig job = TwoTables();  // shard 1: 50 of "w" in 5 chunks, none of "tiny"
+  std::vector<uint64_t> tables;
+  EXPECT_EQ(estimate(job, 1, &tables), 50 * 4 + 5 * per_chunk);
+  EXPECT_EQ(tables, (std::vector<uint64_t>{50 * 4 + 5 * per_chunk, 0}));
+  // Shard 0: 50 of "w" in 5 chunks and the 1 element of "tiny" in 1 chunk.
+  EXPECT_EQ(estimate(job, 0), 51 * 4 + 6 * per_chunk);
+  job.policy = "bsp";
+  EXPECT_EQ(estimate(job, 0), 51 * 8 + 6 * per_chunk);
+  job.policy = "asp+weight=value";  // exact drift: one chunk-sized buffer per worker
+  EXPECT_EQ(estimate(job, 0), 51 * 4 * 3 + 6 * per_chunk);
+  JobConfig huge = TwoTables();
+  huge.tables[0].size = ~uint64_t{0};
+  huge.chunk_elements = ~uint64_t{0};
+  EXPECT_EQ(estimate(huge, 0), ~uint64_t{0});  // saturates
 }
 
 }  // namespace

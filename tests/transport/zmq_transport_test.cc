@@ -5,6 +5,7 @@
 // malformed input from a bare ZeroMQ socket, and Stop. Every wait is on a received message
 // or a notification with a deadline; nothing sleeps.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -733,6 +734,50 @@ TEST_F(MalformedInputTest, HeaderThatParsedWithoutKindIsStillReported) {
 }
 
 // ----------------------------------------------------------------- NormalizeEndpoint
+
+// The routing table of the listening socket stays within max_peers however many
+// connections send: the longest-idle are forgotten (replies to them are dropped and
+// counted), PeerIds are never reused, and a recent peer is still answered.
+TEST(PeerTableTest, StaysWithinMaxPeersForgettingTheLongestIdle) {
+  auto context = TransportContext::Create();
+  TransportOptions options;
+  options.context = context;
+  options.name = "server";
+  options.max_peers = 8;
+  std::unique_ptr<Transport> server = *MakeZmqTransport(options);
+  const std::string endpoint = *server->Listen(InprocEndpoint());
+  Inbox inbox;
+  server->Start(inbox.MessageSink(), inbox.MalformedSink(), nullptr);
+
+  constexpr int kClients = 20;
+  std::vector<std::unique_ptr<Transport>> clients;
+  std::vector<Inbox> client_inboxes(kClients);
+  std::vector<PeerId> seen;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(NewTransport(context, absl::StrCat("client ", i)));
+    const PeerId to = *clients.back()->Connect(endpoint);
+    clients.back()->Start(client_inboxes[i].MessageSink(), client_inboxes[i].MalformedSink(),
+                          nullptr);
+    clients.back()->Send(to, Push(i, {1.0f}));
+    std::optional<Received> r = inbox.NextMessage();  // one at a time: a known order
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->message.header.request_id(), static_cast<uint64_t>(i));
+    seen.push_back(r->from);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());  // never reused
+  // 20 peers through a table of 8: each full table forgets its idlest eighth (one).
+  EXPECT_EQ(server->peers_forgotten(), static_cast<uint64_t>(kClients - 8));
+  const uint64_t dropped_before = server->dropped();
+  server->Send(seen.front(), Push(100, {2.0f}));  // the first peer was forgotten
+  server->Send(seen.back(), Push(101, {3.0f}));   // the last one is still known
+  std::optional<Received> answer = client_inboxes[kClients - 1].NextMessage();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->message.header.request_id(), 101u);
+  EXPECT_EQ(server->dropped(), dropped_before + 1);
+  for (auto& c : clients) c->Stop();
+  server->Stop();
+}
 
 TEST(NormalizeEndpointTest, TurnsTcpPortZeroIntoWildcard) {
   EXPECT_EQ(NormalizeEndpoint("tcp://127.0.0.1:0"), "tcp://127.0.0.1:*");

@@ -5,6 +5,7 @@
 
 #include "wire/convert.h"
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -94,6 +95,30 @@ TEST(ConvertTest, DefaultJobConfigRoundTrips) {
   wire::JobConfig w;
   ToWire(JobConfig{}, &w);
   EXPECT_EQ(FromWire(w), JobConfig{});
+}
+
+// A code from the network is any int32; one absl does not define becomes UNKNOWN.
+TEST(ConvertTest, StatusCodesOutsideAbslsBecomeUnknown) {
+  for (int32_t code : {-1, 17, 1000, INT32_MIN, INT32_MAX}) {
+    wire::Status w;
+    w.set_code(code);
+    w.set_message("from a stranger");
+    const absl::Status s = FromWire(w);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnknown) << code;
+    EXPECT_EQ(s.message(), "from a stranger");
+  }
+  wire::Status last;
+  last.set_code(static_cast<int32_t>(absl::StatusCode::kUnauthenticated));
+  EXPECT_EQ(FromWire(last).code(), absl::StatusCode::kUnauthenticated);
+}
+
+TEST(ConvertTest, NonFinitePolicyRoundTrips) {
+  JobConfig job;
+  job.tables.push_back({"w", 4, {}, {}, NonFinitePolicy::kSkip});
+  wire::JobConfig w;
+  ToWire(job, &w);
+  EXPECT_EQ(w.tables(0).nonfinite(), 1);
+  EXPECT_EQ(FromWire(w), job);
 }
 
 }  // namespace

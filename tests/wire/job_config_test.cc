@@ -3,10 +3,13 @@
 // Tests of ValidateJobConfig and CompareJobConfig (src/api/job.cc): the configuration every
 // node sends at join. Every refusal is InvalidArgument and names the field at fault.
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/job.h"
@@ -74,6 +77,107 @@ TEST(ValidateJobConfigTest, RejectsUnknownPolicy) {
   JobConfig job = ValidJob();
   job.policy = "nope";
   ExpectInvalid(ValidateJobConfig(job), "policy", "'nope'");
+}
+
+// Each limit: accepted at the limit, refused one past it, naming the field and the limit.
+TEST(ValidateJobConfigTest, TableSizeUpTo2To36) {
+  JobConfig job = ValidJob();
+  job.chunk_elements = kMaxChunkElements;
+  job.tables[0].size = kMaxTableElements;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].size = kMaxTableElements + 1;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': size is 68719476737 elements",
+                "[1, 68719476736]");
+  job.tables[0].size = uint64_t{1} << 40;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w'", "2^36");
+}
+
+TEST(ValidateJobConfigTest, AllTablesTogetherUpTo2To40) {
+  JobConfig job = ValidJob();
+  job.chunk_elements = kMaxChunkElements;
+  job.tables.clear();
+  for (int i = 0; i < 16; ++i) {
+    job.tables.push_back({absl::StrCat("t", i), kMaxTableElements, {}, {}});
+  }
+  EXPECT_TRUE(ValidateJobConfig(job).ok());  // exactly 2^40
+  job.tables.push_back({"one more", 1, {}, {}});
+  ExpectInvalid(ValidateJobConfig(job), "hold 1099511627777 elements together", "2^40");
+}
+
+TEST(ValidateJobConfigTest, ChunkElementsUpTo2To28) {
+  JobConfig job = ValidJob();
+  job.chunk_elements = kMaxChunkElements;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.chunk_elements = kMaxChunkElements + 1;
+  ExpectInvalid(ValidateJobConfig(job), "chunk_elements is 268435457", "[1, 268435456]");
+  job.chunk_elements = uint64_t{1} << 63;
+  ExpectInvalid(ValidateJobConfig(job), "chunk_elements is 9223372036854775808");
+}
+
+TEST(ValidateJobConfigTest, ChunksTogetherUpTo2To24) {
+  JobConfig job = ValidJob();
+  job.tables.resize(1);
+  job.chunk_elements = 1;
+  job.tables[0].size = kMaxJobChunks;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].size = kMaxJobChunks + 1;
+  ExpectInvalid(ValidateJobConfig(job), "make 16777217 chunks", "raise chunk_elements");
+}
+
+TEST(ValidateJobConfigTest, TablesUpTo1024) {
+  JobConfig job = ValidJob();
+  job.tables.clear();
+  for (std::size_t i = 0; i < kMaxTables; ++i) {
+    job.tables.push_back({absl::StrCat("t", i), 1, {}, {}});
+  }
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables.push_back({"one more", 1, {}, {}});
+  ExpectInvalid(ValidateJobConfig(job), "1025 tables", "at most 1024");
+}
+
+TEST(ValidateJobConfigTest, NamesArePrintable) {
+  JobConfig job = ValidJob();
+  job.tables[0].name = "w\n\x1b[31m";
+  ExpectInvalid(ValidateJobConfig(job), "table 0: the name must be printable", "\\n");
+}
+
+TEST(ValidateJobConfigTest, PolicyUpTo1024Characters) {
+  JobConfig job = ValidJob();
+  job.policy = absl::StrCat("bsp", std::string(kMaxPolicyLength - 3, ' '));
+  EXPECT_THAT(ValidateJobConfig(job).message(), ::testing::Not(HasSubstr("characters")));
+  job.policy += " ";
+  ExpectInvalid(ValidateJobConfig(job), "the policy spec has 1025 characters", "at most 1024");
+}
+
+TEST(ValidateJobConfigTest, InitializerAndUpdaterParametersAreFinite) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  JobConfig job = ValidJob();
+  job.tables[0].init = Initializer::Constant(nan);
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': initializer", "not finite");
+  job.tables[0].init = Initializer::Uniform(1.0f, -1.0f, 0);
+  ExpectInvalid(ValidateJobConfig(job), "low > high");
+  job.tables[0].init = Initializer::Uniform(-inf, 1.0f, 0);
+  ExpectInvalid(ValidateJobConfig(job), "not finite");
+  job.tables[0].init = Initializer::Normal(0.0f, -1.0f, 0);
+  ExpectInvalid(ValidateJobConfig(job), "standard deviation is negative");
+  job.tables[0].init.kind = static_cast<Initializer::Kind>(77);
+  ExpectInvalid(ValidateJobConfig(job), "initializer kind 77", "unknown kind");
+  job.tables[0].init = Initializer::Zeros();
+  job.tables[0].updater.learning_rate = inf;
+  ExpectInvalid(ValidateJobConfig(job), "learning rate inf is not finite");
+  job.tables[0].updater = {std::string(kMaxUpdaterNameLength + 1, 'u'), 0.1f};
+  ExpectInvalid(ValidateJobConfig(job), "updater name must be 1 to 64");
+  job.tables[0].updater = {"sgd", 0.1f};
+  job.tables[0].nonfinite = static_cast<NonFinitePolicy>(5);
+  ExpectInvalid(ValidateJobConfig(job), "unknown non-finite policy 5");
+}
+
+TEST(CompareJobConfigTest, NamesDifferentNonFinitePolicy) {
+  JobConfig theirs = ValidJob();
+  theirs.tables[1].nonfinite = NonFinitePolicy::kSkip;
+  ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
+                "table 1 ('b') nonfinite policy is skip here but refuse in the job");
 }
 
 TEST(CompareJobConfigTest, AcceptsEqualJobs) {

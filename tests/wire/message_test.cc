@@ -110,6 +110,16 @@ TEST(DecodeTest, AcceptsMessagesWithoutPayloadOfOtherKinds) {
   }
 }
 
+// length * 4 wraps to 0 for 2^62: a PUSH announcing 2^62 values with an empty payload
+// must not pass as a match.
+TEST(DecodeTest, RejectsLengthsWhoseByteCountWraps) {
+  for (uint64_t length : {uint64_t{1} << 62, (uint64_t{1} << 62) + 1, ~uint64_t{0}}) {
+    ExpectInvalid(Decode(Frames(Header(wire::PUSH, length, 1), {""})), "header says");
+    ExpectInvalid(Decode(Frames(Header(wire::PULL_REPLY, length, 1), {FloatBytes({1.0f})})),
+                  "header says");
+  }
+}
+
 TEST(DecodeTest, RejectsEmptyMessage) {
   std::optional<wire::Header> parsed;
   ExpectInvalid(Decode({}, &parsed), "empty message");
