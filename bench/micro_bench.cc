@@ -6,6 +6,9 @@
 //   BM_DecodeHeader          decoding and checking a received PUSH (wire/message.h)
 //   BM_EncodeHeader          serializing a PUSH header (wire/message.h)
 //   BM_SgdApply              the built-in "sgd" updater on 1 MiB of floats
+//   BM_FirstNonFinite        the server's NaN/Inf check of a pushed gradient (common/limits.h),
+//                            on 1 MiB (in cache, as a just-received push) and 64 MiB: compare
+//                            with BM_SgdApply
 //   BM_SgdApplyMany          SGD on 1 MiB of floats with k gradients in one pass (coalesced pushes),
 //                            per gradient: compare with BM_SgdApply
 //   BM_BufferCopyOf          a copy of a chunk (what a copy-on-write update costs when a pull reply still shares the chunk)
@@ -24,6 +27,7 @@
 #include "bench/bench_report.h"
 #include "benchmark/benchmark.h"
 #include "common/copy.h"
+#include "common/limits.h"
 #include "common/partition.h"
 #include "kairos/buffer.h"
 #include "kairos/updater.h"
@@ -117,6 +121,16 @@ void BM_SgdApply(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
 }
 BENCHMARK(BM_SgdApply)->Arg(1 << 18)->Arg(1 << 24);
+
+// Argument: floats checked.
+void BM_FirstNonFinite(benchmark::State& state) {
+  std::vector<float> gradient(static_cast<std::size_t>(state.range(0)), 0.5f);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(internal::FirstNonFinite(gradient));
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+BENCHMARK(BM_FirstNonFinite)->Arg(1 << 18)->Arg(1 << 24);
 
 // Arguments: gradients per pass (each 1 MiB of floats). Bytes: gradient bytes applied.
 void BM_SgdApplyMany(benchmark::State& state) {

@@ -11,29 +11,50 @@
 
 namespace kairos::internal {
 
-std::size_t FirstNonFinite(std::span<const float> values) {
-  // A float is NaN or infinite exactly when its exponent bits are all ones. Blocks of 1024
-  // values are tested without a branch per value (the loop vectorises to compares and
-  // ORs); only a block that holds one is searched for its index.
+namespace {
+
+// A float is NaN or infinite exactly when its exponent bits are all ones: as an int32
+// without the sign bit, when it exceeds 0x7f7fffff (the largest finite magnitude).
+inline bool NonFiniteBits(int32_t bits) { return (bits & 0x7fffffff) > 0x7f7fffff; }
+
+// Blocks of 1024 values are tested without a branch per value (the inner loop vectorises
+// to AND, compare and OR); only a block that holds a bad value is searched for its index.
+inline std::size_t FirstNonFiniteBody(const float* values, std::size_t n) {
   constexpr std::size_t kBlock = 1024;
-  constexpr uint32_t kExponent = 0x7f800000u;
-  const std::size_t n = values.size();
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t end = std::min(n, begin + kBlock);
-    uint32_t any = 0;
+    int32_t any = 0;
     for (std::size_t i = begin; i < end; ++i) {
-      uint32_t bits;
+      int32_t bits;
       std::memcpy(&bits, &values[i], sizeof(bits));
-      any |= static_cast<uint32_t>((bits & kExponent) == kExponent);
+      any |= NonFiniteBits(bits) ? -1 : 0;
     }
     if (any == 0) continue;
     for (std::size_t i = begin; i < end; ++i) {
-      uint32_t bits;
+      int32_t bits;
       std::memcpy(&bits, &values[i], sizeof(bits));
-      if ((bits & kExponent) == kExponent) return i;
+      if (NonFiniteBits(bits)) return i;
     }
   }
   return n;
+}
+
+#if defined(__x86_64__)
+// The same loop inlined into an AVX2 function (8 values per instruction): 15 us instead of
+// 33 us for a just-received 1 MiB push here (BM_FirstNonFinite).
+__attribute__((target("avx2"))) std::size_t FirstNonFiniteAvx2(const float* values,
+                                                               std::size_t n) {
+  return FirstNonFiniteBody(values, n);
+}
+#endif
+
+}  // namespace
+
+std::size_t FirstNonFinite(std::span<const float> values) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return FirstNonFiniteAvx2(values.data(), values.size());
+#endif
+  return FirstNonFiniteBody(values.data(), values.size());
 }
 
 namespace {
