@@ -4,12 +4,14 @@
 
 #include <pthread.h>
 
+#include <new>
+
 namespace kairos::internal {
 
 ApplyPool::ApplyPool(int threads) {
   for (int i = 0; i < threads; ++i) {
     auto lane = std::make_unique<Lane>();
-    lane->thread = std::thread([raw = lane.get()] {
+    lane->thread = std::thread([this, raw = lane.get()] {
       pthread_setname_np(pthread_self(), "kairos-apply");  // as seen by top and perf
       Work(raw);
     });
@@ -48,7 +50,13 @@ void ApplyPool::Work(Lane* lane) {
       job = std::move(lane->jobs.front());
       lane->jobs.pop_front();
     }
-    job();
+    // Out of memory while applying (e.g. a copy on write) loses that job, not the process;
+    // its request ends at its deadline.
+    try {
+      job();
+    } catch (const std::bad_alloc&) {
+      failed_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #ifndef KAIROS_SERVER_APPLY_POOL_H_
 #define KAIROS_SERVER_APPLY_POOL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -35,6 +36,8 @@ class ApplyPool {
   void Stop();
   // Queues `job` on the thread for `key`.
   void Run(uint64_t key, std::function<void()> job);
+  // Jobs that ended with std::bad_alloc (the lane goes on with the next).
+  uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
   struct Lane {
@@ -43,9 +46,10 @@ class ApplyPool {
     bool stop ABSL_GUARDED_BY(mu) = false;
     std::thread thread;
   };
-  static void Work(Lane* lane);
+  void Work(Lane* lane);
 
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::atomic<uint64_t> failed_{0};
 };
 
 }  // namespace kairos::internal

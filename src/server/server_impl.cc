@@ -436,8 +436,13 @@ class ServerImpl final : public Server {
     std::atomic<int>& jobs = c.applies->lane_jobs;
     jobs.fetch_add(1, std::memory_order_relaxed);
     pool_.Run(c.key, [&jobs, job = std::move(job)] {
+      // Counted down even when the job throws (ApplyPool catches std::bad_alloc), so that
+      // later reads of the chunk are not queued behind a job that is gone.
+      struct Done {
+        std::atomic<int>& jobs;
+        ~Done() { jobs.fetch_sub(1, std::memory_order_release); }
+      } done{jobs};
       job();
-      jobs.fetch_sub(1, std::memory_order_release);
     });
   }
 

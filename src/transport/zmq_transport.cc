@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -352,7 +353,13 @@ class ZmqTransport final : public Transport {
       std::optional<wire::Header> header;
       absl::StatusOr<Message> message = Decode(std::move(frames), &header);
       if (message.ok()) {
-        on_message_(from, *std::move(message));
+        // Out of memory while handling one message drops that message (counted), not the
+        // node: its sender's request ends at its deadline.
+        try {
+          on_message_(from, *std::move(message));
+        } catch (const std::bad_alloc&) {
+          Drop();
+        }
       } else {
         Drop();
         if (on_malformed_) {

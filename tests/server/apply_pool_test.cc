@@ -7,6 +7,7 @@
 #include "server/apply_pool.h"
 
 #include <atomic>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -115,6 +116,16 @@ TEST(ApplyPoolTest, StopRunsWhatWasQueuedThenIsIdempotent) {
   pool.Stop();
   pool.Run(3, [&ran] { ++ran; });  // after Stop: never runs
   EXPECT_EQ(ran.load(), 11);
+}
+
+TEST(ApplyPoolTest, AJobOutOfMemoryIsCountedAndTheLaneGoesOn) {
+  ApplyPool pool(1);
+  std::atomic<int> ran{0};
+  pool.Run(0, [] { throw std::bad_alloc(); });
+  pool.Run(0, [&ran] { ++ran; });
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_EQ(pool.failed(), 1u);
 }
 
 }  // namespace
