@@ -53,6 +53,10 @@ struct BarrierWaiter {
   absl::Time deadline = absl::InfiniteFuture();
 };
 
+// How long Stop waits for the I/O thread to end the job (the I/O thread runs its queue at
+// once unless a handler is stuck).
+constexpr absl::Duration kStopWait = absl::Seconds(5);
+
 std::string RoleName(wire::Role role) {
   return role == wire::SERVER ? "server" : role == wire::WORKER ? "worker" : "node";
 }
@@ -109,12 +113,14 @@ class CoordinatorImpl final : public Coordinator {
 
   void Stop() override {
     if (!running_ || done_.HasBeenNotified()) return;
-    absl::Notification stopped;
-    transport_->Post([this, &stopped] {
+    // Shared with the posted task: if the wait below times out, the task may still run
+    // (and notify) after this frame is gone.
+    auto stopped = std::make_shared<absl::Notification>();
+    transport_->Post([this, stopped] {
       EndJob(absl::CancelledError("the coordinator was stopped"));
-      stopped.Notify();
+      stopped->Notify();
     });
-    stopped.WaitForNotificationWithTimeout(absl::Seconds(5));
+    stopped->WaitForNotificationWithTimeout(kStopWait);
   }
 
  private:

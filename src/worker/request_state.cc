@@ -22,6 +22,16 @@ int64_t SteadyNanos() {
       .count();
 }
 
+// Tells the core that this thread spins (saves power, and lets a sibling hyperthread run);
+// a no-op where the architecture has no such hint.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 }  // namespace
 
 int64_t WaitTuning::SpinBudgetNs() const {
@@ -153,7 +163,7 @@ absl::Status RequestState::Wait(absl::Time until) const {
             ? now
             : std::min(issued_ns_ + spin_ns_, now + absl::ToInt64Nanoseconds(left));
     for (int round = 1; !complete_.load(std::memory_order_acquire); ++round) {
-      for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
+      for (int i = 0; i < 16; ++i) CpuRelax();
       if (SteadyNanos() >= spin_until) break;
       if (tuning_ != nullptr && tuning_->open.load(std::memory_order_relaxed) > 1) break;
       // Every few microseconds, let a thread that waits for this core run: it may be the
