@@ -1,8 +1,8 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The aggregations: immediate (apply every push), round-average (BSP, papers.md Part A
-// #9: average the round's gradients and apply them once) and n-softsync (SA-ASGD,
-// papers.md §2: average every c pushes, from any workers).
+// The aggregations: immediate (apply every push), round-average (BSP, docs/references.md
+// SA-ASGD-1: average the round's gradients and apply them once) and n-softsync (SA-ASGD,
+// docs/references.md SA-ASGD-2: average every c pushes, from any workers).
 
 #include <algorithm>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// DSSP, dynamic stale synchronous parallel (Zhao, An, Liu, Chen, ICDCS 2019; papers.md §1
-// and Part A #1-3): SSP with the lower bound s_L, plus grants of up to r_max extra clocks
-// that the synchronization controller gives the fastest worker so that it stops waiting
-// when the slowest worker is predicted to finish an iteration.
+// DSSP, dynamic stale synchronous parallel (Zhao, An, Liu, Chen, ICDCS 2019;
+// docs/references.md DSSP-1 to DSSP-7): SSP with the lower bound s_L, plus grants of up to
+// r_max extra clocks that the synchronization controller gives the fastest worker so that
+// it stops waiting when the slowest worker is predicted to finish an iteration.
 //
 // The paper's push/OK protocol mapped onto kairos' read gate: "OK after push number c" is
 // "the read at clock c is admitted". Iteration boundaries are Gate::OnClock events (one per
@@ -52,9 +52,9 @@ class DsspGate final : public Gate {
         table_(clocks_.num_workers()),
         granted_until_(clocks_.num_workers(), kNoGrant) {}
 
-  // Records the boundary in table A (for every worker: papers.md Part A #3), then, if w is
-  // a fastest active worker more than s_L ahead with no grant covering this clock, asks the
-  // controller for a grant (Algorithm 1, lines 7-13).
+  // Records the boundary in table A (for every worker: docs/references.md DSSP-2), then, if
+  // w is a fastest active worker more than s_L ahead with no grant covering this clock, asks
+  // the controller for a grant (Algorithm 1, lines 7-13; docs/references.md DSSP-4).
   void OnClock(WorkerId w, Tick clock, absl::Time now) override {
     if (clock <= clocks_.clock(w)) return;  // late or duplicated: not a new boundary
     clocks_.SetClock(w, clock);
@@ -146,8 +146,8 @@ class DsspGate final : public Gate {
 
   // The number of reads, from the grant's clock on, that a controller answer r* releases:
   // r* (exact) or r* + 1 (literal), none for r* = 0; with the strict bound cut so that the
-  // last one is at gap <= s_U = s_L + r_max, i.e. reads <= s_U - gap + 1 (papers.md §1.3
-  // note 5). The slowest worker's clock never goes back, so the gap of a later read is
+  // last one is at gap <= s_U = s_L + r_max, i.e. reads <= s_U - gap + 1 (docs/references.md
+  // DSSP-6). The slowest worker's clock never goes back, so the gap of a later read is
   // at most the gap at the grant plus the clocks granted.
   Tick ReadsFor(Tick r_star, Tick gap) const {
     if (r_star == 0) return 0;

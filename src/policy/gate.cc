@@ -12,9 +12,9 @@
 namespace kairos::policy {
 namespace {
 
-// Stale Synchronous Parallel (Ho et al. 2013, papers.md §3): a read at clock c is served iff
-// c - MinActiveClock() <= s, the minimum taken over active workers only; with no active
-// worker every read is served. Not thread-safe (see policy.h).
+// Stale Synchronous Parallel (Ho et al. 2013; docs/references.md SSP-2): a read at clock c
+// is served iff c - MinActiveClock() <= s, the minimum taken over active workers only; with
+// no active worker every read is served. Not thread-safe (see policy.h).
 class SspGate final : public Gate {
  public:
   SspGate(int num_workers, Tick staleness) : clocks_(num_workers), staleness_(staleness) {}

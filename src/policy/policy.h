@@ -240,27 +240,28 @@ class StragglerPolicy {
 // preset's is an error; sa-asgd, vsgd, eager and saps also set the kind of weight, pull or
 // straggler, and an option may change that seam's parameters but not its kind.
 
-// DSSP's defaults, the authors' (papers.md §1): s_L = 3, r_max = 12 (range [3, 15]).
+// DSSP's defaults, the authors' (docs/references.md DSSP-1): s_L = 3, r_max = 12 (range
+// [3, 15]).
 inline constexpr Tick kDsspDefaultLowerBound = 3;
 inline constexpr Tick kDsspDefaultRMax = 12;
 // The largest r_max accepted: the controller costs O(r_max) per call (once per iteration of
 // the fastest worker at most), and the paper's range is 12 wide.
 inline constexpr Tick kDsspMaxRMax = 10000;
 // VSGD's gate when the preset gives no s: SSP(3), so that "vsgd" is an ablation of
-// "ssp:s=3" (papers.md §4.2).
+// "ssp:s=3" (docs/references.md VSGD-4).
 inline constexpr Tick kVsgdDefaultStaleness = 3;
 
 struct GateSpec {
   // BSP = SSP(0), ASP = SSP(unbounded); DSSP (Zhao et al. 2019) and PSP (Wang et al. 2017)
   // add the parameters below.
   enum class Kind { kSsp, kDssp, kPsp };
-  // DSSP: how many reads beyond s_L a grant of r* admits (papers.md Part A #1).
+  // DSSP: how many reads beyond s_L a grant of r* admits (docs/references.md DSSP-5).
   enum class DsspGrant {
     kExact,    // r*: the read at the grant's clock and the next r* - 1 (default)
     kLiteral,  // r* + 1, as Algorithm 1 is printed
   };
   // DSSP: whether a grant is cut so that no read is admitted more than
-  // s_U = s_L + r_max clocks ahead of the slowest active worker (papers.md Part A #2).
+  // s_U = s_L + r_max clocks ahead of the slowest active worker (docs/references.md DSSP-6).
   enum class DsspBound {
     kStrict,  // default: the SSP(s_U) guarantee of the paper's Theorem 2 holds
     kNone,    // paper-literal: unbounded behind a very slow straggler
@@ -298,17 +299,20 @@ struct AggregationSpec {
 struct WeightingSpec {
   enum class Kind { kConstant, kStaleness, kValue };
   Kind kind = Kind::kConstant;
-  // kStaleness: lr0 / (sigma + 1) instead of lr0 / max(sigma, 1) (papers.md Part A #4).
+  // kStaleness: lr0 / (sigma + 1) instead of lr0 / max(sigma, 1) (docs/references.md
+  // SA-ASGD-4).
   bool plus_one = false;
-  // kValue: the map from the value staleness VS to the multiplier (Part A #6):
+  // kValue: the map from the value staleness VS to the multiplier (docs/references.md
+  // VSGD-3, DUTTA-1):
   // kNormalized 1 / max(1, VS / EMA(VS)); kDutta min(C / VS^2, dutta_max).
   enum class ValueMap { kNormalized, kDutta };
   ValueMap value_map = ValueMap::kNormalized;
   double dutta_c = 1.0;    // kDutta: C > 0 (relative units: the map returns a multiplier)
   double dutta_max = 1.0;  // kDutta: the largest multiplier, > 0
   double ema_alpha = 0.1;  // kNormalized: EMA weight of the newest VS, in (0, 1]
-  // kValue: how the SERVER computes VS (Part A #5): kExact ||D_i|| (memory W x chunk size),
-  // kBound the scalar upper bound sum ||Delta|| (one double per worker and chunk).
+  // kValue: how the SERVER computes VS (docs/references.md VSGD-2): kExact ||D_i|| (memory
+  // W x chunk size), kBound the scalar upper bound sum ||Delta|| (one double per worker and
+  // chunk).
   enum class ValueMode { kExact, kBound };
   ValueMode value_mode = ValueMode::kExact;
   friend bool operator==(const WeightingSpec& a, const WeightingSpec& b);
@@ -318,15 +322,15 @@ struct PullSpec {
   // and computes on the previous answer; the schedule lives in the worker.
   enum class Kind { kOnDemand, kEager };
   Kind kind = Kind::kOnDemand;
-  // kEager: the worker scales its learning rate by EagerLearningRateScale (Part A #7);
-  // false: constant learning rate.
+  // kEager: the worker scales its learning rate by EagerLearningRateScale
+  // (docs/references.md PSPLUS-3); false: constant learning rate.
   bool modulate_lr = true;
   friend bool operator==(const PullSpec& a, const PullSpec& b);
 };
 struct StragglerSpec {
   enum class Kind { kNone, kSaps };
   Kind kind = Kind::kNone;
-  // kSaps: S_max >= 1; 0 means the default max(1, 2(N - 1)) (Part A #8).
+  // kSaps: S_max >= 1; 0 means the default max(1, 2(N - 1)) (docs/references.md SAPS-2).
   int64_t s_max = 0;
   // kSaps: what happens to a push whose staleness exceeds S_max (refresh = true either way).
   enum class Action { kDrop, kDownWeight };
@@ -377,8 +381,8 @@ std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int
 float EagerLearningRateScale(const PullSpec& spec, int64_t foreign_updates, int num_workers);
 
 // ------------------------------------------------------------------------ DSSP controller
-// Table A's row for one worker (papers.md §1.3): the times of its two latest iteration
-// boundaries, as the shard saw them (Gate::OnClock events).
+// Table A's row for one worker (docs/references.md DSSP-2): the times of its two latest
+// iteration boundaries, as the shard saw them (Gate::OnClock events).
 struct DsspHistory {
   absl::Time latest;    // A[i][0]
   absl::Time previous;  // A[i][1]
@@ -389,7 +393,7 @@ struct DsspHistory {
 //   Sim_p[r] = fastest.latest + r * I_p          r = 0 .. r_max
 //   Sim_s[k] = slowest.latest + (k + 1) * I_s    k = 0 .. r_max
 // returns the r minimising min_k |Sim_s[k] - Sim_p[r]|, the smallest such r on ties
-// (papers.md Part A #3). The distances are exact (absl::Duration); cost O(r_max).
+// (docs/references.md DSSP-3). The distances are exact (absl::Duration); cost O(r_max).
 // REQUIRES: 0 <= r_max <= kDsspMaxRMax.
 Tick DsspController(const DsspHistory& fastest, const DsspHistory& slowest, Tick r_max);
 

@@ -1,9 +1,10 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// PSP, probabilistic synchronous parallel (Wang, Catterall, Mortier 2017; papers.md §7):
-// SSP's barrier checked against a random sample of beta other workers instead of all of
-// them. The sample comes from a generator the gate owns, seeded from the spec, so the
-// decisions are a deterministic function of the seed and the sequence of calls.
+// PSP, probabilistic synchronous parallel (Wang, Catterall, Mortier 2017;
+// docs/references.md PSP-1, PSP-2): SSP's barrier checked against a random sample of beta
+// other workers instead of all of them. The sample comes from a generator the gate owns,
+// seeded from the spec, so the decisions are a deterministic function of the seed and the
+// sequence of calls.
 
 #include <algorithm>
 #include <cstdint>

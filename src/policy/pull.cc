@@ -1,8 +1,8 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The pull seam's policy logic: PS+'s worker-side learning-rate multiplier (papers.md §5.3,
-// Part A #7). The eager schedule itself (push + fetch in one message, computing on the
-// previous answer) lives in the worker.
+// The pull seam's policy logic: PS+'s worker-side learning-rate multiplier
+// (docs/references.md PSPLUS-3). The eager schedule itself (push + fetch in one message,
+// computing on the previous answer; PSPLUS-2) lives in the worker.
 
 #include <algorithm>
 #include <cstdint>

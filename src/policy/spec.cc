@@ -99,7 +99,8 @@ std::string SeamKind(Seam seam, const PolicySpec& spec) {
 
 // ------------------------------------------------------------------------- Presets
 
-// sa-asgd:n=N = asp + agg=softsync:n=N + weight=staleness (papers.md §2).
+// sa-asgd:n=N = asp + agg=softsync:n=N + weight=staleness (docs/references.md SA-ASGD-2,
+// SA-ASGD-4).
 absl::Status ParseSaAsgd(const Term& term, absl::string_view where, PolicySpec& spec) {
   absl::StatusOr<int> n = internal::ParseSoftSyncN(term, where);
   if (!n.ok()) return n.status();
@@ -108,7 +109,7 @@ absl::Status ParseSaAsgd(const Term& term, absl::string_view where, PolicySpec& 
   return absl::OkStatus();
 }
 
-// vsgd[:s=N] = ssp:s=N (default 3) + weight=value (papers.md §4.2).
+// vsgd[:s=N] = ssp:s=N (default 3) + weight=value (docs/references.md VSGD-4).
 absl::Status ParseVsgd(const Term& term, absl::string_view where, PolicySpec& spec) {
   if (absl::Status keys = internal::CheckParamKeys(term, {"s"}, where); !keys.ok()) return keys;
   spec.gate.staleness = kVsgdDefaultStaleness;

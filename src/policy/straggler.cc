@@ -1,7 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The straggler policies, what happens to a stale push: none, and SaPS's version-lag rule
-// (papers.md §6.2, Part A #8).
+// (docs/references.md SAPS-2).
 
 #include <algorithm>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The weightings, how much an update counts: constant; staleness, lr/sigma (SA-ASGD,
-// papers.md §2.3, Part A #4); value, from the value staleness (VSGD, papers.md §4.2,
-// Part A #6, with Dutta et al.'s map, §8).
+// docs/references.md SA-ASGD-4); value, from the value staleness (VSGD, docs/references.md
+// VSGD-2 and VSGD-3, with Dutta et al.'s map, DUTTA-1).
 
 #include <algorithm>
 #include <cmath>

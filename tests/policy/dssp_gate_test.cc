@@ -1,10 +1,10 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of DSSP (papers.md §1, Part A #1-3): the controller against the hand-computed table
-// of §1.3 and against the O(r_max^2) definition of Algorithm 2; the gate on hand-made
-// traces (exact and literal grants, strict and no bound, cold start, ties, departures); then
-// property tests on virtual time: W workers of random speeds run against the gate and
-// against a reference written as the paper's push/OK protocol (Algorithm 1).
+// Tests of DSSP (docs/references.md DSSP-1 to DSSP-7): the controller against the worked
+// examples of DSSP-3 and against the O(r_max^2) definition of Algorithm 2; the gate on
+// hand-made traces (exact and literal grants, strict and no bound, cold start, ties,
+// departures); then property tests on virtual time: W workers of random speeds run against
+// the gate and against a reference written as the paper's push/OK protocol (Algorithm 1).
 
 #include <algorithm>
 #include <cstdint>
@@ -370,9 +370,9 @@ TEST(DsspGateTest, ClockJumpUsesThePerIterationInterval) {
 
 // ------------------------------------------------------------------ property tests
 
-// The paper's server (Algorithm 1, papers.md §1.3) in its own terms: a push counter t[p],
-// the number r[p] of OKs still owed, and whether p's latest push was answered OK. Kept
-// independent of the gate: it counts OKs, not clocks.
+// The paper's server (Algorithm 1, docs/references.md DSSP-4) in its own terms: a push
+// counter t[p], the number r[p] of OKs still owed, and whether p's latest push was answered
+// OK. Kept independent of the gate: it counts OKs, not clocks.
 class PaperDssp {
  public:
   PaperDssp(const GateSpec& spec, int num_workers)

@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of PS+'s eager pull policy logic (papers.md §5.3, Part A #7): the spec and the
+// Tests of PS+'s eager pull policy logic (docs/references.md PSPLUS-3): the spec and the
 // worker-side learning-rate multiplier 1 / max(1, tau / (N - 1)).
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of PSP (papers.md §7): exact cases of the sampling rule (who is eligible, how long
-// a sample is kept, departures, determinism, uniformity), then property tests over random
-// interleavings: beta >= W decides exactly as SSP(s); any beta is never stricter than
-// SSP(s); beta = 0 or s = unbounded never waits; nobody deadlocks.
+// Tests of PSP (docs/references.md PSP-1, PSP-2): exact cases of the sampling rule (who is
+// eligible, how long a sample is kept, departures, determinism, uniformity), then property
+// tests over random interleavings: beta >= W decides exactly as SSP(s); any beta is never
+// stricter than SSP(s); beta = 0 or s = unbounded never waits; nobody deadlocks.
 
 #include <algorithm>
 #include <cstdint>

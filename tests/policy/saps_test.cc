@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of the SaPS straggler policy (papers.md §6.2, Part A #8): the default S_max, drop
+// Tests of the SaPS straggler policy (docs/references.md SAPS-2): the default S_max, drop
 // and down-weight, Stragglers(), EMA detection, and random pushes against the formula.
 
 #include <algorithm>

@@ -1,8 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of n-softsync aggregation (SA-ASGD, papers.md §2): exact cases, then random push
-// sequences from random workers (exactly floor(pushes / c) buckets, each of c pushes), with
-// departures against an independent model, and SA-ASGD's staleness property.
+// Tests of n-softsync aggregation (SA-ASGD, docs/references.md SA-ASGD-2): exact cases, then
+// random push sequences from random workers (exactly floor(pushes / c) buckets, each of c
+// pushes), with departures against an independent model, and SA-ASGD's staleness property
+// (SA-ASGD-3).
 
 #include <algorithm>
 #include <cmath>
@@ -220,9 +221,9 @@ TEST(SoftSyncAggregationPropertyTest, MatchesTheModelWithDepartures) {
   }
 }
 
-// SA-ASGD end to end on a scalar model (papers.md §2.4): the shard's version counts
-// applied buckets, so every push of bucket k saw version k (no update happens between a
-// push and its bucket's application), and theta follows
+// SA-ASGD end to end on a scalar model (docs/references.md SA-ASGD-2 to SA-ASGD-4): the
+// shard's version counts applied buckets, so every push of bucket k saw version k (no update
+// happens between a push and its bucket's application), and theta follows
 // theta <- theta - (1/c) sum alpha0 / max(sigma_l, 1) g_l per bucket.
 TEST(SoftSyncAggregationPropertyTest, SaAsgdStalenessIsMeasuredAgainstBuckets) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {

@@ -120,7 +120,8 @@ TEST(StalenessWeightingTest, PlusOneScaleIsOneOverSigmaPlusOne) {
 
 TEST(StalenessWeightingTest, HandValues) {
   auto weighting = WeightingFor("asp+weight=staleness");
-  EXPECT_EQ(weighting->Scale(0, WithStaleness(0)), 1.0f);  // Part A #4: sigma = 0 counts 1
+  // sigma = 0 counts 1 (docs/references.md SA-ASGD-4).
+  EXPECT_EQ(weighting->Scale(0, WithStaleness(0)), 1.0f);
   EXPECT_EQ(weighting->Scale(0, WithStaleness(1)), 1.0f);
   EXPECT_EQ(weighting->Scale(0, WithStaleness(2)), 0.5f);
   EXPECT_EQ(weighting->Scale(0, WithStaleness(4)), 0.25f);

@@ -2,7 +2,8 @@
 //
 // Property tests: the gates' bounds hold in whole simulations over hundreds of seeds, each
 // with its own worker count, speeds, jitter, stragglers and sometimes a failure
-// (papers.md §10.3). Each run is small, so the whole file takes well under two seconds.
+// (docs/references.md SSP-2, DSSP-6, PSP-2). Each run is small, so the whole file takes
+// well under two seconds.
 
 #include <cstdint>
 #include <memory>
@@ -111,7 +112,7 @@ void ForRandomJobs(const std::string& policy, int64_t iterations, Check check) {
   }
 }
 
-// PSP (papers.md §10.3): sampling every other worker (beta >= W - 1) is SSP(s).
+// PSP (docs/references.md PSP-2): sampling every other worker (beta >= W - 1) is SSP(s).
 TEST(SimulatorPropertyTest, PspSamplingEveryoneKeepsSspBound) {
   ForRandomJobs("psp:s=2,beta=8", kIterations,
                 [](const SimResult& r) { ASSERT_LE(r.max_read_lead, 2); });
@@ -124,7 +125,7 @@ TEST(SimulatorPropertyTest, PspSamplingNobodyNeverBlocks) {
   });
 }
 
-// DSSP (papers.md §1, Part A #2): the gap never exceeds s_U = s_L + r_max.
+// DSSP (docs/references.md DSSP-6): the gap never exceeds s_U = s_L + r_max.
 TEST(SimulatorPropertyTest, DsspReadLeadNeverExceedsUpperBound) {
   // Long enough runs for the controller to grant extra clocks.
   ForRandomJobs("dssp:s=3,r=12", 3 * kIterations,

@@ -104,7 +104,7 @@ TEST(SimulatorTest, BspWithHeterogeneousSpeedsIsTheSequentialAverageGradient) {
   for (Eigen::Index i = 0; i < expected.size(); ++i) {
     EXPECT_NEAR(r->final_params(i), expected(i), 1e-5 * (1.0 + std::abs(expected(i)))) << i;
   }
-  EXPECT_EQ(r->staleness.max(), 0u);  // papers.md §10.3: BSP's pushes are never stale
+  EXPECT_EQ(r->staleness.max(), 0u);  // BSP's pushes are never stale (docs/references.md SA-ASGD-1)
   EXPECT_LE(r->max_read_lead, 0);
 }
 
