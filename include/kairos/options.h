@@ -14,6 +14,7 @@
 
 #include "absl/time/time.h"
 #include "kairos/job.h"
+#include "kairos/keys.h"
 #include "kairos/transport_context.h"
 #include "kairos/updater.h"
 
@@ -42,6 +43,11 @@ struct NodeOptions {
   // The messaging context. Null: the node creates its own. Nodes using inproc:// endpoints
   // must share one (LocalCluster does).
   std::shared_ptr<TransportContext> context;
+  // The job's CURVE keys (kairos/keys.h, docs/security.md): every tcp:// and ipc://
+  // connection of the node is then encrypted and authenticated, and the node accepts only
+  // peers holding the same keys. Every node of a job needs them, or none has any. Unset: no
+  // encryption (logged once). WorkerOptionsFromEnvironment reads KAIROS_KEYS into it.
+  std::optional<CurveKeys> keys;
 };
 
 struct WorkerOptions : NodeOptions {
@@ -97,6 +103,8 @@ struct CoordinatorOptions {
   int64_t max_message_bytes = int64_t{16} << 20;
   std::string logger = "kairos";
   std::shared_ptr<TransportContext> context;
+  // The job's CURVE keys, as NodeOptions::keys.
+  std::optional<CurveKeys> keys;
 };
 
 // LocalCluster: a coordinator, servers and workers inside this process.
@@ -113,6 +121,10 @@ struct ClusterOptions {
   ServerOptions server;
   // Applied to the coordinator (listen, counts, job and context are set by the cluster).
   CoordinatorOptions coordinator;
+  // The job's CURVE keys, given to every node of the cluster (it replaces the nodes' own
+  // `keys`). Over "inproc" they change nothing: inproc never leaves the process, and
+  // ZeroMQ applies no security mechanism to it.
+  std::optional<CurveKeys> keys;
 };
 
 }  // namespace kairos

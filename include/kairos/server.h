@@ -34,6 +34,10 @@ struct ServerStats {
   // Pushes applied in one pass over a chunk together with an earlier push of the same range
   // (they had queued up while the chunk's apply lane was busy).
   uint64_t coalesced = 0;
+  // Connections to this server refused at the security handshake: a client without the
+  // job's CURVE keys (or using CURVE at a server without keys), or one that closed the
+  // connection during the handshake. ZeroMQ clients retry, so each attempt counts.
+  uint64_t handshakes_refused = 0;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };
