@@ -259,15 +259,17 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
 std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
   int major = 0, minor = 0, patch = 0;
   zmq_version(&major, &minor, &patch);
-  std::vector<std::string> sizes;
+  std::vector<std::string> sizes, curve_sizes;
   for (uint64_t s : p.sizes) sizes.push_back(FormatSize(s));
+  for (uint64_t s : p.curve_sizes) curve_sizes.push_back(FormatSize(s));
   return {
       absl::StrFormat("ZeroMQ:     %d.%d.%d, tcp://127.0.0.1, %s", major, minor, patch,
                       f.shared_context ? "one context shared by all nodes"
                                        : "one context (1 I/O thread) per node / per side"),
       absl::StrFormat("Workloads:  %s", absl::StrJoin(p.benchmarks, ",")),
-      absl::StrFormat("Sizes:      %s; servers %s; workers %s", absl::StrJoin(sizes, ", "),
-                      absl::StrJoin(f.servers, ","), absl::StrJoin(f.workers, ",")),
+      absl::StrFormat("Sizes:      %s; servers %s; workers %s; curve %s",
+                      absl::StrJoin(sizes, ", "), absl::StrJoin(f.servers, ","),
+                      absl::StrJoin(f.workers, ","), absl::StrJoin(curve_sizes, ", ")),
       absl::StrFormat("Budget:     %.2f s warm-up + %.2f s measured per run; best of %d runs "
                       "(raw ZeroMQ: best of %d, %s queued per side)",
                       f.warmup, f.seconds, f.repetitions, f.raw_repetitions,
