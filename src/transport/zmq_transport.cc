@@ -412,8 +412,12 @@ class ZmqTransport final : public Transport {
   }
 
   // ---------------------------------------------------------------- sending (I/O thread)
+  // Never blocks: with unlimited high-water marks a send fails only when the socket has no
+  // pipe at all, which a DEALER comes to when ZeroMQ ends its session for good (a security
+  // handshake that failed on a protocol error); a blocking send would then hang the I/O
+  // thread. The message is dropped and counted instead.
   bool SendFrame(void* s, zmq_msg_t* msg, bool more) {
-    if (zmq_msg_send(msg, s, more ? ZMQ_SNDMORE : 0) >= 0) return true;
+    if (zmq_msg_send(msg, s, (more ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT) >= 0) return true;
     zmq_msg_close(msg);
     return false;
   }
