@@ -3,7 +3,8 @@
 // kairos-coordinator: the coordinator of one job (kairos::Coordinator) as a program.
 //
 //   kairos-coordinator --servers S --workers W [--listen ENDPOINT] [--join-timeout SECONDS]
-//                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--log-level LEVEL]
+//                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--keys DIR]
+//                      [--log-level LEVEL]
 //
 // Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout and, with
 // --ready-fd, writes "<endpoint>\n" to that descriptor and closes it (kairos-launch reads
@@ -38,6 +39,7 @@ struct Flags {
   double join_timeout_s = 120;
   int64_t heartbeat_timeout_ms = 10000;
   std::optional<int> ready_fd;
+  std::string keys_dir;
   std::string log_level;
 };
 
@@ -63,6 +65,7 @@ void AddOptions(CLI::App& app, Flags& flags) {
                  "Once bound, write the endpoint and a newline to this open file descriptor "
                  "and close it")
       ->check(CLI::Range(0, 1 << 20));
+  AddKeysOption(app, flags.keys_dir);
   AddLogLevelOption(app, flags.log_level);
 }
 
@@ -83,6 +86,12 @@ int Main(int argc, char** argv) {
   if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
   flags.options.join_timeout = absl::Seconds(flags.join_timeout_s);
   flags.options.heartbeat_timeout = absl::Milliseconds(flags.heartbeat_timeout_ms);
+  absl::StatusOr<std::optional<CurveKeys>> keys = LoadKeysOption(flags.keys_dir);
+  if (!keys.ok()) {
+    std::cerr << "kairos-coordinator: " << keys.status().message() << std::endl;
+    return kExitCannotStart;
+  }
+  flags.options.keys = *std::move(keys);
   if (flags.ready_fd.has_value() && ::fcntl(*flags.ready_fd, F_GETFD) < 0) {
     std::cerr << "kairos-coordinator: --ready-fd " << *flags.ready_fd
               << " is not an open file descriptor" << std::endl;

@@ -3,12 +3,13 @@
 // kairos-launch: runs one job on this host.
 //
 //   kairos-launch -s S -w W [--transport tcp|ipc] [--timeout SECONDS] [--grace SECONDS]
-//                 -- program [args...]
+//                 [--keys DIR] -- program [args...]
 //
 // starts kairos-coordinator, S kairos-server processes and W copies of the program (the
 // workers, told where the job is through KAIROS_* environment variables), and supervises
 // them with ProcessGroup's exit policy (process_group.h): the first process to fail stops
-// the job. docs/launching.md is the user's guide.
+// the job. With --keys DIR (the job's CURVE keys) the coordinator and servers get --keys DIR
+// and the workers KAIROS_KEYS=DIR. docs/launching.md is the user's guide.
 //
 // Exit codes: 0 every process succeeded; 1 a process failed or could not be started;
 // 2 usage error; 124 --timeout passed; 128 + N after forwarding signal N (SIGINT, SIGTERM,
@@ -58,6 +59,7 @@ struct LaunchConfig {
   Transport transport = Transport::kTcp;
   absl::Duration timeout = absl::ZeroDuration();  // zero: no deadline
   absl::Duration grace = absl::Seconds(10);
+  std::string keys_dir;              // absolute; empty: no CURVE keys
   std::vector<std::string> program;  // the program and its arguments
 };
 
@@ -92,6 +94,12 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
                  "coordinator and servers get to exit after the workers finished")
       ->check(apps::Seconds(/*allow_zero=*/true))
       ->capture_default_str();
+  app.add_option("--keys", config.keys_dir,
+                 "Directory of the job's CURVE keys (made by kairos-keygen): passed to the "
+                 "coordinator and the servers as --keys and to the workers as KAIROS_KEYS, so "
+                 "that every connection is encrypted and authenticated")
+      ->envname("KAIROS_KEYS")
+      ->check(CLI::ExistingDirectory);
 }
 
 // Parses argv into `config`. Returns the exit code when the program should exit now
@@ -105,8 +113,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
       "kairos-launch");
   app.footer(
       "Workers get KAIROS_COORDINATOR, KAIROS_RANK, KAIROS_NUM_WORKERS, KAIROS_NUM_SERVERS and "
-      "KAIROS_ROLE=worker.\nExit codes: 0 success, 1 a process failed, 2 usage error, "
-      "124 --timeout, 128+N signal N.\nSee docs/launching.md.");
+      "KAIROS_ROLE=worker (and KAIROS_KEYS with --keys).\nExit codes: 0 success, 1 a process "
+      "failed, 2 usage error, 124 --timeout, 128+N signal N.\nSee docs/launching.md.");
   app.allow_extras();
   std::string transport = "tcp";
   double timeout_s = 0;
@@ -132,6 +140,12 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
   config.transport = transport == "ipc" ? Transport::kIpc : Transport::kTcp;
   config.timeout = absl::Seconds(timeout_s);
   config.grace = absl::Seconds(grace_s);
+  if (!config.keys_dir.empty()) {
+    // The children may run elsewhere than here; an absolute path means the same to all.
+    std::error_code error;
+    std::filesystem::path absolute = std::filesystem::absolute(config.keys_dir, error);
+    if (!error) config.keys_dir = absolute.string();
+  }
   return std::nullopt;
 }
 
@@ -246,6 +260,7 @@ absl::Status Launcher::StartCoordinator() {
                "--servers",  absl::StrCat(config_.servers),
                "--workers",  absl::StrCat(config_.workers),
                "--ready-fd", absl::StrCat(kReadyFd)};
+  if (!config_.keys_dir.empty()) spec.args.insert(spec.args.end(), {"--keys", config_.keys_dir});
   spec.fds = {{ready->write.get(), kReadyFd}};
   spec.role = ProcessRole::kService;
   absl::StatusOr<pid_t> pid = group_.Start(spec);
@@ -285,6 +300,7 @@ absl::Status Launcher::StartServers() {
     spec.name = absl::StrCat("server ", i);
     spec.path = server_path_;
     spec.args = {"--coordinator", endpoint_, "--listen", Endpoint(name, "tcp://127.0.0.1:*")};
+    if (!config_.keys_dir.empty()) spec.args.insert(spec.args.end(), {"--keys", config_.keys_dir});
     spec.role = ProcessRole::kService;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
   }
@@ -302,6 +318,7 @@ absl::Status Launcher::StartWorkers() {
                 {"KAIROS_NUM_WORKERS", absl::StrCat(config_.workers)},
                 {"KAIROS_NUM_SERVERS", absl::StrCat(config_.servers)},
                 {"KAIROS_ROLE", "worker"}};
+    if (!config_.keys_dir.empty()) spec.env.push_back({"KAIROS_KEYS", config_.keys_dir});
     spec.role = ProcessRole::kPrimary;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
   }

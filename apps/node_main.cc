@@ -6,6 +6,7 @@
 #include <iostream>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "spdlog/spdlog.h"
 
@@ -16,6 +17,22 @@ void AddLogLevelOption(CLI::App& app, std::string& level) {
                  "Log level on stderr: trace, debug, info, warn, error, critical or off "
                  "(default: $KAIROS_LOG_LEVEL, else warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+}
+
+void AddKeysOption(CLI::App& app, std::string& dir) {
+  app.add_option("--keys", dir,
+                 "Directory of the job's CURVE keys (made by kairos-keygen): every connection "
+                 "is then encrypted and only nodes with the same keys are accepted")
+      ->envname("KAIROS_KEYS");
+}
+
+absl::StatusOr<std::optional<CurveKeys>> LoadKeysOption(const std::string& dir) {
+  if (dir.empty()) return std::optional<CurveKeys>();
+  absl::StatusOr<CurveKeys> keys = LoadCurveKeys(dir);
+  if (!keys.ok()) {
+    return absl::Status(keys.status().code(), absl::StrCat("--keys: ", keys.status().message()));
+  }
+  return std::optional<CurveKeys>(*std::move(keys));
 }
 
 void ApplyLogLevel(const std::string& logger, const std::string& level) {

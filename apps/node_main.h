@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "apps/signals.h"
+#include "kairos/keys.h"
 
 namespace kairos::apps {
 
@@ -29,6 +30,12 @@ inline constexpr int kExitCannotStart = 2;  // usage error, or the node could no
 
 // Adds --log-level (trace, debug, info, warn, error, critical, off) writing to `level`.
 void AddLogLevelOption(CLI::App& app, std::string& level);
+
+// Adds --keys DIR (default: $KAIROS_KEYS), the job's CURVE key directory, writing to `dir`.
+void AddKeysOption(CLI::App& app, std::string& dir);
+
+// The keys of --keys (nullopt when `dir` is empty), or why they cannot be used.
+absl::StatusOr<std::optional<CurveKeys>> LoadKeysOption(const std::string& dir);
 
 // Sets the level of the logger called `logger` (created if it does not exist yet) when
 // `level` is not empty. Without --log-level the level comes from KAIROS_LOG_LEVEL, else warn.

@@ -3,9 +3,9 @@
 // kairos-server: one shard of a job's tables (kairos::Server) as a program.
 //
 //   kairos-server --coordinator ENDPOINT [--listen ENDPOINT] [--advertise-host HOST]
-//                 [--apply-threads N] [--log-level LEVEL]
+//                 [--apply-threads N] [--keys DIR] [--log-level LEVEL]
 //
-// --coordinator defaults to $KAIROS_COORDINATOR. Once bound it prints
+// --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
 // "kairos-server listening on <endpoint>" on stdout, and runs until the job ends. Exit
 // codes (node_main.h): 0 the job ended well, 1 it failed, 2 usage error or cannot listen,
 // 128 + N stopped by signal N (SIGINT, SIGTERM).
@@ -25,7 +25,8 @@
 namespace kairos::apps {
 namespace {
 
-void AddOptions(CLI::App& app, ServerOptions& options, std::string& log_level) {
+void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
+                std::string& log_level) {
   app.add_option("--coordinator", options.coordinator,
                  "Endpoint of the job's coordinator, e.g. tcp://10.0.0.1:7000")
       ->envname("KAIROS_COORDINATOR")
@@ -40,15 +41,23 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& log_level) {
                  "Threads that apply updates; 0: one per hardware thread, at most 4")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
 }
 
 int Main(int argc, char** argv) {
   CLI::App app("Runs one server (a shard of the tables) of a kairos job.", "kairos-server");
   ServerOptions options;
+  std::string keys_dir;
   std::string log_level;
-  AddOptions(app, options, log_level);
+  AddOptions(app, options, keys_dir, log_level);
   if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
+  absl::StatusOr<std::optional<CurveKeys>> keys = LoadKeysOption(keys_dir);
+  if (!keys.ok()) {
+    std::cerr << "kairos-server: " << keys.status().message() << std::endl;
+    return kExitCannotStart;
+  }
+  options.keys = *std::move(keys);
   // Writing to a closed stdout must fail, not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<std::unique_ptr<NodeRunner>> runner = NodeRunner::Create("kairos-server");

@@ -119,12 +119,14 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
   co.num_workers = workers;
   co.job = job;
   co.context = context;
+  co.keys = settings.keys;
   KAIROS_ASSIGN_OR_RETURN(cluster->coordinator_, Coordinator::Create(co));
   for (int s = 0; s < servers; ++s) {
     ServerOptions so;
     so.coordinator = cluster->coordinator_->endpoint();
     so.listen = "tcp://127.0.0.1:*";
     so.context = context;
+    so.keys = settings.keys;
     if (settings.apply_threads >= 0) so.apply_threads = settings.apply_threads;
     if (settings.inline_apply_bytes >= 0) so.inline_apply_bytes = settings.inline_apply_bytes;
     if (settings.discard_updates) {
@@ -135,13 +137,14 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
     KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
     cluster->servers_.push_back(std::move(server));
   }
-  KAIROS_RETURN_IF_ERROR(cluster->StartWorkers(workers, job, context));
+  KAIROS_RETURN_IF_ERROR(cluster->StartWorkers(workers, job, context, settings.keys));
   return cluster;
 }
 
 // Workers join in parallel: each Create returns once the whole job has started.
 absl::Status BenchCluster::StartWorkers(int workers, const JobConfig& job,
-                                        const std::shared_ptr<TransportContext>& context) {
+                                        const std::shared_ptr<TransportContext>& context,
+                                        const std::optional<CurveKeys>& keys) {
   std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(workers);
   std::vector<std::thread> threads;
   for (int r = 0; r < workers; ++r) {
@@ -151,6 +154,7 @@ absl::Status BenchCluster::StartWorkers(int workers, const JobConfig& job,
       wo.job = job;
       wo.rank = r;
       wo.context = context;
+      wo.keys = keys;
       made[r] = Worker::Create(wo);
     });
   }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "bench/bench_report.h"
 #include "kairos/coordinator.h"
+#include "kairos/keys.h"
 #include "kairos/server.h"
 #include "kairos/worker.h"
 
@@ -40,6 +42,8 @@ struct ClusterSettings {
   // true: the servers' updater does nothing with a gradient (push_noop), which leaves the
   // cost of moving and dispatching pushes without the SGD arithmetic.
   bool discard_updates = false;
+  // Every node's CURVE keys (the curve workload); unset: plain connections.
+  std::optional<CurveKeys> keys;
 };
 
 // A job over tcp loopback. The destructor shuts it down.
@@ -65,7 +69,8 @@ class BenchCluster {
  private:
   BenchCluster() = default;
   absl::Status StartWorkers(int workers, const JobConfig& job,
-                            const std::shared_ptr<TransportContext>& context);
+                            const std::shared_ptr<TransportContext>& context,
+                            const std::optional<CurveKeys>& keys);
 
   std::unique_ptr<Coordinator> coordinator_;
   std::vector<std::unique_ptr<Server>> servers_;

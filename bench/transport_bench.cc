@@ -16,6 +16,9 @@
 //               server, 1 worker): the median ratio is the throughput verdict
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
+//   curve       push and pull (4 KiB and 1 MiB, 1 server, 1 worker) with CURVE keys against
+//               the same workload without keys, in back-to-back pairs: the median ratio is
+//               the throughput cost of encryption (reported, not a target)
 //   memory      peak resident memory of a kairos-server child process holding one table
 //
 // and then checks the targets (docs/benchmarks.md). Each workload prints one line; --csv
@@ -23,6 +26,11 @@
 //
 //   kairos_transport_bench [--benchmarks=push,pull] [--sizes=1M,16M] [--seconds=1]
 //                          [--servers=1,2] [--workers=1,2,3,4] [--csv=FILE] [--quick]
+//
+// The nodes log at level error unless KAIROS_LOG_LEVEL says otherwise: every node without
+// keys would say once that its traffic is not encrypted.
+
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -31,6 +39,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -53,7 +62,8 @@ namespace kairos::bench {
 namespace {
 
 constexpr char kAllBenchmarks[] =
-    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,push_sync,pull_sync,memory";
+    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,push_sync,"
+    "pull_sync,curve,memory";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -79,6 +89,7 @@ struct Flags {
   int apply_threads = -1;
   int64_t inline_apply_bytes = -1;
   std::size_t latency_samples = 200000;
+  std::vector<std::string> curve_sizes = {"4K", "1M"};
   std::vector<std::string> memory_sizes = {"64M", "256M"};
   std::vector<std::string> memory_policies = {"asp", "bsp"};
   int memory_rounds = 3;
@@ -145,6 +156,9 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--latency-samples", f.latency_samples, "Most timed calls per latency workload")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--curve-sizes", f.curve_sizes, "Value sizes of the curve workload")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--memory-sizes", f.memory_sizes, "Table sizes of the memory workload")
       ->delimiter(',')
       ->capture_default_str();
@@ -181,6 +195,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
 struct Plan {
   std::vector<std::string> benchmarks;
   std::vector<uint64_t> sizes;
+  std::vector<uint64_t> curve_sizes;
   std::vector<uint64_t> memory_sizes;
   Budget budget;
   uint64_t raw_queue_bytes = 0;
@@ -215,6 +230,9 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
   auto sizes = ParseSizes(f.sizes);
   if (!sizes.ok()) return sizes.status();
   p.sizes = *sizes;
+  auto curve_sizes = ParseSizes(f.curve_sizes);
+  if (!curve_sizes.ok()) return curve_sizes.status();
+  p.curve_sizes = *curve_sizes;
   auto memory_sizes = ParseSizes(f.memory_sizes);
   if (!memory_sizes.ok()) return memory_sizes.status();
   p.memory_sizes = *memory_sizes;
@@ -241,15 +259,17 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
 std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
   int major = 0, minor = 0, patch = 0;
   zmq_version(&major, &minor, &patch);
-  std::vector<std::string> sizes;
+  std::vector<std::string> sizes, curve_sizes;
   for (uint64_t s : p.sizes) sizes.push_back(FormatSize(s));
+  for (uint64_t s : p.curve_sizes) curve_sizes.push_back(FormatSize(s));
   return {
       absl::StrFormat("ZeroMQ:     %d.%d.%d, tcp://127.0.0.1, %s", major, minor, patch,
                       f.shared_context ? "one context shared by all nodes"
                                        : "one context (1 I/O thread) per node / per side"),
       absl::StrFormat("Workloads:  %s", absl::StrJoin(p.benchmarks, ",")),
-      absl::StrFormat("Sizes:      %s; servers %s; workers %s", absl::StrJoin(sizes, ", "),
-                      absl::StrJoin(f.servers, ","), absl::StrJoin(f.workers, ",")),
+      absl::StrFormat("Sizes:      %s; servers %s; workers %s; curve %s",
+                      absl::StrJoin(sizes, ", "), absl::StrJoin(f.servers, ","),
+                      absl::StrJoin(f.workers, ","), absl::StrJoin(curve_sizes, ", ")),
       absl::StrFormat("Budget:     %.2f s warm-up + %.2f s measured per run; best of %d runs "
                       "(raw ZeroMQ: best of %d, %s queued per side)",
                       f.warmup, f.seconds, f.repetitions, f.raw_repetitions,
@@ -309,6 +329,7 @@ class Runner {
       if (b == "paired") Paired();
       if (b == "push_sync") SyncAll(Op::kPush);
       if (b == "pull_sync") SyncAll(Op::kPull);
+      if (b == "curve") Curve();
       if (b == "memory") MemoryAll();
     }
     return ok_;
@@ -482,6 +503,79 @@ class Runner {
     }
   }
 
+  // curve: for each --curve-sizes value and for push and pull (1 server, 1 worker), --pairs
+  // rounds of one run without keys and one with CURVE keys, back to back (alternating which
+  // goes first), each on its own cluster made once. The median ratio (CURVE / plain) is the
+  // throughput cost of encryption, taken on the same machine in the same minute.
+  void Curve() {
+    absl::StatusOr<CurveKeys> keys = GenerateCurveKeys();
+    if (!keys.ok()) return Fail("curve", keys.status());
+    for (uint64_t size : plan_.curve_sizes) {
+      for (const Op op : {Op::kPush, Op::kPull}) {
+        const std::string name = absl::StrCat("curve_", OpName(op));
+        ClusterSettings curve_settings = plan_.cluster;
+        curve_settings.keys = *keys;
+        auto plain = BenchCluster::Create(1, 1, size / sizeof(float), plan_.cluster);
+        if (!plain.ok()) return Fail(name, plain.status());
+        auto curve = BenchCluster::Create(1, 1, size / sizeof(float), curve_settings);
+        if (!curve.ok()) return Fail(name, curve.status());
+        std::vector<double> ratios, curve_mb, curve_ops, plain_mb, curve_cpu, plain_cpu;
+        absl::Status status;
+        for (int i = 0; i < flags_.pairs && status.ok(); ++i) {
+          absl::StatusOr<Throughput> p, c;
+          auto run_plain = [&] {
+            p = RunPipelined(**plain, op, size, plan_.budget, plan_.pipeline);
+          };
+          auto run_curve = [&] {
+            c = RunPipelined(**curve, op, size, plan_.budget, plan_.pipeline);
+          };
+          if (i % 2 == 0) {
+            run_plain();
+            run_curve();
+          } else {
+            run_curve();
+            run_plain();
+          }
+          if (!p.ok()) status = p.status();
+          if (!c.ok()) status = c.status();
+          if (!status.ok() || p->mb_per_s <= 0) break;
+          ratios.push_back(c->mb_per_s / p->mb_per_s);
+          curve_mb.push_back(c->mb_per_s);
+          curve_ops.push_back(c->ops_per_s);
+          plain_mb.push_back(p->mb_per_s);
+          curve_cpu.push_back(c->cpu_us_per_mb);
+          plain_cpu.push_back(p->cpu_us_per_mb);
+        }
+        if (absl::Status s = (*plain)->Shutdown(); status.ok()) status = s;
+        if (absl::Status s = (*curve)->Shutdown(); status.ok()) status = s;
+        if (!status.ok()) return Fail(name, status);
+        if (ratios.empty()) continue;
+        Result r = MakeResult(name, size, 1, 1);
+        r.mb_per_s = Median(curve_mb);
+        r.ops_per_s = Median(curve_ops);
+        if (Median(curve_cpu) > 0) r.cpu_us_per_mb = Median(curve_cpu);
+        curve_ratios_.push_back({name, size, Median(ratios)});
+        r.note = absl::StrFormat(
+            "CURVE/plain %.0f%% (median of %d pairs, %.0f-%.0f%%); plain %.0f MB/s (%.0f us/MB)",
+            100 * Median(ratios), ratios.size(),
+            100 * *std::min_element(ratios.begin(), ratios.end()),
+            100 * *std::max_element(ratios.begin(), ratios.end()), Median(plain_mb),
+            Median(plain_cpu));
+        report_.Add(r);
+      }
+    }
+  }
+
+ public:
+  // curve: the median CURVE / plain throughput ratio of each workload and size, in order.
+  struct CurveRatio {
+    std::string workload;
+    uint64_t value_bytes = 0;
+    double ratio = 0;
+  };
+  const std::vector<CurveRatio>& curve_ratios() const { return curve_ratios_; }
+
+ private:
   static double Median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
@@ -541,7 +635,18 @@ class Runner {
   bool ok_ = true;
   std::map<uint64_t, double> raw_oneway_;   // value bytes -> MB/s
   std::map<uint64_t, double> raw_rtt_p50_;  // message bytes -> us
+  std::vector<CurveRatio> curve_ratios_;
 };
+
+// The throughput cost of CURVE: reported, not a target.
+void PrintCurveCost(const std::vector<Runner::CurveRatio>& ratios) {
+  if (ratios.empty()) return;
+  std::cout << "CURVE cost (reported, not a target; S=1 W=1, median of the pairs)\n";
+  for (const Runner::CurveRatio& r : ratios) {
+    std::cout << absl::StrFormat("  %-4s %6s with keys: %5.1f%% of the throughput without\n",
+                                 r.workload.substr(6), FormatSize(r.value_bytes), 100 * r.ratio);
+  }
+}
 
 // The targets of docs/benchmarks.md, judged on what was measured.
 void PrintTargets(const Report& report) {
@@ -627,6 +732,7 @@ int Main(int argc, char** argv) {
     std::cerr << "kairos_transport_bench: " << plan.status().message() << std::endl;
     return 2;
   }
+  ::setenv("KAIROS_LOG_LEVEL", "error", /*overwrite=*/0);
   PrintHeader("kairos_transport_bench", SettingsLines(flags, *plan));
   Report report;
   if (absl::Status s = report.Open(flags.csv); !s.ok()) {
@@ -638,6 +744,7 @@ int Main(int argc, char** argv) {
   Runner runner(flags, *plan, report);
   const bool ok = runner.RunAll();
   PrintTargets(report);
+  PrintCurveCost(runner.curve_ratios());
   std::cout << "Load:       " << LoadAverage() << " (/proc/loadavg at end, this run's threads "
             << "included)\n"
             << "Other load: " << other_load.Describe()

@@ -9,6 +9,7 @@
 #ifndef KAIROS_COORDINATOR_H_
 #define KAIROS_COORDINATOR_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ class Coordinator {
 
   // The endpoint nodes join at (the bound port filled in).
   virtual std::string endpoint() const = 0;
+  // Connections refused at the security handshake, as ServerStats::handshakes_refused.
+  virtual uint64_t handshakes_refused() const = 0;
   // Waits until every worker has finished and the servers were told to stop (OK), the job
   // failed (a node died, nobody joined in time: the error), or `timeout` passed.
   virtual absl::Status Wait(absl::Duration timeout) = 0;

@@ -9,6 +9,7 @@
 #include "kairos/coordinator.h"
 #include "kairos/eager.h"
 #include "kairos/job.h"
+#include "kairos/keys.h"
 #include "kairos/local_cluster.h"
 #include "kairos/metrics.h"
 #include "kairos/options.h"

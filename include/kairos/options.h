@@ -14,6 +14,7 @@
 
 #include "absl/time/time.h"
 #include "kairos/job.h"
+#include "kairos/keys.h"
 #include "kairos/transport_context.h"
 #include "kairos/updater.h"
 
@@ -46,6 +47,11 @@ struct NodeOptions {
   // longest-idle ones are forgotten (their later messages count as a new connection), so
   // a flood of connections cannot grow the node's memory. Default 65536.
   int max_peers = 65536;
+  // The job's CURVE keys (kairos/keys.h, docs/security.md): every tcp:// and ipc://
+  // connection of the node is then encrypted and authenticated, and the node accepts only
+  // peers holding the same keys. Every node of a job needs them, or none has any. Unset: no
+  // encryption (logged once). WorkerOptionsFromEnvironment reads KAIROS_KEYS into it.
+  std::optional<CurveKeys> keys;
 };
 
 struct WorkerOptions : NodeOptions {
@@ -127,6 +133,8 @@ struct CoordinatorOptions {
   // The longest a barrier may wait: a BARRIER whose timeout_ms is 0 or larger waits this
   // long. Default 1 hour.
   absl::Duration max_barrier_wait = absl::Hours(1);
+  // The job's CURVE keys, as NodeOptions::keys.
+  std::optional<CurveKeys> keys;
 };
 
 // LocalCluster: a coordinator, servers and workers inside this process.
@@ -143,6 +151,10 @@ struct ClusterOptions {
   ServerOptions server;
   // Applied to the coordinator (listen, counts, job and context are set by the cluster).
   CoordinatorOptions coordinator;
+  // The job's CURVE keys, given to every node of the cluster (it replaces the nodes' own
+  // `keys`). Over "inproc" they change nothing: inproc never leaves the process, and
+  // ZeroMQ applies no security mechanism to it.
+  std::optional<CurveKeys> keys;
 };
 
 }  // namespace kairos

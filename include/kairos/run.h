@@ -29,7 +29,9 @@ namespace kairos {
 bool LaunchedByKairos();
 
 // Fills a WorkerOptions from `base` and the environment variables set by kairos-launch:
-// KAIROS_COORDINATOR (required), KAIROS_RANK. InvalidArgument names a malformed variable.
+// KAIROS_COORDINATOR (required), KAIROS_RANK, KAIROS_KEYS (a CURVE key directory, read with
+// LoadCurveKeys into `keys`). An error names the variable: InvalidArgument for a malformed
+// one, LoadCurveKeys's error for a key directory that cannot be used.
 absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(const WorkerOptions& base);
 
 // See the file comment. Returns the first error of any worker.

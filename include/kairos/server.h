@@ -36,6 +36,10 @@ struct ServerStats {
   uint64_t coalesced = 0;
   // Requests refused, by reason (docs/wire_format.md).
   RefusalCounts refused;
+  // Connections to this server refused at the security handshake: a client without the
+  // job's CURVE keys (or using CURVE at a server without keys), or one that closed the
+  // connection during the handshake. ZeroMQ clients retry, so each attempt counts.
+  uint64_t handshakes_refused = 0;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };

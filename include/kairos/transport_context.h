@@ -3,7 +3,8 @@
 // TransportContext: the messaging context that nodes share. Nodes that talk over
 // "inproc://" endpoints must share one context (LocalCluster does this for you); nodes in
 // different contexts can still talk over tcp:// and ipc://. Several contexts, and so several
-// independent clusters, can live in one process.
+// independent clusters, can live in one process, and nodes of several jobs (with different
+// CURVE keys, or none) can share one context.
 //
 // Thread-safety: safe to share between threads; it outlives every node that holds it.
 
@@ -25,9 +26,16 @@ class TransportContext {
   // The underlying native handle (a ZeroMQ context); for kairos internals.
   void* native_handle() const { return handle_; }
 
+  // For kairos internals: what the transport keeps with the context (the handler that
+  // authenticates CURVE connections, started on first use), destroyed before the context
+  // terminates. Defined in src/transport/zap_handler.h.
+  struct Internals;
+  Internals& internals() const { return *internals_; }
+
  private:
-  explicit TransportContext(void* handle) : handle_(handle) {}
+  explicit TransportContext(void* handle);
   void* handle_;
+  std::unique_ptr<Internals> internals_;
 };
 
 }  // namespace kairos

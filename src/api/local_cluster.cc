@@ -50,6 +50,7 @@ class LocalClusterImpl final : public LocalCluster {
       so.coordinator = coordinator_->endpoint();
       so.listen = Endpoint(absl::StrCat("server-", s));
       so.context = context_;
+      if (options_.keys.has_value()) so.keys = options_.keys;
       KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
       servers_.push_back(std::move(server));
     }
@@ -131,6 +132,7 @@ class LocalClusterImpl final : public LocalCluster {
     co.num_workers = options_.num_workers;
     co.job = options_.job;
     co.context = context_;
+    if (options_.keys.has_value()) co.keys = options_.keys;
     KAIROS_ASSIGN_OR_RETURN(coordinator_, Coordinator::Create(co));
     return absl::OkStatus();
   }
@@ -147,6 +149,7 @@ class LocalClusterImpl final : public LocalCluster {
         wo.job = options_.job;
         wo.rank = r;
         wo.context = context_;
+        if (options_.keys.has_value()) wo.keys = options_.keys;
         made[r] = Worker::Create(wo);
       });
     }

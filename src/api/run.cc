@@ -8,7 +8,9 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kairos/keys.h"
 #include "kairos/local_cluster.h"
 #include "kairos/status.h"
 
@@ -38,6 +40,14 @@ absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(const WorkerOptions& 
           "KAIROS_RANK must be a non-negative integer, got '%s'", rank));
     }
     options.rank = r;
+  }
+  if (const char* dir = Env("KAIROS_KEYS")) {
+    absl::StatusOr<CurveKeys> keys = LoadCurveKeys(dir);
+    if (!keys.ok()) {
+      return absl::Status(keys.status().code(),
+                          absl::StrCat("KAIROS_KEYS: ", keys.status().message()));
+    }
+    options.keys = *std::move(keys);
   }
   return options;
 }

@@ -87,6 +87,8 @@ class CoordinatorImpl final : public Coordinator {
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "coordinator";
     t.max_peers = options_.max_peers;
+    t.keys = options_.keys;
+    t.logger = options_.logger;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
     join_deadline_ = absl::Now() + options_.join_timeout;
@@ -100,6 +102,9 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   std::string endpoint() const override { return endpoint_; }
+  uint64_t handshakes_refused() const override {
+    return transport_ != nullptr ? transport_->handshakes_refused() : 0;
+  }
 
   absl::Status Wait(absl::Duration timeout) override {
     if (!done_.WaitForNotificationWithTimeout(timeout)) {

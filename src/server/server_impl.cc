@@ -104,7 +104,13 @@ class ServerImpl final : public Server {
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "server";
     t.max_peers = options_.max_peers;
+    t.keys = options_.keys;
+    t.logger = options_.logger;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    // The coordinator refused this server's handshake (CURVE keys): Wait returns why at once.
+    transport_->SetConnectErrorHandler([this](PeerId, const absl::Status& why) {
+      End(absl::Status(why.code(), absl::StrCat("server: the coordinator at ", why.message())));
+    });
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
@@ -152,6 +158,7 @@ class ServerImpl final : public Server {
     s.dropped = stats_.dropped.load() + (transport_ ? transport_->dropped() : 0);
     s.version = stats_.version.load();
     s.coalesced = stats_.coalesced.load();
+    s.handshakes_refused = transport_ ? transport_->handshakes_refused() : 0;
     absl::MutexLock lock(&metrics_mu_);
     s.refused = refused_;
     s.workers = metrics_;

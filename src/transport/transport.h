@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/keys.h"
 #include "kairos/transport_context.h"
 #include "wire/message.h"
 
@@ -41,6 +43,15 @@ struct TransportOptions {
   // forgotten PeerId is dropped (counted), and a forgotten peer that sends again gets a new
   // PeerId. Bounds the routing table whatever strangers do.
   int max_peers = 65536;
+  // The job's CURVE keys (docs/security.md). Set: the listening socket is a CURVE server
+  // whose clients must prove they hold these keys (the context's ZapHandler checks their
+  // public key), and every connection opened is a CURVE client that accepts only a server
+  // holding them. Unset: connections are plain, and the first tcp:// or ipc:// endpoint
+  // logs once that traffic is not encrypted. inproc:// endpoints never use CURVE: ZeroMQ
+  // applies no security mechanism to them, and they never leave the process.
+  std::optional<CurveKeys> keys;
+  // The spdlog logger for refused handshakes and the notice above (common/logging.h).
+  std::string logger = "kairos";
 };
 
 // Called on the I/O thread for each well-formed message.
@@ -52,6 +63,13 @@ using MalformedHandler =
     std::function<void(PeerId from, const absl::Status& why, const wire::Header* header)>;
 // Called on the I/O thread every tick_period with the current time.
 using TickHandler = std::function<void(absl::Time now)>;
+// Called on the I/O thread, at most once per connection, when a connection opened by
+// Connect failed its security handshake for good: the peer refused this node's CURVE keys,
+// or one side uses CURVE and the other does not. `why` is Unauthenticated and its message
+// starts with the peer's endpoint ("tcp://10.0.0.1:7000 refused this node's CURVE keys
+// ..."). The transport then stops reconnecting (ZeroMQ would retry forever), and later
+// sends to `peer` are dropped and counted.
+using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& why)>;
 
 // Thread-safety: every method is safe to call from any thread, including from inside the
 // handlers (which run on the I/O thread). Listen and Start are called once.
@@ -70,6 +88,9 @@ class Transport {
   // Starts the I/O thread.
   virtual void Start(MessageHandler on_message, MalformedHandler on_malformed,
                      TickHandler on_tick) = 0;
+  // Sets the handler of connections whose security handshake failed (ConnectErrorHandler).
+  // Optional; called before Start.
+  virtual void SetConnectErrorHandler(ConnectErrorHandler on_connect_error) = 0;
   // Queues `message` for `to`. A message to an unknown or vanished peer is dropped and
   // counted (a node learns of dead peers through heartbeats, not sends).
   virtual void Send(PeerId to, Message message) = 0;
@@ -86,10 +107,14 @@ class Transport {
   virtual uint64_t dropped() const = 0;
   // Incoming peers forgotten to keep the routing table within max_peers.
   virtual uint64_t peers_forgotten() const { return 0; }
+  // Connections to the listening endpoint whose security handshake failed: a client
+  // without the job's CURVE keys (or with CURVE at a node without keys), and clients that
+  // closed the connection during the handshake. Each attempt counts (ZeroMQ clients retry).
+  virtual uint64_t handshakes_refused() const = 0;
 };
 
 // The ZeroMQ implementation: a ROUTER socket for the listening endpoint and one DEALER
-// socket per connection.
+// socket per connection. InvalidArgument when options.keys fail CheckCurveKeys.
 absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptions& options);
 
 // Turns "tcp://host:0" into ZeroMQ's "tcp://host:*"; other endpoints are unchanged.

@@ -5,6 +5,13 @@
 // thread through an eventfd that zmq_poll watches beside the sockets, so nobody polls on a
 // timer. Payloads go to ZeroMQ by reference (zmq_msg_init_data with a callback that drops
 // the Buffer's reference) and arrive as Buffers that keep the received message alive.
+//
+// Security (docs/security.md): with keys the ROUTER is a CURVE server in a ZAP domain of its
+// own, in which the context's ZapHandler accepts only the job's public key, and each DEALER
+// is a CURVE client. A socket monitor (a PAIR socket polled beside the others) reports failed
+// handshakes: on the ROUTER they are counted and logged (rate-limited); on a DEALER, until
+// its first successful handshake, a definite refusal ends the connection and is reported to
+// the node (ConnectErrorHandler).
 
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -16,6 +23,7 @@
 #include <cstring>
 #include <deque>
 #include <new>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -28,7 +36,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/logging.h"
+#include "transport/curve_keys.h"
 #include "transport/transport.h"
+#include "transport/zap_handler.h"
 #include "zmq.h"
 
 namespace kairos {
@@ -40,7 +51,14 @@ std::shared_ptr<TransportContext> TransportContext::Create(int io_threads) {
   return std::shared_ptr<TransportContext>(new TransportContext(ctx));
 }
 
-TransportContext::~TransportContext() { zmq_ctx_term(handle_); }
+TransportContext::TransportContext(void* handle)
+    : handle_(handle), internals_(std::make_unique<Internals>()) {}
+
+// The ZAP handler's socket is closed first: zmq_ctx_term waits for every socket.
+TransportContext::~TransportContext() {
+  internals_.reset();
+  zmq_ctx_term(handle_);
+}
 
 }  // namespace kairos
 
@@ -50,6 +68,38 @@ namespace {
 constexpr PeerId kIncomingBit = PeerId{1} << 63;
 constexpr int kMaxMessagesPerWake = 256;  // per socket, before looking at the others
 constexpr int kLingerMs = 1000;           // how long Stop lets queued sends go out
+// A connection whose handshake the peer closed this many times in a row, without ever
+// succeeding, is refused (the peer closes at once when it cannot decrypt our CURVE hello).
+constexpr int kHandshakeAttempts = 3;
+// At most one log line per this period about refused incoming handshakes.
+constexpr absl::Duration kRefusalLogPeriod = absl::Seconds(10);
+constexpr int kListenerEvents = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+constexpr int kDealerEvents = kListenerEvents | ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+
+// Names of monitor and ZAP endpoints: unique in the process.
+std::atomic<uint64_t> transport_serial{0};
+
+bool IsInproc(const std::string& endpoint) { return absl::StartsWith(endpoint, "inproc://"); }
+
+// What a failed handshake event says, from the listening side.
+std::string RefusalReason(uint16_t event, uint32_t value, bool with_keys) {
+  switch (event) {
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return absl::StrFormat("its CURVE key is not the job's (ZAP status %d)", value);
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+      if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+        return with_keys ? "it has no CURVE keys" : "it uses CURVE and this node has no keys";
+      }
+      if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC) {
+        return "its CURVE handshake does not decrypt with the job's keys (other keys)";
+      }
+      return absl::StrFormat("ZeroMQ protocol error 0x%x in the handshake", value);
+    default:
+      return "it closed the connection during the handshake";
+  }
+}
 
 void ReleaseBuffer(void* /*data*/, void* hint) { delete static_cast<Buffer*>(hint); }
 
@@ -63,7 +113,12 @@ class ZmqTransport final : public Transport {
  public:
   ZmqTransport(const TransportOptions& options, std::shared_ptr<TransportContext> context,
                int wake_fd)
-      : options_(options), context_(std::move(context)), wake_fd_(wake_fd) {}
+      : options_(options),
+        context_(std::move(context)),
+        wake_fd_(wake_fd),
+        log_(GetLogger(options.logger)) {
+    if (options_.keys.has_value()) curve_ = DecodeCurveKeys(*options_.keys);
+  }
 
   ~ZmqTransport() override {
     Stop();
@@ -81,6 +136,10 @@ class ZmqTransport final : public Transport {
     absl::StatusOr<PeerId> result = Stopped("connect to " + endpoint);
     RunOnIo([&] { result = ConnectNow(endpoint); });
     return result;
+  }
+
+  void SetConnectErrorHandler(ConnectErrorHandler on_connect_error) override {
+    on_connect_error_ = std::move(on_connect_error);
   }
 
   void Start(MessageHandler on_message, MalformedHandler on_malformed,
@@ -125,8 +184,21 @@ class ZmqTransport final : public Transport {
 
   uint64_t dropped() const override { return dropped_.load(); }
   uint64_t peers_forgotten() const override { return peers_forgotten_.load(); }
+  uint64_t handshakes_refused() const override { return handshakes_refused_.load(); }
 
  private:
+  // An outgoing connection. `monitor` reads the DEALER's handshake events until the first
+  // handshake succeeds or the connection is refused (then `monitor_done`; the monitor is
+  // closed when the poll set is rebuilt, never while a poll result may still name it).
+  struct Dealer {
+    void* socket = nullptr;
+    std::string endpoint;
+    void* monitor = nullptr;
+    bool monitor_done = false;
+    int failed_handshakes = 0;  // in a row, without detail (the peer closed)
+    bool refused = false;       // disconnected for good; sends are dropped
+  };
+
   enum class LoopState { kNotStarted, kRunning, kEnded };
 
   // What a caller of RunOnIo waits on. The posted command holds the only Notifier, so the
@@ -201,6 +273,38 @@ class ZmqTransport final : public Transport {
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
   }
 
+  // Starts a monitor of `s`'s `events` and returns the PAIR socket that receives them
+  // (connected before anything happens on `s`, so no event is missed), or null.
+  void* Monitor(void* s, int events) {
+    const std::string endpoint =
+        absl::StrCat("inproc://kairos-monitor-", transport_serial.fetch_add(1));
+    if (zmq_socket_monitor(s, endpoint.c_str(), events) != 0) return nullptr;
+    void* pair = zmq_socket(context_->native_handle(), ZMQ_PAIR);
+    if (pair != nullptr) {
+      int linger = 0;
+      zmq_setsockopt(pair, ZMQ_LINGER, &linger, sizeof(linger));
+      if (zmq_connect(pair, endpoint.c_str()) == 0) return pair;
+      zmq_close(pair);
+    }
+    zmq_socket_monitor(s, nullptr, 0);
+    return nullptr;
+  }
+
+  static void StopMonitor(void* s, void*& monitor) {
+    if (monitor == nullptr) return;
+    zmq_socket_monitor(s, nullptr, 0);
+    zmq_close(monitor);
+    monitor = nullptr;
+  }
+
+  // Once per transport, for the first endpoint that leaves the process without keys.
+  void NoticePlain(const std::string& endpoint) {
+    if (curve_.has_value() || IsInproc(endpoint) || plain_noticed_) return;
+    plain_noticed_ = true;
+    log_->warn("{}: traffic is not encrypted (no CURVE keys; see docs/security.md): {}",
+               options_.name, endpoint);
+  }
+
   static void Configure(void* s, int64_t max_message_bytes) {
     int zero = 0;
     int linger = kLingerMs;
@@ -224,19 +328,44 @@ class ZmqTransport final : public Transport {
     int mandatory = 1;  // unroutable sends fail (and are counted) instead of vanishing
     zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof(mandatory));
     const std::string normalized = NormalizeEndpoint(endpoint);
+    std::string domain;
+    ZapHandler* zap = nullptr;
+    if (curve_.has_value() && !IsInproc(endpoint)) {
+      absl::StatusOr<ZapHandler*> handler = ZapHandlerOf(*context_);
+      if (!handler.ok()) {
+        zmq_close(s);
+        return absl::Status(handler.status().code(),
+                            absl::StrCat(options_.name, ": cannot listen at ", endpoint, ": ",
+                                         handler.status().message()));
+      }
+      zap = *handler;
+      domain = absl::StrCat("kairos-", transport_serial.fetch_add(1));
+      zap->Register(domain, curve_->public_key);
+      int server = 1;
+      zmq_setsockopt(s, ZMQ_CURVE_SERVER, &server, sizeof(server));
+      zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, curve_->secret_key.data(), curve_->secret_key.size());
+      zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, domain.data(), domain.size());
+    }
+    void* monitor = IsInproc(endpoint) ? nullptr : Monitor(s, kListenerEvents);
     if (zmq_bind(s, normalized.c_str()) != 0) {
       const int err = zmq_errno();
+      StopMonitor(s, monitor);
       zmq_close(s);
+      if (zap != nullptr) zap->Unregister(domain);
       return absl::UnavailableError(absl::StrFormat("%s: cannot listen at %s: %s",
                                                     options_.name, endpoint,
                                                     zmq_strerror(err)));
     }
+    zap_ = zap;
+    zap_domain_ = domain;
+    listener_monitor_ = monitor;
     char bound[1024];
     size_t len = sizeof(bound);
     zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, bound, &len);
     listener_ = s;
     listen_endpoint_ = bound;
     poll_dirty_ = true;
+    NoticePlain(listen_endpoint_);
     return listen_endpoint_;
   }
 
@@ -247,28 +376,51 @@ class ZmqTransport final : public Transport {
                                               zmq_strerror(zmq_errno())));
     }
     Configure(s, options_.max_message_bytes);
+    if (curve_.has_value() && !IsInproc(endpoint)) {
+      zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, curve_->public_key.data(), curve_->public_key.size());
+      zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, curve_->public_key.data(), curve_->public_key.size());
+      zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, curve_->secret_key.data(), curve_->secret_key.size());
+    }
+    Dealer dealer;
+    dealer.socket = s;
+    dealer.endpoint = endpoint;
+    dealer.monitor = IsInproc(endpoint) ? nullptr : Monitor(s, kDealerEvents);
     if (zmq_connect(s, endpoint.c_str()) != 0) {
       const int err = zmq_errno();
+      StopMonitor(s, dealer.monitor);
       zmq_close(s);
       return absl::InvalidArgumentError(absl::StrFormat("%s: cannot connect to %s: %s",
                                                         options_.name, endpoint,
                                                         zmq_strerror(err)));
     }
-    dealers_.push_back(s);
+    dealers_.push_back(std::move(dealer));
     poll_dirty_ = true;
+    NoticePlain(endpoint);
     return static_cast<PeerId>(dealers_.size() - 1);
   }
 
   void CloseSockets() {
-    if (listener_ != nullptr) zmq_close(listener_);
+    if (listener_ != nullptr) {
+      StopMonitor(listener_, listener_monitor_);
+      zmq_close(listener_);
+    }
     listener_ = nullptr;
-    for (void* s : dealers_) zmq_close(s);
+    if (zap_ != nullptr) zap_->Unregister(zap_domain_);
+    zap_ = nullptr;
+    for (Dealer& d : dealers_) {
+      StopMonitor(d.socket, d.monitor);
+      zmq_close(d.socket);
+    }
     dealers_.clear();
   }
 
   // ---------------------------------------------------------------- sending (I/O thread)
+  // Never blocks: with unlimited high-water marks a send fails only when the socket has no
+  // pipe at all, which a DEALER comes to when ZeroMQ ends its session for good (a security
+  // handshake that failed on a protocol error); a blocking send would then hang the I/O
+  // thread. The message is dropped and counted instead.
   bool SendFrame(void* s, zmq_msg_t* msg, bool more) {
-    if (zmq_msg_send(msg, s, more ? ZMQ_SNDMORE : 0) >= 0) return true;
+    if (zmq_msg_send(msg, s, (more ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT) >= 0) return true;
     zmq_msg_close(msg);
     return false;
   }
@@ -299,8 +451,9 @@ class ZmqTransport final : public Transport {
       s = listener_;
       routing_id = &it->second.routing_id;
     } else {
-      if (to >= dealers_.size()) return Drop();
-      s = dealers_[to];
+      // A refused connection has no pipe left: a send on it would block.
+      if (to >= dealers_.size() || dealers_[to].refused) return Drop();
+      s = dealers_[to].socket;
     }
     const std::string header = EncodeHeader(message);
     const bool has_payloads = !message.payloads.empty();
@@ -411,18 +564,155 @@ class ZmqTransport final : public Transport {
 
   PeerId DealerPeer(void* s) const {
     for (size_t i = 0; i < dealers_.size(); ++i) {
-      if (dealers_[i] == s) return i;
+      if (dealers_[i].socket == s) return i;
     }
     return 0;
   }
 
+  // ---------------------------------------------------------- handshakes (I/O thread)
+  // Reads one event from a monitor socket; false when none is waiting.
+  static bool NextEvent(void* monitor, uint16_t* event, uint32_t* value) {
+    zmq_msg_t head;
+    zmq_msg_init(&head);
+    if (zmq_msg_recv(&head, monitor, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&head);
+      return false;
+    }
+    *event = 0;
+    *value = 0;
+    if (zmq_msg_size(&head) >= sizeof(*event) + sizeof(*value)) {
+      const char* data = static_cast<const char*>(zmq_msg_data(&head));
+      std::memcpy(event, data, sizeof(*event));
+      std::memcpy(value, data + sizeof(*event), sizeof(*value));
+    }
+    bool more = zmq_msg_more(&head) != 0;
+    zmq_msg_close(&head);
+    while (more) {  // the endpoint frame: the same for every event of the socket
+      zmq_msg_t frame;
+      zmq_msg_init(&frame);
+      more = zmq_msg_recv(&frame, monitor, 0) >= 0 && zmq_msg_more(&frame) != 0;
+      zmq_msg_close(&frame);
+    }
+    return true;
+  }
+
+  void ListenerEvents() {
+    uint16_t event;
+    uint32_t value;
+    for (int i = 0; i < kMaxMessagesPerWake && NextEvent(listener_monitor_, &event, &value);
+         ++i) {
+      const uint64_t refused = handshakes_refused_.fetch_add(1) + 1;
+      const absl::Time now = absl::Now();
+      if (now - last_refusal_log_ < kRefusalLogPeriod) continue;
+      last_refusal_log_ = now;
+      log_->warn(
+          "{}: refused a connection at {}: {} ({} refused so far; at most one such line every "
+          "{})",
+          options_.name, listen_endpoint_, RefusalReason(event, value, curve_.has_value()),
+          refused, absl::FormatDuration(kRefusalLogPeriod));
+    }
+  }
+
+  void DealerEvents(size_t index) {
+    uint16_t event;
+    uint32_t value;
+    for (int i = 0; i < kMaxMessagesPerWake; ++i) {
+      Dealer& d = dealers_[index];
+      if (d.monitor_done || !NextEvent(d.monitor, &event, &value)) return;
+      switch (event) {
+        case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+          d.failed_handshakes = 0;
+          d.monitor_done = true;  // the connection is what it should be: stop watching
+          poll_dirty_ = true;
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+          Refuse(index, absl::StrFormat("%s refused this node's CURVE keys: they are not the "
+                                        "job's keys (ZAP status %d)",
+                                        d.endpoint, value));
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+          Refuse(index, ProtocolFailure(d.endpoint, value));
+          break;
+        default:  // ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+          if (++d.failed_handshakes >= kHandshakeAttempts) {
+            Refuse(index, ClosedFailure(d.endpoint));
+          }
+          break;
+      }
+    }
+  }
+
+  std::string ProtocolFailure(const std::string& endpoint, uint32_t value) const {
+    if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      return curve_.has_value()
+                 ? absl::StrCat(endpoint,
+                                " does not use CURVE: the peer has no keys and this node has "
+                                "(every node of a job needs the job's keys, or none has any)")
+                 : absl::StrCat(endpoint,
+                                " requires CURVE and this node has no keys (give it the job's "
+                                "keys: the keys option, --keys or KAIROS_KEYS)");
+    }
+    return absl::StrFormat(
+        "%s: the security handshake failed (ZeroMQ protocol error 0x%x): the peer is not a "
+        "node of this job with the same keys",
+        endpoint, value);
+  }
+
+  std::string ClosedFailure(const std::string& endpoint) const {
+    return curve_.has_value()
+               ? absl::StrFormat("%s refused this node's CURVE keys: it closed the connection "
+                                 "during the handshake %d times in a row (the peer holds "
+                                 "another job's keys, or none)",
+                                 endpoint, kHandshakeAttempts)
+               : absl::StrFormat("%s closed the connection during the handshake %d times in a "
+                                 "row: it most likely requires CURVE and this node has no keys "
+                                 "(give it the job's keys: the keys option, --keys or "
+                                 "KAIROS_KEYS)",
+                                 endpoint, kHandshakeAttempts);
+  }
+
+  // Ends the connection for good and tells the node.
+  void Refuse(size_t index, const std::string& why) {
+    Dealer& d = dealers_[index];
+    if (d.refused) return;
+    d.refused = true;
+    d.monitor_done = true;
+    poll_dirty_ = true;
+    // What is queued for the peer never goes: without linger, closing does not wait for it.
+    int linger = 0;
+    zmq_setsockopt(d.socket, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_disconnect(d.socket, d.endpoint.c_str());  // no more reconnection attempts
+    log_->warn("{}: {}", options_.name, why);
+    if (on_connect_error_) {
+      on_connect_error_(static_cast<PeerId>(index), absl::UnauthenticatedError(why));
+    }
+  }
+
   // ------------------------------------------------------------------- the I/O loop
+  // The wake-up fd, the data sockets, then the monitors (from first_monitor_ on).
   void RebuildPollItems() {
+    for (Dealer& d : dealers_) {
+      if (d.monitor_done) StopMonitor(d.socket, d.monitor);
+    }
     items_.clear();
     items_.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
     if (listener_ != nullptr) items_.push_back({listener_, 0, ZMQ_POLLIN, 0});
-    for (void* s : dealers_) items_.push_back({s, 0, ZMQ_POLLIN, 0});
+    for (const Dealer& d : dealers_) items_.push_back({d.socket, 0, ZMQ_POLLIN, 0});
+    first_monitor_ = items_.size();
+    if (listener_monitor_ != nullptr) items_.push_back({listener_monitor_, 0, ZMQ_POLLIN, 0});
+    for (const Dealer& d : dealers_) {
+      if (d.monitor != nullptr) items_.push_back({d.monitor, 0, ZMQ_POLLIN, 0});
+    }
     poll_dirty_ = false;
+  }
+
+  // A monitor in the poll result: the listener's or a dealer's (still open: monitors are
+  // closed only by RebuildPollItems).
+  void MonitorEvents(void* monitor) {
+    if (monitor == listener_monitor_) return ListenerEvents();
+    for (size_t i = 0; i < dealers_.size(); ++i) {
+      if (dealers_[i].monitor == monitor) return DealerEvents(i);
+    }
   }
 
   void RunCommands() {
@@ -459,8 +749,15 @@ class ZmqTransport final : public Transport {
         if (items_[0].revents & ZMQ_POLLIN) RunCommands();
         // Copy: handlers may open connections, which changes the poll set.
         std::vector<zmq_pollitem_t> sockets(items_.begin() + 1, items_.end());
-        for (const zmq_pollitem_t& item : sockets) {
-          if (item.revents & ZMQ_POLLIN) Drain(item.socket, item.socket == listener_);
+        const size_t first_monitor = first_monitor_ - 1;
+        for (size_t i = 0; i < sockets.size(); ++i) {
+          const zmq_pollitem_t& item = sockets[i];
+          if (!(item.revents & ZMQ_POLLIN)) continue;
+          if (i >= first_monitor) {
+            MonitorEvents(item.socket);
+          } else {
+            Drain(item.socket, item.socket == listener_);
+          }
         }
       }
       const absl::Time now = absl::Now();
@@ -483,9 +780,13 @@ class ZmqTransport final : public Transport {
   const std::shared_ptr<TransportContext> context_;
   const int wake_fd_;
 
+  const std::shared_ptr<spdlog::logger> log_;
+  std::optional<BinaryCurveKeys> curve_;
+
   MessageHandler on_message_;
   MalformedHandler on_malformed_;
   TickHandler on_tick_;
+  ConnectErrorHandler on_connect_error_;
 
   absl::Mutex mu_;
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
@@ -496,20 +797,27 @@ class ZmqTransport final : public Transport {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> peers_forgotten_{0};
+  std::atomic<uint64_t> handshakes_refused_{0};
 
   // Owned by the I/O thread (or by the creating thread before Start).
   void* listener_ = nullptr;
+  void* listener_monitor_ = nullptr;
   std::string listen_endpoint_;
-  std::vector<void*> dealers_;
   struct Incoming {
     std::string routing_id;
     uint64_t last_active = 0;  // activity_ when it last sent
   };
+  ZapHandler* zap_ = nullptr;  // the context's, which outlives this transport
+  std::string zap_domain_;
+  absl::Time last_refusal_log_ = absl::InfinitePast();
+  bool plain_noticed_ = false;
+  std::vector<Dealer> dealers_;
   absl::flat_hash_map<std::string, PeerId> peer_by_routing_id_;
   absl::flat_hash_map<PeerId, Incoming> routing_id_of_peer_;
   uint64_t next_incoming_ = 0;
   uint64_t activity_ = 0;  // messages received from incoming peers, as a clock
   std::vector<zmq_pollitem_t> items_;
+  size_t first_monitor_ = 1;  // index in items_ of the first monitor socket
   bool poll_dirty_ = true;
 };
 
@@ -523,6 +831,11 @@ std::string NormalizeEndpoint(const std::string& endpoint) {
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptions& options) {
+  if (options.keys.has_value()) {
+    if (absl::Status s = CheckCurveKeys(*options.keys); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(options.name, ": CURVE keys: ", s.message()));
+    }
+  }
   std::shared_ptr<TransportContext> context =
       options.context != nullptr ? options.context : TransportContext::Create(1);
   const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -128,7 +128,18 @@ class WorkerImpl final : public Worker {
     t.context = options_.context;
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "worker";
+    t.keys = options_.keys;
+    t.logger = options_.logger;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    // A connection refused at its handshake (CURVE keys) ends the worker at once, so Create
+    // and every request fail with why instead of waiting for their deadlines.
+    transport_->SetConnectErrorHandler([this](PeerId peer, const absl::Status& why) {
+      std::string who = "coordinator";
+      for (int s = 0; peer != coordinator_ && s < num_servers_; ++s) {
+        if (servers_[s] == peer) who = absl::StrCat("server ", s);
+      }
+      End(absl::Status(why.code(), absl::StrCat("worker: the ", who, " at ", why.message())));
+    });
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
     coordinator_ = link_.peer();
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },

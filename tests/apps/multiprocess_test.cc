@@ -66,6 +66,21 @@ TEST(MultiProcessTest, BspJobOverIpc) {
   EXPECT_THAT(run.output, HasSubstr("rank 1 ok"));
 }
 
+// With --keys the coordinator and servers get --keys and the workers KAIROS_KEYS: every
+// connection of the job is CURVE (a process without the keys could not have joined).
+TEST(MultiProcessTest, BspJobWithCurveKeys) {
+  std::string dir = ::testing::TempDir() + "kairos-multiprocess-keys-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string keys = dir + "/keys";
+  ASSERT_EQ(std::system((std::string(KAIROS_KEYGEN_PATH) + " " + keys + " > /dev/null").c_str()),
+            0);
+  LaunchResult run = Launch({"-s", "2", "-w", "2", "--keys", keys, "--", KAIROS_TRAINING_PATH});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  for (int r = 0; r < 2; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("not encrypted")));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(MultiProcessTest, FailingWorkerStopsTheWholeJobWithAnError) {
   LaunchResult run = Launch({"-s", "2", "-w", "3", "--grace", "5", "--", KAIROS_TRAINING_PATH,
                     "--iterations", "6", "--fail-rank", "1"});
