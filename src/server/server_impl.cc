@@ -27,6 +27,7 @@
 #include "kairos/status.h"
 #include "policy/policy.h"
 #include "server/apply_pool.h"
+#include "server/server_internal.h"
 #include "server/shard.h"
 #include "transport/coordinator_link.h"
 #include "transport/transport.h"
@@ -82,12 +83,8 @@ class ServerImpl final : public Server {
     pool_.Stop();
   }
 
-  absl::Status Init() {
-    TransportOptions t;
-    t.context = options_.context;
-    t.max_message_bytes = options_.max_message_bytes;
-    t.name = "server";
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+  absl::Status Init(std::unique_ptr<Transport> transport) {
+    transport_ = std::move(transport);
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
@@ -691,15 +688,30 @@ class ServerImpl final : public Server {
 };
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> CreateServerWithTransport(
+    const ServerOptions& options, std::unique_ptr<Transport> transport) {
+  if (options.coordinator.empty()) {
+    return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
+  }
+  auto server = std::make_unique<ServerImpl>(options);
+  KAIROS_RETURN_IF_ERROR(server->Init(std::move(transport)));
+  return server;
+}
+
 }  // namespace internal
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   if (options.coordinator.empty()) {
     return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
   }
-  auto server = std::make_unique<internal::ServerImpl>(options);
-  KAIROS_RETURN_IF_ERROR(server->Init());
-  return server;
+  internal::TransportOptions t;
+  t.context = options.context;
+  t.max_message_bytes = options.max_message_bytes;
+  t.name = "server";
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<internal::Transport> transport,
+                          internal::MakeZmqTransport(t));
+  return internal::CreateServerWithTransport(options, std::move(transport));
 }
 
 }  // namespace kairos

@@ -1,0 +1,138 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The server's message handler driven through a FakeTransport (CreateServerWithTransport):
+// the test plays the coordinator and the workers on its own thread, every message is
+// handled before Deliver returns, and the replies are read from the transport. Small
+// chunks are applied on the calling thread (inline_apply_bytes), so nothing here waits.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/server.h"
+#include "tests/server/fake_server_job.h"
+#include "transport/fake_transport.h"
+#include "wire/convert.h"
+
+namespace kairos {
+namespace {
+
+using internal::FakeTransport;
+using internal::Message;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::FakeJobOptions;
+using testing::FakeServerJob;
+
+// "w": 8 elements in chunks of 4, starting at zero, SGD with learning rate 1.
+FakeJobOptions Job(const std::string& policy) {
+  FakeJobOptions o;
+  o.job.policy = policy;
+  o.job.chunk_elements = 4;
+  o.job.tables.push_back({"w", 8, Initializer::Zeros(), {"sgd", 1.0f}});
+  o.num_workers = 2;
+  return o;
+}
+
+ServerOptions Inline() {
+  ServerOptions so;
+  so.apply_threads = 1;
+  so.inline_apply_bytes = int64_t{1} << 30;  // every chunk is worked on the calling thread
+  return so;
+}
+
+std::vector<float> Values(const Buffer& b) { return {b.span().begin(), b.span().end()}; }
+
+// The one message the server sent since the last call, which must be the reply to `id`.
+Message OnlyReply(FakeServerJob& job, uint64_t id) {
+  std::vector<FakeTransport::Sent> sent = job.transport().TakeSent();
+  EXPECT_EQ(sent.size(), 1u);
+  if (sent.empty()) return Message();
+  EXPECT_EQ(sent[0].message.header.request_id(), id);
+  return sent[0].message;
+}
+
+TEST(ServerHandlerTest, JoinsStartsAndServesAPushAndAPull) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  EXPECT_EQ(job.transport().connections(), std::vector<std::string>{"fake://coordinator"});
+  EXPECT_EQ(job.server().stats().shard, 0);
+
+  Message push = job.Push(0, 0, 4, {1, 2, 3, 4}, 0);
+  const uint64_t push_id = push.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(push)).ok());
+  Message reply = OnlyReply(job, push_id);
+  EXPECT_EQ(reply.header.kind(), wire::PUSH_REPLY);
+  EXPECT_EQ(reply.header.version(), 1u);
+
+  Message pull = job.Request(wire::PULL, 1, 0, 4, 4, 0);
+  const uint64_t pull_id = pull.header.request_id();
+  ASSERT_TRUE(job.FromWorker(1, std::move(pull)).ok());
+  std::vector<FakeTransport::Sent> sent = job.transport().TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, FakeServerJob::worker_peer(1));
+  EXPECT_EQ(sent[0].message.header.kind(), wire::PULL_REPLY);
+  EXPECT_EQ(sent[0].message.header.request_id(), pull_id);
+  ASSERT_EQ(sent[0].message.payloads.size(), 1u);
+  EXPECT_THAT(Values(sent[0].message.payloads[0]), ElementsAre(-1, -2, -3, -4));
+  EXPECT_EQ(job.server().stats().pushes, 1u);
+  EXPECT_EQ(job.server().stats().pulls, 1u);
+}
+
+TEST(ServerHandlerTest, BspReadWaitsForEveryClockThenSeesTheRoundAverage) {
+  FakeServerJob job(Job("bsp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {2, 2, 2, 2}, 0)).ok());
+  ASSERT_TRUE(job.FromWorker(1, job.Push(1, 0, 0, {4, 4, 4, 4}, 0)).ok());
+  job.transport().ClearSent();
+  ASSERT_TRUE(job.FromWorker(0, job.Request(wire::CLOCK, 0, 0, 0, 0, 1)).ok());
+  Message pull = job.Request(wire::PULL, 0, 0, 0, 4, 1);
+  ASSERT_TRUE(job.FromWorker(0, std::move(pull)).ok());
+  EXPECT_EQ(job.transport().sent_count(), 0u);  // waits for worker 1's clock
+  ASSERT_TRUE(job.FromWorker(1, job.Request(wire::CLOCK, 1, 0, 0, 0, 1)).ok());
+  std::vector<FakeTransport::Sent> sent = job.transport().TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::PULL_REPLY);
+  EXPECT_THAT(Values(sent[0].message.payloads[0]), ElementsAre(-3, -3, -3, -3));
+}
+
+TEST(ServerHandlerTest, RequestOfANodeThatIsNotAWorkerIsRefused) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  Message pull = job.Request(wire::PULL, 0, 0, 0, 4, 0);
+  pull.header.set_sender(999);
+  const uint64_t id = pull.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(pull)).ok());
+  Message reply = OnlyReply(job, id);
+  EXPECT_EQ(reply.header.kind(), wire::ERROR);
+  EXPECT_EQ(internal::StatusOf(reply.header).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(reply.header.status().message(), HasSubstr("node 999 is not a worker"));
+}
+
+TEST(ServerHandlerTest, MalformedFramesAreDroppedAndCounted) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  absl::Status s = job.transport().DeliverFrames(FakeServerJob::worker_peer(0),
+                                                 std::vector<std::string>{"\xff\xff junk"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(job.transport().sent_count(), 0u);  // nobody to answer
+  EXPECT_GE(job.server().stats().dropped, 1u);
+}
+
+TEST(ServerHandlerTest, TickSendsAHeartbeatToTheCoordinator) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  job.transport().Tick(absl::Now());
+  std::vector<FakeTransport::Sent> sent = job.transport().TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, job.coordinator());
+  EXPECT_EQ(sent[0].message.header.kind(), wire::HEARTBEAT);
+  EXPECT_EQ(sent[0].message.header.sender(), job.server_node(0));
+}
+
+}  // namespace
+}  // namespace kairos
