@@ -552,7 +552,8 @@ class ServerImpl final : public Server {
       const policy::WorkerClocks& clocks = gate_->clocks();
       for (int w = 0; w < clocks.num_workers(); ++w) reply.header.add_clocks(clocks.clock(w));
     }
-    RunRead(*chunk, [this, table, chunk, rank = p.rank, from = p.from,
+    // Init-captures: clang before 16 cannot capture structured bindings themselves.
+    RunRead(*chunk, [this, table = table, chunk = chunk, rank = p.rank, from = p.from,
                      reply = std::move(reply)]() mutable {
       const wire::Header& rh = reply.header;
       table->ResetDrift(*chunk, rank, rh.offset(), rh.length());
