@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -67,6 +68,29 @@ std::string Advertise(const std::string& bound, const std::string& host) {
   if (host.empty() || !absl::StartsWith(bound, "tcp://")) return bound;
   const std::size_t colon = bound.rfind(':');
   return absl::StrCat("tcp://", host, bound.substr(colon));
+}
+
+// What the server relies on in a START: at least one server and one worker, its own shard
+// among the servers, and each worker rank inside [0, num_workers) and given once.
+absl::Status CheckStart(const wire::Start& start, int shard) {
+  if (start.num_servers() < 1 || start.num_workers() < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("START for %d servers and %d workers",
+                                                      start.num_servers(), start.num_workers()));
+  }
+  if (shard < 0 || shard >= start.num_servers()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "START for %d servers, but this server is shard %d", start.num_servers(), shard));
+  }
+  absl::flat_hash_set<int> ranks;
+  for (const wire::Node& n : start.nodes()) {
+    if (n.role() != wire::WORKER) continue;
+    if (n.rank() < 0 || n.rank() >= start.num_workers() || !ranks.insert(n.rank()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("START gives node %d worker rank %d, out of range or taken (%d workers)",
+                          n.node_id(), n.rank(), start.num_workers()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 class ServerImpl final : public Server {
@@ -202,6 +226,20 @@ class ServerImpl final : public Server {
   }
 
   void HandleStart(const wire::Start& start) {
+    // A job starts once: another START would replace the shard under the reads waiting in
+    // it and the lane jobs still working on its chunks.
+    if (shard_ != nullptr) {
+      log_->warn("server {}: ignored a second START", shard_index_.load());
+      return;
+    }
+    if (absl::Status s = CheckStart(start, shard_index_.load()); !s.ok()) {
+      Message ready;
+      ready.header.set_kind(wire::READY);
+      ready.header.set_sender(node_id_);
+      ToWire(s, ready.header.mutable_status());
+      transport_->Send(coordinator_, std::move(ready));
+      return End(s);
+    }
     job_ = FromWire(start.job());
     num_workers_ = start.num_workers();
     for (const wire::Node& n : start.nodes()) {

@@ -134,5 +134,43 @@ TEST(ServerHandlerTest, TickSendsAHeartbeatToTheCoordinator) {
   EXPECT_EQ(sent[0].message.header.sender(), job.server_node(0));
 }
 
+// ------------------------------------------------ regressions found by the server fuzzer
+// tests/fuzz/regressions/server holds the inputs; these tests name what they found.
+
+// A START whose worker ranks are outside [0, num_workers) made every later request of such
+// a worker read the gate's per-worker state out of bounds. Now the START is refused
+// (READY with the error) and the server ends with it.
+TEST(ServerHandlerTest, StartWithAWorkerRankOutOfRangeIsRefused) {
+  FakeServerJob job(Job("asp"), Inline());
+  // The START says 1 worker but gives ranks 0 and 1.
+  absl::Status ready = job.Start([](wire::Start& s) { s.set_num_workers(1); });
+  EXPECT_EQ(ready.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(ready.message()), HasSubstr("worker rank 1, out of range"));
+  EXPECT_EQ(job.server().Wait(absl::ZeroDuration()), ready);
+  // Rank 1's requests are answered, not served from out-of-range state.
+  Message clock = job.Request(wire::CLOCK, 1, 0, 0, 0, 1);
+  const uint64_t id = clock.header.request_id();
+  ASSERT_TRUE(job.FromWorker(1, std::move(clock)).ok());
+  Message reply = OnlyReply(job, id);
+  EXPECT_EQ(internal::StatusOf(reply.header).code(), absl::StatusCode::kUnavailable);
+}
+
+// A second START rebuilt the shard, losing every update, while reads waiting in the old
+// one (and, for large chunks, lane jobs) still pointed into it. Now it is ignored.
+TEST(ServerHandlerTest, SecondStartIsIgnoredAndKeepsTheValues) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {1, 1, 1, 1}, 0)).ok());
+  job.transport().ClearSent();
+  ASSERT_TRUE(job.FromCoordinator(job.StartMessage()).ok());
+  EXPECT_EQ(job.transport().sent_count(), 0u);  // no second READY
+  Message pull = job.Request(wire::PULL, 0, 0, 0, 4, 0);
+  const uint64_t id = pull.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(pull)).ok());
+  Message reply = OnlyReply(job, id);
+  ASSERT_EQ(reply.payloads.size(), 1u);
+  EXPECT_THAT(Values(reply.payloads[0]), ElementsAre(-1, -1, -1, -1));
+}
+
 }  // namespace
 }  // namespace kairos
