@@ -93,6 +93,18 @@ absl::Status CheckStart(const wire::Start& start, int shard) {
   return absl::OkStatus();
 }
 
+// A request's clock is an iteration count: never negative (the policies rely on it) and
+// below policy::kUnbounded, which means "no bound" (and an eager read is at clock + 1).
+absl::Status CheckClock(const wire::Header& h) {
+  const bool has_clock =
+      h.kind() == wire::PUSH || h.kind() == wire::PULL || h.kind() == wire::CLOCK;
+  if (!has_clock || (h.clock() >= 0 && h.clock() < policy::kUnbounded)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("clock %d is outside [0, %d)", h.clock(), policy::kUnbounded));
+}
+
 class ServerImpl final : public Server {
  public:
   explicit ServerImpl(const ServerOptions& options)
@@ -177,6 +189,7 @@ class ServerImpl final : public Server {
       link_.Heard(absl::Now());
       return OnCoordinatorMessage(m);
     }
+    if (absl::Status s = CheckClock(h); !s.ok()) return ReplyError(from, h, s);
     switch (h.kind()) {
       case wire::PUSH:
         return HandlePush(from, m);

@@ -6,10 +6,12 @@
 // chunks are applied on the calling thread (inline_apply_bytes), so nothing here waits.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -170,6 +172,38 @@ TEST(ServerHandlerTest, SecondStartIsIgnoredAndKeepsTheValues) {
   Message reply = OnlyReply(job, id);
   ASSERT_EQ(reply.payloads.size(), 1u);
   EXPECT_THAT(Values(reply.payloads[0]), ElementsAre(-1, -1, -1, -1));
+}
+
+// A pull at clock INT64_MIN + 2 overflowed `clock - min` (signed, undefined) in the read
+// metrics; a push at INT64_MAX with pull_after overflowed `clock + 1`. Clocks outside
+// [0, kUnbounded) are now refused before they reach the policies, which assume clocks
+// are never negative.
+TEST(ServerHandlerTest, ClocksOutsideTheirRangeAreRefused) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::vector<Message> bad;
+  bad.push_back(job.Request(wire::PULL, 0, 0, 0, 4, kMin + 2));
+  bad.push_back(job.Request(wire::PULL, 0, 0, 0, 4, -1));
+  bad.push_back(job.Push(0, 0, 0, {1, 1, 1, 1}, kMax));
+  bad.back().header.set_pull_after(true);
+  bad.push_back(job.Request(wire::CLOCK, 0, 0, 0, 0, kMax));
+  for (Message& m : bad) {
+    const uint64_t id = m.header.request_id();
+    const int64_t clock = m.header.clock();
+    ASSERT_TRUE(job.FromWorker(0, std::move(m)).ok());
+    Message reply = OnlyReply(job, id);
+    EXPECT_EQ(reply.header.kind(), wire::ERROR) << clock;
+    EXPECT_EQ(internal::StatusOf(reply.header).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(reply.header.status().message(), HasSubstr(absl::StrCat("clock ", clock)));
+  }
+  EXPECT_EQ(job.server().stats().pushes, 0u);
+  // The largest valid clock still works.
+  Message pull = job.Request(wire::PULL, 0, 0, 0, 4, kMax - 1);
+  const uint64_t id = pull.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(pull)).ok());
+  EXPECT_EQ(OnlyReply(job, id).header.kind(), wire::PULL_REPLY);
 }
 
 }  // namespace
