@@ -164,6 +164,14 @@ class Harness {
     return job_.Start().ok();
   }
 
+  // The counters are readable whatever happened, and per-worker metrics exist for every
+  // rank of the job once it started.
+  void CheckStats() {
+    const ServerStats stats = job_.server().stats();
+    Require(stats.workers.size() == static_cast<std::size_t>(kWorkers),
+            "stats has one entry per worker");
+  }
+
   void Step(ByteReader& in) {
     const uint8_t op = in.U8() % kNumOps;
     if (verbose_) std::fprintf(stderr, "op %d\n", op);
@@ -370,6 +378,7 @@ void Run(const uint8_t* data, std::size_t size) {
   Harness h(policy, flags);
   Require(h.Start(), "the server starts on a valid START");
   for (int i = 0; i < kMaxOps && !in.empty(); ++i) h.Step(in);
+  h.CheckStats();
 }
 
 // ------------------------------------------------------------------------ seed corpus
