@@ -9,9 +9,15 @@ endfunction()
 if(KAIROS_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+elseif(KAIROS_SANITIZE STREQUAL "undefined")
+  # UBSan alone, and fatal: the first undefined behaviour aborts the process, so it fails
+  # the test that ran into it instead of printing a line that nobody reads.
+  add_compile_options(-fsanitize=undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=undefined -fno-sanitize-recover=undefined)
 elseif(KAIROS_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread)
   add_link_options(-fsanitize=thread)
 elseif(NOT KAIROS_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "KAIROS_SANITIZE must be '', 'address' or 'thread'")
+  message(FATAL_ERROR "KAIROS_SANITIZE must be '', 'address', 'undefined' or 'thread'")
 endif()

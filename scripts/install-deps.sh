@@ -12,6 +12,7 @@ packages=(
   zlib1g-dev                                    # the simulator reads gzip'd Fashion-MNIST
   libcli11-dev                                  # command lines of the programs
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and benchmarks
+  clang-14 libclang-rt-14-dev                   # fuzz targets: clang, libFuzzer, ASan, UBSan
   dataset-fashion-mnist                         # data of the examples and benchmarks
 )
 

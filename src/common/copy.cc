@@ -36,6 +36,8 @@ __attribute__((target("avx2"))) void StreamCopyAligned(float* dst, const float* 
 }  // namespace
 
 void CopyFloats(float* dst, const float* src, std::size_t n, bool stream) {
+  // memcpy's pointers must be valid even for 0 bytes; an empty range may have none.
+  if (n == 0) return;
 #ifdef KAIROS_STREAM_COPY
   if (stream && n >= 64 && __builtin_cpu_supports("avx2") &&
       reinterpret_cast<std::uintptr_t>(dst) % sizeof(float) == 0) {

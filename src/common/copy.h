@@ -13,6 +13,7 @@ namespace kairos::internal {
 // stores bypass the caches (non-temporal): when a copy is larger than the caches, its
 // destination will not be in them when it is read anyway, and fetching every destination
 // line before writing it (what a normal store does) would only add memory traffic.
+// n == 0 copies nothing, and then either pointer may be null.
 void CopyFloats(float* dst, const float* src, std::size_t n, bool stream);
 
 // Copies of this many bytes and more, all parts of one request together, stream: twice a

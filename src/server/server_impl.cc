@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,7 @@
 #include "kairos/status.h"
 #include "policy/policy.h"
 #include "server/apply_pool.h"
+#include "server/server_internal.h"
 #include "server/shard.h"
 #include "transport/coordinator_link.h"
 #include "transport/transport.h"
@@ -84,6 +86,30 @@ std::string Advertise(const std::string& bound, const std::string& host) {
   return absl::StrCat("tcp://", host, bound.substr(colon));
 }
 
+// What the server relies on in a START: at least one server and one worker, its own shard
+// among the servers, and each worker rank inside [0, num_workers) and given once.
+absl::Status CheckStart(const wire::Start& start, int shard) {
+  if (start.num_servers() < 1 || start.num_workers() < 1 || start.num_servers() > kMaxNodes ||
+      start.num_workers() > kMaxNodes) {
+    return absl::InvalidArgumentError(absl::StrFormat("START for %d servers and %d workers",
+                                                      start.num_servers(), start.num_workers()));
+  }
+  if (shard < 0 || shard >= start.num_servers()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "START for %d servers, but this server is shard %d", start.num_servers(), shard));
+  }
+  absl::flat_hash_set<int> ranks;
+  for (const wire::Node& n : start.nodes()) {
+    if (n.role() != wire::WORKER) continue;
+    if (n.rank() < 0 || n.rank() >= start.num_workers() || !ranks.insert(n.rank()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("START gives node %d worker rank %d, out of range or taken (%d workers)",
+                          n.node_id(), n.rank(), start.num_workers()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 class ServerImpl final : public Server {
  public:
   explicit ServerImpl(const ServerOptions& options)
@@ -98,15 +124,8 @@ class ServerImpl final : public Server {
     pool_.Stop();
   }
 
-  absl::Status Init() {
-    TransportOptions t;
-    t.context = options_.context;
-    t.max_message_bytes = options_.max_message_bytes;
-    t.name = "server";
-    t.max_peers = options_.max_peers;
-    t.keys = options_.keys;
-    t.logger = options_.logger;
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+  absl::Status Init(std::unique_ptr<Transport> transport) {
+    transport_ = std::move(transport);
     // The coordinator refused this server's handshake (CURVE keys): Wait returns why at once.
     transport_->SetConnectErrorHandler([this](PeerId, const absl::Status& why) {
       End(absl::Status(why.code(), absl::StrCat("server: the coordinator at ", why.message())));
@@ -213,6 +232,7 @@ class ServerImpl final : public Server {
     const wire::Header& h = m.header;
     switch (h.kind()) {
       case wire::JOIN_REPLY:
+        if (node_id_ != 0) return;  // joined already: a repeated reply changes nothing
         if (absl::Status s = StatusOf(h); !s.ok()) return End(s);
         node_id_ = h.join_reply().node_id();
         shard_index_.store(h.join_reply().rank());
@@ -230,18 +250,10 @@ class ServerImpl final : public Server {
     }
   }
 
-  // Checks what START asks of this server before anything is allocated: the job's limits,
-  // the chunk size against the largest message this server accepts, and the shard's memory
-  // against the budget.
-  absl::Status CheckStart(const wire::Start& start) {
-    if (shard_ != nullptr) return absl::FailedPreconditionError("the job has already started");
-    if (start.num_workers() < 1 || start.num_workers() > kMaxNodes ||
-        start.num_servers() < 1 || start.num_servers() > kMaxNodes ||
-        shard_index_.load() < 0 || shard_index_.load() >= start.num_servers()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "START names %d servers and %d workers (this is shard %d)", start.num_servers(),
-          start.num_workers(), shard_index_.load()));
-    }
+  // Checks the job START describes before anything is allocated: the job's limits, the
+  // chunk size against the largest message this server accepts, and the shard's memory
+  // against the budget. REQUIRES: CheckStart(start) passed.
+  absl::Status CheckJob(const wire::Start& start) {
     KAIROS_RETURN_IF_ERROR(ValidateJobConfig(job_));
     const uint64_t chunk_bytes = job_.chunk_elements * sizeof(float);
     if (chunk_bytes > static_cast<uint64_t>(options_.max_message_bytes)) {
@@ -269,19 +281,26 @@ class ServerImpl final : public Server {
           shard_index_.load(), need, HumanBytes(need), job_.tables[largest].name,
           table_bytes[largest], budget, HumanBytes(budget)));
     }
-    for (const wire::Node& n : start.nodes()) {
-      if (n.role() != wire::WORKER) continue;
-      if (n.rank() < 0 || n.rank() >= start.num_workers()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("START gives worker node %d rank %d", n.node_id(), n.rank()));
-      }
-    }
     return absl::OkStatus();
   }
 
   void HandleStart(const wire::Start& start) {
+    // A job starts once: another START would replace the shard under the reads waiting in
+    // it and the lane jobs still working on its chunks.
+    if (shard_ != nullptr) {
+      log_->warn("server {}: ignored a second START", shard_index_.load());
+      return;
+    }
+    if (absl::Status s = CheckStart(start, shard_index_.load()); !s.ok()) {
+      Message ready;
+      ready.header.set_kind(wire::READY);
+      ready.header.set_sender(node_id_);
+      ToWire(s, ready.header.mutable_status());
+      transport_->Send(coordinator_, std::move(ready));
+      return End(s);
+    }
     job_ = FromWire(start.job());
-    absl::Status checked = CheckStart(start);
+    absl::Status checked = CheckJob(start);
     num_workers_ = checked.ok() ? start.num_workers() : 0;
     if (checked.ok()) {
       credential_of_rank_.assign(num_workers_, Credential());
@@ -744,7 +763,8 @@ class ServerImpl final : public Server {
       const policy::WorkerClocks& clocks = gate_->clocks();
       for (int w = 0; w < clocks.num_workers(); ++w) reply.header.add_clocks(clocks.clock(w));
     }
-    RunRead(*chunk, [this, table, chunk, rank = p.rank, from = p.from,
+    // Init-captures: clang before 16 cannot capture structured bindings themselves.
+    RunRead(*chunk, [this, table = table, chunk = chunk, rank = p.rank, from = p.from,
                      reply = std::move(reply)]() mutable {
       const wire::Header& rh = reply.header;
       table->ResetDrift(*chunk, rank, rh.offset(), rh.length());
@@ -887,15 +907,33 @@ class ServerImpl final : public Server {
 };
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> CreateServerWithTransport(
+    const ServerOptions& options, std::unique_ptr<Transport> transport) {
+  if (options.coordinator.empty()) {
+    return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
+  }
+  auto server = std::make_unique<ServerImpl>(options);
+  KAIROS_RETURN_IF_ERROR(server->Init(std::move(transport)));
+  return server;
+}
+
 }  // namespace internal
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   if (options.coordinator.empty()) {
     return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
   }
-  auto server = std::make_unique<internal::ServerImpl>(options);
-  KAIROS_RETURN_IF_ERROR(server->Init());
-  return server;
+  internal::TransportOptions t;
+  t.context = options.context;
+  t.max_message_bytes = options.max_message_bytes;
+  t.name = "server";
+  t.max_peers = options.max_peers;
+  t.keys = options.keys;
+  t.logger = options.logger;
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<internal::Transport> transport,
+                          internal::MakeZmqTransport(t));
+  return internal::CreateServerWithTransport(options, std::move(transport));
 }
 
 }  // namespace kairos
