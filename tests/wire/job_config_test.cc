@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of ValidateJobConfig and CompareJobConfig (src/api/job.cc): the configuration every
+// Tests of ValidateJobConfig and CompareJobConfig (src/policy/job_config.cc): the configuration every
 // node sends at join. Every refusal is InvalidArgument and names the field at fault.
 
 #include <cstdint>
