@@ -92,11 +92,19 @@ struct RefusalCounts {
   // reads waiting in the gate (or, on the coordinator, the job is full).
   uint64_t too_many_waiting = 0;
   uint64_t malformed = 0;          // InvalidArgument, or dropped: the message did not decode
+  // A request id this server already took from that worker (a message delivered twice):
+  // dropped unanswered, so it is handled once. Or an id so far below the worker's latest
+  // that the server can no longer tell (OutOfRange).
+  uint64_t duplicates = 0;
   // Not refusals: waits whose timeout_ms was 0 or above the node's cap and got the cap.
   uint64_t waits_capped = 0;
   // Coordinator: JOINs refused (a full job, a mismatched or invalid configuration, ...).
   uint64_t joins = 0;
 };
+
+// Adds every counter of `b` to `a` (a server's node-level and engine-level refusals).
+RefusalCounts& operator+=(RefusalCounts& a, const RefusalCounts& b);
+
 
 // What one server saw of one worker. Requests are counted per message: a push or pull of a
 // range is one message per chunk it covers.

@@ -18,7 +18,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
-#include "server/initializer.h"
+#include "engine/initializer.h"
 
 namespace kairos {
 namespace {

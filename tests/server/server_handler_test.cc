@@ -230,5 +230,42 @@ TEST(ServerHandlerTest, RequestsWithoutTheSendersCredentialAreRefused) {
   EXPECT_EQ(job.server().stats().pushes, 0u);
 }
 
+// A message delivered twice (a duplicating network) is handled once: the second copy of a
+// push is dropped unanswered and counted, and the values hold one update. An id far below
+// the worker's latest is refused, since a duplicate can no longer be told from it.
+TEST(ServerHandlerTest, ARequestDeliveredTwiceIsAppliedOnce) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  Message push = job.Push(0, 0, 0, {1, 1, 1, 1}, 0);
+  const uint64_t id = push.header.request_id();
+  Message copy = push;
+  ASSERT_TRUE(job.FromWorker(0, std::move(push)).ok());
+  EXPECT_EQ(OnlyReply(job, id).header.kind(), wire::PUSH_REPLY);
+  ASSERT_TRUE(job.FromWorker(0, std::move(copy)).ok());
+  EXPECT_TRUE(job.transport().TakeSent().empty());
+  EXPECT_EQ(job.server().stats().refused.duplicates, 1u);
+  EXPECT_EQ(job.server().stats().version, 1u);
+
+  // Another worker may use the same id: ids are per worker.
+  Message other = job.Push(1, 0, 0, {1, 1, 1, 1}, 0);
+  other.header.set_request_id(id);
+  ASSERT_TRUE(job.FromWorker(1, std::move(other)).ok());
+  EXPECT_EQ(OnlyReply(job, id).header.kind(), wire::PUSH_REPLY);
+
+  Message pull = job.Request(wire::PULL, 0, 0, 0, 4, 0);
+  const uint64_t far = id + 5000;
+  pull.header.set_request_id(far);
+  ASSERT_TRUE(job.FromWorker(0, std::move(pull)).ok());
+  EXPECT_EQ(OnlyReply(job, far).header.kind(), wire::PULL_REPLY);
+  Message old = job.Push(0, 0, 0, {1, 1, 1, 1}, 0);
+  old.header.set_request_id(id + 1);
+  ASSERT_TRUE(job.FromWorker(0, std::move(old)).ok());
+  Message refused = OnlyReply(job, id + 1);
+  EXPECT_EQ(refused.header.kind(), wire::ERROR);
+  EXPECT_EQ(internal::StatusOf(refused.header).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(job.server().stats().refused.duplicates, 2u);
+  EXPECT_EQ(job.server().stats().version, 2u);
+}
+
 }  // namespace
 }  // namespace kairos

@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "server/shard.h"
+#include "engine/shard.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "common/limits.h"
-#include "server/initializer.h"
+#include "engine/initializer.h"
 
 namespace kairos::internal {
 

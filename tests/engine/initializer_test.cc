@@ -3,7 +3,7 @@
 // Tests of table initial values: exact for zeros and constants; deterministic, independent
 // of how the table is partitioned, and with the right distribution for uniform and normal.
 
-#include "server/initializer.h"
+#include "engine/initializer.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "server/initializer.h"
+#include "engine/initializer.h"
 
 #include <cmath>
 #include <numbers>

@@ -8,8 +8,8 @@
 // I/O thread; the float contents of a chunk only by that chunk's ApplyPool lane (or the I/O
 // thread for inline chunks), never both.
 
-#ifndef KAIROS_SERVER_SHARD_H_
-#define KAIROS_SERVER_SHARD_H_
+#ifndef KAIROS_ENGINE_SHARD_H_
+#define KAIROS_ENGINE_SHARD_H_
 
 #include <atomic>
 #include <cstdint>
@@ -163,4 +163,4 @@ class Shard {
 
 }  // namespace kairos::internal
 
-#endif  // KAIROS_SERVER_SHARD_H_
+#endif  // KAIROS_ENGINE_SHARD_H_

@@ -3,8 +3,8 @@
 // Table initial values. Element i's value is a function of the initializer and i alone
 // (a counter-based generator), so every partitioning of a table starts identical.
 
-#ifndef KAIROS_SERVER_INITIALIZER_H_
-#define KAIROS_SERVER_INITIALIZER_H_
+#ifndef KAIROS_ENGINE_INITIALIZER_H_
+#define KAIROS_ENGINE_INITIALIZER_H_
 
 #include <cstdint>
 #include <span>
@@ -21,4 +21,4 @@ void FillInitial(const Initializer& init, uint64_t first, std::span<float> out);
 
 }  // namespace kairos::internal
 
-#endif  // KAIROS_SERVER_INITIALIZER_H_
+#endif  // KAIROS_ENGINE_INITIALIZER_H_

@@ -4,7 +4,7 @@
 // request's table and range, each refusal with its canonical code and a message that says
 // what is wrong.
 
-#include "server/shard.h"
+#include "engine/shard.h"
 
 #include <cstdint>
 #include <memory>
@@ -16,7 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/updater.h"
-#include "server/initializer.h"
+#include "engine/initializer.h"
 
 namespace kairos::internal {
 namespace {

@@ -1,0 +1,242 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ShardEngine: everything a shard decides, in one object that both the server node
+// (src/server/) and the simulator (src/sim/) drive. Events in (a worker's push, pull, clock
+// or finish, a worker leaving, time passing), effects out (answers, and the float work of
+// each chunk handed to the host's lanes). The engine owns the shard's chunks, the policy
+// objects (gate, straggler policy, per chunk aggregation and weighting), the round buckets,
+// versions, VSGD's drift and the reads waiting in the gate. It has no socket, thread or
+// clock of its own: the caller passes the time with every event, and the host decides
+// where a chunk's float work runs (the server: an ApplyPool lane per chunk; the simulator:
+// at once, on its one thread).
+//
+// The order of a push (the one place it is written): the sender must be an active worker;
+// the range is located and checked; the clock must lie in [0, its clock + max_clock_lead];
+// the worker's scale must be finite and >= 0; the gradient must be finite (or the table
+// skips it); then the straggler policy's verdict, the gate's OnPush, and (unless dropped)
+// the chunk's aggregation decides: apply now, or add into a bucket; the multiplier (the
+// chunk's weighting, times the worker's own scale and the straggler's down-weight) is
+// computed where the chunk's float work runs, just before the gradient is used, so VSGD
+// reads the drift of every earlier update; a bucket that became complete is applied next.
+// A clock or a worker leaving applies what became complete, then re-checks the waiting
+// reads in arrival order.
+//
+// Thread-safety: the events (On*), shard() and gate() belong to one thread, the engine's
+// (the server's I/O thread; the simulation's loop). The float work runs where the host
+// runs it; a chunk's work is never run concurrently with other work of the same chunk.
+// The snapshots (metrics, refused, stragglers, counters) may be read from any thread.
+
+#ifndef KAIROS_ENGINE_SHARD_ENGINE_H_
+#define KAIROS_ENGINE_SHARD_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/chunk_work.h"
+#include "engine/shard.h"
+#include "kairos/buffer.h"
+#include "kairos/job.h"
+#include "kairos/metrics.h"
+#include "kairos/updater.h"
+#include "policy/policy.h"
+
+namespace kairos::internal {
+
+// A worker's request as the engine sees it: decoded, and its sender proven to be worker
+// `rank` (by the server node; the simulator knows). The host's fields (peer, request_id,
+// sender) are echoed in the answer and named in error messages.
+struct EngineRequest {
+  enum class Kind : uint8_t { kPush, kPull, kClock, kFinish };
+  Kind kind = Kind::kPush;
+  uint64_t peer = 0;        // where the answer goes (the host's connection handle)
+  uint64_t request_id = 0;  // the sender's id of the request
+  uint32_t sender = 0;      // the sender's node id
+  int rank = 0;             // the worker
+  uint32_t table = 0;       // push, pull: the table's id
+  uint64_t offset = 0;      // push, pull: [offset, offset + length) in table coordinates
+  uint64_t length = 0;
+  int64_t clock = 0;        // push, pull: the worker's clock; clock: its new clock
+  uint64_t timeout_ms = 0;  // pull: how long the worker waits (0: the engine's cap)
+  float worker_scale = 0;   // push: the worker's own multiplier (0 means 1)
+  bool pull_after = false;  // push: answer with the read of the range at clock + 1 (eager)
+};
+
+// "PUSH #12 from node 3 (table 0 [0, 100))", "CLOCK #4 from node 3": as wire::Describe.
+std::string Describe(const EngineRequest& r);
+
+// An answer to a request.
+struct EngineAnswer {
+  enum class Kind : uint8_t {
+    kPushed,    // a push was applied, accumulated, dropped (dropped) or skipped
+    kRead,      // the values of a pull (or of the eager read that follows a push)
+    kFinished,  // a finish was taken
+    kError,     // refused or failed: `status` says why
+  };
+  Kind kind = Kind::kPushed;
+  // The request answered. For an eager read: the push, made a pull at clock + 1.
+  EngineRequest request;
+  absl::Status status;
+  uint64_t version = 0;  // the chunk's version (pushed, read)
+  bool eager = false;    // read: the eager read that follows a push (the fields below)
+  bool dropped = false;  // pushed or eager read: the straggler policy dropped the push
+  bool refresh = false;  // ... and asks the worker to refresh its values (SaPS)
+  Buffer values;         // read: the values, shared with the chunk (copy on write)
+  std::vector<int64_t> clocks;  // eager read: every worker's clock, by rank
+};
+
+// Where the engine's effects go.
+class EngineHost {
+ public:
+  virtual ~EngineHost() = default;
+  // Runs `job` on lane `key`: jobs of one key run one at a time, in the order given. The
+  // server queues it on an ApplyPool thread; the simulator runs it at once.
+  virtual void RunOnLane(uint64_t key, std::function<void()> job) = 0;
+  // Delivers an answer. Called on the engine's thread, or on a lane once a chunk's float
+  // work is done.
+  virtual void Answer(EngineAnswer answer) = 0;
+};
+
+struct EngineOptions {
+  // Chunks smaller than this many bytes are worked on the engine's thread, not a lane.
+  int64_t inline_apply_bytes = int64_t{64} << 10;
+  // A request's clock may be at most this far ahead of the worker's clock.
+  int64_t max_clock_lead = 4;
+  // Reads of one worker that may wait in the gate at once.
+  int max_waiting_reads_per_worker = 65536;
+  // The longest a read waits (also when it asks for 0 or more).
+  absl::Duration max_read_wait = absl::Hours(1);
+  // Pushes kept per worker in WorkerMetrics::push_log (0: none).
+  int push_log_size = 0;
+  UpdaterFactory updater_factory = MakeBuiltinUpdater;
+};
+
+// Counters of the engine's work, readable from any thread.
+struct EngineCounters {
+  uint64_t pushes = 0, pulls = 0, bytes_in = 0, bytes_out = 0, version = 0, coalesced = 0;
+};
+
+class ShardEngine {
+ public:
+  // Builds shard `shard` of `job` (allocating and initialising its values) for
+  // `num_workers` workers under `spec`. `host` must outlive the engine.
+  // Errors: ResourceExhausted when the memory cannot be allocated; an updater the factory
+  // cannot build.
+  static absl::StatusOr<std::unique_ptr<ShardEngine>> Create(
+      const JobConfig& job, const policy::PolicySpec& spec, int shard, int num_shards,
+      int num_workers, const EngineOptions& options, EngineHost* host);
+  ~ShardEngine();
+
+  // ------------------------------------------------------------------ events
+  // Each answers its request through the host: at once, after the chunk's work, or (a
+  // pull the gate holds) after a later event. `now` is the time of the event.
+  void OnPush(const EngineRequest& r, Buffer gradient, absl::Time now);
+  void OnPull(const EngineRequest& r, absl::Time now);
+  // A clock is answered only when refused.
+  void OnClock(const EngineRequest& r, absl::Time now);
+  // The worker is done: it leaves the gate, and the finish is answered.
+  void OnFinish(const EngineRequest& r, absl::Time now);
+  // Worker `rank` finished or was declared dead: it leaves the gate, its waiting reads are
+  // dropped unanswered (their wait counted until now), and the others are re-checked.
+  void OnLeave(int rank, policy::MemberState why, absl::Time now);
+  // Time passed: reads waiting past their deadline are answered DeadlineExceeded, naming
+  // the workers they waited for.
+  void OnTick(absl::Time now);
+  // The end (the simulation's): reads still waiting count their wait until now and are
+  // dropped unanswered.
+  void DropWaiting(absl::Time now);
+
+  // ------------------------------------------------------------------ engine thread
+  bool active(int rank) const { return gate_->clocks().active(rank); }
+  const policy::Gate& gate() const { return *gate_; }
+  Shard& shard() { return *shard_; }
+  int num_workers() const { return num_workers_; }
+  int num_waiting() const { return static_cast<int>(waiting_.size()); }
+  // The waiting reads and whom each waits for, for a stall message.
+  std::string DescribeWaiting() const;
+
+  // ------------------------------------------------------------------ any thread
+  std::vector<WorkerMetrics> metrics() const;
+  // The engine's refusals (the node adds its own: unauthenticated, malformed, ...).
+  RefusalCounts refused() const;
+  // The straggler policy's current stragglers (SaPS), by rank.
+  std::vector<int> stragglers() const;
+  EngineCounters counters() const;
+
+ private:
+  // A read the gate has not admitted yet (or is admitting now).
+  struct WaitingRead {
+    EngineRequest request;  // a pull; for an eager read, the push made a pull at clock + 1
+    absl::Time arrived;
+    absl::Time deadline = absl::InfiniteFuture();
+    bool waited = false;  // the gate refused it at least once
+    // Eager pull: the read that follows a push in one request; its answer says what
+    // became of the push and carries every worker's clock.
+    bool eager = false;
+    bool dropped = false;
+    bool refresh = false;
+  };
+
+  ShardEngine(const EngineOptions& options, int num_workers, EngineHost* host);
+
+  // Checks every request shares.
+  bool Active(const EngineRequest& r);
+  std::optional<std::pair<ShardTable*, ShardChunk*>> Locate(const EngineRequest& r);
+  bool ClockInWindow(const EngineRequest& r);
+  void NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
+                     float value, absl::Time now);
+  void Refuse(const EngineRequest& r, uint64_t RefusalCounts::*counter,
+              const absl::Status& status);
+  void Count(uint64_t RefusalCounts::*counter);
+
+  // A push that was accepted and not dropped: applied now or added into its bucket.
+  void Contribute(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
+                  const policy::StalenessInfo& info, float extra, Buffer gradient,
+                  std::optional<EngineAnswer> answer);
+  float PushScale(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
+                  policy::StalenessInfo info, float extra);
+  void ApplyReadyBuckets(ShardTable& t, ShardChunk& c);
+  void QueueEagerRead(const EngineRequest& push, bool dropped, bool refresh, absl::Time now);
+
+  // Reads: served when the gate admits them, else waiting.
+  void Admit(WaitingRead read, absl::Time now);
+  void ServeRead(const WaitingRead& read, absl::Time now);
+  void Reevaluate(absl::Time now);
+
+  void RecordPush(int rank, const policy::StalenessInfo& info,
+                  const policy::StragglerDecision& verdict);
+  void LogPush(int rank, const PushRecord& record);
+
+  const EngineOptions options_;
+  const int num_workers_;
+  EngineHost* const host_;
+  std::unique_ptr<ChunkWork> work_;  // where chunks' float work runs
+
+  // Engine thread only.
+  std::unique_ptr<Shard> shard_;
+  std::unique_ptr<policy::Gate> gate_;
+  std::unique_ptr<policy::StragglerPolicy> straggler_;
+  std::deque<WaitingRead> waiting_;  // in arrival order
+  std::vector<int> waiting_of_rank_;
+
+  // Counters, written on the engine's thread and the lanes.
+  std::atomic<uint64_t> pushes_{0}, pulls_{0}, bytes_in_{0}, bytes_out_{0}, version_{0};
+
+  mutable absl::Mutex metrics_mu_;
+  std::vector<WorkerMetrics> metrics_ ABSL_GUARDED_BY(metrics_mu_);
+  std::vector<int> stragglers_ ABSL_GUARDED_BY(metrics_mu_);
+  RefusalCounts refused_ ABSL_GUARDED_BY(metrics_mu_);
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_ENGINE_SHARD_ENGINE_H_

@@ -1,0 +1,80 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "server/engine_messages.h"
+
+#include <utility>
+
+namespace kairos::internal {
+
+EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
+  EngineRequest r;
+  switch (h.kind()) {
+    case wire::PUSH:
+      r.kind = EngineRequest::Kind::kPush;
+      break;
+    case wire::PULL:
+      r.kind = EngineRequest::Kind::kPull;
+      break;
+    case wire::CLOCK:
+      r.kind = EngineRequest::Kind::kClock;
+      break;
+    default:
+      r.kind = EngineRequest::Kind::kFinish;
+      break;
+  }
+  r.peer = from;
+  r.request_id = h.request_id();
+  r.sender = h.sender();
+  r.rank = rank;
+  r.table = h.table();
+  r.offset = h.offset();
+  r.length = h.length();
+  r.clock = h.clock();
+  r.timeout_ms = h.timeout_ms();
+  r.worker_scale = h.worker_scale();
+  r.pull_after = h.pull_after();
+  return r;
+}
+
+wire::Header RequestHeader(const EngineRequest& r) {
+  static constexpr wire::Kind kKinds[] = {wire::PUSH, wire::PULL, wire::CLOCK, wire::FINISH};
+  wire::Header h;
+  h.set_kind(kKinds[static_cast<int>(r.kind)]);
+  h.set_request_id(r.request_id);
+  h.set_sender(r.sender);
+  h.set_table(r.table);
+  h.set_offset(r.offset);
+  h.set_length(r.length);
+  h.set_clock(r.clock);
+  return h;
+}
+
+Message ToMessage(EngineAnswer a, uint32_t self) {
+  const wire::Header request = RequestHeader(a.request);
+  Message reply;
+  switch (a.kind) {
+    case EngineAnswer::Kind::kPushed:
+      reply.header = ReplyHeader(request, wire::PUSH_REPLY, self);
+      reply.header.set_dropped(a.dropped);
+      reply.header.set_refresh(a.refresh);
+      reply.header.set_version(a.version);
+      break;
+    case EngineAnswer::Kind::kRead:
+      reply.header = ReplyHeader(request, wire::PULL_REPLY, self);
+      reply.header.set_version(a.version);
+      if (a.eager) {
+        reply.header.set_dropped(a.dropped);
+        reply.header.set_refresh(a.refresh);
+        for (int64_t c : a.clocks) reply.header.add_clocks(c);
+      }
+      reply.payloads.push_back(std::move(a.values));
+      break;
+    case EngineAnswer::Kind::kFinished:
+    case EngineAnswer::Kind::kError:
+      reply.header = ReplyHeader(request, wire::FINISH, self);
+      break;
+  }
+  return reply;
+}
+
+}  // namespace kairos::internal

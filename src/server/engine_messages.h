@@ -1,0 +1,30 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The server node's translation between wire messages and the shard engine's requests and
+// answers (src/engine/shard_engine.h). Pure functions, tested directly.
+
+#ifndef KAIROS_SERVER_ENGINE_MESSAGES_H_
+#define KAIROS_SERVER_ENGINE_MESSAGES_H_
+
+#include <cstdint>
+
+#include "engine/shard_engine.h"
+#include "transport/transport.h"
+#include "wire/message.h"
+
+namespace kairos::internal {
+
+// The engine's view of a worker's PUSH, PULL, CLOCK or FINISH `h` that arrived from `from`
+// and whose sender was proven to be worker `rank`.
+EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank);
+
+// The header of the request `r` stands for, as far as a reply echoes it (ReplyHeader).
+wire::Header RequestHeader(const EngineRequest& r);
+
+// The reply of a successful answer (pushed, read, finished), sent by node `self`; a read's
+// values become its payload. REQUIRES: a.kind != kError (errors are the node's to word).
+Message ToMessage(EngineAnswer a, uint32_t self);
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_SERVER_ENGINE_MESSAGES_H_

@@ -1,0 +1,277 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The shard engine driven directly: events in, answers out, no socket, thread or clock.
+// A recording host runs lane jobs when the test says so (or at once), so a test can hold a
+// chunk's work and see what is decided before it runs.
+
+#include "engine/shard_engine.h"
+
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/job.h"
+#include "policy/policy.h"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Kind = EngineAnswer::Kind;
+
+const absl::Time kT0 = absl::UnixEpoch();
+
+// Records answers; runs lane jobs at once, or holds them until Release().
+class RecordingHost final : public EngineHost {
+ public:
+  void RunOnLane(uint64_t /*key*/, std::function<void()> job) override {
+    if (hold_) {
+      held_.push_back(std::move(job));
+    } else {
+      job();
+    }
+  }
+  void Answer(EngineAnswer a) override { answers.push_back(std::move(a)); }
+
+  void Hold() { hold_ = true; }
+  void Release() {
+    hold_ = false;
+    while (!held_.empty()) {
+      std::function<void()> job = std::move(held_.front());
+      held_.pop_front();
+      job();
+    }
+  }
+  std::vector<EngineAnswer> Take() { return std::exchange(answers, {}); }
+
+  std::vector<EngineAnswer> answers;
+
+ private:
+  bool hold_ = false;
+  std::deque<std::function<void()>> held_;
+};
+
+struct EngineFixture {
+  // One table "w" of `size` zeros, SGD with learning rate 1, chunks of `chunk` elements.
+  EngineFixture(const std::string& policy, int workers, uint64_t size = 4, uint64_t chunk = 4,
+                EngineOptions options = {}) {
+    JobConfig job;
+    job.policy = policy;
+    job.chunk_elements = chunk;
+    job.tables.push_back({"w", size, Initializer::Zeros(), {"sgd", 1.0f}});
+    absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    auto e = ShardEngine::Create(job, *spec, 0, 1, workers, options, &host);
+    EXPECT_TRUE(e.ok()) << e.status();
+    engine = *std::move(e);
+  }
+
+  EngineRequest Req(EngineRequest::Kind kind, int rank, int64_t clock, uint64_t offset = 0,
+                    uint64_t length = 4) {
+    EngineRequest r;
+    r.kind = kind;
+    r.request_id = next_id++;
+    r.sender = static_cast<uint32_t>(10 + rank);
+    r.rank = rank;
+    r.offset = offset;
+    r.length = length;
+    r.clock = clock;
+    return r;
+  }
+  void Push(int rank, int64_t clock, std::vector<float> g, absl::Time at = kT0,
+            uint64_t offset = 0) {
+    EngineRequest r = Req(EngineRequest::Kind::kPush, rank, clock, offset, g.size());
+    engine->OnPush(r, Buffer::CopyOf(g), at);
+  }
+  void Pull(int rank, int64_t clock, absl::Time at = kT0, uint64_t timeout_ms = 0) {
+    EngineRequest r = Req(EngineRequest::Kind::kPull, rank, clock);
+    r.timeout_ms = timeout_ms;
+    engine->OnPull(r, at);
+  }
+  void Clock(int rank, int64_t clock, absl::Time at = kT0) {
+    engine->OnClock(Req(EngineRequest::Kind::kClock, rank, clock), at);
+  }
+  std::vector<float> Values() {
+    const Buffer& v = engine->shard().tables()[0].chunks[0].values;
+    return std::vector<float>(v.data(), v.data() + v.size());
+  }
+
+  RecordingHost host;
+  std::unique_ptr<ShardEngine> engine;
+  uint64_t next_id = 1;
+};
+
+std::vector<Kind> Kinds(const std::vector<EngineAnswer>& answers) {
+  std::vector<Kind> out;
+  for (const EngineAnswer& a : answers) out.push_back(a.kind);
+  return out;
+}
+
+TEST(ShardEngineTest, AspAppliesEachPushAndAnswersWithTheNewVersion) {
+  EngineFixture f("asp", 2);
+  f.Push(0, 0, {1, 2, 3, 4});
+  f.Push(1, 0, {1, 1, 1, 1});
+  EXPECT_EQ(f.Values(), (std::vector<float>{-2, -3, -4, -5}));
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kPushed, Kind::kPushed));
+  EXPECT_EQ(a[0].version, 1u);
+  EXPECT_EQ(a[1].version, 2u);
+  EXPECT_EQ(f.engine->counters().pushes, 2u);
+  EXPECT_EQ(f.engine->counters().version, 2u);
+}
+
+// BSP: the round's pushes are summed; the average is applied once every worker clocked,
+// and only then is a read of the next round served, seeing it.
+TEST(ShardEngineTest, BspAppliesTheRoundAverageBeforeServingTheNextRound) {
+  EngineFixture f("bsp", 2);
+  f.Push(0, 0, {2, 0, 0, 0});
+  f.Clock(0, 1);
+  f.Pull(0, 1, kT0 + absl::Seconds(1));
+  EXPECT_EQ(f.engine->num_waiting(), 1);
+  f.Push(1, 0, {0, 4, 0, 0});
+  EXPECT_EQ(f.Values(), (std::vector<float>{0, 0, 0, 0}));  // the round is still open
+  f.host.Take();
+  f.Clock(1, 1, kT0 + absl::Seconds(3));
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kRead));
+  EXPECT_EQ(a[0].request.rank, 0);
+  EXPECT_EQ(std::vector<float>(a[0].values.data(), a[0].values.data() + 4),
+            (std::vector<float>{-1, -2, 0, 0}));
+  EXPECT_EQ(f.engine->metrics()[0].blocked_time, absl::Seconds(2));
+}
+
+// The order of a push: the aggregation decides at once, the weighting's multiplier where
+// the chunk's work runs. With the lane held, the bucket exists (the round is decided) but
+// nothing is added; the answer comes only once the work ran.
+TEST(ShardEngineTest, ChunkWorkRunsOnTheLaneAndAnswersFromThere) {
+  EngineOptions options;
+  options.inline_apply_bytes = 0;  // every chunk on a lane
+  EngineFixture f("asp", 1, 4, 4, options);
+  f.host.Hold();
+  f.Push(0, 0, {1, 1, 1, 1});
+  EXPECT_TRUE(f.host.answers.empty());
+  EXPECT_EQ(f.Values(), (std::vector<float>{0, 0, 0, 0}));
+  // A read queues behind the chunk's work instead of reading stale values.
+  f.Pull(0, 0);
+  EXPECT_TRUE(f.host.answers.empty());
+  f.host.Release();
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kPushed, Kind::kRead));
+  EXPECT_EQ(a[1].values[0], -1.0f);
+}
+
+TEST(ShardEngineTest, RefusalsNameTheProblemAndChangeNothing) {
+  EngineFixture f("asp", 2);
+  f.Push(0, 0, {1, 1, 1, 1}, kT0, /*offset=*/2);  // runs past the table
+  f.Push(0, 9, {1, 1, 1, 1});                      // clock far ahead
+  f.Push(0, 0, {1, std::nanf(""), 1, 1});          // non-finite
+  EngineRequest bad_scale = f.Req(EngineRequest::Kind::kPush, 0, 0);
+  bad_scale.worker_scale = -1;
+  f.engine->OnPush(bad_scale, Buffer::Zeros(4), kT0);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kError, Kind::kError, Kind::kError, Kind::kError));
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(a[1].status.message(), HasSubstr("max_clock_lead"));
+  EXPECT_THAT(a[2].status.message(), HasSubstr("element 1 of table 'w'"));
+  EXPECT_THAT(a[3].status.message(), HasSubstr("worker_scale"));
+  EXPECT_EQ(f.Values(), (std::vector<float>{0, 0, 0, 0}));
+  const RefusalCounts r = f.engine->refused();
+  EXPECT_EQ(r.bad_range, 1u);
+  EXPECT_EQ(r.bad_clock, 1u);
+  EXPECT_EQ(r.nonfinite, 1u);
+  EXPECT_EQ(r.bad_scale, 1u);
+  EXPECT_EQ(f.engine->counters().version, 0u);
+}
+
+TEST(ShardEngineTest, AFinishedWorkerIsRefusedAndReleasesTheOthers) {
+  EngineFixture f("ssp:s=0", 2);
+  f.Clock(0, 1);
+  f.Pull(0, 1);
+  EXPECT_EQ(f.engine->num_waiting(), 1);
+  f.engine->OnFinish(f.Req(EngineRequest::Kind::kFinish, 1, 0), kT0);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kRead, Kind::kFinished));
+  f.Push(1, 0, {1, 1, 1, 1});
+  a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kError));
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.engine->refused().not_active, 1u);
+}
+
+TEST(ShardEngineTest, AWaitingReadPastItsDeadlineNamesWhomItWaitedFor) {
+  EngineFixture f("bsp", 2);
+  f.Clock(0, 1);
+  f.Pull(0, 1, kT0, /*timeout_ms=*/500);
+  f.engine->OnTick(kT0 + absl::Milliseconds(499));
+  EXPECT_TRUE(f.host.answers.empty());
+  f.engine->OnTick(kT0 + absl::Milliseconds(500));
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kError));
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(a[0].status.message(), HasSubstr("worker 1 (clock 0)"));
+  EXPECT_EQ(f.engine->num_waiting(), 0);
+}
+
+// Eager pull: the push is answered by the read of its range at the next clock, carrying
+// every worker's clock.
+TEST(ShardEngineTest, EagerPushIsAnsweredByTheReadAtTheNextClock) {
+  EngineFixture f("ssp:s=0+pull=eager", 2);
+  EngineRequest push = f.Req(EngineRequest::Kind::kPush, 0, 0);
+  push.pull_after = true;
+  f.engine->OnPush(push, Buffer::CopyOf(std::vector<float>{1, 1, 1, 1}), kT0);
+  f.Clock(0, 1);
+  EXPECT_TRUE(f.host.answers.empty());  // worker 1 is still at clock 0
+  f.Clock(1, 1);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kRead));
+  EXPECT_TRUE(a[0].eager);
+  EXPECT_EQ(a[0].request.clock, 1);
+  EXPECT_THAT(a[0].clocks, ElementsAre(1, 1));
+  EXPECT_EQ(a[0].values[0], -1.0f);
+}
+
+TEST(ShardEngineTest, TooManyWaitingReadsOfOneWorkerAreRefused) {
+  EngineOptions options;
+  options.max_waiting_reads_per_worker = 2;
+  EngineFixture f("bsp", 2, 4, 4, options);
+  f.Clock(0, 1);
+  for (int i = 0; i < 3; ++i) f.Pull(0, 1);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kError));
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(f.engine->num_waiting(), 2);
+}
+
+TEST(ShardEngineTest, DescribeWaitingNamesTheBlockers) {
+  EngineFixture f("ssp:s=1", 2);
+  f.Clock(0, 1);
+  f.Clock(0, 2);
+  f.Pull(0, 2);
+  EXPECT_EQ(f.engine->DescribeWaiting(),
+            "worker 0's read at clock 2 waits for workers [1 (clock 0)]");
+}
+
+TEST(ShardEngineTest, DescribeMatchesTheWireFormat) {
+  EngineRequest r;
+  r.kind = EngineRequest::Kind::kPush;
+  r.request_id = 12;
+  r.sender = 3;
+  r.offset = 0;
+  r.length = 100;
+  EXPECT_EQ(Describe(r), "PUSH #12 from node 3 (table 0 [0, 100))");
+  r.kind = EngineRequest::Kind::kClock;
+  EXPECT_EQ(Describe(r), "CLOCK #12 from node 3");
+}
+
+}  // namespace
+}  // namespace kairos::internal
