@@ -205,6 +205,7 @@ struct Row {
   bool has_accuracy = false;
   std::optional<absl::Duration> to_target;
   double final_loss = 0, final_accuracy = 0, iterations_per_s = 0;
+  uint64_t nonfinite_pushes = 0;  // refused, as a server refuses them: the run diverged
   double blocked_s = 0, mean_staleness = 0, end_s = 0, wall_ms = 0;
   uint64_t max_staleness = 0;
   int64_t max_lead = 0, iterations = 0;
@@ -215,6 +216,7 @@ Row Summarize(const Flags& f, const SimResult& r, absl::Duration wall) {
   row.policy = r.policy;
   row.to_target = TimeToTarget(f, r);
   row.final_loss = r.samples.back().loss;
+  row.nonfinite_pushes = r.nonfinite_pushes;
   row.final_accuracy = r.samples.back().accuracy;
   row.has_accuracy = r.has_accuracy;
   row.end_s = absl::ToDoubleSeconds(r.end_time);
@@ -270,8 +272,9 @@ void PrintRow(const Row& row) {
   }
   const std::string accuracy =
       row.has_accuracy ? absl::StrFormat("%.4f", row.final_accuracy) : std::string("-");
-  // A loss that is not finite means the learning rate is too large for the staleness.
-  const std::string loss = std::isfinite(row.final_loss)
+  // A loss that is not finite, or a gradient that was (the server refuses such pushes, so
+  // the values stay finite), means the learning rate is too large for the staleness.
+  const std::string loss = std::isfinite(row.final_loss) && row.nonfinite_pushes == 0
                                ? absl::StrFormat("%.6g", row.final_loss)
                                : std::string("diverged");
   std::cout << absl::StrFormat("%-26s %10s %12s %8s %10.2f %10.2f %10.2f %9d %8d %9.1f\n",

@@ -103,9 +103,9 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       transfer_(TransferTime(options.network, model_->num_params())),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
-      server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate),
+      server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate,
+              options.push_log_size),
       workers_(static_cast<size_t>(options.num_workers)) {
-  server_.set_push_log_size(options.push_log_size);
   for (WorkerId w = 0; w < options.num_workers; ++w) {
     Worker& worker = workers_[static_cast<size_t>(w)];
     worker.target = options.iterations_per_worker.empty()
@@ -309,16 +309,18 @@ SimResult Simulation::Collect() const {
   r.time_limited = time_limited_;
   r.events = events_;
   r.version = server_.version();
+  r.nonfinite_pushes = server_.refused().nonfinite;
   r.samples = samples_;
   const policy::WorkerClocks& clocks = server_.gate().clocks();
+  std::vector<WorkerMetrics> metrics = server_.metrics();
   for (WorkerId w = 0; w < options_.num_workers; ++w) {
     const auto i = static_cast<size_t>(w);
     SimWorkerResult wr;
-    wr.metrics = server_.metrics()[i];
+    wr.metrics = std::move(metrics[i]);
     wr.iterations = clocks.clock(w);
     wr.state = clocks.state(w);
     wr.compute_time = workers_[i].compute_time;
-    wr.dropped_pushes = server_.dropped()[i];
+    wr.dropped_pushes = wr.metrics.dropped;
     r.staleness.Merge(wr.metrics.staleness);
     r.max_read_lead = std::max(r.max_read_lead, wr.metrics.max_read_lead);
     r.total_blocked_time += wr.metrics.blocked_time;

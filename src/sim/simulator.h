@@ -145,6 +145,9 @@ struct SimResult {
   bool time_limited = false;  // stopped by max_time with work left
   uint64_t events = 0;      // events processed
   uint64_t version = 0;     // updates applied
+  // Pushes whose gradient held NaN or Inf: refused (never applied), as a real server does
+  // by default. Any is a sign that the run diverged.
+  uint64_t nonfinite_pushes = 0;
   std::vector<SimSample> samples;  // increasing time, first at 0, last at end_time
   std::vector<SimWorkerResult> workers;
   Histogram staleness;      // every worker's pushes together

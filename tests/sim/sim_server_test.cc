@@ -171,5 +171,18 @@ TEST(SimServerTest, PushScaleMultipliesTheUpdate) {
   EXPECT_EQ(server.metrics()[0].scale.sum(), 0.5);
 }
 
+// As a real server: a gradient holding NaN or Inf is refused, never applied, and counted.
+TEST(SimServerTest, NonFiniteGradientsAreRefusedAndCounted) {
+  SimServer server(Spec("asp"), 1, Eigen::VectorXf::Zero(2), 1.0f);
+  server.OnRead(0, 0, kT0);
+  server.OnPush(0, 0, Vec(std::nanf(""), 1), kT0);
+  server.OnPush(0, 0, Vec(INFINITY, 1), kT0);
+  EXPECT_EQ(server.params(), Vec(0, 0));
+  EXPECT_EQ(server.version(), 0u);
+  EXPECT_EQ(server.refused().nonfinite, 2u);
+  server.OnPush(0, 0, Vec(1, 1), kT0);
+  EXPECT_EQ(server.params(), Vec(-1, -1));
+}
+
 }  // namespace
 }  // namespace kairos::sim
