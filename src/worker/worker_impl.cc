@@ -212,11 +212,11 @@ class WorkerImpl final : public Worker {
                  options);
   }
 
-  Request PullAsync(std::string_view table, uint64_t offset, uint64_t length, Buffer* out,
+  Request PullAsync(std::string_view table, uint64_t offset, uint64_t length, ConstBuffer* out,
                     const CallOptions& options) override {
     if (out == nullptr) {
       return Request(RequestState::Failed(absl::InvalidArgumentError(
-          absl::StrFormat("pull of table '%s': no Buffer to pull into", table))));
+          absl::StrFormat("pull of table '%s': no ConstBuffer to pull into", table))));
     }
     return Issue(wire::PULL, table, offset, length, Buffer(), PullTarget{nullptr, out},
                  options);
@@ -326,10 +326,10 @@ class WorkerImpl final : public Worker {
     return options.deadline.value_or(absl::Now() + options_.request_timeout);
   }
 
-  // Where a pull's values go: caller memory (`out`) or a Buffer (`gather`).
+  // Where a pull's values go: caller memory (`out`) or a read-only buffer (`gather`).
   struct PullTarget {
     float* out = nullptr;
-    Buffer* gather = nullptr;
+    ConstBuffer* gather = nullptr;
   };
 
   // Slices [offset, offset + length) of `table` into one message per chunk and sends them.
