@@ -192,7 +192,7 @@ absl::Status Request::Wait() const {
   if (state_ == nullptr) return absl::OkStatus();
   // The worker's I/O thread completes every request by its deadline (plus a tick); the
   // wait is bounded by a generous backstop so that a bug can never hang the caller.
-  return state_->Wait(state_->deadline() + absl::Seconds(30));
+  return state_->Wait(state_->deadline() + internal::RequestState::kWaitBackstop);
 }
 
 absl::Status Request::WaitFor(absl::Duration timeout) const {

@@ -56,6 +56,12 @@ struct WaitTuning {
 
 class RequestState {
  public:
+  // Request::Wait waits at most this long past the request's deadline. The worker's I/O
+  // thread fails every request by its deadline (plus the grace and one tick), so a wait
+  // never gets here unless a bug lost the request: this bound turns such a bug into an
+  // error instead of a hang. Not an option, as no correct program depends on it.
+  static constexpr absl::Duration kWaitBackstop = absl::Seconds(30);
+
   // `label` names the call in errors. `spin`: Wait may spin before it sleeps (worth it for
   // small requests, answered within tens of microseconds; for large ones the spin would
   // only take CPU from the threads doing the work). `tuning`, when given, counts the

@@ -31,10 +31,6 @@ namespace kairos {
 namespace internal {
 namespace {
 
-// Replies of the servers arrive a little after a server-side deadline; the worker's own
-// deadline waits this much longer so that the server's error (which names the workers it
-// waited for) is what the caller sees.
-constexpr absl::Duration kDeadlineGrace = absl::Milliseconds(250);
 // Requests up to this size are usually answered within tens of microseconds: their waiters
 // spin before sleeping when no other request of the worker was open (see WaitTuning).
 constexpr uint64_t kSpinMaxBytes = 64 << 10;
@@ -64,7 +60,7 @@ class WorkerImpl final : public Worker {
   ~WorkerImpl() override {
     if (node_.joined() && !finished_.load() && node_.EndStatus().ok()) {
       CallOptions o;
-      o.deadline = absl::Now() + absl::Seconds(5);
+      o.deadline = absl::Now() + options_.destructor_finish_timeout;
       if (absl::Status s = Finish(o); !s.ok()) {
         GetLogger(options_.logger)
             ->warn("worker {}: finish at destruction failed: {}", rank(),
@@ -76,6 +72,16 @@ class WorkerImpl final : public Worker {
 
   absl::Status Init() {
     KAIROS_RETURN_IF_ERROR(ValidateJobConfig(options_.job));
+    if (options_.deadline_grace < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WorkerOptions.deadline_grace is negative (",
+          absl::FormatDuration(options_.deadline_grace), ")"));
+    }
+    if (options_.destructor_finish_timeout <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WorkerOptions.destructor_finish_timeout must be positive (it is ",
+          absl::FormatDuration(options_.destructor_finish_timeout), ")"));
+    }
     return node_.Join();
   }
 
@@ -255,7 +261,7 @@ class WorkerImpl final : public Worker {
     const int parts = static_cast<int>(chunks.size());
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, call.offset, call.offset + call.length},
-        deadline + kDeadlineGrace, parts,
+        deadline + options_.deadline_grace, parts,
         /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, wait_tuning_);
     if (call.target.gather != nullptr) state->GatherInto(call.target.gather, call.length);
     if (call.target.out != nullptr) state->ReceiveInto(call.target.out);
@@ -281,7 +287,7 @@ class WorkerImpl final : public Worker {
     const absl::Time deadline = DeadlineOf(options);
     const int n = to_servers ? num_servers() : 1;
     auto state = std::make_shared<RequestState>(RequestLabel{what, "", 0, 0, rank()},
-                                                deadline + kDeadlineGrace, n);
+                                                deadline + options_.deadline_grace, n);
     const Stamp stamp{.sender = node_.node_id(),
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),
