@@ -53,11 +53,16 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
   const uint64_t floats = value_bytes / sizeof(float);
   Buffer gradient = Buffer::Allocate(floats);
   std::fill(gradient.data(), gradient.data() + floats, 1e-6f);
-  // Destinations of the pulls: request i writes into outs[i % window], and request
-  // i - window (the previous user) has completed before request i is issued.
-  std::vector<Buffer> outs;
-  if (op == Op::kPull || op == Op::kPullCopy || op == Op::kPushPull) {
-    for (int i = 0; i < window; ++i) outs.push_back(Buffer::Zeros(floats));  // pages touched
+  // Destinations of the pulls: request i writes into slot i % window, and request
+  // i - window (the previous user) has completed before request i is issued. The zero-copy
+  // pulls get read-only buffers (one may come back as the server's own memory, over
+  // inproc), each first holding the bench's own zeroed memory, which a pull over several
+  // chunks is joined into; pull_copy writes into the bench's own memory.
+  std::vector<ConstBuffer> outs;  // pull, push_pull
+  std::vector<Buffer> copies;     // pull_copy
+  for (int i = 0; i < window; ++i) {  // pages touched
+    if (op == Op::kPull || op == Op::kPushPull) outs.push_back(Buffer::Zeros(floats));
+    if (op == Op::kPullCopy) copies.push_back(Buffer::Zeros(floats));
   }
   std::deque<Request> in_flight;
   auto complete_oldest = [&] {
@@ -73,7 +78,7 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
     if (pull) {
       in_flight.push_back(worker.PullAsync(kTable, 0, floats, &outs[issued % window]));
     } else if (op == Op::kPullCopy) {
-      in_flight.push_back(worker.PullAsync(kTable, 0, outs[issued % window].span()));
+      in_flight.push_back(worker.PullAsync(kTable, 0, copies[issued % window].span()));
     } else if (op == Op::kPushCopy) {
       in_flight.push_back(worker.PushAsync(kTable, 0, std::span<const float>(gradient.span())));
     } else {

@@ -80,7 +80,7 @@ class BenchCluster {
 enum class Op {
   kPush,      // PushAsync of a kairos::Buffer: zero-copy
   kPushCopy,  // PushAsync of a span: the call copies the gradient first
-  kPull,      // PullAsync into a kairos::Buffer: zero-copy when the value is one chunk
+  kPull,      // PullAsync into a kairos::ConstBuffer: zero-copy when the value is one chunk
   kPullCopy,  // PullAsync into preallocated memory: the values are copied into place
   kPushPull,  // push and pull alternately
 };

@@ -6,7 +6,7 @@
 //   raw_oneway  the ceiling: one-way throughput of two bare ZeroMQ sockets (zero-copy sends)
 //   raw_rtt     the round trip of a small message between two bare ZeroMQ sockets
 //   push        pipelined zero-copy Worker::PushAsync of whole values, S servers, W workers
-//   pull        pipelined Worker::PullAsync into a kairos::Buffer (zero-copy within a chunk)
+//   pull        pipelined Worker::PullAsync into a kairos::ConstBuffer (zero-copy within a chunk)
 //   push_pull   push and pull alternately
 //   push_copy   the span-copying PushAsync (1 MiB, 1 server, 1 worker): the cost of the copy
 //   pull_copy   PullAsync into preallocated memory (1 MiB, 1 server, 1 worker): the same

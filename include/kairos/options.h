@@ -67,6 +67,16 @@ struct WorkerOptions : NodeOptions {
   // replies) while keeping enough in flight to fill the link. One request always goes,
   // whatever its size. Default 16 MiB.
   int64_t max_bytes_in_flight_per_server = int64_t{16} << 20;
+  // How much longer than a request's deadline the worker waits for its answer before it
+  // fails the request itself. A server fails a read it could not serve by the deadline
+  // with an error naming the workers the gate waited for; the grace lets that error arrive,
+  // so that it (rather than the worker's bare "no answer before the deadline") is what the
+  // caller sees. Must not be negative. Default 250 ms.
+  absl::Duration deadline_grace = absl::Milliseconds(250);
+  // The deadline of the Finish that the destructor calls for a worker that was not
+  // finished (Worker::Finish): the destructor blocks at most this long (plus
+  // deadline_grace) before it stops the node anyway. Must be positive. Default 5 s.
+  absl::Duration destructor_finish_timeout = absl::Seconds(5);
 };
 
 struct ServerOptions : NodeOptions {

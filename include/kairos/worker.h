@@ -130,16 +130,17 @@ class Worker {
   virtual Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
                             const CallOptions& options = {}) = 0;
   // Zero-copy pull: once Request::Wait returned OK, *out holds elements
-  // [offset, offset + length). When the range lies within one chunk
-  // (JobConfig::chunk_elements) *out is the received message itself, not a copy. A range
-  // over several chunks is joined by Wait: into *out itself when it already holds `length`
-  // values of memory from Buffer::Allocate/Zeros/CopyOf that no other Buffer shares, else
-  // into a new buffer. Treat the values as read-only: in one process (inproc) they may
-  // share memory with the server's copy of the parameters, which the server never modifies
-  // while they are shared. Buffer::CopyOf gives a private copy. The caller must not touch
-  // *out until Wait returned OK.
+  // [offset, offset + length), read-only. When the range lies within one chunk
+  // (JobConfig::chunk_elements) *out is the received message itself, not a copy: in one
+  // process (inproc) it may be the server's own copy of the parameters, which the server
+  // never modifies while it is shared; hence a ConstBuffer, through which the values cannot
+  // be written. A range over several chunks is joined by Wait: into *out's storage itself
+  // when it already holds `length` values of memory from Buffer::Allocate/Zeros/CopyOf that
+  // no other Buffer shares (`ConstBuffer out = Buffer::Allocate(n);`), else into a new
+  // buffer. To modify the values, copy them: Buffer::CopyOf(out->span()). The caller must
+  // not touch *out until Wait returned OK.
   virtual Request PullAsync(std::string_view table, uint64_t offset, uint64_t length,
-                            Buffer* out, const CallOptions& options = {}) = 0;
+                            ConstBuffer* out, const CallOptions& options = {}) = 0;
 
   // Eager pull (PS+): one request per chunk carries the push of `gradient` for
   // [offset, offset + gradient.size()) and asks for that range as it is once the push is

@@ -14,6 +14,14 @@ namespace kairos::internal {
 // message, which in one process may be another node's memory.
 bool IsPrivateAllocation(const Buffer& b);
 
+// The library's write access to a ConstBuffer's storage. Used only where the library has
+// checked that the storage is its to write (IsPrivateAllocation: memory no other Buffer
+// shares, such as the caller's own Buffer::Allocate handed over for a pull to join into).
+class ConstBufferAccess {
+ public:
+  static Buffer& Storage(ConstBuffer& b) { return b.buffer_; }
+};
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_COMMON_BUFFER_INTERNAL_H_

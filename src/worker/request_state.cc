@@ -93,7 +93,7 @@ absl::Status RequestState::Labelled(const absl::Status& status) const {
 
 void RequestState::ReceiveInto(float* out) { out_ = out; }
 
-void RequestState::GatherInto(Buffer* out, uint64_t length) {
+void RequestState::GatherInto(ConstBuffer* out, uint64_t length) {
   gather_ = out;
   gather_length_ = length;
 }
@@ -134,8 +134,9 @@ void RequestState::Deliver() const {
       *gather_ = std::move(pieces_[0].values);  // the received message itself
     } else {
       // Into the caller's buffer when it is theirs alone and the right size, else a new one.
-      Buffer joined = gather_->size() == gather_length_ && IsPrivateAllocation(*gather_)
-                          ? std::move(*gather_)
+      Buffer& own = ConstBufferAccess::Storage(*gather_);
+      Buffer joined = own.size() == gather_length_ && IsPrivateAllocation(own)
+                          ? std::move(own)
                           : Buffer::Allocate(gather_length_);
       for (const Piece& p : pieces_) {
         CopyFloats(joined.data() + p.at, p.values.data(), p.values.size(), stream);
@@ -191,7 +192,7 @@ absl::Status Request::Wait() const {
   if (state_ == nullptr) return absl::OkStatus();
   // The worker's I/O thread completes every request by its deadline (plus a tick); the
   // wait is bounded by a generous backstop so that a bug can never hang the caller.
-  return state_->Wait(state_->deadline() + absl::Seconds(30));
+  return state_->Wait(state_->deadline() + internal::RequestState::kWaitBackstop);
 }
 
 absl::Status Request::WaitFor(absl::Duration timeout) const {

@@ -56,6 +56,12 @@ struct WaitTuning {
 
 class RequestState {
  public:
+  // Request::Wait waits at most this long past the request's deadline. The worker's I/O
+  // thread fails every request by its deadline (plus the grace and one tick), so a wait
+  // never gets here unless a bug lost the request: this bound turns such a bug into an
+  // error instead of a hang. Not an option, as no correct program depends on it.
+  static constexpr absl::Duration kWaitBackstop = absl::Seconds(30);
+
   // `label` names the call in errors. `spin`: Wait may spin before it sleeps (worth it for
   // small requests, answered within tens of microseconds; for large ones the spin would
   // only take CPU from the threads doing the work). `tuning`, when given, counts the
@@ -73,9 +79,10 @@ class RequestState {
   absl::Time deadline() const { return deadline_; }
 
   // Where a pull's values go, set before any part is sent: caller memory at `out`, or
-  // (gathered) a Buffer *out of `length` values.
+  // (gathered) a read-only buffer *out of `length` values (it may be the received message
+  // itself, which over inproc may be the server's own memory).
   void ReceiveInto(float* out);
-  void GatherInto(Buffer* out, uint64_t length);
+  void GatherInto(ConstBuffer* out, uint64_t length);
 
   // One part finished with `status`; the first error is kept (prefixed with the label).
   void PartDone(const absl::Status& status);
@@ -119,7 +126,7 @@ class RequestState {
   // Where the values go (ReceiveInto or GatherInto); set before the parts are sent, then
   // read-only.
   float* out_ = nullptr;
-  Buffer* gather_ = nullptr;
+  ConstBuffer* gather_ = nullptr;
   uint64_t gather_length_ = 0;
   // Mirrors outstanding_ == 0 so that a waiter can spin on it briefly without the lock.
   std::atomic<bool> complete_{false};

@@ -215,9 +215,10 @@ TEST(ClusterTest, TcpAndIpcTransportsGiveTheSameBspResult) {
   }
 }
 
-// Pulls into a Buffer: one chunk arrives as the received message itself, several are
+// Pulls into a ConstBuffer: one chunk arrives as the received message itself, several are
 // joined; a value pulled earlier never changes under its holder when the server updates
-// the chunk (over inproc the two may share memory until then).
+// the chunk (over inproc the two may share memory until then); a copy made to write into
+// leaves the server's values alone.
 TEST(ClusterTest, PullIntoBufferGivesTheValuesAndKeepsEarlierPullsIntact) {
   for (const char* transport : {"inproc", "tcp"}) {
     ClusterOptions o = Options(2, 1, "asp");
@@ -229,7 +230,7 @@ TEST(ClusterTest, PullIntoBufferGivesTheValuesAndKeepsEarlierPullsIntact) {
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(0, 0, i);
     ASSERT_TRUE(w.Push("w", grad).ok());
 
-    Buffer whole, one_chunk;
+    ConstBuffer whole, one_chunk;
     ASSERT_TRUE(w.PullAsync("w", 0, kSize, &whole).Wait().ok()) << transport;
     ASSERT_TRUE(w.PullAsync("w", 128, 64, &one_chunk).Wait().ok()) << transport;
     ASSERT_EQ(whole.size(), kSize);
@@ -238,22 +239,30 @@ TEST(ClusterTest, PullIntoBufferGivesTheValuesAndKeepsEarlierPullsIntact) {
       ASSERT_EQ(whole[i], -kLearningRate * Gradient(0, 0, i)) << transport << " " << i;
     }
     for (uint64_t i = 0; i < 64; ++i) ASSERT_EQ(one_chunk[i], whole[128 + i]) << i;
-    Buffer mine = Buffer::Zeros(kSize);  // a pull over many chunks lands in it, no new buffer
+    ConstBuffer mine = Buffer::Zeros(kSize);  // a pull over many chunks lands in it
     const float* storage = mine.data();
     ASSERT_TRUE(w.PullAsync("w", 0, kSize, &mine).Wait().ok());
     EXPECT_EQ(mine.data(), storage);
     EXPECT_EQ(std::vector<float>(mine.data(), mine.data() + kSize),
               std::vector<float>(whole.data(), whole.data() + kSize));
 
+    // Writing means copying: the copy is the caller's, the server's chunk stays as it is.
+    Buffer writable = Buffer::CopyOf(one_chunk.span());
+    writable[0] = 12345.0f;
+    ConstBuffer again;
+    ASSERT_TRUE(w.PullAsync("w", 128, 64, &again).Wait().ok());
+    EXPECT_EQ(again[0], one_chunk[0]);
+    EXPECT_NE(again[0], writable[0]);
+
     ASSERT_TRUE(w.Push("w", grad).ok());  // the server updates the chunks we hold
-    Buffer after;
+    ConstBuffer after;
     ASSERT_TRUE(w.PullAsync("w", 128, 64, &after).Wait().ok());
     for (uint64_t i = 0; i < 64; ++i) {
       ASSERT_EQ(one_chunk[i], -kLearningRate * Gradient(0, 0, 128 + i)) << "changed: " << i;
       ASSERT_EQ(after[i], 2 * one_chunk[i]) << i;
     }
 
-    Buffer untouched = Buffer::CopyOf(std::vector<float>{7.0f});
+    ConstBuffer untouched = Buffer::CopyOf(std::vector<float>{7.0f});
     const absl::Status outside = w.PullAsync("w", kSize - 1, 2, &untouched).Wait();
     EXPECT_EQ(outside.code(), absl::StatusCode::kInvalidArgument) << outside;
     EXPECT_EQ(untouched[0], 7.0f);

@@ -146,7 +146,7 @@ TEST(RequestStateTest, PulledPartsAreCopiedIntoPlaceByWait) {
 }
 
 TEST(RequestStateTest, GatheredPullOfOnePartTakesTheReceivedBuffer) {
-  Buffer out;
+  ConstBuffer out;
   RequestState state(kLabel, kFarDeadline, 1);
   state.GatherInto(&out, 4);
   Buffer received = Buffer::CopyOf(std::vector<float>{1, 2, 3, 4});
@@ -157,7 +157,7 @@ TEST(RequestStateTest, GatheredPullOfOnePartTakesTheReceivedBuffer) {
 }
 
 TEST(RequestStateTest, GatheredPullOfSeveralPartsIsJoinedInOrderOfOffset) {
-  Buffer out;
+  ConstBuffer out;
   RequestState state(kLabel, kFarDeadline, 3);
   state.GatherInto(&out, 7);
   state.PartDone(uint64_t{5}, Buffer::CopyOf(std::vector<float>{6, 7}));
@@ -174,7 +174,7 @@ TEST(RequestStateTest, GatheredPullOfSeveralPartsIsJoinedInOrderOfOffset) {
 }
 
 TEST(RequestStateTest, GatheredPullJoinsIntoTheCallersOwnBuffer) {
-  Buffer out = Buffer::Zeros(4);
+  ConstBuffer out = Buffer::Zeros(4);
   const float* storage = out.data();
   RequestState state(kLabel, kFarDeadline, 2);
   state.GatherInto(&out, 4);
@@ -189,11 +189,11 @@ TEST(RequestStateTest, GatheredPullNeverWritesIntoSharedOrForeignMemory) {
   // A buffer someone else also holds, and adopted memory (such as a received message):
   // both are left as they are and the values go to a new buffer.
   Buffer mine = Buffer::Zeros(2);
-  Buffer shared = mine;
+  ConstBuffer shared = mine;
   auto storage = std::make_shared<std::vector<float>>(2, 9.0f);
-  Buffer adopted = Buffer::Adopt(storage, storage->data(), 2);
-  for (Buffer* out : {&shared, &adopted}) {
-    const Buffer before = *out;
+  ConstBuffer adopted = Buffer::Adopt(storage, storage->data(), 2);
+  for (ConstBuffer* out : {&shared, &adopted}) {
+    const ConstBuffer before = *out;
     RequestState state(kLabel, kFarDeadline, 2);
     state.GatherInto(out, 2);
     state.PartDone(uint64_t{1}, Buffer::CopyOf(std::vector<float>{6}));
@@ -207,7 +207,7 @@ TEST(RequestStateTest, GatheredPullNeverWritesIntoSharedOrForeignMemory) {
 }
 
 TEST(RequestStateTest, FailedGatheredPullLeavesTheBufferAlone) {
-  Buffer out;
+  ConstBuffer out;
   RequestState state(kLabel, kFarDeadline, 2);
   state.GatherInto(&out, 4);
   state.PartDone(uint64_t{0}, Buffer::CopyOf(std::vector<float>{1, 2}));

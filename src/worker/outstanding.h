@@ -1,0 +1,59 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// OutstandingParts: the messages a worker has sent (or is about to send) and not yet seen
+// answered, by request id. An answer completes its part (CompletePart: a pull's values go
+// to the request, an eager push's report to its PushPullReply); the I/O thread's tick
+// expires the parts whose request is past its deadline, so a late reply never writes into
+// memory the caller has been told it may reuse.
+//
+// Thread-safety: none; the worker's I/O thread owns it (and the node's destructor, once
+// the I/O thread has stopped).
+
+#ifndef KAIROS_WORKER_OUTSTANDING_H_
+#define KAIROS_WORKER_OUTSTANDING_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "wire/message.h"
+#include "worker/routing.h"
+
+namespace kairos::internal {
+
+class OutstandingParts {
+ public:
+  void Add(uint64_t id, Part part) { parts_[id] = std::move(part); }
+  // The part of request id `id`, or null.
+  const Part* Find(uint64_t id) const {
+    auto it = parts_.find(id);
+    return it == parts_.end() ? nullptr : &it->second;
+  }
+  // Removes the part of request id `id` and returns it. REQUIRES: Find(id) != nullptr.
+  Part Take(uint64_t id);
+
+  // Removes every part whose request's deadline is at or before `now`, calling
+  // `released(id, part)` for each, then fails each of those requests with DeadlineExceeded
+  // naming the nodes that did not answer ("server 0, server 2", "the coordinator").
+  void Expire(absl::Time now, absl::FunctionRef<void(uint64_t id, const Part&)> released);
+  // Fails every part's request with `status` and forgets every part.
+  void FailAll(const absl::Status& status);
+
+  std::size_t size() const { return parts_.size(); }
+
+ private:
+  absl::flat_hash_map<uint64_t, Part> parts_;
+};
+
+// Completes `part` with its answer `reply`: a PULL_REPLY to a reading part hands its values
+// to the request (after checking it holds the part's length, and merging an eager push's
+// report into its PushPullReply first, so the caller sees both once Wait returns); any
+// other answer completes the part with the status it carries.
+void CompletePart(const Part& part, Message& reply);
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_WORKER_OUTSTANDING_H_

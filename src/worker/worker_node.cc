@@ -1,0 +1,275 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "worker/worker_node.h"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "kairos/status.h"
+#include "wire/convert.h"
+
+namespace kairos::internal {
+namespace {
+
+// A request's messages on their way to the I/O thread. The transport discards what is
+// still queued when it stops (a crash, or a request racing the worker's end); the requests
+// of a batch that never reached the I/O thread are then failed here at once instead of
+// waiting for their deadline.
+class PostedBatch {
+ public:
+  // `what` ("push", "barrier", ...) names the request in the error; a string literal.
+  PostedBatch(Batch batch, int rank, const char* what)
+      : batch_(std::move(batch)), rank_(rank), what_(what) {}
+  ~PostedBatch() {
+    if (taken_) return;
+    const absl::Status why = absl::UnavailableError(
+        absl::StrFormat("worker %d stopped before the %s was sent", rank_, what_));
+    for (auto& [part, message] : batch_) part.state->Fail(why);
+  }
+  PostedBatch(const PostedBatch&) = delete;
+  PostedBatch& operator=(const PostedBatch&) = delete;
+  // On the I/O thread: the messages to send; the batch is then the sender's concern.
+  Batch& Take() {
+    taken_ = true;
+    return batch_;
+  }
+
+ private:
+  Batch batch_;
+  const int rank_;
+  const char* const what_;
+  bool taken_ = false;
+};
+
+}  // namespace
+
+WorkerNode::WorkerNode(const WorkerOptions& options, std::unique_ptr<Transport> transport)
+    : options_(options), log_(GetLogger(options.logger)), transport_(std::move(transport)) {}
+
+WorkerNode::~WorkerNode() {
+  if (transport_ != nullptr) transport_->Stop();
+  parts_.FailAll(absl::CancelledError("worker destroyed"));
+}
+
+absl::Status WorkerNode::Join() {
+  KAIROS_RETURN_IF_ERROR(SendJoin());
+  return AwaitStart();
+}
+
+absl::Status WorkerNode::SendJoin() {
+  if (transport_ == nullptr) {
+    TransportOptions t;
+    t.context = options_.context;
+    t.max_message_bytes = options_.max_message_bytes;
+    t.name = "worker";
+    t.keys = options_.keys;
+    t.logger = options_.logger;
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+  }
+  // A connection refused at its handshake (CURVE keys) ends the worker at once, so Create
+  // and every request fail with why instead of waiting for their deadlines.
+  transport_->SetConnectErrorHandler([this](PeerId peer, const absl::Status& why) {
+    std::string who = "coordinator";
+    for (int s = 0; peer != coordinator_ && s < num_servers_; ++s) {
+      if (servers_[s] == peer) who = absl::StrCat("server ", s);
+    }
+    End(absl::Status(why.code(), absl::StrCat("worker: the ", who, " at ", why.message())));
+  });
+  KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
+  coordinator_ = link_.peer();
+  transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
+                    [this](PeerId, const absl::Status& why, const wire::Header*) {
+                      log_->warn("worker {}: dropped a malformed message: {}", rank_,
+                                 std::string(why.message()));
+                    },
+                    [this](absl::Time now) { OnTick(now); });
+  Message join;
+  join.header.set_kind(wire::JOIN);
+  join.header.set_request_id(ReserveIds(1));
+  wire::Join* j = join.header.mutable_join();
+  j->set_role(wire::WORKER);
+  j->set_requested_rank(options_.rank);
+  j->set_pid(static_cast<uint32_t>(::getpid()));
+  ToWire(options_.job, j->mutable_job());
+  transport_->Send(coordinator_, std::move(join));
+  return absl::OkStatus();
+}
+
+absl::Status WorkerNode::AwaitStart() {
+  if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "worker: the job at %s did not start within %s (are all servers and workers "
+        "up?)",
+        options_.coordinator, absl::FormatDuration(options_.join_timeout)));
+  }
+  return EndStatus();
+}
+
+absl::StatusOr<const TableEntry*> WorkerNode::Table(std::string_view name) const {
+  auto it = tables_.find(name);
+  if (it == tables_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, t] : tables_) names.push_back(n);
+    return absl::NotFoundError(absl::StrFormat("unknown table '%s'; the job has: %s", name,
+                                               absl::StrJoin(names, ", ")));
+  }
+  return &it->second;
+}
+
+absl::Status WorkerNode::EndStatus() const {
+  absl::MutexLock lock(&mu_);
+  return end_status_;
+}
+
+void WorkerNode::Post(Batch batch, const char* what) {
+  auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);
+  transport_->Post([this, posted] { Dispatch(posted->Take()); });
+}
+
+void WorkerNode::PostClock(int64_t clock) {
+  transport_->Post([this, clock] {
+    for (int s = 0; s < num_servers_; ++s) {
+      Message m;
+      m.header.set_kind(wire::CLOCK);
+      m.header.set_sender(node_id_);
+      m.header.set_clock(clock);
+      flow_->Submit(s, std::move(m), /*bytes=*/0);  // behind the pushes it ends
+    }
+  });
+}
+
+void WorkerNode::Crash() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (end_status_.ok()) {
+      end_status_ = absl::UnavailableError(absl::StrFormat("worker %d was killed", rank_));
+    }
+  }
+  transport_->Stop();
+  parts_.FailAll(EndStatus());
+}
+
+// ------------------------------------------------------------------------ I/O thread
+
+// Registers the parts and sends their messages: to the coordinator at once, to a shard
+// through its flow control.
+void WorkerNode::Dispatch(Batch& batch) {
+  for (auto& [part, message] : batch) {
+    const int shard = part.shard;
+    const uint64_t bytes = part.bytes;
+    parts_.Add(message.header.request_id(), std::move(part));
+    if (shard < 0) {
+      transport_->Send(coordinator_, std::move(message));
+    } else {
+      flow_->Submit(shard, std::move(message), bytes);
+    }
+  }
+}
+
+void WorkerNode::OnMessage(PeerId from, Message m) {
+  const wire::Header& h = m.header;
+  if (from == coordinator_) {
+    link_.Heard(absl::Now());
+    switch (h.kind()) {
+      case wire::JOIN_REPLY:
+        return HandleJoinReply(h);
+      case wire::START:
+        return HandleStart(h.start());
+      case wire::SHUTDOWN:
+        return End(StatusOf(h).ok() ? absl::CancelledError("the job has ended") : StatusOf(h));
+      case wire::HEARTBEAT:
+        return;
+      default:
+        break;
+    }
+  }
+  const Part* sent = parts_.Find(h.request_id());
+  if (sent == nullptr) {
+    if (h.kind() == wire::ERROR) {
+      log_->warn("worker {}: {}", rank_, std::string(StatusOf(h).message()));
+    }
+    return;  // a reply after its request's deadline
+  }
+  // Only the node a part was sent to answers it.
+  if (from != (sent->shard < 0 ? coordinator_ : servers_[sent->shard])) return;
+  const Part part = parts_.Take(h.request_id());
+  if (part.shard >= 0) flow_->Complete(h.request_id());
+  CompletePart(part, m);
+}
+
+void WorkerNode::HandleJoinReply(const wire::Header& h) {
+  if (absl::Status s = StatusOf(h); !s.ok()) {
+    return End(
+        absl::Status(s.code(), absl::StrCat("the job refused this worker: ", s.message())));
+  }
+  node_id_ = h.join_reply().node_id();
+  rank_ = h.join_reply().rank();
+  credential_ = Credential{h.join_reply().token_hi(), h.join_reply().token_lo()};
+}
+
+void WorkerNode::HandleStart(const wire::Start& start) {
+  if (start.num_servers() < 1 || start.num_servers() > kMaxNodes || start.num_workers() < 1 ||
+      start.num_workers() > kMaxNodes) {
+    return End(absl::InvalidArgumentError(absl::StrFormat(
+        "START names %d servers and %d workers", start.num_servers(), start.num_workers())));
+  }
+  const uint64_t chunk_bytes = start.job().chunk_elements() * sizeof(float);
+  if (start.job().chunk_elements() > kMaxChunkElements ||
+      chunk_bytes > static_cast<uint64_t>(options_.max_message_bytes)) {
+    return End(absl::InvalidArgumentError(absl::StrFormat(
+        "a chunk of %d elements is more than this worker accepts in one message "
+        "(max_message_bytes %d)",
+        start.job().chunk_elements(), options_.max_message_bytes)));
+  }
+  num_servers_ = start.num_servers();
+  num_workers_ = start.num_workers();
+  servers_.assign(num_servers_, 0);
+  flow_.emplace(num_servers_, options_.max_bytes_in_flight_per_server,
+                [this](int shard, Message m) {
+                  SetCredential(credential_, &m.header);  // proves to the server who sends
+                  transport_->Send(servers_[shard], std::move(m));
+                });
+  for (const wire::Node& n : start.nodes()) {
+    if (n.role() != wire::SERVER) continue;
+    if (n.rank() < 0 || n.rank() >= num_servers_) {
+      return End(absl::InvalidArgumentError(
+          absl::StrFormat("START gives a server shard %d of %d", n.rank(), num_servers_)));
+    }
+    absl::StatusOr<PeerId> peer = transport_->Connect(n.endpoint());
+    if (!peer.ok()) return End(peer.status());
+    servers_[n.rank()] = *peer;
+  }
+  job_ = FromWire(start.job());
+  for (uint32_t id = 0; id < job_.tables.size(); ++id) {
+    const TableSpec& ts = job_.tables[id];
+    tables_.emplace(ts.name,
+                    TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate},
+                               TablePartition(ts.size, num_servers_, job_.chunk_elements)});
+  }
+  started_.Notify();
+}
+
+void WorkerNode::End(const absl::Status& status) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!end_status_.ok()) return;
+    end_status_ = status;
+  }
+  parts_.FailAll(status);
+  // Nothing queued is sent any more: its request has just failed.
+  if (flow_.has_value()) flow_->Clear();
+  if (!started_.HasBeenNotified()) started_.Notify();
+}
+
+void WorkerNode::OnTick(absl::Time now) {
+  if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
+  parts_.Expire(now, [this](uint64_t id, const Part& part) {
+    if (part.shard >= 0) flow_->Complete(id);
+  });
+}
+
+}  // namespace kairos::internal

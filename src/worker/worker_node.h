@@ -1,0 +1,140 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// WorkerNode: the worker's life as a node of the job, and the I/O thread's side of its
+// requests. It owns the transport and the link to the coordinator: it joins the job, learns
+// the servers and tables at START, sends heartbeats, and ends (failing everything
+// outstanding) on SHUTDOWN, a lost coordinator or a refused handshake. Requests come in as
+// batches of messages (worker/routing.h) posted from the callers' threads; on the I/O thread
+// each message is registered (worker/outstanding.h) and sent, to a shard through its flow
+// control (worker/flow_control.h); answers complete their parts, and the tick expires parts
+// past their deadline.
+//
+// Thread-safety: Join, then the accessors, Post, PostClock and Crash from any thread; the
+// job's shape and tables are written by the I/O thread before Join returns and read-only
+// afterwards. Everything else runs on the I/O thread.
+
+#ifndef KAIROS_WORKER_WORKER_NODE_H_
+#define KAIROS_WORKER_WORKER_NODE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/logging.h"
+#include "common/partition.h"
+#include "kairos/options.h"
+#include "kairos/worker.h"
+#include "transport/coordinator_link.h"
+#include "transport/transport.h"
+#include "wire/credential.h"
+#include "worker/flow_control.h"
+#include "worker/outstanding.h"
+#include "worker/routing.h"
+
+namespace kairos::internal {
+
+// What the worker knows of one table of the job.
+struct TableEntry {
+  TableInfo info;
+  TablePartition partition;
+};
+
+class WorkerNode {
+ public:
+  // `transport`: the node's transport (a FakeTransport in tests); null: ZeroMQ, made by
+  // SendJoin.
+  explicit WorkerNode(const WorkerOptions& options,
+                      std::unique_ptr<Transport> transport = nullptr);
+  // Stops the transport and fails every outstanding request (Cancelled).
+  ~WorkerNode();
+  WorkerNode(const WorkerNode&) = delete;
+  WorkerNode& operator=(const WorkerNode&) = delete;
+
+  // Joins the job through options.coordinator and waits (up to options.join_timeout) until
+  // it starts; the job's end status when it ended meanwhile. Called once. The same as
+  // SendJoin, then AwaitStart.
+  absl::Status Join();
+  // Starts the transport and sends JOIN to the coordinator. Called once.
+  absl::Status SendJoin();
+  // Waits (up to options.join_timeout from now) until the job has started: OK, or why
+  // the node ended first, or DeadlineExceeded.
+  absl::Status AwaitStart();
+
+  // Set once Join has returned OK.
+  int rank() const { return rank_; }
+  int num_servers() const { return num_servers_; }
+  int num_workers() const { return num_workers_; }
+  uint32_t node_id() const { return node_id_; }
+  const JobConfig& job() const { return job_; }
+  // The table named `name`, or NotFound listing the job's tables.
+  absl::StatusOr<const TableEntry*> Table(std::string_view name) const;
+
+  // True once Join's wait is over (the job started, or the node ended before it did).
+  bool joined() const { return started_.HasBeenNotified(); }
+  // OK while the node is in the job; afterwards why it left.
+  absl::Status EndStatus() const;
+
+  // `n` fresh request ids: the first; the others follow it.
+  uint64_t ReserveIds(int n) { return next_id_.fetch_add(static_cast<uint64_t>(n)); }
+
+  // Hands a request's messages to the I/O thread, which registers and sends them. When the
+  // node stops before they reach it, their requests fail at once with Unavailable
+  // ("worker 3 stopped before the push was sent"; `what` is the request, a literal).
+  void Post(Batch batch, const char* what);
+  // Sends CLOCK `clock` to every shard, behind the messages already queued for it.
+  void PostClock(int64_t clock);
+
+  // Stops the node at once, telling nobody (see CrashWorker): the transport stops, and
+  // every outstanding request fails with Unavailable ("worker N was killed").
+  void Crash();
+
+ private:
+  // I/O thread.
+  void Dispatch(Batch& batch);
+  void OnMessage(PeerId from, Message m);
+  void HandleJoinReply(const wire::Header& h);
+  void HandleStart(const wire::Start& start);
+  void OnTick(absl::Time now);
+  // The job is over for this worker: fail everything outstanding.
+  void End(const absl::Status& status);
+
+  const WorkerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<Transport> transport_;
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
+  PeerId coordinator_ = 0;
+  std::atomic<uint64_t> next_id_{1};
+
+  mutable absl::Mutex mu_;
+  absl::Status end_status_ ABSL_GUARDED_BY(mu_);
+
+  // Written by the I/O thread before started_ is notified; read-only afterwards.
+  absl::Notification started_;
+  uint32_t node_id_ = 0;
+  Credential credential_;  // from JOIN_REPLY
+  int rank_ = -1;
+  int num_servers_ = 0;
+  int num_workers_ = 0;
+  std::vector<PeerId> servers_;
+  JobConfig job_;
+  std::map<std::string, TableEntry, std::less<>> tables_;
+
+  // I/O thread only (and the destructor and Crash, once the transport has stopped).
+  OutstandingParts parts_;
+  std::optional<FlowControl> flow_;  // from START
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_WORKER_WORKER_NODE_H_

@@ -1,0 +1,319 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The worker's node driven through a FakeTransport, with the test playing the coordinator
+// and the servers: join and start, requests sent through flow control with the worker's
+// credential and completed by their answers, expiry at the deadline, heartbeats, and the
+// ways the node ends. No socket, no thread, no sleep.
+
+#include "worker/worker_node.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "transport/fake_transport.h"
+#include "wire/convert.h"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr uint32_t kNodeId = 9;
+const Credential kCredential{0x1111, 0x2222};
+constexpr PeerId kCoordinator = 0;  // the node's first connection
+PeerId ServerPeer(int shard) { return 1 + static_cast<PeerId>(shard); }  // connected at START
+
+// One table "w" of 12 elements in chunks of 3 over 2 servers: [0, 6) on shard 0, [6, 12)
+// on shard 1.
+JobConfig Job() {
+  TableSpec w;
+  w.name = "w";
+  w.size = 12;
+  JobConfig job;
+  job.tables.push_back(w);
+  job.chunk_elements = 3;
+  return job;
+}
+
+class WorkerNodeTest : public ::testing::Test {
+ protected:
+  // Creates the node over a FakeTransport and sends its JOIN.
+  void Create(WorkerOptions options = {}) {
+    options.coordinator = "fake://coordinator";
+    options.job = Job();
+    options.join_timeout = absl::Milliseconds(1);  // everything is delivered before waiting
+    auto transport = std::make_unique<FakeTransport>("worker");
+    t_ = transport.get();
+    node_ = std::make_unique<WorkerNode>(options, std::move(transport));
+    ASSERT_TRUE(node_->SendJoin().ok());
+  }
+
+  // Answers the JOIN and sends START for 2 servers and 3 workers; AwaitStart's status.
+  absl::Status Start(int num_servers = 2) {
+    std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+    if (sent.size() != 1 || sent[0].message.header.kind() != wire::JOIN) {
+      return absl::InternalError("expected one JOIN");
+    }
+    Message reply;
+    reply.header.set_kind(wire::JOIN_REPLY);
+    reply.header.set_request_id(sent[0].message.header.request_id());
+    reply.header.mutable_join_reply()->set_node_id(kNodeId);
+    reply.header.mutable_join_reply()->set_rank(1);
+    reply.header.mutable_join_reply()->set_token_hi(kCredential.hi);
+    reply.header.mutable_join_reply()->set_token_lo(kCredential.lo);
+    if (absl::Status s = t_->Deliver(kCoordinator, std::move(reply)); !s.ok()) return s;
+    Message start;
+    start.header.set_kind(wire::START);
+    wire::Start* body = start.header.mutable_start();
+    ToWire(Job(), body->mutable_job());
+    body->set_num_servers(num_servers);
+    body->set_num_workers(3);
+    for (int s = 0; s < num_servers; ++s) {
+      wire::Node* n = body->add_nodes();
+      n->set_role(wire::SERVER);
+      n->set_rank(s);
+      n->set_endpoint("fake://server-" + std::to_string(s));
+    }
+    if (absl::Status s = t_->Deliver(kCoordinator, std::move(start)); !s.ok()) return s;
+    return node_->AwaitStart();
+  }
+
+  // Posts a push or pull of [offset, offset + length) of "w" as WorkerImpl would, and runs
+  // the I/O thread's dispatch.
+  std::shared_ptr<RequestState> Issue(wire::Kind kind, uint64_t offset, uint64_t length,
+                                      absl::Time deadline = absl::InfiniteFuture(),
+                                      std::vector<float>* out = nullptr) {
+    const TableEntry* table = *node_->Table("w");
+    std::span<const Chunk> chunks = table->partition.Overlapping(offset, offset + length);
+    auto state = std::make_shared<RequestState>(
+        RequestLabel{"req", "w", offset, offset + length}, deadline,
+        static_cast<int>(chunks.size()));
+    if (out != nullptr) state->ReceiveInto(out->data());
+    RangeRoute route;
+    route.kind = kind;
+    route.offset = offset;
+    route.length = length;
+    if (kind == wire::PUSH) route.payload = Buffer::Zeros(length);
+    Stamp stamp;
+    stamp.sender = node_->node_id();
+    stamp.first_id = node_->ReserveIds(static_cast<int>(chunks.size()));
+    node_->Post(RouteRange(route, chunks, stamp, state), "req");
+    t_->RunPosted();
+    return state;
+  }
+
+  // The answer of a server to `request`.
+  static Message Reply(const Message& request) {
+    Message m;
+    m.header.set_kind(request.header.kind() == wire::PULL ? wire::PULL_REPLY
+                                                          : wire::PUSH_REPLY);
+    m.header.set_request_id(request.header.request_id());
+    m.header.set_offset(request.header.offset());
+    m.header.set_length(request.header.length());
+    if (request.header.kind() == wire::PULL) {
+      Buffer values = Buffer::Allocate(request.header.length());
+      for (uint64_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<float>(request.header.offset() + i);
+      }
+      m.payloads.push_back(values);
+    }
+    return m;
+  }
+
+  std::unique_ptr<WorkerNode> node_;
+  FakeTransport* t_ = nullptr;  // owned by node_
+};
+
+TEST_F(WorkerNodeTest, JoinsWithItsJobAndLearnsTheServersAndTablesAtStart) {
+  WorkerOptions options;
+  options.rank = 1;
+  Create(options);
+  std::vector<FakeTransport::Sent> sent = t_->sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, kCoordinator);
+  const wire::Header& join = sent[0].message.header;
+  EXPECT_EQ(join.kind(), wire::JOIN);
+  EXPECT_EQ(join.join().role(), wire::WORKER);
+  EXPECT_EQ(join.join().requested_rank(), 1);
+  EXPECT_EQ(FromWire(join.join().job()), Job());
+  EXPECT_FALSE(node_->joined());
+
+  ASSERT_TRUE(Start().ok());
+  EXPECT_TRUE(node_->joined());
+  EXPECT_EQ(node_->rank(), 1);
+  EXPECT_EQ(node_->node_id(), kNodeId);
+  EXPECT_EQ(node_->num_servers(), 2);
+  EXPECT_EQ(node_->num_workers(), 3);
+  EXPECT_EQ(node_->job(), Job());
+  EXPECT_THAT(t_->connections(),
+              ElementsAre("fake://coordinator", "fake://server-0", "fake://server-1"));
+  absl::StatusOr<const TableEntry*> w = node_->Table("w");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)->info.size, 12u);
+  EXPECT_EQ((*w)->partition.chunks().size(), 4u);
+  const absl::StatusOr<const TableEntry*> missing = node_->Table("v");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("unknown table 'v'; the job has: w"));
+  EXPECT_TRUE(node_->EndStatus().ok());
+}
+
+TEST_F(WorkerNodeTest, ARefusedJoinEndsTheNodeWithTheCoordinatorsReason) {
+  Create();
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  Message reply;
+  reply.header.set_kind(wire::JOIN_REPLY);
+  reply.header.set_request_id(sent[0].message.header.request_id());
+  ToWire(absl::InvalidArgumentError("table 0 ('w') size is 12 here but 10 in the job"),
+         reply.header.mutable_status());
+  ASSERT_TRUE(t_->Deliver(kCoordinator, std::move(reply)).ok());
+  const absl::Status s = node_->AwaitStart();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("the job refused this worker: table 0 ('w')"));
+}
+
+TEST_F(WorkerNodeTest, AStartWithoutServersIsRefused) {
+  Create();
+  const absl::Status s = Start(/*num_servers=*/0);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("START names 0 servers"));
+}
+
+TEST_F(WorkerNodeTest, NoStartBeforeTheJoinTimeoutIsDeadlineExceeded) {
+  Create();
+  const absl::Status s = node_->AwaitStart();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("did not start within"));
+}
+
+TEST_F(WorkerNodeTest, SendsEachChunkToItsShardWithTheCredentialAndCompletesOnTheAnswers) {
+  Create();
+  ASSERT_TRUE(Start().ok());
+  std::vector<float> out(6, -1.0f);
+  auto state = Issue(wire::PULL, 3, 6, absl::InfiniteFuture(), &out);  // [3, 6) [6, 9)
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].to, ServerPeer(0));
+  EXPECT_EQ(sent[1].to, ServerPeer(1));
+  for (const FakeTransport::Sent& s : sent) {
+    EXPECT_EQ(s.message.header.sender(), kNodeId);
+    EXPECT_EQ(s.message.header.token_hi(), kCredential.hi) << "proves who sends";
+    EXPECT_EQ(s.message.header.token_lo(), kCredential.lo);
+  }
+  // An answer from another node than the one asked is ignored.
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[1].message)).ok());
+  EXPECT_FALSE(state->done());
+  ASSERT_TRUE(t_->Deliver(ServerPeer(1), Reply(sent[1].message)).ok());
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  ASSERT_TRUE(state->Wait(absl::InfinitePast()).ok());
+  EXPECT_THAT(out, ElementsAre(3, 4, 5, 6, 7, 8));
+}
+
+TEST_F(WorkerNodeTest, FlowControlHoldsMessagesBeyondTheBudgetUntilAnswersArrive) {
+  WorkerOptions options;
+  options.max_bytes_in_flight_per_server = 3 * sizeof(float);  // one chunk's push
+  Create(options);
+  ASSERT_TRUE(Start().ok());
+  auto push = Issue(wire::PUSH, 0, 6);  // two chunks of shard 0
+  node_->PostClock(1);
+  t_->RunPosted();
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  // Shard 0 got the first chunk only; shard 1 its clock at once (nothing queued there).
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].to, ServerPeer(0));
+  EXPECT_EQ(sent[0].message.header.offset(), 0u);
+  EXPECT_EQ(sent[1].to, ServerPeer(1));
+  EXPECT_EQ(sent[1].message.header.kind(), wire::CLOCK);
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 2u) << "the second chunk, then the clock behind it";
+  EXPECT_EQ(sent[0].message.header.offset(), 3u);
+  EXPECT_EQ(sent[1].message.header.kind(), wire::CLOCK);
+  EXPECT_EQ(sent[1].message.header.clock(), 1);
+  EXPECT_FALSE(push->done());
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  EXPECT_TRUE(push->Wait(absl::InfinitePast()).ok());
+}
+
+TEST_F(WorkerNodeTest, TheTickExpiresRequestsPastTheirDeadlineNamingTheSilentServers) {
+  WorkerOptions options;
+  options.heartbeat_interval = absl::Hours(1);  // the coordinator is never silent too long
+  Create(options);
+  ASSERT_TRUE(Start().ok());
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  auto state = Issue(wire::PULL, 0, 12, deadline);  // 4 chunks, 2 per server
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 4u);
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[1].message)).ok());
+  t_->Tick(deadline - absl::Milliseconds(1));
+  EXPECT_FALSE(state->done());
+  t_->Tick(deadline);
+  const absl::Status s = state->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("no answer before the deadline from server 1, server 1"));
+  // A late answer finds nothing and changes nothing.
+  ASSERT_TRUE(t_->Deliver(ServerPeer(1), Reply(sent[2].message)).ok());
+  EXPECT_EQ(state->Wait(absl::InfinitePast()).code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(WorkerNodeTest, TheTickSendsHeartbeatsAndEndsTheNodeWhenTheCoordinatorIsSilent) {
+  WorkerOptions options;
+  options.heartbeat_interval = absl::Milliseconds(100);
+  Create(options);
+  ASSERT_TRUE(Start().ok());
+  t_->ClearSent();
+  const absl::Time now = absl::Now();
+  t_->Tick(now);
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, kCoordinator);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::HEARTBEAT);
+  EXPECT_EQ(sent[0].message.header.sender(), kNodeId);
+
+  auto pending = Issue(wire::PULL, 0, 3);
+  t_->Tick(now + CoordinatorLink::kSilentIntervals * absl::Milliseconds(100) +
+           absl::Seconds(1));
+  EXPECT_EQ(node_->EndStatus().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(pending->Wait(absl::InfinitePast()).code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(WorkerNodeTest, ShutdownFailsEverythingOutstandingWithItsReason) {
+  Create();
+  ASSERT_TRUE(Start().ok());
+  auto pending = Issue(wire::PUSH, 0, 12);
+  Message shutdown;
+  shutdown.header.set_kind(wire::SHUTDOWN);
+  ToWire(absl::UnavailableError("server 1 is dead"), shutdown.header.mutable_status());
+  ASSERT_TRUE(t_->Deliver(kCoordinator, std::move(shutdown)).ok());
+  EXPECT_EQ(node_->EndStatus().message(), "server 1 is dead");
+  const absl::Status s = pending->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("server 1 is dead"));
+}
+
+TEST_F(WorkerNodeTest, ABatchThatNeverReachesTheIoThreadFailsAtOnce) {
+  Create();
+  ASSERT_TRUE(Start().ok());
+  auto state = std::make_shared<RequestState>(RequestLabel{"push", "w", 0, 3},
+                                              absl::InfiniteFuture(), 1);
+  Batch batch;
+  batch.emplace_back(Part{state, 0, 3}, Message());
+  node_->Post(std::move(batch), "push");
+  node_->Crash();  // stops the transport: the posted batch is destroyed unrun
+  const absl::Status s = state->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("worker 1 stopped before the push was sent"));
+  EXPECT_THAT(node_->EndStatus().message(), HasSubstr("worker 1 was killed"));
+}
+
+}  // namespace
+}  // namespace kairos::internal
