@@ -308,11 +308,13 @@ struct GateSpec {
   int beta = 0;
   uint64_t seed = 0;
 
+  RegisteredPolicy registered{};  // kRegistered only
+
   // Equal when they select the same gate: same kind, staleness and parameters of that kind.
   // The fields of the other kinds are ignored (ParsePolicySpec leaves them at their
   // defaults, and ToString does not print them). Equality of a kRegistered policy that the
-  // built-in registry does not know compares `registered` whole.
-  RegisteredPolicy registered{};  // kRegistered only
+  // built-in registry does not know compares `registered` whole (Registry::Equal compares
+  // the parameters that apply).
   friend bool operator==(const GateSpec& a, const GateSpec& b);
 };
 // Equality of the four structs below compares the kind and the fields that kind (and its
@@ -386,12 +388,14 @@ struct PolicySpec {
 // Parses a spec string. InvalidArgument says what is wrong and where, e.g.
 // "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'".
 absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view text);
-// OK iff `spec` is one ParsePolicySpec can return: staleness >= 0; DSSP's r_max in
+// OK iff `spec` is one ParsePolicySpec can return: each seam's policy is registered, and
+// the parameters that apply are in their registered ranges (staleness >= 0; DSSP's r_max in
 // [0, kDsspMaxRMax] with s_L + r_max <= kUnbounded; PSP's beta >= 0; softsync's n >= 1;
 // the value weighting's ema_alpha in (0, 1], dutta_c and dutta_max finite and > 0; SaPS's
-// s_max >= 0, down_weight and ema_alpha in (0, 1]; and round-average aggregation only under
-// the BSP gate, SSP(0) (with s > 0 a read could miss the reader's own pushes still held in
-// a bucket). Softsync is allowed with every gate. InvalidArgument otherwise.
+// s_max >= 0, down_weight and ema_alpha in (0, 1]); and round-average aggregation only
+// under the BSP gate, SSP(0) (with s > 0 a read could miss the reader's own pushes still
+// held in a bucket). Softsync is allowed with every gate. InvalidArgument otherwise,
+// naming the policy and the field ("dssp r_max must be in [0, 10000], got 10001").
 absl::Status ValidatePolicySpec(const PolicySpec& spec);
 // The canonical spec string: a preset when one matches, then options for the seams that
 // differ from it, in the order gate, agg, weight, pull, straggler. For every valid spec,
