@@ -343,10 +343,6 @@ bool Contains(const std::vector<absl::string_view>& names, absl::string_view nam
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-}  // namespace
-
-namespace {
-
 // The grammar over one registry: parts, presets, options and the checks between them.
 class Grammar {
  public:
@@ -538,89 +534,83 @@ const PolicyDef* Registry::Find(const PolicySpec& spec, Seam seam) const {
   return nullptr;
 }
 
-absl::Status Registry::Add(PolicyDef policy) {
-  const auto invalid = [&policy](absl::string_view what) {
-    return InvalidArgumentError(absl::StrCat("policy '", policy.name, "': ", what));
-  };
+namespace {
+
+// What is wrong with `policy` as an addition to `policies`; empty when nothing is.
+std::string Malformed(const PolicyDef& policy, const std::vector<PolicyDef>& policies) {
   const Seam seam = policy.kind.seam;
+  const std::vector<absl::string_view> names = SeamNames(policies, seam);
+  const std::vector<absl::string_view> presets = PresetNames(policies);
+  const bool registered = policy.kind.value == RegisteredKind(seam).value;
   if (policy.name.empty() || policy.name != absl::AsciiStrToLower(policy.name)) {
-    return invalid("a name is non-empty and lower-case");
+    return "a name is non-empty and lower-case";
   }
-  const std::vector<absl::string_view> names = SeamNames(policies_, seam);
-  if (Contains(names, policy.name)) return invalid("name already taken in its seam");
+  if (Contains(names, policy.name)) return "name already taken in its seam";
   for (const AliasDef& alias : policy.aliases) {
     if (Contains(names, alias.name) || alias.name == policy.name) {
-      return invalid(absl::StrCat("alias '", alias.name, "' already taken in its seam"));
+      return absl::StrCat("alias '", alias.name, "' already taken in its seam");
     }
   }
-  const bool registered = policy.kind.value == RegisteredKind(seam).value;
-  for (const PolicyDef& other : policies_) {
+  for (const PolicyDef& other : policies) {
     if (!registered && other.kind.seam == seam && other.kind.value == policy.kind.value) {
-      return invalid(absl::StrCat("kind already used by '", other.name, "'"));
+      return absl::StrCat("kind already used by '", other.name, "'");
     }
   }
-  const std::vector<absl::string_view> presets = PresetNames(policies_);
   for (const PresetDef& preset : policy.presets) {
     if (Contains(presets, preset.name)) {
-      return invalid(absl::StrCat("preset '", preset.name, "' already taken"));
+      return absl::StrCat("preset '", preset.name, "' already taken");
     }
     const std::vector<SetsOption> sets = SplitSets(preset);
-    if (sets.size() != static_cast<size_t>(
-                           std::count(preset.sets.begin(), preset.sets.end(), '+') + 1)) {
-      return invalid(absl::StrCat("preset '", preset.name, "' sets '", preset.sets,
-                                  "': expected seam=value options joined by '+'"));
-    }
-    if (preset.params_to &&
-        std::none_of(sets.begin(), sets.end(),
-                     [&preset](const SetsOption& o) { return o.seam == *preset.params_to; })) {
-      return invalid(absl::StrCat("preset '", preset.name,
-                                  "' passes its parameters to a seam it does not set"));
+    const auto takes = [&preset](const SetsOption& o) { return o.seam == preset.params_to; };
+    const auto parts = std::count(preset.sets.begin(), preset.sets.end(), '+') + 1;
+    if (sets.size() != static_cast<size_t>(parts) ||
+        (preset.params_to && std::none_of(sets.begin(), sets.end(), takes))) {
+      return absl::StrCat("preset '", preset.name, "': sets '", preset.sets,
+                          "' is not seam=value options joined by '+', with params_to's seam");
     }
   }
-  for (size_t i = 0; i < policy.params.size(); ++i) {
-    const ParamDef& param = policy.params[i];
-    for (size_t j = 0; j < i; ++j) {
-      if (policy.params[j].key == param.key) {
-        return invalid(absl::StrCat("parameter '", param.key, "' declared twice"));
-      }
+  for (auto param = policy.params.begin(); param != policy.params.end(); ++param) {
+    const auto before = [&](absl::string_view key) {
+      return std::find_if(policy.params.begin(), param,
+                          [key](const ParamDef& p) { return p.key == key; });
+    };
+    const std::string where = absl::StrCat("parameter '", param->key, "'");
+    const bool real =
+        param->type == ParamDef::Type::kFraction || param->type == ParamDef::Type::kPositive;
+    const size_t value_type = real ? 2 : param->type == ParamDef::Type::kUnsigned ? 1 : 0;
+    if (before(param->key) != param) return absl::StrCat(where, " declared twice");
+    if (param->default_value.index() != value_type) return where + ": default of another type";
+    if (param->type == ParamDef::Type::kChoice && param->choices.empty()) {
+      return where + " has no choices";
     }
-    const bool real = param.type == ParamDef::Type::kFraction ||
-                      param.type == ParamDef::Type::kPositive;
-    const bool type_ok =
-        real ? std::holds_alternative<double>(param.default_value)
-             : (param.type == ParamDef::Type::kUnsigned
-                    ? std::holds_alternative<uint64_t>(param.default_value)
-                    : std::holds_alternative<int64_t>(param.default_value));
-    if (!type_ok) return invalid(absl::StrCat("parameter '", param.key, "': default of another type"));
-    if (param.type == ParamDef::Type::kChoice && param.choices.empty()) {
-      return invalid(absl::StrCat("parameter '", param.key, "' has no choices"));
+    if (param->required && param->example.empty()) return where + ": required needs an example";
+    if (param->type == ParamDef::Type::kInteger && param->max > param->binding.field_max) {
+      return where + ": max is beyond what its field holds";
     }
-    if (param.required && param.example.empty()) {
-      return invalid(absl::StrCat("required parameter '", param.key, "' needs an example"));
+    if (registered == static_cast<bool>(param->binding.get) ||
+        static_cast<bool>(param->binding.get) != static_cast<bool>(param->binding.set)) {
+      return where + ": a Field for a policy with a Kind of its own, none for RegisteredKind";
     }
-    if (registered == static_cast<bool>(param.binding.get) ||
-        static_cast<bool>(param.binding.get) != static_cast<bool>(param.binding.set)) {
-      return invalid(absl::StrCat("parameter '", param.key,
-                                  "': a built-in binds every parameter to a Field, a "
-                                  "registered policy none"));
-    }
-    if (!param.only_with_key.empty()) {
-      const auto earlier = policy.params.begin() + static_cast<std::ptrdiff_t>(i);
-      const auto choice = std::find_if(policy.params.begin(), earlier, [&](const ParamDef& p) {
-        return p.key == param.only_with_key;
-      });
-      if (choice == earlier || choice->type != ParamDef::Type::kChoice ||
-          std::find(choice->choices.begin(), choice->choices.end(), param.only_with_choice) ==
-              choice->choices.end()) {
-        return invalid(absl::StrCat("parameter '", param.key,
-                                    "' applies only with a choice not declared before it"));
-      }
+    const auto choice = before(param->only_with_key);
+    if (!param->only_with_key.empty() &&
+        (choice == param || choice->type != ParamDef::Type::kChoice ||
+         !Contains({choice->choices.begin(), choice->choices.end()}, param->only_with_choice))) {
+      return where + " applies only with a choice not declared before it";
     }
   }
-  // Factory variant alternatives, in Seam order (the pull seam has none).
+  // The factory's alternative in Factory, in Seam order (the pull seam has none).
   constexpr size_t kFactoryIndex[kNumSeams] = {1, 2, 3, 0, 4};
   if (policy.make.index() != kFactoryIndex[static_cast<int>(seam)]) {
-    return invalid("its factory is not of its seam");
+    return "its factory is not of its seam";
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::Status Registry::Add(PolicyDef policy) {
+  if (const std::string malformed = Malformed(policy, policies_); !malformed.empty()) {
+    return InvalidArgumentError(absl::StrCat("policy '", policy.name, "': ", malformed));
   }
   policies_.push_back(std::move(policy));
   presets_.clear();
@@ -628,8 +618,8 @@ absl::Status Registry::Add(PolicyDef policy) {
     for (size_t j = 0; j < policies_[i].presets.size(); ++j) {
       Preset entry{.policy = i, .preset = j};
       for (const SetsOption& option : SplitSets(policies_[i].presets[j])) {
-        // A value that differs from the seam's default, judged on its text ("asp" is the
-        // default gate's canonical text).
+        // A value other than the seam's default, judged on its text ("asp" is the default
+        // gate's canonical text).
         if (option.term != SeamValue(PolicySpec{}, option.seam)) ++entry.specificity;
       }
       presets_.push_back(entry);

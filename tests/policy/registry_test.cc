@@ -227,6 +227,11 @@ TEST(RegistryTest, AddRefusesAMalformedPolicy) {
   PolicyDef late_choice = CapGatePolicy();
   late_choice.params[2].only_with_key = "nothing";
   EXPECT_THAT(registry.Add(late_choice).message(), HasSubstr("applies only with a choice"));
+  PolicyDef too_wide = CapGatePolicy();
+  too_wide.kind = {Seam::kGate, 17};  // a kind value of its own: its parameters bind fields
+  too_wide.params = {
+      {.key = "beta", .max = int64_t{1} << 40, .binding = Field(&GateSpec::beta, "beta")}};
+  EXPECT_THAT(registry.Add(too_wide).message(), HasSubstr("max is beyond what its field holds"));
   PolicyDef wrong_factory = CapGatePolicy();
   wrong_factory.make = AggregationFactory();
   EXPECT_THAT(registry.Add(wrong_factory).message(), HasSubstr("factory is not of its seam"));
