@@ -90,14 +90,13 @@ int KindValue(const PolicySpec& spec, Seam seam) {
 }
 
 const RegisteredPolicy& RegisteredOf(const PolicySpec& spec, Seam seam) {
-  return VisitSeam(seam, [&spec](auto member) -> const RegisteredPolicy& {
-    return (spec.*member).registered;
-  });
+  return VisitSeam(
+      seam, [&spec](auto member) -> const RegisteredPolicy& { return (spec.*member).registered; });
 }
 
 RegisteredPolicy& RegisteredOf(PolicySpec& spec, Seam seam) {
-  return VisitSeam(
-      seam, [&spec](auto member) -> RegisteredPolicy& { return (spec.*member).registered; });
+  return VisitSeam(seam,
+                   [&spec](auto member) -> RegisteredPolicy& { return (spec.*member).registered; });
 }
 
 // Sets `seam` of `spec` to `policy` with every field at its struct default.
@@ -181,8 +180,7 @@ std::string UnknownName(absl::string_view kind, absl::string_view name,
 // (the choices among them), parameters of a choice not taken, the values of the others,
 // then the policy's own check.
 absl::Status ParsePolicyParams(const PolicyDef& policy, const std::vector<Param>& params,
-                               absl::string_view shown, absl::string_view where,
-                               PolicySpec& spec) {
+                               absl::string_view shown, absl::string_view where, PolicySpec& spec) {
   for (const Param& param : params) {
     if (FindParamDef(policy, param.key) != nullptr) continue;
     if (policy.params.empty()) {
@@ -198,9 +196,9 @@ absl::Status ParsePolicyParams(const PolicyDef& policy, const std::vector<Param>
     for (const ParamDef& other : policy.params) {
       if (other.required) example.push_back(absl::StrCat(other.key, "=", other.example));
     }
-    return SpecError(where, absl::StrCat("'", shown, "' needs parameter '", def.key, "' (",
-                                         def.help, "), e.g. '", shown, ":",
-                                         absl::StrJoin(example, ","), "'"));
+    return SpecError(where,
+                     absl::StrCat("'", shown, "' needs parameter '", def.key, "' (", def.help,
+                                  "), e.g. '", shown, ":", absl::StrJoin(example, ","), "'"));
   }
   ResetSeam(policy, spec);
   for (const ParamDef& def : policy.params) SetParam(policy, def, def.default_value, spec);
@@ -276,8 +274,7 @@ std::vector<SetsOption> SplitSets(const PresetDef& preset) {
   std::vector<SetsOption> options;
   for (absl::string_view option : absl::StrSplit(preset.sets, '+', absl::SkipWhitespace())) {
     const size_t eq = option.find('=');
-    const std::optional<Seam> seam =
-        SeamNamed(absl::StripAsciiWhitespace(option.substr(0, eq)));
+    const std::optional<Seam> seam = SeamNamed(absl::StripAsciiWhitespace(option.substr(0, eq)));
     if (!seam || eq == absl::string_view::npos) continue;  // Add refuses such a preset
     options.push_back({*seam, absl::StripAsciiWhitespace(option.substr(eq + 1))});
   }
@@ -370,8 +367,8 @@ class Grammar {
 
   // Sets `seam` of `spec` from one term ("ssp:s=3", "bsp"); `extra` are parameters given
   // first (a preset's, passed on: they win over the term's), `shown` the name for errors.
-  absl::Status ParseSeamTerm(Seam seam, const Term& term, absl::string_view where,
-                             PolicySpec& spec, const std::vector<Param>* extra = nullptr,
+  absl::Status ParseSeamTerm(Seam seam, const Term& term, absl::string_view where, PolicySpec& spec,
+                             const std::vector<Param>* extra = nullptr,
                              absl::string_view shown = {}) const {
     const std::optional<NameRef> name = Lookup(seam, term.name);
     if (!name) {
@@ -386,8 +383,8 @@ class Grammar {
     }
     if (name->alias == nullptr) return ParsePolicyParams(*name->policy, params, shown, where, spec);
     if (!params.empty()) {
-      return SpecError(where, absl::StrCat("'", shown, "' takes no parameters, got '",
-                                           params.front().key, "'"));
+      return SpecError(
+          where, absl::StrCat("'", shown, "' takes no parameters, got '", params.front().key, "'"));
     }
     // The alias's parameters are registry data; the views into `text` live to the end.
     const std::string text = absl::StrCat(name->policy->name, ":", name->alias->params);
@@ -450,8 +447,7 @@ class SpecBuilder {
     const absl::string_view key = absl::StripAsciiWhitespace(part.text.substr(0, eq));
     const std::optional<Seam> seam = SeamNamed(key);
     if (!seam) {
-      return SpecError(where,
-                       absl::StrCat("unknown option '", key, "'; known: ", SeamKeys()));
+      return SpecError(where, absl::StrCat("unknown option '", key, "'; known: ", SeamKeys()));
     }
     if (seen_[static_cast<int>(*seam)]) {
       return SpecError(where, absl::StrCat("option '", key, "' given twice"));
@@ -492,16 +488,15 @@ class SpecBuilder {
   // but not change them. Of the other seams it fixes the kind of policy it names: an option
   // may change that policy's parameters (sa-asgd:n=4+weight=staleness:plus_one=1) but not
   // the policy. The seams a preset leaves at their default are free.
-  absl::Status CheckAgainstPreset(Seam seam, absl::string_view key,
-                                  absl::string_view where) const {
+  absl::Status CheckAgainstPreset(Seam seam, absl::string_view key, absl::string_view where) const {
     if (preset_.empty()) return absl::OkStatus();
     if (InfoOf(seam).fixed_by_preset) {
       const std::string before = registry_.SeamValue(preset_spec_, seam);
       if (registry_.SeamValue(spec_, seam) == before) return absl::OkStatus();
-      return SpecError(where, absl::StrCat("contradicts preset '", preset_, "', which sets ", key,
-                                           "=", before,
-                                           "; drop one of them, or spell the whole "
-                                           "policy with options (gate=..., agg=...)"));
+      return SpecError(
+          where, absl::StrCat("contradicts preset '", preset_, "', which sets ", key, "=", before,
+                              "; drop one of them, or spell the whole "
+                              "policy with options (gate=..., agg=...)"));
     }
     const PolicyDef* kind = registry_.Find(preset_spec_, seam);
     if (kind == registry_.Find(PolicySpec{}, seam) || kind == registry_.Find(spec_, seam)) {
@@ -663,9 +658,9 @@ absl::Status Registry::Validate(const PolicySpec& spec) const {
   for (Seam seam : kAllSeams) {
     const PolicyDef* policy = Find(spec, seam);
     if (policy == nullptr) {
-      return InvalidArgumentError(absl::StrCat(
-          InfoOf(seam).key, ": no such policy (kind ", KindValue(spec, seam), ", name '",
-          RegisteredOf(spec, seam).name, "')"));
+      return InvalidArgumentError(absl::StrCat(InfoOf(seam).key, ": no such policy (kind ",
+                                               KindValue(spec, seam), ", name '",
+                                               RegisteredOf(spec, seam).name, "')"));
     }
     const std::string& subject = policy->subject.empty() ? policy->name : policy->subject;
     for (const ParamDef& param : policy->params) {
@@ -707,8 +702,7 @@ std::vector<std::string> PrintedParams(const PolicyDef& policy, const PolicySpec
       print = !fixed.ok() || value != *fixed;
     }
     if (print) {
-      printed.push_back(
-          absl::StrCat(param.key, "=", internal::FormatParamValue(param, value)));
+      printed.push_back(absl::StrCat(param.key, "=", internal::FormatParamValue(param, value)));
     }
   }
   return printed;
@@ -768,8 +762,7 @@ std::string Registry::ToString(const PolicySpec& spec) const {
         absl::StatusOr<Term> term = internal::ParseTerm(option.term, "preset");
         if (term.ok()) named = *term;
       }
-      const std::optional<NameRef> name =
-          named ? grammar.Lookup(seam, named->name) : std::nullopt;
+      const std::optional<NameRef> name = named ? grammar.Lookup(seam, named->name) : std::nullopt;
       if (policy == nullptr || !name || name->policy != policy) continue;
       text = WithParams(def.name, PrintedParams(*policy, spec, &named->params, "preset"));
     }
@@ -826,8 +819,7 @@ std::unique_ptr<Aggregation> Registry::MakeAggregation(const PolicySpec& spec,
   return Make<Aggregation, AggregationFactory>(*this, spec, Seam::kAggregation, num_workers);
 }
 
-std::unique_ptr<Weighting> Registry::MakeWeighting(const PolicySpec& spec,
-                                                   int num_workers) const {
+std::unique_ptr<Weighting> Registry::MakeWeighting(const PolicySpec& spec, int num_workers) const {
   return Make<Weighting, WeightingFactory>(*this, spec, Seam::kWeighting, num_workers);
 }
 
@@ -854,8 +846,8 @@ std::string Registry::Help() const {
           }
         }
       }
-      absl::StrAppend(&help, "  ", preset.name, "  = ", preset.sets, takes, "\n      ",
-                      preset.help, "\n");
+      absl::StrAppend(&help, "  ", preset.name, "  = ", preset.sets, takes, "\n      ", preset.help,
+                      "\n");
     }
   }
   for (Seam seam : kAllSeams) {

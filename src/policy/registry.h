@@ -62,15 +62,15 @@ struct ParamDef {
   std::string key{};  // in the spec string: "s", "r", "beta"
   Type type = Type::kInteger;
   std::string help{};  // a short phrase, e.g. "the staleness bound"
-  int64_t min = 0;   // kInteger
+  int64_t min = 0;     // kInteger
   int64_t max = std::numeric_limits<int64_t>::max();
-  std::string range_note{};          // kInteger: why the range, appended to its error
+  std::string range_note{};            // kInteger: why the range, appended to its error
   std::vector<std::string> choices{};  // kChoice, index order
   // Taken when the parameter is not given. A default outside [min, max] (SaPS's smax = 0)
   // means "not set": the spec string cannot give it, the struct may hold it.
   ParamValue default_value = int64_t{0};
-  bool required = false;  // no default: the spec string must give it
-  std::string example{};  // required: the value the "needs parameter" error shows
+  bool required = false;        // no default: the spec string must give it
+  std::string example{};        // required: the value the "needs parameter" error shows
   bool always_printed = false;  // the canonical form prints it even at its default
   // When set, the parameter applies only when choice parameter `only_with_key` (declared
   // before it) is `only_with_choice`: giving it otherwise is an error, and printing,
@@ -186,7 +186,7 @@ class Registry {
  private:
   // A preset, by position, with what ToString needs to order it.
   struct Preset {
-    size_t policy = 0;    // policies_[policy].presets[preset]
+    size_t policy = 0;  // policies_[policy].presets[preset]
     size_t preset = 0;
     int specificity = 0;  // seams its `sets` gives another value than the default
   };

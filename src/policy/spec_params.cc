@@ -101,7 +101,8 @@ absl::StatusOr<ParamValue> ParseParamValue(const ParamDef& def, const Param& par
                                 "'"));
       }
       if (value >= def.min && value <= def.max) return value;
-      const std::string note = def.range_note.empty() ? "" : absl::StrCat(" (", def.range_note, ")");
+      const std::string note =
+          def.range_note.empty() ? "" : absl::StrCat(" (", def.range_note, ")");
       if (def.min <= 0) {
         return SpecError(where, absl::StrCat("parameter '", key, "' must be at most ", def.max,
                                              note, ", got '", param.value, "'"));

@@ -5,6 +5,8 @@
 // builds and appears in the help text, with no other edit anywhere; the built-in help lists
 // every policy; Add refuses malformed descriptions.
 
+#include "policy/registry.h"
+
 #include <memory>
 #include <string>
 
@@ -13,7 +15,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/policy.h"
-#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -63,8 +64,7 @@ PolicyDef CapGatePolicy() {
         const RegisteredPolicy& cap = spec.gate.registered;
         const double grace = cap.Integer("policy") == 1 ? cap.Real("grace") : 0.0;
         return std::make_unique<CapGate>(
-            static_cast<Tick>(static_cast<double>(cap.Integer("at")) * (1.0 + grace)),
-            num_workers);
+            static_cast<Tick>(static_cast<double>(cap.Integer("at")) * (1.0 + grace)), num_workers);
       }),
   };
 }
@@ -97,8 +97,7 @@ TEST(RegistryTest, ARegisteredGateParsesAsPresetAndAsOption) {
   EXPECT_EQ(spec.gate.registered.Integer("policy"), 0);  // strict, the default
   EXPECT_EQ(spec.aggregation.kind, AggregationSpec::Kind::kImmediate);
   EXPECT_TRUE(registry.Equal(ParsedBy(registry, "gate=cap:at=05+agg=immediate"), spec));
-  EXPECT_EQ(ParsedBy(registry, "cap:at=5,policy=lenient,grace=0.25")
-                .gate.registered.Real("grace"),
+  EXPECT_EQ(ParsedBy(registry, "cap:at=5,policy=lenient,grace=0.25").gate.registered.Real("grace"),
             0.25);
   // The built-in registry does not know it: adding a policy never touches the built-ins.
   EXPECT_THAT(ParsePolicySpec("cap:at=5").status().message(), HasSubstr("unknown policy 'cap'"));
@@ -214,8 +213,9 @@ TEST(RegistryTest, TheHelpListsEveryBuiltInPolicyAndParameter) {
 
 TEST(RegistryTest, AddRefusesAMalformedPolicy) {
   Registry registry = Registry::BuiltIns();
-  EXPECT_THAT(registry.Add(PolicyDef{.name = "dssp", .kind = RegisteredKind(Seam::kGate),
-                                     .make = GateFactory()})
+  EXPECT_THAT(registry
+                  .Add(PolicyDef{
+                      .name = "dssp", .kind = RegisteredKind(Seam::kGate), .make = GateFactory()})
                   .message(),
               HasSubstr("name already taken"));
   PolicyDef bad_kind = CapGatePolicy();
