@@ -6,12 +6,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -115,16 +120,63 @@ class SoftSyncAggregation final : public Aggregation {
 
 }  // namespace
 
-std::unique_ptr<Aggregation> MakeAggregation(const PolicySpec& spec, int num_workers) {
-  switch (spec.aggregation.kind) {
-    case AggregationSpec::Kind::kImmediate:
-      return std::make_unique<ImmediateAggregation>();
-    case AggregationSpec::Kind::kRoundAverage:
-      return std::make_unique<RoundAverageAggregation>();
-    case AggregationSpec::Kind::kSoftSync:
-      return std::make_unique<SoftSyncAggregation>(num_workers, std::max(1, spec.aggregation.n));
-  }
-  return std::make_unique<ImmediateAggregation>();  // unreachable: every Kind is handled
+namespace internal {
+
+PolicyDef ImmediateAggregationPolicy() {
+  return {
+      .name = "immediate",
+      .kind = KindOf(AggregationSpec::Kind::kImmediate),
+      .help = "apply every push at once",
+      .make = AggregationFactory([](const PolicySpec&, int) -> std::unique_ptr<Aggregation> {
+        return std::make_unique<ImmediateAggregation>();
+      }),
+  };
 }
 
+PolicyDef RoundAggregationPolicy() {
+  return {
+      .name = "round",
+      .kind = KindOf(AggregationSpec::Kind::kRoundAverage),
+      .help = "BSP rounds: apply round c once, as the average of its pushes, when every "
+              "active worker has finished it; needs gate=bsp",
+      // Under SSP(s > 0) or ASP a worker may read ahead of the slowest and would not see its
+      // own pushes still held in a bucket (read-my-writes), so only the BSP gate goes.
+      .check_spec = [](const PolicySpec& spec, const Registry& registry) -> absl::Status {
+        const std::string gate = registry.SeamValue(spec, Seam::kGate);
+        if (gate == "bsp") return absl::OkStatus();
+        return absl::InvalidArgumentError(absl::StrCat(
+            "agg=round needs gate=bsp, got gate=", gate,
+            ": a round is applied only when every worker has finished it, so a worker allowed "
+            "to read ahead of the slowest would not see its own earlier pushes"));
+      },
+      .make = AggregationFactory([](const PolicySpec&, int) -> std::unique_ptr<Aggregation> {
+        return std::make_unique<RoundAverageAggregation>();
+      }),
+  };
+}
+
+PolicyDef SoftSyncAggregationPolicy() {
+  return {
+      .name = "softsync",
+      .kind = KindOf(AggregationSpec::Kind::kSoftSync),
+      .help = "n-softsync (SA-ASGD, Zhang et al. 2016): apply the average of every "
+              "c = max(1, floor(W / n)) pushes",
+      .params = {{.key = "n",
+                  .help = "a bucket holds floor(W / n) pushes",
+                  .min = 1,
+                  .max = std::numeric_limits<int>::max(),
+                  .required = true,
+                  .example = "4",
+                  .binding = Field(&AggregationSpec::n, "n")}},
+      .presets = {{"sa-asgd", "gate=asp+agg=softsync+weight=staleness", Seam::kAggregation,
+                   "SA-ASGD: ASP, n-softsync and the lr/staleness weighting"}},
+      .make = AggregationFactory(
+          [](const PolicySpec& spec, int num_workers) -> std::unique_ptr<Aggregation> {
+            return std::make_unique<SoftSyncAggregation>(num_workers,
+                                                         std::max(1, spec.aggregation.n));
+          }),
+  };
+}
+
+}  // namespace internal
 }  // namespace kairos::policy

@@ -15,9 +15,11 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "policy/gates.h"
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -189,8 +191,47 @@ Tick DsspController(const DsspHistory& fastest, const DsspHistory& slowest, Tick
 
 namespace internal {
 
-std::unique_ptr<Gate> NewDsspGate(const GateSpec& spec, int num_workers) {
-  return std::make_unique<DsspGate>(spec, num_workers);
+PolicyDef DsspGatePolicy() {
+  return {
+      .name = "dssp",
+      .kind = KindOf(GateSpec::Kind::kDssp),
+      .help = "dynamic SSP (Zhao et al. 2019): SSP(s_L), plus grants of up to r extra clocks "
+              "to the fastest worker, sized by the synchronization controller",
+      .params =
+          {{.key = "s",
+            .help = "the lower bound s_L",
+            .default_value = kDsspDefaultLowerBound,
+            .always_printed = true,
+            .binding = Field(&GateSpec::staleness, "staleness")},
+           {.key = "r",
+            .help = "r_max = s_U - s_L, the most extra clocks one grant gives",
+            .max = kDsspMaxRMax,
+            .range_note = "the controller costs O(r) per iteration",
+            .default_value = kDsspDefaultRMax,
+            .always_printed = true,
+            .binding = Field(&GateSpec::r_max, "r_max")},
+           {.key = "grant",
+            .type = ParamDef::Type::kChoice,
+            .help = "a grant of r* admits r* reads (exact) or r* + 1 as printed (literal)",
+            .choices = {"exact", "literal"},
+            .binding = Field(&GateSpec::grant, "grant")},
+           {.key = "bound",
+            .type = ParamDef::Type::kChoice,
+            .help = "cut grants at s_U = s_L + r_max ahead of the slowest (strict), or not",
+            .choices = {"strict", "none"},
+            .binding = Field(&GateSpec::bound, "bound")}},
+      .presets = {{"dssp", "gate=dssp", Seam::kGate, "DSSP, every push applied at once"}},
+      .check = [](const PolicySpec& spec) -> absl::Status {
+        const GateSpec& gate = spec.gate;
+        if (gate.staleness <= kUnbounded - gate.r_max) return absl::OkStatus();
+        return absl::InvalidArgumentError(
+            absl::StrCat("s + r (the upper bound s_U) must be at most ", kUnbounded,
+                         ", got s=", gate.staleness, ", r=", gate.r_max));
+      },
+      .make = GateFactory([](const PolicySpec& spec, int num_workers) -> std::unique_ptr<Gate> {
+        return std::make_unique<DsspGate>(spec.gate, num_workers);
+      }),
+  };
 }
 
 }  // namespace internal

@@ -1,13 +1,15 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The SSP gate, which covers BSP (s = 0) and ASP (s = kUnbounded), and MakeGate. DSSP
-// (dssp_gate.cc) and PSP (psp_gate.cc) live beside it.
+// The SSP gate, which covers BSP (s = 0) and ASP (s = kUnbounded), and its registration.
+// DSSP (dssp_gate.cc) and PSP (psp_gate.cc) live beside it.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
-#include "policy/gates.h"
+#include "absl/strings/str_cat.h"
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -50,22 +52,30 @@ class SspGate final : public Gate {
 
 namespace internal {
 
-std::unique_ptr<Gate> NewSspGate(const GateSpec& spec, int num_workers) {
-  return std::make_unique<SspGate>(num_workers, spec.staleness);
+// bsp, asp and ssp:s=N: one policy, two aliases, three presets.
+PolicyDef SspGatePolicy() {
+  return {
+      .name = "ssp",
+      .kind = KindOf(GateSpec::Kind::kSsp),
+      .help = "stale synchronous parallel (Ho et al. 2013): a read at clock c waits until "
+              "c - (slowest active clock) <= s",
+      .params = {{.key = "s",
+                  .help = "the staleness bound",
+                  .default_value = kUnbounded,
+                  .required = true,
+                  .example = "3",
+                  .binding = Field(&GateSpec::staleness, "staleness")}},
+      .aliases = {{"bsp", "s=0", "bulk synchronous parallel: wait for every active worker"},
+                  {"asp", absl::StrCat("s=", kUnbounded), "asynchronous parallel: never wait"}},
+      .presets = {{"bsp", "gate=bsp+agg=round", std::nullopt,
+                   "BSP: the barrier gate, each round applied once as the average of its pushes"},
+                  {"asp", "gate=asp", std::nullopt, "ASP: never wait, apply every push at once"},
+                  {"ssp", "gate=ssp", Seam::kGate, "SSP(s), every push applied at once"}},
+      .make = GateFactory([](const PolicySpec& spec, int num_workers) -> std::unique_ptr<Gate> {
+        return std::make_unique<SspGate>(num_workers, spec.gate.staleness);
+      }),
+  };
 }
 
 }  // namespace internal
-
-std::unique_ptr<Gate> MakeGate(const PolicySpec& spec, int num_workers) {
-  switch (spec.gate.kind) {  // -Wswitch points here when a Kind is added
-    case GateSpec::Kind::kSsp:
-      break;
-    case GateSpec::Kind::kDssp:
-      return internal::NewDsspGate(spec.gate, num_workers);
-    case GateSpec::Kind::kPsp:
-      return internal::NewPspGate(spec.gate, num_workers);
-  }
-  return internal::NewSspGate(spec.gate, num_workers);
-}
-
 }  // namespace kairos::policy

@@ -25,6 +25,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -239,6 +241,9 @@ class StragglerPolicy {
 // preset sets gate and agg, and an option that sets either to another value than the
 // preset's is an error; sa-asgd, vsgd, eager and saps also set the kind of weight, pull or
 // straggler, and an option may change that seam's parameters but not its kind.
+//
+// Every name, parameter and preset is described once, in the policy registry (registry.h);
+// PolicyHelp() lists them.
 
 // DSSP's defaults, the authors' (docs/references.md DSSP-1): s_L = 3, r_max = 12 (range
 // [3, 15]).
@@ -251,10 +256,32 @@ inline constexpr Tick kDsspMaxRMax = 10000;
 // "ssp:s=3" (docs/references.md VSGD-4).
 inline constexpr Tick kVsgdDefaultStaleness = 3;
 
+// A parameter value as the registry holds it: an integer (a count, a clock, a choice's
+// index), a 64-bit unsigned integer (a seed) or a real number.
+using ParamValue = std::variant<int64_t, uint64_t, double>;
+
+// A policy added through the registry without an enumerator or fields of its own in the
+// structs below (docs/policies.md "Adding a policy"): its seam's kind is kRegistered, and
+// its name and parameter values are kept here. Empty for every built-in policy.
+struct RegisteredPolicy {
+  std::string name{};
+  std::vector<std::pair<std::string, ParamValue>> params{};  // every parameter, by key
+
+  // The value of parameter `key`: an integer or a choice's index, an unsigned integer, a
+  // real number. REQUIRES: the parameter exists and has that type.
+  int64_t Integer(std::string_view key) const { return std::get<int64_t>(*Find(key)); }
+  uint64_t Unsigned(std::string_view key) const { return std::get<uint64_t>(*Find(key)); }
+  double Real(std::string_view key) const { return std::get<double>(*Find(key)); }
+  const ParamValue* Find(std::string_view key) const;
+  void Set(std::string_view key, const ParamValue& value);
+
+  friend bool operator==(const RegisteredPolicy&, const RegisteredPolicy&) = default;
+};
+
 struct GateSpec {
   // BSP = SSP(0), ASP = SSP(unbounded); DSSP (Zhao et al. 2019) and PSP (Wang et al. 2017)
   // add the parameters below.
-  enum class Kind { kSsp, kDssp, kPsp };
+  enum class Kind { kSsp, kDssp, kPsp, kRegistered };
   // DSSP: how many reads beyond s_L a grant of r* admits (docs/references.md DSSP-5).
   enum class DsspGrant {
     kExact,    // r*: the read at the grant's clock and the next r* - 1 (default)
@@ -281,23 +308,28 @@ struct GateSpec {
   int beta = 0;
   uint64_t seed = 0;
 
+  RegisteredPolicy registered{};  // kRegistered only
+
   // Equal when they select the same gate: same kind, staleness and parameters of that kind.
   // The fields of the other kinds are ignored (ParsePolicySpec leaves them at their
-  // defaults, and ToString does not print them).
+  // defaults, and ToString does not print them). Equality of a kRegistered policy that the
+  // built-in registry does not know compares `registered` whole (Registry::Equal compares
+  // the parameters that apply).
   friend bool operator==(const GateSpec& a, const GateSpec& b);
 };
 // Equality of the four structs below compares the kind and the fields that kind (and its
 // sub-choice) reads, as GateSpec's does: a field of another kind is ignored, as ToString
 // ignores it.
 struct AggregationSpec {
-  enum class Kind { kImmediate, kRoundAverage, kSoftSync };
+  enum class Kind { kImmediate, kRoundAverage, kSoftSync, kRegistered };
   Kind kind = Kind::kImmediate;
   // kSoftSync: n >= 1 (n-softsync: a bucket holds c = max(1, floor(W / n)) pushes).
   int n = 0;
+  RegisteredPolicy registered{};  // kRegistered only
   friend bool operator==(const AggregationSpec& a, const AggregationSpec& b);
 };
 struct WeightingSpec {
-  enum class Kind { kConstant, kStaleness, kValue };
+  enum class Kind { kConstant, kStaleness, kValue, kRegistered };
   Kind kind = Kind::kConstant;
   // kStaleness: lr0 / (sigma + 1) instead of lr0 / max(sigma, 1) (docs/references.md
   // SA-ASGD-4).
@@ -315,20 +347,22 @@ struct WeightingSpec {
   // chunk).
   enum class ValueMode { kExact, kBound };
   ValueMode value_mode = ValueMode::kExact;
+  RegisteredPolicy registered{};  // kRegistered only
   friend bool operator==(const WeightingSpec& a, const WeightingSpec& b);
 };
 struct PullSpec {
   // kEager (PS+ 2022): the worker pushes and requests the next parameters in one message
   // and computes on the previous answer; the schedule lives in the worker.
-  enum class Kind { kOnDemand, kEager };
+  enum class Kind { kOnDemand, kEager, kRegistered };
   Kind kind = Kind::kOnDemand;
   // kEager: the worker scales its learning rate by EagerLearningRateScale
   // (docs/references.md PSPLUS-3); false: constant learning rate.
   bool modulate_lr = true;
+  RegisteredPolicy registered{};  // kRegistered only
   friend bool operator==(const PullSpec& a, const PullSpec& b);
 };
 struct StragglerSpec {
-  enum class Kind { kNone, kSaps };
+  enum class Kind { kNone, kSaps, kRegistered };
   Kind kind = Kind::kNone;
   // kSaps: S_max >= 1; 0 means the default max(1, 2(N - 1)) (docs/references.md SAPS-2).
   int64_t s_max = 0;
@@ -338,6 +372,7 @@ struct StragglerSpec {
   double down_weight = 0.1;  // kDownWeight: the push's multiplier, in (0, 1]
   bool detect_ema = false;   // compare EMA(tau) per worker with S_max instead of tau
   double ema_alpha = 0.1;    // detect_ema: EMA weight of the newest tau, in (0, 1]
+  RegisteredPolicy registered{};  // kRegistered only
   friend bool operator==(const StragglerSpec& a, const StragglerSpec& b);
 };
 
@@ -353,17 +388,21 @@ struct PolicySpec {
 // Parses a spec string. InvalidArgument says what is wrong and where, e.g.
 // "policy 'ssp:s=x': parameter 's' must be a non-negative integer, got 'x'".
 absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view text);
-// OK iff `spec` is one ParsePolicySpec can return: staleness >= 0; DSSP's r_max in
+// OK iff `spec` is one ParsePolicySpec can return: each seam's policy is registered, and
+// the parameters that apply are in their registered ranges (staleness >= 0; DSSP's r_max in
 // [0, kDsspMaxRMax] with s_L + r_max <= kUnbounded; PSP's beta >= 0; softsync's n >= 1;
 // the value weighting's ema_alpha in (0, 1], dutta_c and dutta_max finite and > 0; SaPS's
-// s_max >= 0, down_weight and ema_alpha in (0, 1]; and round-average aggregation only under
-// the BSP gate, SSP(0) (with s > 0 a read could miss the reader's own pushes still held in
-// a bucket). Softsync is allowed with every gate. InvalidArgument otherwise.
+// s_max >= 0, down_weight and ema_alpha in (0, 1]); and round-average aggregation only
+// under the BSP gate, SSP(0) (with s > 0 a read could miss the reader's own pushes still
+// held in a bucket). Softsync is allowed with every gate. InvalidArgument otherwise,
+// naming the policy and the field ("dssp r_max must be in [0, 10000], got 10001").
 absl::Status ValidatePolicySpec(const PolicySpec& spec);
 // The canonical spec string: a preset when one matches, then options for the seams that
 // differ from it, in the order gate, agg, weight, pull, straggler. For every valid spec,
 // ParsePolicySpec(ToString(s)) == s.
 std::string ToString(const PolicySpec& spec);
+// Every preset, seam, policy and parameter (type, range, default, meaning), for --help.
+std::string PolicyHelp();
 
 // Factories: the objects a shard (or the simulator) drives. Never null.
 // REQUIRES: ValidatePolicySpec(spec).ok(), num_workers >= 0.

@@ -8,13 +8,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "absl/time/time.h"
-#include "policy/gates.h"
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -123,8 +124,35 @@ class PspGate final : public Gate {
 
 namespace internal {
 
-std::unique_ptr<Gate> NewPspGate(const GateSpec& spec, int num_workers) {
-  return std::make_unique<PspGate>(spec, num_workers);
+PolicyDef PspGatePolicy() {
+  return {
+      .name = "psp",
+      .kind = KindOf(GateSpec::Kind::kPsp),
+      .help = "probabilistic synchronous parallel (Wang et al. 2017): SSP(s) checked against "
+              "beta sampled other workers",
+      .params = {{.key = "beta",
+                  .help = "the number of workers sampled",
+                  .max = std::numeric_limits<int>::max(),
+                  .range_note = "it counts workers",
+                  .required = true,
+                  .example = "2",
+                  .binding = Field(&GateSpec::beta, "beta")},
+                 {.key = "s",
+                  .help = "the staleness bound",
+                  .default_value = kUnbounded,
+                  .required = true,
+                  .example = "1",
+                  .binding = Field(&GateSpec::staleness, "staleness")},
+                 {.key = "seed",
+                  .type = ParamDef::Type::kUnsigned,
+                  .help = "seed of the sampler (decisions are deterministic per seed)",
+                  .default_value = uint64_t{0},
+                  .binding = Field(&GateSpec::seed, "seed")}},
+      .presets = {{"psp", "gate=psp", Seam::kGate, "PSP, every push applied at once"}},
+      .make = GateFactory([](const PolicySpec& spec, int num_workers) -> std::unique_ptr<Gate> {
+        return std::make_unique<PspGate>(spec.gate, num_workers);
+      }),
+  };
 }
 
 }  // namespace internal

@@ -1,28 +1,23 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Internals of the policy spec string (docs/policies.md §2), shared by its four files:
-//   spec_params.cc  terms "name:key=value,..." and typed parameter values
-//   spec_gate.cc    the gate's values: parse, print, validate, equality
-//   spec_seams.cc   the other seams' values: parse, print, validate, equality
-//   spec.cc         presets, the whole spec, ParsePolicySpec / ValidatePolicySpec / ToString
-// Internal to src/policy/: callers use the functions of policy.h.
+// Internals of the policy spec string (docs/policies.md §2): the lexical level (one term
+// "name[:key=value,...]") and the typed values of parameters, as a ParamDef describes
+// them (spec_params.cc). registry.cc builds the grammar on them. Internal to src/policy/:
+// callers use policy.h, or registry.h to add a policy.
 
 #ifndef KAIROS_POLICY_SPEC_INTERNAL_H_
 #define KAIROS_POLICY_SPEC_INTERNAL_H_
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/types/span.h"
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy::internal {
-
-// ------------------------------------------------------------------- spec_params.cc
 
 // One "name[:key=value,...]" term, blanks around every token stripped.
 struct Param {
@@ -41,66 +36,27 @@ absl::Status SpecError(absl::string_view where, absl::string_view what);
 // an error. The views point into `text`.
 absl::StatusOr<Term> ParseTerm(absl::string_view text, absl::string_view where);
 
-// Every key of `term` is in `allowed` (none allowed: "takes no parameters").
-absl::Status CheckParamKeys(const Term& term, absl::Span<const absl::string_view> allowed,
-                            absl::string_view where);
 // The parameter named `key`, or null.
-const Param* FindParam(const Term& term, absl::string_view key);
+const Param* FindParam(const std::vector<Param>& params, absl::string_view key);
 
-// Digits only (no sign, no blanks inside), and it fits a Tick.
-absl::StatusOr<Tick> ParseNonNegative(const Param& param, absl::string_view where);
-// Digits only, and it fits in 64 unsigned bits (a seed).
-absl::StatusOr<uint64_t> ParseUnsigned(const Param& param, absl::string_view where);
-// A non-negative integer <= `most`; `why` explains the bound in the error.
-absl::StatusOr<Tick> ParseAtMost(const Param& param, Tick most, absl::string_view why,
-                                 absl::string_view where);
-// An integer in [1, most]; `hint` is appended to the error for 0.
-absl::StatusOr<Tick> ParsePositive(const Param& param, Tick most, absl::string_view hint,
-                                   absl::string_view where);
-// One of `choices`; returns its index.
-absl::StatusOr<int> ParseChoice(const Param& param, absl::Span<const absl::string_view> choices,
-                                absl::string_view where);
-// A finite decimal number ("0.5", "2", "1e-3"; no sign '+', no "inf"/"nan"/hex) > 0.
-absl::StatusOr<double> ParsePositiveReal(const Param& param, absl::string_view where);
-// A finite decimal number in (0, 1].
-absl::StatusOr<double> ParseFraction(const Param& param, absl::string_view where);
+// The value of `param` as `def` types it: digits only for integers (no sign, no blanks
+// inside), in [def.min, def.max]; a finite decimal number ("0.5", "2", "1e-3"; no '+', no
+// "inf"/"nan"/hex) for reals; one of def.choices. The error names the parameter and what it
+// must be.
+absl::StatusOr<ParamValue> ParseParamValue(const ParamDef& def, const Param& param,
+                                           absl::string_view where);
+// The text ParseParamValue reads back to exactly `value`.
+std::string FormatParamValue(const ParamDef& def, const ParamValue& value);
+// OK iff `value` is one the spec string can give (or the "not set" default);
+// InvalidArgument "<subject> <field> must be ..., got ..." otherwise.
+absl::Status ValidateParamValue(const ParamDef& def, const ParamValue& value,
+                                absl::string_view subject);
+// For --help: "integer >= 0", "real in (0, 1]", "exact|literal", ...
+std::string DescribeParamType(const ParamDef& def);
+
 // The shortest text that parses back to exactly `value`, without a '+' (the spec's part
 // separator): 0.1 -> "0.1", 1e20 -> "1e20", 1e-05 -> "1e-05".
 std::string FormatReal(double value);
-
-// ------------------------------------------------------------------- spec_gate.cc
-
-// The gate: bsp | asp | ssp:s=N | dssp[:...] | psp:..., as a preset or as "gate=".
-// REQUIRES: term.name is one of those five.
-absl::StatusOr<GateSpec> ParseGate(const Term& term, absl::string_view where);
-std::string GateValue(const GateSpec& gate);
-bool IsBspGate(const GateSpec& gate);  // SSP(0)
-bool IsAspGate(const GateSpec& gate);  // SSP(unbounded)
-absl::Status ValidateGate(const GateSpec& gate);
-
-// ------------------------------------------------------------------- spec_seams.cc
-
-// n of softsync or of the sa-asgd preset: required, 1 .. 2^31 - 1; the error names
-// `term.name`.
-absl::StatusOr<int> ParseSoftSyncN(const Term& term, absl::string_view where);
-
-// The other seams' values. REQUIRES: term.name is one of the seam's known names
-// (kAggNames, ...).
-absl::StatusOr<AggregationSpec> ParseAggregation(const Term& term, absl::string_view where);
-absl::StatusOr<WeightingSpec> ParseWeighting(const Term& term, absl::string_view where);
-absl::StatusOr<PullSpec> ParsePull(const Term& term, absl::string_view where);
-absl::StatusOr<StragglerSpec> ParseStraggler(const Term& term, absl::string_view where);
-
-// Canonical values: the kind's name, then ":" and the parameters that differ from their
-// defaults, in a fixed order (every parameter for the gates, as before).
-std::string AggValue(const AggregationSpec& agg);
-std::string WeightValue(const WeightingSpec& weight);
-std::string PullValue(const PullSpec& pull);
-std::string StragglerValue(const StragglerSpec& straggler);
-
-absl::Status ValidateAggregation(const AggregationSpec& agg);
-absl::Status ValidateWeighting(const WeightingSpec& weight);
-absl::Status ValidateStraggler(const StragglerSpec& straggler);
 
 }  // namespace kairos::policy::internal
 

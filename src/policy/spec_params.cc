@@ -1,15 +1,17 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The lexical level of the policy spec string: one term "name[:key=value,...]" and the typed
-// values of its parameters (spec_internal.h).
+// The lexical level of the policy spec string: one term "name[:key=value,...]", and the typed
+// values of its parameters as a ParamDef describes them (spec_internal.h).
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <system_error>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,7 +22,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "absl/types/span.h"
 #include "policy/spec_internal.h"
 
 namespace kairos::policy::internal {
@@ -55,6 +56,8 @@ bool ParseDecimal(absl::string_view text, double* value) {
   return result.ec == std::errc() && result.ptr == end && std::isfinite(*value);
 }
 
+bool IsFraction(double value) { return value > 0 && value <= 1; }  // false for NaN
+
 }  // namespace
 
 absl::Status SpecError(absl::string_view where, absl::string_view what) {
@@ -69,7 +72,7 @@ absl::StatusOr<Term> ParseTerm(absl::string_view text, absl::string_view where) 
   for (absl::string_view item : absl::StrSplit(text.substr(colon + 1), ',')) {
     absl::StatusOr<Param> param = ParseParam(absl::StripAsciiWhitespace(item), where);
     if (!param.ok()) return param.status();
-    if (FindParam(term, param->key) != nullptr) {
+    if (FindParam(term.params, param->key) != nullptr) {
       return SpecError(where, absl::StrCat("parameter '", param->key, "' given twice"));
     }
     term.params.push_back(*param);
@@ -77,96 +80,146 @@ absl::StatusOr<Term> ParseTerm(absl::string_view text, absl::string_view where) 
   return term;
 }
 
-absl::Status CheckParamKeys(const Term& term, absl::Span<const absl::string_view> allowed,
-                            absl::string_view where) {
-  for (const Param& param : term.params) {
-    if (std::find(allowed.begin(), allowed.end(), param.key) != allowed.end()) continue;
-    if (allowed.empty()) {
-      return SpecError(
-          where, absl::StrCat("'", term.name, "' takes no parameters, got '", param.key, "'"));
-    }
-    return SpecError(where, absl::StrCat("unknown parameter '", param.key, "' for '", term.name,
-                                         "'; known: ", absl::StrJoin(allowed, ", ")));
-  }
-  return absl::OkStatus();
-}
-
-const Param* FindParam(const Term& term, absl::string_view key) {
-  for (const Param& param : term.params) {
+const Param* FindParam(const std::vector<Param>& params, absl::string_view key) {
+  for (const Param& param : params) {
     if (param.key == key) return &param;
   }
   return nullptr;
 }
 
-absl::StatusOr<Tick> ParseNonNegative(const Param& param, absl::string_view where) {
-  Tick value = 0;
-  const bool digits = AllDigits(param.value);
-  if (!digits || !absl::SimpleAtoi(param.value, &value)) {
-    return SpecError(
-        where, absl::StrCat("parameter '", param.key, "' must be a non-negative integer",
-                            digits ? " that fits in 64 bits" : "", ", got '", param.value, "'"));
+absl::StatusOr<ParamValue> ParseParamValue(const ParamDef& def, const Param& param,
+                                           absl::string_view where) {
+  const absl::string_view key = param.key;
+  switch (def.type) {
+    case ParamDef::Type::kInteger: {
+      int64_t value = 0;
+      const bool digits = AllDigits(param.value);
+      if (!digits || !absl::SimpleAtoi(param.value, &value)) {
+        return SpecError(
+            where, absl::StrCat("parameter '", key, "' must be a non-negative integer",
+                                digits ? " that fits in 64 bits" : "", ", got '", param.value,
+                                "'"));
+      }
+      if (value >= def.min && value <= def.max) return value;
+      const std::string note =
+          def.range_note.empty() ? "" : absl::StrCat(" (", def.range_note, ")");
+      if (def.min <= 0) {
+        return SpecError(where, absl::StrCat("parameter '", key, "' must be at most ", def.max,
+                                             note, ", got '", param.value, "'"));
+      }
+      return SpecError(where, absl::StrCat("parameter '", key, "' must be in [", def.min, ", ",
+                                           def.max, "]", note, ", got '", param.value, "'"));
+    }
+    case ParamDef::Type::kUnsigned: {
+      uint64_t value = 0;
+      const bool digits = AllDigits(param.value);
+      if (!digits || !absl::SimpleAtoi(param.value, &value)) {
+        return SpecError(
+            where, absl::StrCat("parameter '", key, "' must be a non-negative integer",
+                                digits ? " that fits in 64 unsigned bits" : "", ", got '",
+                                param.value, "'"));
+      }
+      return value;
+    }
+    case ParamDef::Type::kFraction: {
+      double value = 0;
+      if (!ParseDecimal(param.value, &value) || !IsFraction(value)) {
+        return SpecError(where, absl::StrCat("parameter '", key,
+                                             "' must be a decimal number in (0, 1], got '",
+                                             param.value, "'"));
+      }
+      return value;
+    }
+    case ParamDef::Type::kPositive: {
+      double value = 0;
+      if (!ParseDecimal(param.value, &value) || !(value > 0)) {
+        return SpecError(where, absl::StrCat("parameter '", key,
+                                             "' must be a finite decimal number > 0, got '",
+                                             param.value, "'"));
+      }
+      return value;
+    }
+    case ParamDef::Type::kChoice:
+      for (size_t i = 0; i < def.choices.size(); ++i) {
+        if (def.choices[i] == param.value) return static_cast<int64_t>(i);
+      }
+      return SpecError(where, absl::StrCat("parameter '", key, "' must be one of ",
+                                           absl::StrJoin(def.choices, ", "), "; got '",
+                                           param.value, "'"));
   }
-  return value;
+  return SpecError(where, "unknown parameter type");
 }
 
-absl::StatusOr<uint64_t> ParseUnsigned(const Param& param, absl::string_view where) {
-  uint64_t value = 0;
-  const bool digits = AllDigits(param.value);
-  if (!digits || !absl::SimpleAtoi(param.value, &value)) {
-    return SpecError(where,
-                     absl::StrCat("parameter '", param.key, "' must be a non-negative integer",
-                                  digits ? " that fits in 64 unsigned bits" : "", ", got '",
-                                  param.value, "'"));
+std::string FormatParamValue(const ParamDef& def, const ParamValue& value) {
+  if (const auto* real = std::get_if<double>(&value)) return FormatReal(*real);
+  if (const auto* u = std::get_if<uint64_t>(&value)) return absl::StrCat(*u);
+  const int64_t i = std::get<int64_t>(value);
+  if (def.type == ParamDef::Type::kChoice && i >= 0 &&
+      i < static_cast<int64_t>(def.choices.size())) {
+    return def.choices[static_cast<size_t>(i)];
   }
-  return value;
+  return absl::StrCat(i);
 }
 
-absl::StatusOr<Tick> ParseAtMost(const Param& param, Tick most, absl::string_view why,
-                                 absl::string_view where) {
-  absl::StatusOr<Tick> value = ParseNonNegative(param, where);
-  if (!value.ok() || *value <= most) return value;
-  return SpecError(where, absl::StrCat("parameter '", param.key, "' must be at most ", most, " (",
-                                       why, "), got '", param.value, "'"));
+absl::Status ValidateParamValue(const ParamDef& def, const ParamValue& value,
+                                absl::string_view subject) {
+  const std::string what = absl::StrCat(
+      subject, " ", def.binding.field.empty() ? def.key : def.binding.field, " must be ");
+  const auto invalid = [&](absl::string_view rule) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, rule, ", got ", FormatParamValue(def, value)));
+  };
+  if (value.index() != def.default_value.index()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, "of another type"));
+  }
+  switch (def.type) {
+    case ParamDef::Type::kInteger: {
+      const int64_t v = std::get<int64_t>(value);
+      const int64_t unset = std::get<int64_t>(def.default_value);
+      const bool has_unset = !def.required && (unset < def.min || unset > def.max);
+      if ((v >= def.min && v <= def.max) || (has_unset && v == unset)) return absl::OkStatus();
+      const int64_t lo = has_unset ? std::min(def.min, unset) : def.min;
+      const int64_t hi = has_unset ? std::max(def.max, unset) : def.max;
+      std::string rule = hi >= def.binding.field_max ? absl::StrCat(">= ", lo)
+                                                     : absl::StrCat("in [", lo, ", ", hi, "]");
+      if (has_unset) absl::StrAppend(&rule, " (", unset, ": the default)");
+      return invalid(rule);
+    }
+    case ParamDef::Type::kUnsigned:
+      return absl::OkStatus();
+    case ParamDef::Type::kFraction:
+      return IsFraction(std::get<double>(value)) ? absl::OkStatus() : invalid("in (0, 1]");
+    case ParamDef::Type::kPositive: {
+      const double v = std::get<double>(value);
+      return v > 0 && std::isfinite(v) ? absl::OkStatus() : invalid("finite and > 0");
+    }
+    case ParamDef::Type::kChoice: {
+      const int64_t v = std::get<int64_t>(value);
+      if (v >= 0 && v < static_cast<int64_t>(def.choices.size())) return absl::OkStatus();
+      return invalid(absl::StrCat("one of ", absl::StrJoin(def.choices, ", "), " (index 0 to ",
+                                  def.choices.size() - 1, ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
-absl::StatusOr<Tick> ParsePositive(const Param& param, Tick most, absl::string_view hint,
-                                   absl::string_view where) {
-  absl::StatusOr<Tick> value = ParseNonNegative(param, where);
-  if (!value.ok()) return value;
-  if (*value < 1 || *value > most) {
-    return SpecError(where, absl::StrCat("parameter '", param.key, "' must be in [1, ", most, "]",
-                                         hint, ", got '", param.value, "'"));
+std::string DescribeParamType(const ParamDef& def) {
+  switch (def.type) {
+    case ParamDef::Type::kInteger:
+      if (def.max == std::numeric_limits<int64_t>::max()) {
+        return absl::StrCat("integer >= ", def.min);
+      }
+      return absl::StrCat("integer in [", def.min, ", ", def.max, "]");
+    case ParamDef::Type::kUnsigned:
+      return "integer in [0, 2^64 - 1]";
+    case ParamDef::Type::kFraction:
+      return "real in (0, 1]";
+    case ParamDef::Type::kPositive:
+      return "real > 0";
+    case ParamDef::Type::kChoice:
+      return absl::StrJoin(def.choices, "|");
   }
-  return value;
-}
-
-absl::StatusOr<int> ParseChoice(const Param& param, absl::Span<const absl::string_view> choices,
-                                absl::string_view where) {
-  for (size_t i = 0; i < choices.size(); ++i) {
-    if (choices[i] == param.value) return static_cast<int>(i);
-  }
-  return SpecError(where, absl::StrCat("parameter '", param.key, "' must be one of ",
-                                       absl::StrJoin(choices, ", "), "; got '", param.value, "'"));
-}
-
-absl::StatusOr<double> ParsePositiveReal(const Param& param, absl::string_view where) {
-  double value = 0;
-  if (!ParseDecimal(param.value, &value) || !(value > 0)) {
-    return SpecError(where, absl::StrCat("parameter '", param.key,
-                                         "' must be a finite decimal number > 0, got '",
-                                         param.value, "'"));
-  }
-  return value;
-}
-
-absl::StatusOr<double> ParseFraction(const Param& param, absl::string_view where) {
-  double value = 0;
-  if (!ParseDecimal(param.value, &value) || !(value > 0 && value <= 1)) {
-    return SpecError(where, absl::StrCat("parameter '", param.key,
-                                         "' must be a decimal number in (0, 1], got '",
-                                         param.value, "'"));
-  }
-  return value;
+  return "?";
 }
 
 std::string FormatReal(double value) {

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -87,14 +89,63 @@ class SapsStragglerPolicy final : public StragglerPolicy {
 
 }  // namespace
 
-std::unique_ptr<StragglerPolicy> MakeStragglerPolicy(const PolicySpec& spec, int num_workers) {
-  switch (spec.straggler.kind) {
-    case StragglerSpec::Kind::kNone:
-      break;
-    case StragglerSpec::Kind::kSaps:
-      return std::make_unique<SapsStragglerPolicy>(spec.straggler, num_workers);
-  }
-  return std::make_unique<NoStragglerPolicy>();
+namespace internal {
+
+PolicyDef NoStragglerPolicyDef() {
+  return {
+      .name = "none",
+      .kind = KindOf(StragglerSpec::Kind::kNone),
+      .help = "every push is applied with weight 1",
+      .make = StragglerFactory([](const PolicySpec&, int) -> std::unique_ptr<StragglerPolicy> {
+        return std::make_unique<NoStragglerPolicy>();
+      }),
+  };
 }
 
+PolicyDef SapsStragglerPolicyDef() {
+  return {
+      .name = "saps",
+      .kind = KindOf(StragglerSpec::Kind::kSaps),
+      .help = "SaPS (2019): a push more than S_max shard versions stale is dropped or "
+              "down-weighted, and its worker told to refresh",
+      .params = {{.key = "smax",
+                  .help = "S_max, in shard versions",
+                  .min = 1,
+                  .range_note = "omit smax for the default max(1, 2(N - 1))",
+                  .default_value = int64_t{0},
+                  .binding = Field(&StragglerSpec::s_max, "s_max")},
+                 {.key = "action",
+                  .type = ParamDef::Type::kChoice,
+                  .help = "what happens to a push with lag > S_max",
+                  .choices = {"drop", "downweight"},
+                  .binding = Field(&StragglerSpec::action, "action")},
+                 {.key = "weight",
+                  .type = ParamDef::Type::kFraction,
+                  .help = "the multiplier of such a push",
+                  .default_value = 0.1,
+                  .only_with_key = "action",
+                  .only_with_choice = "downweight",
+                  .binding = Field(&StragglerSpec::down_weight, "down_weight")},
+                 {.key = "detect",
+                  .type = ParamDef::Type::kChoice,
+                  .help = "compare tau, or the worker's EMA of tau, with S_max",
+                  .choices = {"instant", "ema"},
+                  .binding = Field(&StragglerSpec::detect_ema, "detect_ema")},
+                 {.key = "ema",
+                  .type = ParamDef::Type::kFraction,
+                  .help = "weight of the newest tau in the EMA",
+                  .default_value = 0.1,
+                  .only_with_key = "detect",
+                  .only_with_choice = "ema",
+                  .binding = Field(&StragglerSpec::ema_alpha, "ema_alpha")}},
+      .presets = {{"saps", "straggler=saps", std::nullopt,
+                   "ASP with the SaPS straggler policy"}},
+      .make = StragglerFactory(
+          [](const PolicySpec& spec, int num_workers) -> std::unique_ptr<StragglerPolicy> {
+            return std::make_unique<SapsStragglerPolicy>(spec.straggler, num_workers);
+          }),
+  };
+}
+
+}  // namespace internal
 }  // namespace kairos::policy

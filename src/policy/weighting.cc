@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "policy/policy.h"
+#include "policy/registry.h"
 
 namespace kairos::policy {
 namespace {
@@ -72,16 +73,80 @@ class ValueWeighting final : public Weighting {
 
 }  // namespace
 
-std::unique_ptr<Weighting> MakeWeighting(const PolicySpec& spec, int num_workers) {
-  switch (spec.weighting.kind) {
-    case WeightingSpec::Kind::kConstant:
-      break;
-    case WeightingSpec::Kind::kStaleness:
-      return std::make_unique<StalenessWeighting>(spec.weighting.plus_one);
-    case WeightingSpec::Kind::kValue:
-      return std::make_unique<ValueWeighting>(spec.weighting);
-  }
-  return std::make_unique<ConstantWeighting>();
+namespace internal {
+
+PolicyDef ConstantWeightingPolicy() {
+  return {
+      .name = "constant",
+      .kind = KindOf(WeightingSpec::Kind::kConstant),
+      .help = "every update counts 1",
+      .make = WeightingFactory([](const PolicySpec&, int) -> std::unique_ptr<Weighting> {
+        return std::make_unique<ConstantWeighting>();
+      }),
+  };
 }
 
+PolicyDef StalenessWeightingPolicy() {
+  return {
+      .name = "staleness",
+      .kind = KindOf(WeightingSpec::Kind::kStaleness),
+      .help = "lr/sigma (SA-ASGD): an update of staleness sigma counts 1 / max(sigma, 1)",
+      .params = {{.key = "plus_one",
+                  .type = ParamDef::Type::kChoice,
+                  .help = "1: count 1 / (sigma + 1) instead",
+                  .choices = {"0", "1"},
+                  .binding = Field(&WeightingSpec::plus_one, "plus_one")}},
+      .make = WeightingFactory([](const PolicySpec& spec, int) -> std::unique_ptr<Weighting> {
+        return std::make_unique<StalenessWeighting>(spec.weighting.plus_one);
+      }),
+  };
+}
+
+PolicyDef ValueWeightingPolicy() {
+  return {
+      .name = "value",
+      .kind = KindOf(WeightingSpec::Kind::kValue),
+      .help = "VSGD: an update counts by its value staleness VS, the norm of the updates "
+              "applied since its worker read",
+      .subject = "value weighting",
+      .params = {{.key = "map",
+                  .type = ParamDef::Type::kChoice,
+                  .help = "1 / max(1, VS / EMA(VS)), or Dutta et al.'s min(C / VS^2, max)",
+                  .choices = {"normalized", "dutta"},
+                  .binding = Field(&WeightingSpec::value_map, "value_map")},
+                 {.key = "ema",
+                  .type = ParamDef::Type::kFraction,
+                  .help = "weight of the newest VS in the EMA",
+                  .default_value = 0.1,
+                  .only_with_key = "map",
+                  .only_with_choice = "normalized",
+                  .binding = Field(&WeightingSpec::ema_alpha, "ema_alpha")},
+                 {.key = "c",
+                  .type = ParamDef::Type::kPositive,
+                  .help = "C, in the units of VS^2",
+                  .default_value = 1.0,
+                  .only_with_key = "map",
+                  .only_with_choice = "dutta",
+                  .binding = Field(&WeightingSpec::dutta_c, "dutta_c")},
+                 {.key = "max",
+                  .type = ParamDef::Type::kPositive,
+                  .help = "the largest multiplier",
+                  .default_value = 1.0,
+                  .only_with_key = "map",
+                  .only_with_choice = "dutta",
+                  .binding = Field(&WeightingSpec::dutta_max, "dutta_max")},
+                 {.key = "mode",
+                  .type = ParamDef::Type::kChoice,
+                  .help = "how the server measures VS: exactly, or by the bound sum ||Delta||",
+                  .choices = {"exact", "bound"},
+                  .binding = Field(&WeightingSpec::value_mode, "value_mode")}},
+      .presets = {{"vsgd", "gate=ssp:s=3+weight=value", Seam::kGate,
+                   "VSGD: SSP(s), s = 3 by default, with the value weighting"}},
+      .make = WeightingFactory([](const PolicySpec& spec, int) -> std::unique_ptr<Weighting> {
+        return std::make_unique<ValueWeighting>(spec.weighting);
+      }),
+  };
+}
+
+}  // namespace internal
 }  // namespace kairos::policy

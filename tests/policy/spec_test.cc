@@ -382,12 +382,14 @@ TEST(ValidatePolicySpecTest, RejectsOutOfRangeDsspAndPspFields) {
     GateSpec gate;
     const char* message;
   } kCases[] = {
-      {DsspGate(-1, 12), "gate staleness must be >= 0, got -1"},
+      {DsspGate(-1, 12), "dssp staleness must be >= 0, got -1"},
       {DsspGate(3, -1), "dssp r_max must be in [0, 10000], got -1"},
       {DsspGate(3, 10001), "dssp r_max must be in [0, 10000], got 10001"},
-      {DsspGate(kUnbounded - 1, 2), "dssp s_L + r_max must be at most 9223372036854775807"},
+      {DsspGate(kUnbounded - 1, 2),
+       "dssp s + r (the upper bound s_U) must be at most 9223372036854775807, got "
+       "s=9223372036854775806, r=2"},
       {PspGate(-1, 1), "psp beta must be >= 0, got -1"},
-      {PspGate(1, -1), "gate staleness must be >= 0, got -1"},
+      {PspGate(1, -1), "psp staleness must be >= 0, got -1"},
   };
   for (const auto& c : kCases) {
     const absl::Status status = ValidatePolicySpec(WithGate(c.gate));
