@@ -188,6 +188,29 @@ int EffectiveWindow(const PipelineOptions& pipeline, uint64_t value_bytes) {
   return static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(pipeline.window, by_bytes)));
 }
 
+WireShape KairosWireShape(uint64_t value_bytes, int servers, int workers, uint64_t chunk_elements,
+                          const PipelineOptions& pipeline) {
+  // The arithmetic of the library's table partition (docs/design.md, "Tables, partitions
+  // and chunks").
+  const uint64_t floats = value_bytes / sizeof(float);
+  const uint64_t shards = static_cast<uint64_t>(servers);
+  uint64_t k = (floats + chunk_elements - 1) / chunk_elements;
+  k = std::max(k, shards);
+  k = (k + shards - 1) / shards * shards;
+  k = std::min(k, floats);
+  WireShape shape;
+  shape.chunks = static_cast<int>(k);
+  shape.message_bytes = (floats + k - 1) / k * sizeof(float);
+  const uint64_t per_server = (k + shards - 1) / shards;  // chunks of one value per server
+  const uint64_t flow_cap =
+      std::max<uint64_t>(1, static_cast<uint64_t>(WorkerOptions{}.max_bytes_in_flight_per_server) /
+                                shape.message_bytes);
+  shape.messages_in_flight = static_cast<int>(std::min<uint64_t>(
+      static_cast<uint64_t>(EffectiveWindow(pipeline, value_bytes)) * per_server, flow_cap));
+  shape.connections = workers * static_cast<int>(std::min<uint64_t>(shards, k));
+  return shape;
+}
+
 absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t value_bytes,
                                         const Budget& budget, const PipelineOptions& pipeline) {
   const int window = EffectiveWindow(pipeline, value_bytes);
