@@ -110,7 +110,7 @@ struct Result {
   std::string policy;  // memory: "asp" / "bsp"
   std::optional<double> ops_per_s;
   std::optional<double> mb_per_s;
-  std::optional<double> raw_ratio;      // against raw ZeroMQ of the same size
+  std::optional<double> raw_ratio;      // against the raw ceiling of the same run shape
   std::optional<double> cpu_us_per_mb;  // see Throughput
   std::optional<LatencySummary> latency;
   std::optional<double> raw_p50_us;   // latency: raw ZeroMQ round trip of the same size

@@ -46,24 +46,39 @@ struct Tally {
   absl::Status status;
 };
 
+// One worker's memory for RunPipelined: the gradient it pushes and the destinations of its
+// pulls (request i writes into slot i % window, and request i - window, the previous
+// user, has completed before request i is issued). The zero-copy pulls get read-only
+// buffers (one may come back as the server's own memory, over inproc), each first holding
+// the bench's own zeroed memory, which a pull over several chunks is joined into;
+// pull_copy writes into the bench's own memory. Made before the clock starts: zeroing a
+// window of 16 or 64 MiB destinations (256 MiB) takes a noticeable part of a second.
+struct WorkerBuffers {
+  Buffer gradient;
+  std::vector<ConstBuffer> outs;  // pull, push_pull
+  std::vector<Buffer> copies;     // pull_copy
+};
+
+WorkerBuffers MakeWorkerBuffers(Op op, uint64_t value_bytes, int window) {
+  const uint64_t floats = value_bytes / sizeof(float);
+  WorkerBuffers b;
+  b.gradient = Buffer::Allocate(floats);
+  std::fill(b.gradient.data(), b.gradient.data() + floats, 1e-6f);
+  for (int i = 0; i < window; ++i) {  // pages touched
+    if (op == Op::kPull || op == Op::kPushPull) b.outs.push_back(Buffer::Zeros(floats));
+    if (op == Op::kPullCopy) b.copies.push_back(Buffer::Zeros(floats));
+  }
+  return b;
+}
+
 // One worker's pipelined loop (see RunPipelined).
 void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
                   SteadyClock::time_point measure_begin, SteadyClock::time_point end,
-                  Tally& tally) {
+                  WorkerBuffers& buffers, Tally& tally) {
   const uint64_t floats = value_bytes / sizeof(float);
-  Buffer gradient = Buffer::Allocate(floats);
-  std::fill(gradient.data(), gradient.data() + floats, 1e-6f);
-  // Destinations of the pulls: request i writes into slot i % window, and request
-  // i - window (the previous user) has completed before request i is issued. The zero-copy
-  // pulls get read-only buffers (one may come back as the server's own memory, over
-  // inproc), each first holding the bench's own zeroed memory, which a pull over several
-  // chunks is joined into; pull_copy writes into the bench's own memory.
-  std::vector<ConstBuffer> outs;  // pull, push_pull
-  std::vector<Buffer> copies;     // pull_copy
-  for (int i = 0; i < window; ++i) {  // pages touched
-    if (op == Op::kPull || op == Op::kPushPull) outs.push_back(Buffer::Zeros(floats));
-    if (op == Op::kPullCopy) copies.push_back(Buffer::Zeros(floats));
-  }
+  const Buffer& gradient = buffers.gradient;
+  std::vector<ConstBuffer>& outs = buffers.outs;
+  std::vector<Buffer>& copies = buffers.copies;
   std::deque<Request> in_flight;
   auto complete_oldest = [&] {
     absl::Status s = in_flight.front().Wait();
@@ -193,16 +208,44 @@ int EffectiveWindow(const PipelineOptions& pipeline, uint64_t value_bytes) {
   return static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(pipeline.window, by_bytes)));
 }
 
+WireShape KairosWireShape(uint64_t value_bytes, int servers, int workers, uint64_t chunk_elements,
+                          const PipelineOptions& pipeline) {
+  // The arithmetic of the library's table partition (docs/design.md, "Tables, partitions
+  // and chunks").
+  const uint64_t floats = value_bytes / sizeof(float);
+  const uint64_t shards = static_cast<uint64_t>(servers);
+  uint64_t k = (floats + chunk_elements - 1) / chunk_elements;
+  k = std::max(k, shards);
+  k = (k + shards - 1) / shards * shards;
+  k = std::min(k, floats);
+  WireShape shape;
+  shape.chunks = static_cast<int>(k);
+  shape.message_bytes = (floats + k - 1) / k * sizeof(float);
+  const uint64_t per_server = (k + shards - 1) / shards;  // chunks of one value per server
+  const uint64_t flow_cap =
+      std::max<uint64_t>(1, static_cast<uint64_t>(WorkerOptions{}.max_bytes_in_flight_per_server) /
+                                shape.message_bytes);
+  shape.messages_in_flight = static_cast<int>(std::min<uint64_t>(
+      static_cast<uint64_t>(EffectiveWindow(pipeline, value_bytes)) * per_server, flow_cap));
+  shape.connections = workers * static_cast<int>(std::min<uint64_t>(shards, k));
+  return shape;
+}
+
 absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t value_bytes,
                                         const Budget& budget, const PipelineOptions& pipeline) {
   const int window = EffectiveWindow(pipeline, value_bytes);
+  std::vector<WorkerBuffers> buffers;
+  for (int i = 0; i < cluster.num_workers(); ++i) {
+    buffers.push_back(MakeWorkerBuffers(op, value_bytes, window));
+  }
   const SteadyClock::time_point measure_begin = After(SteadyClock::now(), budget.warmup_s);
   const SteadyClock::time_point end = After(measure_begin, budget.seconds);
   std::vector<Tally> tallies(cluster.num_workers());
   std::vector<std::thread> threads;
   for (int i = 0; i < cluster.num_workers(); ++i) {
     threads.emplace_back([&, i] {
-      PipelineLoop(cluster.worker(i), op, value_bytes, window, measure_begin, end, tallies[i]);
+      PipelineLoop(cluster.worker(i), op, value_bytes, window, measure_begin, end, buffers[i],
+                   tallies[i]);
     });
   }
   // The CPU time of the measured interval (every thread of the process: the workers, the

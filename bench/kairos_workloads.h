@@ -96,6 +96,26 @@ struct PipelineOptions {
 // The window RunPipelined uses for values of `value_bytes`.
 int EffectiveWindow(const PipelineOptions& pipeline, uint64_t value_bytes);
 
+// How a job of BenchCluster moves one whole value, for the raw ceiling of the same shape.
+struct WireShape {
+  // The largest chunk: one message per chunk. The table of value_bytes / 4 floats is cut
+  // into K chunks, K the smallest multiple of the server count with at most chunk_elements
+  // floats per chunk (docs/design.md, "Tables, partitions and chunks").
+  uint64_t message_bytes = 0;
+  int chunks = 0;  // K
+  // Chunk messages one worker keeps in flight to one server: the pipeline's window of
+  // requests, K / servers chunk messages each, capped by the worker's flow control
+  // (WorkerOptions::max_bytes_in_flight_per_server, whose default the benchmark keeps).
+  int messages_in_flight = 0;
+  // Connections that carry the values: every worker has one to every server that owns a
+  // chunk.
+  int connections = 0;
+};
+// REQUIRES: value_bytes is a positive multiple of 4, servers, workers and chunk_elements
+// positive.
+WireShape KairosWireShape(uint64_t value_bytes, int servers, int workers, uint64_t chunk_elements,
+                          const PipelineOptions& pipeline);
+
 // Every worker, on its own thread, issues `op` on the whole table (value_bytes) with a window
 // of outstanding requests for budget.warmup_s + budget.seconds, and counts the requests that
 // complete in the measured interval. REQUIRES: the table holds value_bytes / 4 floats.

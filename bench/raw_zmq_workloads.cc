@@ -36,75 +36,200 @@ std::string BindLoopback(zmq::socket_t& socket) {
   return socket.get(zmq::sockopt::last_endpoint);
 }
 
-// Receives until the zero-length end marker; measures the messages that arrive in
-// (t0, t0 + seconds], where t0 is the first arrival after the warm-up, then sets `stop`.
-Throughput ReceiveMeasured(zmq::socket_t& rx, uint64_t value_bytes, const Budget& budget,
-                           std::atomic<bool>& stop) {
-  zmq::message_t m;
-  (void)rx.recv(m, zmq::recv_flags::none);
-  const SteadyClock::time_point warm_end =
-      SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
-                               std::chrono::duration<double>(budget.warmup_s));
-  bool measuring = false;
-  uint64_t counted = 0;
-  uint64_t result_ops = 0;
-  SteadyClock::time_point t0, t1;
-  double cpu0 = 0, cpu1 = 0;
-  while (m.size() != 0) {
-    (void)rx.recv(m, zmq::recv_flags::none);
-    if (m.size() == 0 || stop.load(std::memory_order_relaxed)) continue;
-    const SteadyClock::time_point now = SteadyClock::now();
-    if (!measuring) {
-      if (now >= warm_end) {
-        measuring = true;
-        t0 = now;
-        cpu0 = ProcessCpuSeconds();
-      }
-      continue;
+// How long any raw send or receive may block: far above the time of one message (64 MiB at
+// 1 GB/s is 64 ms), so that only a stuck peer reaches it.
+constexpr int kRawIoTimeoutMs = 30000;
+
+SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
+  return t +
+         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The measured interval of a run, shared by every connection: [begin, end).
+struct Interval {
+  SteadyClock::time_point begin;
+  SteadyClock::time_point end;
+  bool Contains(SteadyClock::time_point t) const { return t >= begin && t < end; }
+};
+
+// One sender/receiver pair of RawOneWay.
+class RawPair {
+ public:
+  RawPair(const RawSpec& spec, const std::vector<char>& payload)
+      : spec_(spec),
+        payload_(payload),
+        tx_context_(1),
+        rx_context_(1),
+        rx_(rx_context_,
+            spec.mode == RawMode::kStream ? zmq::socket_type::pull : zmq::socket_type::router),
+        tx_(tx_context_,
+            spec.mode == RawMode::kStream ? zmq::socket_type::push : zmq::socket_type::dealer) {
+    if (spec.mode == RawMode::kStream) {
+      // Enough messages queued to keep the connection busy, few enough that the queues drain
+      // quickly at the end and the receiver's buffers stay warm in the caches.
+      const int hwm =
+          static_cast<int>(std::clamp<uint64_t>(spec.queue_bytes / spec.message_bytes, 4, 1000));
+      rx_.set(zmq::sockopt::rcvhwm, hwm);
+      tx_.set(zmq::sockopt::sndhwm, hwm);
     }
-    ++counted;
-    if (SecondsBetween(t0, now) >= budget.seconds) {
-      t1 = now;
-      cpu1 = ProcessCpuSeconds();
-      result_ops = counted;
-      stop.store(true);
+    for (zmq::socket_t* s : {&rx_, &tx_}) {
+      s->set(zmq::sockopt::rcvtimeo, kRawIoTimeoutMs);
+      s->set(zmq::sockopt::sndtimeo, kRawIoTimeoutMs);
+    }
+    const std::string endpoint = BindLoopback(rx_);
+    tx_.set(zmq::sockopt::linger, 0);
+    tx_.connect(endpoint);
+  }
+  ~RawPair() { Join(); }
+  RawPair(const RawPair&) = delete;
+  RawPair& operator=(const RawPair&) = delete;
+
+  // Starts the sender and the receiver; the sender sends until `stop` is set.
+  void Start(const Interval& interval, const std::atomic<bool>& stop) {
+    sender_ = std::thread([this, &stop] {
+      tx_status_ = Guarded(
+          [&] { return spec_.mode == RawMode::kStream ? SendStream(stop) : SendWindowed(stop); });
+    });
+    receiver_ =
+        std::thread([this, interval] { rx_status_ = Guarded([&] { return Receive(interval); }); });
+  }
+  void Join() {
+    if (sender_.joinable()) sender_.join();
+    if (receiver_.joinable()) receiver_.join();
+  }
+  // After Join(): the messages received in the measured interval, or the first error.
+  absl::StatusOr<uint64_t> Counted() const {
+    if (!tx_status_.ok()) return tx_status_;
+    if (!rx_status_.ok()) return rx_status_;
+    return counted_;
+  }
+
+ private:
+  zmq::message_t Payload() {
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    return zmq::message_t(const_cast<char*>(payload_.data()), spec_.message_bytes, &ReleasePayload,
+                          &in_flight_);
+  }
+
+  absl::Status SendStream(const std::atomic<bool>& stop) {
+    while (!stop.load(std::memory_order_relaxed)) {
+      zmq::message_t m = Payload();
+      if (!tx_.send(m, zmq::send_flags::none)) return Timeout("send");
+    }
+    if (!tx_.send(zmq::message_t(), zmq::send_flags::none)) return Timeout("send");  // end
+    return absl::OkStatus();
+  }
+
+  // Sends while fewer than spec_.window messages are unanswered, else waits for the oldest
+  // reply; at the end, sends the end marker and takes the replies up to its own (empty).
+  absl::Status SendWindowed(const std::atomic<bool>& stop) {
+    int unanswered = 0;
+    zmq::message_t reply;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (unanswered == spec_.window) {
+        if (!tx_.recv(reply, zmq::recv_flags::none)) return Timeout("reply");
+        --unanswered;
+      }
+      zmq::message_t m = Payload();
+      if (!tx_.send(m, zmq::send_flags::none)) return Timeout("send");
+      ++unanswered;
+    }
+    if (!tx_.send(zmq::message_t(), zmq::send_flags::none)) return Timeout("send");
+    do {
+      if (!tx_.recv(reply, zmq::recv_flags::none)) return Timeout("reply");
+    } while (reply.size() != 0);
+    return absl::OkStatus();
+  }
+
+  // Receives until the zero-length end marker, counting the messages that arrive in
+  // `interval`; under kWindow answers each (the end marker with an empty reply).
+  absl::Status Receive(const Interval& interval) {
+    const bool windowed = spec_.mode == RawMode::kWindow;
+    zmq::message_t id, m;
+    static constexpr char kAck = 1;
+    for (;;) {
+      if (windowed && !rx_.recv(id, zmq::recv_flags::none)) return Timeout("receive");
+      if (!rx_.recv(m, zmq::recv_flags::none)) return Timeout("receive");
+      const bool last = m.size() == 0;
+      if (!last && interval.Contains(SteadyClock::now())) ++counted_;
+      if (windowed) {
+        if (!rx_.send(id, zmq::send_flags::sndmore) ||
+            !rx_.send(zmq::message_t(&kAck, last ? 0 : 1), zmq::send_flags::none)) {
+          return Timeout("answer");
+        }
+      }
+      if (last) return absl::OkStatus();
     }
   }
-  return MakeThroughput(result_ops, value_bytes, SecondsBetween(t0, t1), cpu1 - cpu0);
-}
+
+  // A ZeroMQ error on a pair's thread becomes its status instead of ending the program.
+  template <typename Body>
+  static absl::Status Guarded(const Body& body) {
+    try {
+      return body();
+    } catch (const zmq::error_t& e) {
+      return absl::InternalError(absl::StrCat("raw ZeroMQ one-way: ", e.what()));
+    }
+  }
+
+  static absl::Status Timeout(const char* what) {
+    return absl::InternalError(
+        absl::StrCat("raw ZeroMQ one-way: no ", what, " within ", kRawIoTimeoutMs, " ms"));
+  }
+
+  const RawSpec spec_;
+  const std::vector<char>& payload_;
+  std::atomic<int64_t> in_flight_{0};  // declared before the contexts: they outlive it
+  zmq::context_t tx_context_;
+  zmq::context_t rx_context_;
+  zmq::socket_t rx_;
+  zmq::socket_t tx_;
+  std::thread sender_;
+  std::thread receiver_;
+  absl::Status tx_status_;
+  absl::Status rx_status_;
+  uint64_t counted_ = 0;  // receiver thread until Join()
+};
 
 }  // namespace
 
-absl::StatusOr<Throughput> RawOneWay(uint64_t value_bytes, uint64_t queue_bytes,
-                                     const Budget& budget) {
-  // Declared first so that it outlives the contexts, which release the last references.
-  std::vector<char> payload(value_bytes, 1);
-  std::atomic<int64_t> in_flight{0};
+absl::StatusOr<Throughput> RawOneWay(const RawSpec& spec, const Budget& budget) {
+  if (spec.message_bytes == 0 || spec.connections < 1 || spec.window < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "raw ZeroMQ one-way: message of ", spec.message_bytes, " bytes, ", spec.connections,
+        " connections, window ", spec.window, " (need > 0, >= 1, >= 1)"));
+  }
+  // Declared first so that it outlives the pairs' contexts, which release the last references.
+  const std::vector<char> payload(spec.message_bytes, 1);
   try {
-    zmq::context_t tx_context(1);
-    zmq::context_t rx_context(1);
-    zmq::socket_t rx(rx_context, zmq::socket_type::pull);
-    zmq::socket_t tx(tx_context, zmq::socket_type::push);
-    // Enough messages queued to keep the connection busy, few enough that the queues drain
-    // quickly at the end and the receiver's buffers stay warm in the caches.
-    const int hwm = static_cast<int>(std::clamp<uint64_t>(queue_bytes / value_bytes, 4, 1000));
-    rx.set(zmq::sockopt::rcvhwm, hwm);
-    tx.set(zmq::sockopt::sndhwm, hwm);
-    const std::string endpoint = BindLoopback(rx);
-    tx.set(zmq::sockopt::linger, 0);
-    tx.connect(endpoint);
+    std::vector<std::unique_ptr<RawPair>> pairs;
+    for (int i = 0; i < spec.connections; ++i) {
+      pairs.push_back(std::make_unique<RawPair>(spec, payload));
+    }
     std::atomic<bool> stop{false};
-    std::thread sender([&] {
-      while (!stop.load(std::memory_order_relaxed)) {
-        in_flight.fetch_add(1, std::memory_order_relaxed);
-        zmq::message_t m(payload.data(), payload.size(), &ReleasePayload, &in_flight);
-        (void)tx.send(m, zmq::send_flags::none);
+    Interval interval;
+    interval.begin = After(SteadyClock::now(), budget.warmup_s);
+    interval.end = After(interval.begin, budget.seconds);
+    for (auto& p : pairs) p->Start(interval, stop);
+    // The CPU time of the measured interval, every thread of the process (as RunPipelined).
+    std::this_thread::sleep_until(interval.begin);
+    const double cpu_begin = ProcessCpuSeconds();
+    std::this_thread::sleep_until(interval.end);
+    const double cpu_seconds = ProcessCpuSeconds() - cpu_begin;
+    stop.store(true);
+    uint64_t messages = 0;
+    absl::Status status;
+    for (auto& p : pairs) {
+      p->Join();
+      absl::StatusOr<uint64_t> n = p->Counted();
+      if (n.ok()) {
+        messages += *n;
+      } else if (status.ok()) {
+        status = n.status();
       }
-      (void)tx.send(zmq::message_t(), zmq::send_flags::none);  // the end marker
-    });
-    Throughput t = ReceiveMeasured(rx, value_bytes, budget, stop);
-    sender.join();
-    return t;
+    }
+    if (!status.ok()) return status;
+    return MakeThroughput(messages, spec.message_bytes, budget.seconds, cpu_seconds);
   } catch (const zmq::error_t& e) {
     return absl::InternalError(absl::StrCat("raw ZeroMQ one-way: ", e.what()));
   }
