@@ -21,6 +21,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/logging.h"
+#include "coordinator/barrier.h"
+#include "coordinator/roster.h"
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
 #include "common/limits.h"
@@ -33,38 +35,17 @@ namespace internal {
 namespace {
 
 enum class Phase { kJoining, kStarting, kRunning, kDone };
-enum class NodeState { kJoined, kReady, kFinished, kDead };
-
-struct NodeRecord {
-  uint32_t id = 0;
-  wire::Role role = wire::ROLE_UNSPECIFIED;
-  int rank = 0;
-  std::string endpoint;
-  PeerId peer = 0;
-  absl::Time last_seen;
-  NodeState state = NodeState::kJoined;
-  Credential credential;  // workers: what proves them to the servers
-};
-
-struct BarrierWaiter {
-  PeerId peer = 0;
-  wire::Header request;
-  int rank = 0;
-  absl::Time deadline = absl::InfiniteFuture();
-};
 
 // How long Stop waits for the I/O thread to end the job (the I/O thread runs its queue at
 // once unless a handler is stuck).
 constexpr absl::Duration kStopWait = absl::Seconds(5);
 
-std::string RoleName(wire::Role role) {
-  return role == wire::SERVER ? "server" : role == wire::WORKER ? "worker" : "node";
-}
-
 class CoordinatorImpl final : public Coordinator {
  public:
   explicit CoordinatorImpl(const CoordinatorOptions& options)
-      : options_(options), log_(GetLogger(options.logger)) {}
+      : options_(options),
+        log_(GetLogger(options.logger)),
+        roster_(options.num_servers, options.num_workers, options.job) {}
 
   ~CoordinatorImpl() override {
     Stop();
@@ -78,10 +59,7 @@ class CoordinatorImpl final : public Coordinator {
           "a job needs 1 to %d servers and 1 to %d workers (got %d servers, %d workers)",
           kMaxNodes, kMaxNodes, options_.num_servers, options_.num_workers));
     }
-    if (options_.job.has_value()) {
-      KAIROS_RETURN_IF_ERROR(ValidateJobConfig(*options_.job));
-      job_ = options_.job;
-    }
+    if (options_.job.has_value()) KAIROS_RETURN_IF_ERROR(ValidateJobConfig(*options_.job));
     TransportOptions t;
     t.context = options_.context;
     t.max_message_bytes = options_.max_message_bytes;
@@ -145,7 +123,7 @@ class CoordinatorImpl final : public Coordinator {
   void OnMessage(PeerId from, Message m) {
     const wire::Header& h = m.header;
     if (h.kind() == wire::JOIN) return HandleJoin(from, h);
-    NodeRecord* node = Find(h.sender(), from);
+    NodeRecord* node = roster_.Find(h.sender(), from);
     if (node == nullptr) {
       // A node is the connection it joined on: a header naming another node's id proves
       // nothing.
@@ -212,12 +190,6 @@ class CoordinatorImpl final : public Coordinator {
     return std::vector<int>(all.begin(), all.end());
   }
 
-  NodeRecord* Find(uint32_t id, PeerId peer) {
-    auto it = nodes_.find(id);
-    if (it == nodes_.end() || it->second.peer != peer) return nullptr;
-    return &it->second;
-  }
-
   void Reply(PeerId to, const wire::Header& request, wire::Kind kind,
              const absl::Status& status) {
     Message reply;
@@ -227,7 +199,7 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void HandleJoin(PeerId from, const wire::Header& h) {
-    absl::StatusOr<int> rank = AdmitJoin(h.join());
+    absl::StatusOr<int> rank = roster_.Admit(h.join(), phase_ != Phase::kJoining);
     absl::StatusOr<Credential> credential = Credential();
     if (rank.ok() && h.join().role() == wire::WORKER) {
       credential = NewCredential();
@@ -239,106 +211,27 @@ class CoordinatorImpl final : public Coordinator {
                  std::string(rank.status().message()));
       return Reply(from, h, wire::JOIN_REPLY, rank.status());
     }
-    NodeRecord node;
-    node.id = next_node_id_++;
-    node.role = h.join().role();
-    node.rank = *rank;
-    node.endpoint = h.join().endpoint();
-    node.peer = from;
-    node.last_seen = absl::Now();
-    node.credential = *credential;
+    const NodeRecord& node = roster_.Add(h.join().role(), *rank, h.join().endpoint(), from,
+                                         absl::Now(), *credential);
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
     reply.header.mutable_join_reply()->set_node_id(node.id);
     reply.header.mutable_join_reply()->set_rank(node.rank);
     reply.header.mutable_join_reply()->set_token_hi(node.credential.hi);
     reply.header.mutable_join_reply()->set_token_lo(node.credential.lo);
-    (node.role == wire::SERVER ? server_ids_ : worker_ids_)[node.rank] = node.id;
-    nodes_[node.id] = node;
     transport_->Send(from, std::move(reply));
-    if (static_cast<int>(server_ids_.size()) == options_.num_servers &&
-        static_cast<int>(worker_ids_.size()) == options_.num_workers) {
-      StartServers();
-    }
-  }
-
-  // The rank a joining node gets, or why it is refused.
-  absl::StatusOr<int> AdmitJoin(const wire::Join& join) {
-    if (phase_ != Phase::kJoining) {
-      return absl::FailedPreconditionError("the job has already started");
-    }
-    if (join.role() == wire::SERVER) {
-      if (static_cast<int>(server_ids_.size()) >= options_.num_servers) {
-        return absl::ResourceExhaustedError(
-            absl::StrFormat("the job already has its %d servers", options_.num_servers));
-      }
-      if (join.endpoint().empty()) {
-        return absl::InvalidArgumentError("a server must say where workers reach it");
-      }
-      return static_cast<int>(server_ids_.size());
-    }
-    if (join.role() != wire::WORKER) {
-      return absl::InvalidArgumentError("a node must join as a server or a worker");
-    }
-    if (!join.has_job()) return absl::InvalidArgumentError("a worker must send its job");
-    const JobConfig theirs = FromWire(join.job());
-    if (job_.has_value()) {
-      KAIROS_RETURN_IF_ERROR(CompareJobConfig(*job_, theirs));
-    } else {
-      KAIROS_RETURN_IF_ERROR(ValidateJobConfig(theirs));
-    }
-    const int requested = join.requested_rank();
-    if (requested >= options_.num_workers) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "worker rank %d is out of range: the job has %d workers", requested,
-          options_.num_workers));
-    }
-    if (requested >= 0 && worker_ids_.contains(requested)) {
-      return absl::AlreadyExistsError(
-          absl::StrFormat("worker rank %d has already joined", requested));
-    }
-    int rank = requested;
-    for (int r = 0; rank < 0 && r < options_.num_workers; ++r) {
-      if (!worker_ids_.contains(r)) rank = r;
-    }
-    if (rank < 0) {
-      return absl::ResourceExhaustedError(
-          absl::StrFormat("the job already has its %d workers", options_.num_workers));
-    }
-    if (!job_.has_value()) job_ = theirs;
-    return rank;
-  }
-
-  // The START of a job; the workers' credentials only for the servers (a worker must not
-  // learn another's).
-  wire::Start StartMessage(bool with_credentials) const {
-    wire::Start start;
-    ToWire(*job_, start.mutable_job());
-    start.set_num_servers(options_.num_servers);
-    start.set_num_workers(options_.num_workers);
-    for (const auto& [id, n] : nodes_) {
-      wire::Node* w = start.add_nodes();
-      w->set_node_id(n.id);
-      w->set_role(n.role);
-      w->set_rank(n.rank);
-      w->set_endpoint(n.endpoint);
-      if (with_credentials && n.role == wire::WORKER) {
-        w->set_token_hi(n.credential.hi);
-        w->set_token_lo(n.credential.lo);
-      }
-    }
-    return start;
+    if (roster_.full()) StartServers();
   }
 
   // Servers first: workers start only once every shard exists.
   void StartServers() {
     phase_ = Phase::kStarting;
-    const wire::Start start = StartMessage(/*with_credentials=*/true);
-    for (const auto& [rank, id] : server_ids_) {
+    const wire::Start start = roster_.StartMessage(/*with_credentials=*/true);
+    for (const auto& [rank, id] : roster_.servers()) {
       Message m;
       m.header.set_kind(wire::START);
       *m.header.mutable_start() = start;
-      transport_->Send(nodes_[id].peer, std::move(m));
+      transport_->Send(roster_.node(id).peer, std::move(m));
     }
   }
 
@@ -349,27 +242,20 @@ class CoordinatorImpl final : public Coordinator {
           s.code(), absl::StrFormat("server %d could not start: %s", node.rank, s.message())));
     }
     node.state = NodeState::kReady;
-    for (const auto& [rank, id] : server_ids_) {
-      if (nodes_[id].state != NodeState::kReady) return;
-    }
+    if (!roster_.servers_ready()) return;
     phase_ = Phase::kRunning;
-    const wire::Start start = StartMessage(/*with_credentials=*/false);
-    for (const auto& [rank, id] : worker_ids_) {
+    const wire::Start start = roster_.StartMessage(/*with_credentials=*/false);
+    for (const auto& [rank, id] : roster_.workers()) {
       Message m;
       m.header.set_kind(wire::START);
       *m.header.mutable_start() = start;
-      transport_->Send(nodes_[id].peer, std::move(m));
+      transport_->Send(roster_.node(id).peer, std::move(m));
     }
     log_->info("coordinator: job started with {} servers and {} workers",
                options_.num_servers, options_.num_workers);
   }
 
   // ------------------------------------------------------------ barrier and finish
-  bool WorkerActive(int rank) {
-    const NodeState s = nodes_[worker_ids_[rank]].state;
-    return s == NodeState::kJoined || s == NodeState::kReady;
-  }
-
   void HandleBarrier(NodeRecord& node, PeerId from, const wire::Header& h) {
     if (node.role != wire::WORKER) {
       Count(&RefusalCounts::wrong_kind);
@@ -389,58 +275,31 @@ class CoordinatorImpl final : public Coordinator {
       Count(&RefusalCounts::waits_capped);
     }
     w.deadline = absl::Now() + wait;
-    // One waiter per worker: a newer call of the same worker replaces the older one (its
-    // caller gave up on it), so a worker cannot grow the list.
-    for (BarrierWaiter& old : barrier_) {
-      if (old.rank != node.rank) continue;
-      Reply(old.peer, old.request, wire::ERROR,
+    if (std::optional<BarrierWaiter> old = barrier_.Arrive(std::move(w))) {
+      Reply(old->peer, old->request, wire::ERROR,
             absl::AbortedError(absl::StrFormat(
                 "barrier of worker %d superseded by a newer barrier call", node.rank)));
-      old = std::move(w);
-      return MaybeReleaseBarrier();
     }
-    barrier_.push_back(std::move(w));
     MaybeReleaseBarrier();
   }
 
-  std::vector<int> MissingFromBarrier() {
-    std::set<int> arrived;
-    for (const BarrierWaiter& w : barrier_) arrived.insert(w.rank);
-    std::vector<int> missing;
-    for (const auto& [rank, id] : worker_ids_) {
-      if (WorkerActive(rank) && !arrived.contains(rank)) missing.push_back(rank);
-    }
-    return missing;
-  }
-
   void MaybeReleaseBarrier() {
-    if (barrier_.empty() || !MissingFromBarrier().empty()) return;
-    for (const BarrierWaiter& w : barrier_) {
+    for (const BarrierWaiter& w : barrier_.TakeReleased(roster_.ActiveWorkers())) {
       Reply(w.peer, w.request, wire::BARRIER_RELEASE, absl::OkStatus());
     }
-    barrier_.clear();
   }
 
   void HandleFinish(NodeRecord& node, PeerId from, const wire::Header& h) {
     if (node.role != wire::WORKER) return;
     node.state = NodeState::kFinished;
     Reply(from, h, wire::FINISH, absl::OkStatus());
-    std::erase_if(barrier_, [&](const BarrierWaiter& w) { return w.rank == node.rank; });
+    barrier_.Remove(node.rank);
     MaybeReleaseBarrier();
     MaybeEndJob();
   }
 
   void MaybeEndJob() {
-    std::vector<int> dead;
-    for (const auto& [rank, id] : worker_ids_) {
-      const NodeState s = nodes_[id].state;
-      if (s == NodeState::kJoined || s == NodeState::kReady) return;
-      if (s == NodeState::kDead) dead.push_back(rank);
-    }
-    if (static_cast<int>(worker_ids_.size()) < options_.num_workers) return;
-    if (dead.empty()) return EndJob(absl::OkStatus());
-    EndJob(absl::UnavailableError(absl::StrFormat(
-        "the job ended without workers %s, declared dead", absl::StrJoin(dead, ", "))));
+    if (std::optional<absl::Status> outcome = roster_.Outcome()) EndJob(*outcome);
   }
 
   void EndJob(const absl::Status& status) {
@@ -449,18 +308,17 @@ class CoordinatorImpl final : public Coordinator {
     if (!status.ok()) {
       log_->warn("coordinator: the job ends: {}", std::string(status.message()));
     }
-    for (const auto& [id, n] : nodes_) {
+    for (const auto& [id, n] : roster_.nodes()) {
       if (n.state == NodeState::kDead) continue;
       Message m;
       m.header.set_kind(wire::SHUTDOWN);
       if (!status.ok()) ToWire(status, m.header.mutable_status());
       transport_->Send(n.peer, std::move(m));
     }
-    for (const BarrierWaiter& w : barrier_) {
+    for (const BarrierWaiter& w : barrier_.TakeAll()) {
       Reply(w.peer, w.request, wire::ERROR,
             absl::CancelledError(absl::StrCat("the job ended: ", status.ToString())));
     }
-    barrier_.clear();
     absl::MutexLock lock(&mu_);
     final_status_ = status;
     done_.Notify();
@@ -472,12 +330,11 @@ class CoordinatorImpl final : public Coordinator {
     if (phase_ != Phase::kRunning && now > join_deadline_) {
       return EndJob(absl::DeadlineExceededError(absl::StrFormat(
           "the job did not start within %s: %d of %d servers and %d of %d workers joined",
-          absl::FormatDuration(options_.join_timeout), server_ids_.size(),
-          options_.num_servers, worker_ids_.size(), options_.num_workers)));
+          absl::FormatDuration(options_.join_timeout), roster_.servers().size(),
+          options_.num_servers, roster_.workers().size(), options_.num_workers)));
     }
-    for (auto& [id, n] : nodes_) {
-      const bool watched = n.state == NodeState::kJoined || n.state == NodeState::kReady;
-      if (watched && now - n.last_seen > options_.heartbeat_timeout) DeclareDead(n, now);
+    for (auto& [id, n] : roster_.nodes()) {
+      if (n.active() && now - n.last_seen > options_.heartbeat_timeout) DeclareDead(n, now);
       if (phase_ == Phase::kDone) return;
     }
     ExpireBarrierWaiters(now);
@@ -492,32 +349,27 @@ class CoordinatorImpl final : public Coordinator {
     if (n.role == wire::SERVER) {
       return EndJob(absl::UnavailableError(absl::StrCat(what, "; the job cannot go on")));
     }
-    for (const auto& [rank, id] : server_ids_) {
+    for (const auto& [rank, id] : roster_.servers()) {
       Message m;
       m.header.set_kind(wire::MEMBERSHIP);
       m.header.mutable_membership()->set_node_id(n.id);
       m.header.mutable_membership()->set_rank(n.rank);
       m.header.mutable_membership()->set_state(wire::Membership::DEAD);
-      transport_->Send(nodes_[id].peer, std::move(m));
+      transport_->Send(roster_.node(id).peer, std::move(m));
     }
-    std::erase_if(barrier_, [&](const BarrierWaiter& w) { return w.rank == n.rank; });
+    barrier_.Remove(n.rank);
     MaybeReleaseBarrier();
     MaybeEndJob();
   }
 
   void ExpireBarrierWaiters(absl::Time now) {
-    std::vector<BarrierWaiter> still;
-    for (BarrierWaiter& w : barrier_) {
-      if (w.deadline > now) {
-        still.push_back(std::move(w));
-        continue;
-      }
+    const std::string missing = absl::StrJoin(barrier_.Missing(roster_.ActiveWorkers()), ", ");
+    for (const BarrierWaiter& w : barrier_.TakeExpired(now)) {
       Reply(w.peer, w.request, wire::ERROR,
-            absl::DeadlineExceededError(absl::StrFormat(
-                "barrier of worker %d waited %dms for workers %s", w.rank,
-                w.request.timeout_ms(), absl::StrJoin(MissingFromBarrier(), ", "))));
+            absl::DeadlineExceededError(
+                absl::StrFormat("barrier of worker %d waited %dms for workers %s", w.rank,
+                                w.request.timeout_ms(), missing)));
     }
-    barrier_.swap(still);
   }
 
   const CoordinatorOptions options_;
@@ -534,12 +386,8 @@ class CoordinatorImpl final : public Coordinator {
 
   // I/O thread only.
   Phase phase_ = Phase::kJoining;
-  std::optional<JobConfig> job_;
-  uint32_t next_node_id_ = 1;
-  std::map<uint32_t, NodeRecord> nodes_;
-  std::map<int, uint32_t> server_ids_;  // shard -> node id
-  std::map<int, uint32_t> worker_ids_;  // rank -> node id
-  std::vector<BarrierWaiter> barrier_;
+  Roster roster_;
+  BarrierBook barrier_;
   absl::Time join_deadline_;
   LogOnce refusal_log_;
 };

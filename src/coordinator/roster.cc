@@ -1,0 +1,133 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "coordinator/roster.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "kairos/status.h"
+#include "wire/convert.h"
+
+namespace kairos::internal {
+
+std::string RoleName(wire::Role role) {
+  return role == wire::SERVER ? "server" : role == wire::WORKER ? "worker" : "node";
+}
+
+absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
+  if (started) return absl::FailedPreconditionError("the job has already started");
+  if (join.role() == wire::SERVER) {
+    if (static_cast<int>(server_ids_.size()) >= num_servers_) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("the job already has its %d servers", num_servers_));
+    }
+    if (join.endpoint().empty()) {
+      return absl::InvalidArgumentError("a server must say where workers reach it");
+    }
+    return static_cast<int>(server_ids_.size());
+  }
+  if (join.role() != wire::WORKER) {
+    return absl::InvalidArgumentError("a node must join as a server or a worker");
+  }
+  if (!join.has_job()) return absl::InvalidArgumentError("a worker must send its job");
+  const JobConfig theirs = FromWire(join.job());
+  if (job_.has_value()) {
+    KAIROS_RETURN_IF_ERROR(CompareJobConfig(*job_, theirs));
+  } else {
+    KAIROS_RETURN_IF_ERROR(ValidateJobConfig(theirs));
+  }
+  const int requested = join.requested_rank();
+  if (requested >= num_workers_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "worker rank %d is out of range: the job has %d workers", requested, num_workers_));
+  }
+  if (requested >= 0 && worker_ids_.contains(requested)) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("worker rank %d has already joined", requested));
+  }
+  int rank = requested;
+  for (int r = 0; rank < 0 && r < num_workers_; ++r) {
+    if (!worker_ids_.contains(r)) rank = r;
+  }
+  if (rank < 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("the job already has its %d workers", num_workers_));
+  }
+  if (!job_.has_value()) job_ = theirs;
+  return rank;
+}
+
+NodeRecord& Roster::Add(wire::Role role, int rank, std::string endpoint, PeerId peer,
+                        absl::Time now, Credential credential) {
+  NodeRecord node;
+  node.id = next_node_id_++;
+  node.role = role;
+  node.rank = rank;
+  node.endpoint = std::move(endpoint);
+  node.peer = peer;
+  node.last_seen = now;
+  node.credential = credential;
+  (role == wire::SERVER ? server_ids_ : worker_ids_)[rank] = node.id;
+  return nodes_[node.id] = std::move(node);
+}
+
+bool Roster::full() const {
+  return static_cast<int>(server_ids_.size()) == num_servers_ &&
+         static_cast<int>(worker_ids_.size()) == num_workers_;
+}
+
+bool Roster::servers_ready() const {
+  for (const auto& [rank, id] : server_ids_) {
+    if (nodes_.at(id).state != NodeState::kReady) return false;
+  }
+  return static_cast<int>(server_ids_.size()) == num_servers_;
+}
+
+NodeRecord* Roster::Find(uint32_t id, PeerId peer) {
+  auto it = nodes_.find(id);
+  if (it == nodes_.end() || it->second.peer != peer) return nullptr;
+  return &it->second;
+}
+
+std::vector<int> Roster::ActiveWorkers() const {
+  std::vector<int> active;
+  for (const auto& [rank, id] : worker_ids_) {
+    if (nodes_.at(id).active()) active.push_back(rank);
+  }
+  return active;
+}
+
+wire::Start Roster::StartMessage(bool with_credentials) const {
+  wire::Start start;
+  ToWire(*job_, start.mutable_job());
+  start.set_num_servers(num_servers_);
+  start.set_num_workers(num_workers_);
+  for (const auto& [id, n] : nodes_) {
+    wire::Node* w = start.add_nodes();
+    w->set_node_id(n.id);
+    w->set_role(n.role);
+    w->set_rank(n.rank);
+    w->set_endpoint(n.endpoint);
+    if (with_credentials && n.role == wire::WORKER) {
+      w->set_token_hi(n.credential.hi);
+      w->set_token_lo(n.credential.lo);
+    }
+  }
+  return start;
+}
+
+std::optional<absl::Status> Roster::Outcome() const {
+  std::vector<int> dead;
+  for (const auto& [rank, id] : worker_ids_) {
+    const NodeRecord& n = nodes_.at(id);
+    if (n.active()) return std::nullopt;
+    if (n.state == NodeState::kDead) dead.push_back(rank);
+  }
+  if (static_cast<int>(worker_ids_.size()) < num_workers_) return std::nullopt;
+  if (dead.empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrFormat(
+      "the job ended without workers %s, declared dead", absl::StrJoin(dead, ", ")));
+}
+
+}  // namespace kairos::internal

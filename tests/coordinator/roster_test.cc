@@ -1,0 +1,116 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The coordinator's roster: which joins are admitted with which rank, the START it
+// describes, and when the job is over.
+
+#include "coordinator/roster.h"
+
+#include <optional>
+
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/job.h"
+#include "wire/convert.h"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::HasSubstr;
+
+JobConfig Job(uint64_t size) {
+  JobConfig job;
+  job.policy = "bsp";
+  job.tables.push_back({"w", size, Initializer::Zeros(), {"sgd", 0.1f}});
+  return job;
+}
+
+wire::Join ServerJoin(const std::string& endpoint = "tcp://127.0.0.1:1") {
+  wire::Join j;
+  j.set_role(wire::SERVER);
+  j.set_endpoint(endpoint);
+  return j;
+}
+
+wire::Join WorkerJoin(int rank, uint64_t size = 100) {
+  wire::Join j;
+  j.set_role(wire::WORKER);
+  j.set_requested_rank(rank);
+  ToWire(Job(size), j.mutable_job());
+  return j;
+}
+
+TEST(RosterTest, RanksAreGivenInJoinOrderOrAsAsked) {
+  Roster r(2, 3, std::nullopt);
+  EXPECT_EQ(*r.Admit(ServerJoin(), false), 0);
+  r.Add(wire::SERVER, 0, "a", 1, absl::UnixEpoch(), {});
+  EXPECT_EQ(*r.Admit(ServerJoin(), false), 1);
+  EXPECT_EQ(*r.Admit(WorkerJoin(2), false), 2);
+  r.Add(wire::WORKER, 2, "", 2, absl::UnixEpoch(), {});
+  EXPECT_EQ(*r.Admit(WorkerJoin(-1), false), 0);  // the lowest free rank
+  EXPECT_FALSE(r.full());
+}
+
+TEST(RosterTest, RefusalsSayWhy) {
+  Roster r(1, 2, Job(100));
+  EXPECT_EQ(r.Admit(ServerJoin(), true).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.Admit(ServerJoin(""), false).status().message(), HasSubstr("where workers reach it"));
+  EXPECT_THAT(r.Admit(WorkerJoin(2), false).status().message(), HasSubstr("out of range"));
+  EXPECT_THAT(r.Admit(WorkerJoin(0, 200), false).status().message(),
+              HasSubstr("size is 200 here but 100 in the job"));
+  r.Add(wire::WORKER, 0, "", 5, absl::UnixEpoch(), {});
+  EXPECT_EQ(r.Admit(WorkerJoin(0), false).status().code(), absl::StatusCode::kAlreadyExists);
+  r.Add(wire::WORKER, 1, "", 6, absl::UnixEpoch(), {});
+  EXPECT_EQ(r.Admit(WorkerJoin(-1), false).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  wire::Join none;
+  EXPECT_EQ(r.Admit(none, false).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RosterTest, TheFirstWorkersJobBecomesTheJobsWithoutOne) {
+  Roster r(1, 2, std::nullopt);
+  ASSERT_TRUE(r.Admit(WorkerJoin(0, 100), false).ok());
+  r.Add(wire::WORKER, 0, "", 5, absl::UnixEpoch(), {});
+  EXPECT_THAT(r.Admit(WorkerJoin(1, 300), false).status().message(),
+              HasSubstr("size is 300 here but 100 in the job"));
+}
+
+TEST(RosterTest, ANodeIsTheConnectionItJoinedOn) {
+  Roster r(1, 1, Job(100));
+  const uint32_t id = r.Add(wire::SERVER, 0, "a", /*peer=*/7, absl::UnixEpoch(), {}).id;
+  EXPECT_NE(r.Find(id, 7), nullptr);
+  EXPECT_EQ(r.Find(id, 8), nullptr);
+  EXPECT_EQ(r.Find(id + 1, 7), nullptr);
+}
+
+TEST(RosterTest, OnlyTheServersStartCarriesTheWorkersCredentials) {
+  Roster r(1, 1, Job(100));
+  r.Add(wire::SERVER, 0, "tcp://s", 1, absl::UnixEpoch(), {});
+  r.Add(wire::WORKER, 0, "", 2, absl::UnixEpoch(), Credential{11, 22});
+  ASSERT_TRUE(r.full());
+  const wire::Start to_servers = r.StartMessage(true);
+  const wire::Start to_workers = r.StartMessage(false);
+  ASSERT_EQ(to_servers.nodes_size(), 2);
+  EXPECT_EQ(to_servers.nodes(1).token_hi(), 11u);
+  EXPECT_EQ(to_workers.nodes(1).token_hi(), 0u);
+  EXPECT_EQ(to_servers.nodes(0).endpoint(), "tcp://s");
+  EXPECT_EQ(to_workers.num_workers(), 1);
+}
+
+TEST(RosterTest, TheJobEndsWhenNoWorkerIsActiveAndNamesTheDead) {
+  Roster r(1, 3, Job(100));
+  for (int w = 0; w < 3; ++w) r.Add(wire::WORKER, w, "", 10 + w, absl::UnixEpoch(), {});
+  EXPECT_FALSE(r.Outcome().has_value());
+  r.node(r.workers().at(0)).state = NodeState::kFinished;
+  r.node(r.workers().at(1)).state = NodeState::kDead;
+  EXPECT_EQ(r.ActiveWorkers(), std::vector<int>{2});
+  EXPECT_FALSE(r.Outcome().has_value());
+  r.node(r.workers().at(2)).state = NodeState::kFinished;
+  ASSERT_TRUE(r.Outcome().has_value());
+  EXPECT_EQ(r.Outcome()->code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.Outcome()->message(), HasSubstr("without workers 1"));
+}
+
+}  // namespace
+}  // namespace kairos::internal
