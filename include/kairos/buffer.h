@@ -15,11 +15,13 @@
 #include <memory>
 #include <span>
 
+#include "kairos/export.h"
+
 namespace kairos {
 
 inline constexpr std::size_t kBufferAlignment = 64;
 
-class Buffer {
+class KAIROS_EXPORT Buffer {
  public:
   // An empty buffer (size() == 0, data() == nullptr).
   Buffer() = default;

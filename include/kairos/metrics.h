@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "kairos/export.h"
 
 namespace kairos {
 
 // Counts of non-negative integers in power-of-two buckets: bucket 0 holds 0, bucket i >= 1
 // holds [2^(i-1), 2^i). Cheap to add to, exact in count, sum and max.
-class Histogram {
+class KAIROS_EXPORT Histogram {
  public:
   static constexpr int kBuckets = 65;
 
@@ -42,7 +43,7 @@ class Histogram {
 // Counts of non-negative real values in power-of-two buckets: bucket 0 holds [0, 2^-31),
 // bucket i >= 1 holds [2^(i-32), 2^(i-31)); values >= 2^32 go to the last bucket. For
 // scales and distances, which are not integers.
-class RealHistogram {
+class KAIROS_EXPORT RealHistogram {
  public:
   static constexpr int kBuckets = 65;
 
