@@ -41,8 +41,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kairos
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # A shared libkairos carries its private dependencies (Protobuf, ZeroMQ, spdlog, the rest
-# of Abseil) in its own DT_NEEDED entries, so a consumer needs only the public ones. A static
-# one lists them in the export as $<LINK_ONLY:...>, so the package must find them too.
+# of Abseil) in its own DT_NEEDED entries (it links with --no-undefined: src/CMakeLists.txt),
+# so a consumer needs only the public ones. A static one lists them in the export as
+# $<LINK_ONLY:...>, so the package must find them too. Either exports only the public API
+# (KAIROS_EXPORT, kairos/export.h); a static one defines KAIROS_STATIC for its users.
 get_target_property(_kairos_type kairos TYPE)
 if(_kairos_type STREQUAL "STATIC_LIBRARY")
   set(KAIROS_STATIC_LIBRARY ON)

@@ -19,6 +19,8 @@
 #include <memory>
 #include <span>
 
+#include "kairos/export.h"
+
 namespace kairos {
 
 class ConstBuffer;
@@ -28,7 +30,7 @@ class ConstBufferAccess;
 
 inline constexpr std::size_t kBufferAlignment = 64;
 
-class Buffer {
+class KAIROS_EXPORT Buffer {
  public:
   // An empty buffer (size() == 0, data() == nullptr).
   Buffer() = default;

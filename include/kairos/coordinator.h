@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/export.h"
 #include "kairos/metrics.h"
 #include "kairos/options.h"
 
@@ -28,7 +29,7 @@ struct CoordinatorStats {
   RefusalCounts refused;
 };
 
-class Coordinator {
+class KAIROS_EXPORT Coordinator {
  public:
   // Binds options.listen. A port that is taken is Unavailable ("address already in use"),
   // never a crash.

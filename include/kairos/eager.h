@@ -34,11 +34,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kairos/export.h"
 #include "kairos/worker.h"
 
 namespace kairos {
 
-class EagerSchedule {
+class KAIROS_EXPORT EagerSchedule {
  public:
   // Reads the whole table into `params` (REQUIRES: params.size() == the table's size).
   static absl::StatusOr<std::unique_ptr<EagerSchedule>> Start(Worker& worker,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "kairos/export.h"
 #include "kairos/table.h"
 
 namespace kairos {
@@ -59,13 +60,13 @@ struct JobConfig {
 // parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..64
 // characters, learning rate finite; a policy of at most kMaxPolicyLength characters that
 // parses. InvalidArgument names the table or field at fault and the limit.
-absl::Status ValidateJobConfig(const JobConfig& job);
+KAIROS_EXPORT absl::Status ValidateJobConfig(const JobConfig& job);
 
 // Compares `theirs` (a joining node's) with `ours` (the job's). Policies are compared in
 // canonical form, so two spellings of one policy agree. OK when equal; otherwise
 // InvalidArgument naming the first differing field, e.g.
 // "table 0 ('w') size is 100 here but 200 in the job".
-absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs);
+KAIROS_EXPORT absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs);
 
 }  // namespace kairos
 

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kairos/export.h"
 
 namespace kairos {
 
@@ -36,26 +37,27 @@ inline constexpr char kCurvePublicKeyFile[] = "public.key";
 inline constexpr char kCurveSecretKeyFile[] = "secret.key";
 
 // True when the ZeroMQ library kairos runs on was built with CURVE (libsodium).
-bool CurveAvailable();
+KAIROS_EXPORT bool CurveAvailable();
 
 // A fresh random key pair. FailedPrecondition when CURVE is not available.
-absl::StatusOr<CurveKeys> GenerateCurveKeys();
+KAIROS_EXPORT absl::StatusOr<CurveKeys> GenerateCurveKeys();
 
 // OK when both keys are 40 characters of Z85 and the public key is the one of the secret
 // key; InvalidArgument saying which check failed otherwise (never quoting the secret key).
-absl::Status CheckCurveKeys(const CurveKeys& keys);
+KAIROS_EXPORT absl::Status CheckCurveKeys(const CurveKeys& keys);
 
 // Reads the key pair of directory `dir` and checks it (CheckCurveKeys). Errors name the file:
 // NotFound (no such directory or file), PermissionDenied (the secret key file can be read or
 // written by its group or by others: chmod 600 it; or it cannot be read), InvalidArgument
 // (not a key: wrong length, not Z85, a public key that is not the secret key's).
-absl::StatusOr<CurveKeys> LoadCurveKeys(const std::string& dir);
+KAIROS_EXPORT absl::StatusOr<CurveKeys> LoadCurveKeys(const std::string& dir);
 
 // Writes `keys` to directory `dir` (created with mode 0700 when missing, including its
 // parents): the secret key file with mode 0600, the public key file with mode 0644, each
 // written to a temporary file and renamed into place. AlreadyExists when `dir` already holds
 // either file and `overwrite` is false; InvalidArgument when the keys fail CheckCurveKeys.
-absl::Status WriteCurveKeys(const std::string& dir, const CurveKeys& keys, bool overwrite);
+KAIROS_EXPORT absl::Status WriteCurveKeys(const std::string& dir, const CurveKeys& keys,
+                                          bool overwrite);
 
 }  // namespace kairos
 

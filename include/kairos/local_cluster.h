@@ -15,13 +15,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kairos/export.h"
 #include "kairos/options.h"
 #include "kairos/server.h"
 #include "kairos/worker.h"
 
 namespace kairos {
 
-class LocalCluster {
+class KAIROS_EXPORT LocalCluster {
  public:
   // Starts every node and waits until the job has started (all joined).
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Create(const ClusterOptions& options);

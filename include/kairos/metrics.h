@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "kairos/export.h"
 
 namespace kairos {
 
 // Counts of non-negative integers in power-of-two buckets: bucket 0 holds 0, bucket i >= 1
 // holds [2^(i-1), 2^i). Cheap to add to, exact in count, sum and max.
-class Histogram {
+class KAIROS_EXPORT Histogram {
  public:
   static constexpr int kBuckets = 65;
 
@@ -42,7 +43,7 @@ class Histogram {
 // Counts of non-negative real values in power-of-two buckets: bucket 0 holds [0, 2^-31),
 // bucket i >= 1 holds [2^(i-32), 2^(i-31)); values >= 2^32 go to the last bucket. For
 // scales and distances, which are not integers.
-class RealHistogram {
+class KAIROS_EXPORT RealHistogram {
  public:
   static constexpr int kBuckets = 65;
 
@@ -103,7 +104,25 @@ struct RefusalCounts {
 };
 
 // Adds every counter of `b` to `a` (a server's node-level and engine-level refusals).
-RefusalCounts& operator+=(RefusalCounts& a, const RefusalCounts& b);
+inline RefusalCounts& operator+=(RefusalCounts& a, const RefusalCounts& b) {
+  static_assert(sizeof(RefusalCounts) == 14 * sizeof(uint64_t),
+                "a new counter of RefusalCounts must be added here too");
+  a.unauthenticated += b.unauthenticated;
+  a.not_active += b.not_active;
+  a.not_started += b.not_started;
+  a.wrong_kind += b.wrong_kind;
+  a.bad_range += b.bad_range;
+  a.bad_clock += b.bad_clock;
+  a.bad_scale += b.bad_scale;
+  a.nonfinite += b.nonfinite;
+  a.nonfinite_skipped += b.nonfinite_skipped;
+  a.too_many_waiting += b.too_many_waiting;
+  a.malformed += b.malformed;
+  a.duplicates += b.duplicates;
+  a.waits_capped += b.waits_capped;
+  a.joins += b.joins;
+  return a;
+}
 
 
 // What one server saw of one worker. Requests are counted per message: a push or pull of a

@@ -20,23 +20,25 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kairos/export.h"
 #include "kairos/options.h"
 #include "kairos/worker.h"
 
 namespace kairos {
 
 // True when this process was started by kairos-launch (KAIROS_COORDINATOR is set).
-bool LaunchedByKairos();
+KAIROS_EXPORT bool LaunchedByKairos();
 
 // Fills a WorkerOptions from `base` and the environment variables set by kairos-launch:
 // KAIROS_COORDINATOR (required), KAIROS_RANK, KAIROS_KEYS (a CURVE key directory, read with
 // LoadCurveKeys into `keys`). An error names the variable: InvalidArgument for a malformed
 // one, LoadCurveKeys's error for a key directory that cannot be used.
-absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(const WorkerOptions& base);
+KAIROS_EXPORT absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(
+    const WorkerOptions& base);
 
 // See the file comment. Returns the first error of any worker.
-absl::Status RunWorkers(const ClusterOptions& options,
-                        const std::function<absl::Status(Worker&)>& fn);
+KAIROS_EXPORT absl::Status RunWorkers(const ClusterOptions& options,
+                                      const std::function<absl::Status(Worker&)>& fn);
 
 }  // namespace kairos
 

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/export.h"
 #include "kairos/metrics.h"
 #include "kairos/options.h"
 
@@ -44,7 +45,7 @@ struct ServerStats {
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };
 
-class Server {
+class KAIROS_EXPORT Server {
  public:
   // Binds options.listen and joins the job through options.coordinator. Returns once the
   // listening socket is bound and the join is sent; the shard's tables are created when the

@@ -13,9 +13,11 @@
 
 #include <memory>
 
+#include "kairos/export.h"
+
 namespace kairos {
 
-class TransportContext {
+class KAIROS_EXPORT TransportContext {
  public:
   // `io_threads`: the transport's background I/O threads (1 suits most nodes).
   static std::shared_ptr<TransportContext> Create(int io_threads = 1);

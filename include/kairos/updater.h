@@ -12,6 +12,7 @@
 #include <span>
 
 #include "absl/status/statusor.h"
+#include "kairos/export.h"
 #include "kairos/table.h"
 
 namespace kairos {
@@ -21,7 +22,7 @@ namespace kairos {
 // Thread-safety: a server calls Apply or ApplyMany for one chunk from one thread at a time,
 // and for different chunks possibly in parallel; an Updater must keep no mutable state
 // outside the `state` it is given (it is shared by all chunks of a table).
-class Updater {
+class KAIROS_EXPORT Updater {
  public:
   virtual ~Updater() = default;
 
@@ -53,7 +54,8 @@ using UpdaterFactory =
     std::function<absl::StatusOr<std::unique_ptr<Updater>>(const UpdaterSpec& spec)>;
 
 // The built-in factory: "sgd".
-absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(const UpdaterSpec& spec);
+KAIROS_EXPORT absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(
+    const UpdaterSpec& spec);
 
 }  // namespace kairos
 

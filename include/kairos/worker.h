@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kairos/buffer.h"
+#include "kairos/export.h"
 #include "kairos/options.h"
 
 namespace kairos {
@@ -46,7 +47,7 @@ class RequestState;
 
 // The handle of an asynchronous push or pull. Copyable (copies share the request).
 // A default-constructed Request is complete with an OK status.
-class Request {
+class KAIROS_EXPORT Request {
  public:
   Request() = default;
   explicit Request(std::shared_ptr<internal::RequestState> state);
@@ -81,7 +82,7 @@ struct PushPullReply {
   bool refresh = false;         // a shard asks for fresh parameters before the next step
 };
 
-class Worker {
+class KAIROS_EXPORT Worker {
  public:
   // Joins the job through options.coordinator and waits (up to options.join_timeout) until
   // the job starts. Errors: InvalidArgument for a configuration the job refuses (the

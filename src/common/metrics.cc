@@ -51,24 +51,4 @@ void RealHistogram::Add(double value) {
   CountSample(buckets_, BucketOf(value), value, count_, sum_, max_);
 }
 
-RefusalCounts& operator+=(RefusalCounts& a, const RefusalCounts& b) {
-  static_assert(sizeof(RefusalCounts) == 14 * sizeof(uint64_t),
-                "a new counter of RefusalCounts must be added here too");
-  a.unauthenticated += b.unauthenticated;
-  a.not_active += b.not_active;
-  a.not_started += b.not_started;
-  a.wrong_kind += b.wrong_kind;
-  a.bad_range += b.bad_range;
-  a.bad_clock += b.bad_clock;
-  a.bad_scale += b.bad_scale;
-  a.nonfinite += b.nonfinite;
-  a.nonfinite_skipped += b.nonfinite_skipped;
-  a.too_many_waiting += b.too_many_waiting;
-  a.malformed += b.malformed;
-  a.duplicates += b.duplicates;
-  a.waits_capped += b.waits_capped;
-  a.joins += b.joins;
-  return a;
-}
-
 }  // namespace kairos
