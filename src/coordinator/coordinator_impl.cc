@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
@@ -64,7 +65,7 @@ std::string RoleName(wire::Role role) {
 class CoordinatorImpl final : public Coordinator {
  public:
   explicit CoordinatorImpl(const CoordinatorOptions& options)
-      : options_(options), log_(GetLogger(options.logger)) {}
+      : options_(options), clock_(ClockOf(options_)), log_(GetLogger(options.logger)) {}
 
   ~CoordinatorImpl() override {
     Stop();
@@ -89,9 +90,10 @@ class CoordinatorImpl final : public Coordinator {
     t.max_peers = options_.max_peers;
     t.keys = options_.keys;
     t.logger = options_.logger;
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    t.clock = options_.clock;
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
-    join_deadline_ = absl::Now() + options_.join_timeout;
+    join_deadline_ = clock_.Now() + options_.join_timeout;
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
                       [this](PeerId from, const absl::Status& why, const wire::Header* h) {
                         OnMalformed(from, why, h);
@@ -167,7 +169,7 @@ class CoordinatorImpl final : public Coordinator {
       }
       return Reply(from, h, wire::ERROR, absl::PermissionDeniedError(why));
     }
-    node->last_seen = absl::Now();
+    node->last_seen = clock_.Now();
     switch (h.kind()) {
       case wire::HEARTBEAT:
         if (node->role == wire::SERVER) RecordStragglers(node->rank, h);
@@ -245,7 +247,7 @@ class CoordinatorImpl final : public Coordinator {
     node.rank = *rank;
     node.endpoint = h.join().endpoint();
     node.peer = from;
-    node.last_seen = absl::Now();
+    node.last_seen = clock_.Now();
     node.credential = *credential;
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
@@ -388,7 +390,7 @@ class CoordinatorImpl final : public Coordinator {
     } else {
       Count(&RefusalCounts::waits_capped);
     }
-    w.deadline = absl::Now() + wait;
+    w.deadline = clock_.Now() + wait;
     // One waiter per worker: a newer call of the same worker replaces the older one (its
     // caller gave up on it), so a worker cannot grow the list.
     for (BarrierWaiter& old : barrier_) {
@@ -521,6 +523,7 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   const CoordinatorOptions options_;
+  const Clock& clock_;  // options_.clock keeps it alive
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Transport> transport_;
   bool running_ = false;  // the I/O thread was started (set once, in Init)

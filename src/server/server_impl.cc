@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/clock.h"
 #include "common/limits.h"
 #include "common/logging.h"
 #include "kairos/eigen.h"
@@ -197,7 +198,7 @@ class ServerImpl final : public Server {
   void OnMessage(PeerId from, Message m) {
     const wire::Header& h = m.header;
     if (from == coordinator_) {
-      link_.Heard(absl::Now());
+      link_.Heard(ClockOf(options_).Now());
       return OnCoordinatorMessage(m);
     }
     switch (h.kind()) {
@@ -507,7 +508,7 @@ class ServerImpl final : public Server {
     const policy::StragglerDecision verdict = straggler_->OnPush(*rank, info);
     const bool drop = verdict.action == policy::StragglerDecision::Action::kDrop;
     RecordPush(*rank, info, verdict);
-    gate_->OnPush(*rank, h.clock(), absl::Now());
+    gate_->OnPush(*rank, h.clock(), ClockOf(options_).Now());
     // The answer is a PUSH_REPLY, or under eager pull the read that follows the push.
     std::optional<Message> reply;
     if (!h.pull_after()) {
@@ -712,7 +713,7 @@ class ServerImpl final : public Server {
   // (at most max_waiting_reads_per_worker of a worker, each for at most max_read_wait).
   void Admit(PendingPull p) {
     const wire::Header& h = p.header;
-    p.arrived = absl::Now();
+    p.arrived = ClockOf(options_).Now();
     if (gate_->Admits(p.rank, h.clock())) return ServePull(p);
     if (waiting_of_rank_[p.rank] >= options_.max_waiting_reads_per_worker) {
       return Refuse(p.from, h, &RefusalCounts::too_many_waiting,
@@ -751,7 +752,7 @@ class ServerImpl final : public Server {
       if (min != policy::kUnbounded) {
         wm.max_read_lead = std::max<int64_t>(wm.max_read_lead, h.clock() - min);
       }
-      if (p.waited) wm.blocked_time += absl::Now() - p.arrived;
+      if (p.waited) wm.blocked_time += ClockOf(options_).Now() - p.arrived;
     }
     stats_.bytes_out.fetch_add(h.length() * sizeof(float));
     Message reply;
@@ -784,7 +785,7 @@ class ServerImpl final : public Server {
                         gate_->clocks().clock(*rank))));
     }
     if (!ClockInWindow(from, h, *rank)) return;
-    gate_->OnClock(*rank, h.clock(), absl::Now());
+    gate_->OnClock(*rank, h.clock(), ClockOf(options_).Now());
     Reevaluate();
   }
 
@@ -877,7 +878,7 @@ class ServerImpl final : public Server {
   ApplyPool pool_;
   std::unique_ptr<Transport> transport_;
   std::string endpoint_;
-  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
   PeerId coordinator_ = 0;
   std::atomic<int> shard_index_{-1};
   AtomicStats stats_;
@@ -931,8 +932,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   t.max_peers = options.max_peers;
   t.keys = options.keys;
   t.logger = options.logger;
+  t.clock = options.clock;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<internal::Transport> transport,
-                          internal::MakeZmqTransport(t));
+                          internal::MakeTransport(t, options.transport_factory.get()));
   return internal::CreateServerWithTransport(options, std::move(transport));
 }
 

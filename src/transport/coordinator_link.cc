@@ -9,7 +9,7 @@ namespace kairos::internal {
 
 absl::Status CoordinatorLink::Connect(Transport& transport) {
   KAIROS_ASSIGN_OR_RETURN(peer_, transport.Connect(endpoint_));
-  last_heard_ = absl::Now();
+  last_heard_ = clock_.Now();
   return absl::OkStatus();
 }
 

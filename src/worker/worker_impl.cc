@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/partition.h"
 #include "kairos/status.h"
@@ -112,7 +113,7 @@ class WorkerImpl final : public Worker {
   ~WorkerImpl() override {
     if (started_.HasBeenNotified() && !finished_.load() && EndStatus().ok()) {
       CallOptions o;
-      o.deadline = absl::Now() + absl::Seconds(5);
+      o.deadline = ClockOf(options_).Now() + absl::Seconds(5);
       if (absl::Status s = Finish(o); !s.ok()) {
         log_->warn("worker {}: finish at destruction failed: {}", rank_,
                    std::string(s.message()));
@@ -130,7 +131,8 @@ class WorkerImpl final : public Worker {
     t.name = "worker";
     t.keys = options_.keys;
     t.logger = options_.logger;
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    t.clock = options_.clock;
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
     // A connection refused at its handshake (CURVE keys) ends the worker at once, so Create
     // and every request fail with why instead of waiting for their deadlines.
     transport_->SetConnectErrorHandler([this](PeerId peer, const absl::Status& why) {
@@ -142,6 +144,7 @@ class WorkerImpl final : public Worker {
     });
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
     coordinator_ = link_.peer();
+    join_deadline_ = ClockOf(options_).Now() + options_.join_timeout;
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
                       [this](PeerId, const absl::Status& why, const wire::Header*) {
                         log_->warn("worker {}: dropped a malformed message: {}", rank_,
@@ -157,13 +160,17 @@ class WorkerImpl final : public Worker {
     j->set_pid(static_cast<uint32_t>(::getpid()));
     ToWire(options_.job, j->mutable_job());
     transport_->Send(coordinator_, std::move(join));
-    if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "worker: the job at %s did not start within %s (are all servers and workers "
-          "up?)",
-          options_.coordinator, absl::FormatDuration(options_.join_timeout)));
-    }
+    // The tick ends the wait at join_deadline_ on the node's clock; the real-time wait is
+    // the same bound on a real clock and a backstop on a virtual one.
+    if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) return JoinTimedOut();
     return EndStatus();
+  }
+
+  absl::Status JoinTimedOut() const {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "worker: the job at %s did not start within %s (are all servers and workers "
+        "up?)",
+        options_.coordinator, absl::FormatDuration(options_.join_timeout)));
   }
 
   int rank() const override { return rank_; }
@@ -323,7 +330,7 @@ class WorkerImpl final : public Worker {
   }
 
   absl::Time DeadlineOf(const CallOptions& options) const {
-    return options.deadline.value_or(absl::Now() + options_.request_timeout);
+    return options.deadline.value_or(ClockOf(options_).Now() + options_.request_timeout);
   }
 
   // Where a pull's values go: caller memory (`out`) or a Buffer (`gather`).
@@ -357,14 +364,14 @@ class WorkerImpl final : public Worker {
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, offset, offset + length}, deadline + kDeadlineGrace,
         static_cast<int>(chunks.size()), /*spin=*/length * sizeof(float) <= kSpinMaxBytes,
-        wait_tuning_);
+        wait_tuning_, ClockOf(options_));
     if (target.gather != nullptr) state->GatherInto(target.gather, length);
     if (target.out != nullptr) state->ReceiveInto(target.out);
     Batch batch;
     batch.reserve(chunks.size());
     const int64_t clock = clock_.load();
     const uint64_t timeout_ms = static_cast<uint64_t>(
-        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - ClockOf(options_).Now())));
     for (const Chunk& c : chunks) {
       const uint64_t begin = std::max(offset, c.begin);
       const uint64_t end = std::min(offset + length, c.end);
@@ -405,9 +412,10 @@ class WorkerImpl final : public Worker {
     const absl::Time deadline = DeadlineOf(options);
     const int n = to_servers ? num_servers_ : 1;
     auto state = std::make_shared<RequestState>(RequestLabel{what, "", 0, 0, rank_},
-                                                deadline + kDeadlineGrace, n);
+                                                deadline + kDeadlineGrace, n, /*spin=*/false,
+                                                nullptr, ClockOf(options_));
     const uint64_t timeout_ms = static_cast<uint64_t>(
-        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - ClockOf(options_).Now())));
     Batch batch;
     for (int i = 0; i < n; ++i) {
       Message m;
@@ -481,7 +489,7 @@ class WorkerImpl final : public Worker {
   void OnMessage(PeerId from, Message m) {
     const wire::Header& h = m.header;
     if (from == coordinator_) {
-      link_.Heard(absl::Now());
+      link_.Heard(ClockOf(options_).Now());
       switch (h.kind()) {
         case wire::JOIN_REPLY:
           return HandleJoinReply(h);
@@ -591,6 +599,7 @@ class WorkerImpl final : public Worker {
   }
 
   void OnTick(absl::Time now) {
+    if (!started_.HasBeenNotified() && now >= join_deadline_) return End(JoinTimedOut());
     if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
     ExpireParts(now);
   }
@@ -620,7 +629,7 @@ class WorkerImpl final : public Worker {
   const WorkerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Transport> transport_;
-  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
   PeerId coordinator_ = 0;
   std::atomic<uint64_t> next_id_{1};
   // The worker's open push and pull requests and how fast lone small ones are answered
@@ -633,6 +642,8 @@ class WorkerImpl final : public Worker {
   mutable absl::Mutex mu_;
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);
 
+  // Written by Init before the transport starts; read by the I/O thread.
+  absl::Time join_deadline_ = absl::InfiniteFuture();
   // Written by the I/O thread before started_ is notified; read-only afterwards.
   absl::Notification started_;
   uint32_t node_id_ = 0;
