@@ -129,6 +129,8 @@ class FaultyTransport final : public Transport {
   uint64_t handshakes_refused() const override { return inner_->handshakes_refused(); }
 
   const std::string& name() const { return name_; }
+  // The wrapped transport (a test drives a FakeTransport through it).
+  Transport& inner() { return *inner_; }
 
  private:
   // A message waiting in its connection's queue. Released when due (`due` has passed) and
