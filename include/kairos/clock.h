@@ -6,8 +6,8 @@
 //
 // A RealClock moves by itself: nodes tick every tick period on it, as before. A ManualClock
 // stands still until Advance or Set moves it; a node on one runs its tick (heartbeats,
-// deadline scans, delayed messages) after each move of the clock, with the clock's time,
-// and never otherwise (moves in quick succession may share one tick, which sees the latest
+// deadline scans, delayed messages) when it starts and after each move of the clock, with
+// the clock's time, and never otherwise (moves in quick succession may share one tick, which sees the latest
 // time). So a test moves the clock in steps shorter than the heartbeat interval and the
 // timeouts it does not mean to expire, letting the messages of one step arrive before the
 // next. Waits of the calling thread (a blocked Pull, Worker::Create's join) end

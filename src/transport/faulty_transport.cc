@@ -94,6 +94,68 @@ std::string FaultLog::Summary() const {
   });
 }
 
+uint64_t FaultLog::activity() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<uint64_t>(sent_ + arrived_);
+}
+
+int64_t FaultLog::held() const {
+  absl::MutexLock lock(&mu_);
+  return held_;
+}
+
+int64_t FaultLog::in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return sent_ - arrived_;
+}
+
+bool FaultLog::AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sent_ - arrived_ <= n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
+}
+
+bool FaultLog::AwaitTicked(absl::Time t, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto ticked = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const auto& [name, last] : last_tick_) {
+      if (last < t) return false;
+    }
+    return true;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&ticked), timeout);
+}
+
+void FaultLog::AddSent(int64_t n) {
+  absl::MutexLock lock(&mu_);
+  sent_ += n;
+}
+
+void FaultLog::AddArrived() {
+  absl::MutexLock lock(&mu_);
+  ++arrived_;
+}
+
+void FaultLog::AddHeld(int64_t n) {
+  absl::MutexLock lock(&mu_);
+  held_ += n;
+}
+
+void FaultLog::Started(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  last_tick_[name] = absl::InfinitePast();
+}
+
+void FaultLog::Ticked(const std::string& name, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = last_tick_.find(name); it != last_tick_.end()) it->second = now;
+}
+
+void FaultLog::Stopped(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  last_tick_.erase(name);
+}
+
 // ------------------------------------------------------------------ FaultyTransport
 FaultyTransport::FaultyTransport(std::unique_ptr<Transport> inner, FaultPlan plan,
                                  std::string name, std::shared_ptr<const Clock> clock,
@@ -113,6 +175,7 @@ void FaultyTransport::Start(MessageHandler on_message, MalformedHandler on_malfo
                             TickHandler on_tick) {
   on_message_ = std::move(on_message);
   on_tick_ = std::move(on_tick);
+  log_->Started(name_);
   inner_->Start([this](PeerId from, Message m) { OnReceive(from, std::move(m)); },
                 std::move(on_malformed), [this](absl::Time now) { OnTick(now); });
 }
@@ -122,8 +185,9 @@ void FaultyTransport::Stop() {
     absl::MutexLock lock(&mu_);
     if (!stopped_) {
       stopped_ = true;
+      log_->Stopped(name_);
       for (Connection& c : connections_) {
-        log_->held_.fetch_sub(static_cast<int64_t>(c.queue.size()));
+        log_->AddHeld(-static_cast<int64_t>(c.queue.size()));
         c.queue.clear();
       }
     }
@@ -215,7 +279,7 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(
     }
     if (n > 0) {
       c.queue.erase(c.queue.begin(), c.queue.begin() + static_cast<std::ptrdiff_t>(n));
-      log_->held_.fetch_sub(static_cast<int64_t>(n));
+      log_->AddHeld(-static_cast<int64_t>(n));
     }
   }
   return out;
@@ -226,8 +290,7 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(
 void FaultyTransport::Send(PeerId to, Message message) {
   absl::MutexLock lock(&mu_);
   if (stopped_) return inner_->Send(to, std::move(message));  // dropped and counted there
-  log_->activity_.fetch_add(1);
-  const absl::Time now = clock_.Now();
+    const absl::Time now = clock_.Now();
   const Verdict v = Decide(FaultDirection::kSend, message, to, now);
   if (v.partition || v.drop) return;
   Connection& c = ConnectionOf(FaultDirection::kSend, to);
@@ -240,24 +303,34 @@ void FaultyTransport::Send(PeerId to, Message message) {
     if (hold) {
       c.queue.push_back(Held{std::move(m), first ? v.due : absl::InfinitePast(),
                              first ? v.overtakes : 0});
-      log_->held_.fetch_add(1);
+      log_->AddHeld(1);
     } else {
-      inner_->Send(to, std::move(m));
+      SendOut(to, std::move(m));
     }
     first = false;
   }
   Passed(FaultDirection::kSend, to);
   for (auto& [peer, m] : TakeReleasable(FaultDirection::kSend, now, /*tick=*/false)) {
-    inner_->Send(peer, std::move(m));
+    SendOut(peer, std::move(m));
   }
 }
 
 void FaultyTransport::Deliver(PeerId from, Message message) {
-  log_->activity_.fetch_add(1);
   on_message_(from, std::move(message));
 }
 
+// Counted before it goes, so that the receiver's count never runs ahead of it.
+void FaultyTransport::SendOut(PeerId to, Message message) {
+  log_->AddSent(1);
+  inner_->Send(to, std::move(message));
+}
+
 void FaultyTransport::OnReceive(PeerId from, Message message) {
+  // Arrived once handled (or dropped, or held): replies it causes are counted first.
+  struct Arrival {
+    FaultLog& log;
+    ~Arrival() { log.AddArrived(); }
+  } arrival{*log_};
   std::vector<std::pair<PeerId, Message>> deliver;
   {
     absl::MutexLock lock(&mu_);
@@ -275,7 +348,7 @@ void FaultyTransport::OnReceive(PeerId from, Message message) {
       if (hold) {
         c.queue.push_back(Held{std::move(m), first ? v.due : absl::InfinitePast(),
                                first ? v.overtakes : 0});
-        log_->held_.fetch_add(1);
+        log_->AddHeld(1);
       } else {
         deliver.emplace_back(from, std::move(m));
       }
@@ -296,12 +369,13 @@ void FaultyTransport::OnTick(absl::Time now) {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
     for (auto& [peer, m] : TakeReleasable(FaultDirection::kSend, now, /*tick=*/true)) {
-      inner_->Send(peer, std::move(m));
+      SendOut(peer, std::move(m));
     }
     deliver = TakeReleasable(FaultDirection::kReceive, now, /*tick=*/true);
   }
   for (auto& [peer, m] : deliver) Deliver(peer, std::move(m));
   if (on_tick_) on_tick_(now);
+  log_->Ticked(name_, now);
 }
 
 // ----------------------------------------------------------- FaultyTransportFactory

@@ -81,25 +81,47 @@ struct FaultEvent {
   std::string ToString() const;
 };
 
-// The events of every transport of a factory.
+// The events of every transport of a factory, and what a test driving virtual time needs
+// to know of them: the messages in flight between them and the time of their last tick.
+// Thread-safety: thread-safe.
 class FaultLog {
  public:
-  void Add(FaultEvent e);
   std::vector<FaultEvent> events() const;
   // How many events of `action` (any kind when `kind` is unset).
   int64_t Count(FaultAction action, std::optional<wire::Kind> kind = std::nullopt) const;
-  // Messages any transport of the factory sent or delivered: a measure of progress.
-  uint64_t activity() const { return activity_.load(); }
-  // Messages held (delayed or reordered) and not released yet, over every transport.
-  int64_t held() const { return held_.load(); }
+  // "2x drop send PUSH, 1x delay receive CLOCK", or "no faults".
   std::string Summary() const;
+
+  // Messages sent or received by any transport of the factory: a measure of progress.
+  uint64_t activity() const;
+  // Messages held (delayed or reordered) and not released yet.
+  int64_t held() const;
+  // Messages handed to a wrapped transport and not yet received (and handled) by a
+  // transport of the factory. Messages to nodes that stopped never arrive and stay counted.
+  int64_t in_flight() const;
+  // Waits, at most `timeout` of real time, until at most `n` messages are in flight; true
+  // if so.
+  bool AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const;
+  // Waits, at most `timeout` of real time, until every transport that started and has not
+  // stopped has finished a tick at `t` or later; true if so.
+  bool AwaitTicked(absl::Time t, absl::Duration timeout) const;
 
  private:
   friend class FaultyTransport;
+  void Add(FaultEvent e);
+  void AddSent(int64_t n);
+  void AddArrived();
+  void AddHeld(int64_t n);
+  void Started(const std::string& name);
+  void Ticked(const std::string& name, absl::Time now);
+  void Stopped(const std::string& name);
+
   mutable absl::Mutex mu_;
   std::vector<FaultEvent> events_ ABSL_GUARDED_BY(mu_);
-  std::atomic<uint64_t> activity_{0};
-  std::atomic<int64_t> held_{0};
+  int64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t arrived_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t held_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, absl::Time> last_tick_ ABSL_GUARDED_BY(mu_);  // running transports
 };
 
 class FaultyTransport final : public Transport {
@@ -165,11 +187,13 @@ class FaultyTransport final : public Transport {
   std::vector<std::pair<PeerId, Message>> TakeReleasable(FaultDirection direction,
                                                          absl::Time now, bool tick)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Record(FaultAction action, FaultDirection direction, const Message& m, PeerId peer);
+  void Record(FaultAction action, FaultDirection direction, const Message& m, PeerId peer)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Incoming (I/O thread).
   void OnReceive(PeerId from, Message message);
   void OnTick(absl::Time now);
   void Deliver(PeerId from, Message message);
+  void SendOut(PeerId to, Message message);
   static Message Copy(const Message& m);
 
   std::unique_ptr<Transport> inner_;

@@ -153,13 +153,15 @@ class ZmqTransport final : public Transport {
       absl::MutexLock lock(&mu_);
       loop_ = LoopState::kRunning;  // commands queued from now on are the loop's to run
     }
-    // A virtual clock: one tick each time it moves (the watcher only flags it and wakes the
-    // loop; the tick runs on the I/O thread).
+    // A virtual clock: a tick when the loop starts (a move just before the watch would
+    // otherwise go unseen), then one each time it moves (the watcher only flags it and
+    // wakes the loop; the tick runs on the I/O thread).
     if (clock_.IsVirtual()) {
       watch_id_ = clock_.Watch([this] {
         clock_moved_.store(true);
         Wake();
       });
+      clock_moved_.store(true);
     }
     absl::Notification started;
     io_thread_ = std::thread([this, &started] {
@@ -759,9 +761,10 @@ class ZmqTransport final : public Transport {
     while (!stop_.load()) {
       if (poll_dirty_) RebuildPollItems();
       const absl::Duration wait = next_tick - absl::Now();
-      const long timeout_ms = virtual_time                  ? -1
-                              : wait <= absl::ZeroDuration() ? 0
-                                                             : absl::ToInt64Milliseconds(wait) + 1;
+      // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag
+      // seen here is never waited out; one set later wakes the poll.
+      long timeout_ms = wait <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(wait) + 1;
+      if (virtual_time) timeout_ms = clock_moved_.load() ? 0 : -1;
       int ready = zmq_poll(items_.data(), static_cast<int>(items_.size()), timeout_ms);
       if (ready < 0 && zmq_errno() != EINTR) break;  // context terminated
       if (ready > 0) {

@@ -1,0 +1,98 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// VirtualTime: runs a LocalCluster on one ManualClock, moved by a pacer thread, so that
+// heartbeats, timeouts and deadlines pass in virtual time and no test sleeps.
+//
+// Every node's transport is a FaultyTransport (with the plan's faults, or none), which the
+// pacer watches. The pacer moves the clock one step only when no message is in flight
+// between the nodes (every message sent has been received and handled), then waits until
+// every running node has run its tick at the new time. So within one step every heartbeat
+// arrives before the next tick of the coordinator, a node silent for the heartbeat timeout
+// is one that sent nothing for that many steps, and a wait of N ms ends at the first tick
+// at or after it: a test's expectations hold exactly, whatever the machine's load.
+//
+// Messages sent to a node that stopped (a killed worker) never arrive; when the in-flight
+// count does not fall for kStuckWait of real time, the pacer takes the count it stays at as
+// lost and goes on (it only ever lowers that allowance again). Time also passes while a
+// worker thread computes between two calls (nothing is in flight then); steps are short
+// next to every deadline a test does not mean to expire.
+
+#ifndef KAIROS_TESTS_CLUSTER_VIRTUAL_TIME_H_
+#define KAIROS_TESTS_CLUSTER_VIRTUAL_TIME_H_
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "kairos/clock.h"
+#include "kairos/options.h"
+#include "transport/faulty_transport.h"
+
+namespace kairos::test_support {
+
+class VirtualTime {
+ public:
+  // When the in-flight count stays up this long (real time), the pacer goes on without it.
+  static constexpr absl::Duration kStuckWait = absl::Milliseconds(20);
+  // How long the pacer waits for every node's tick before it goes on regardless (only a
+  // node stuck in a handler takes that long).
+  static constexpr absl::Duration kTickWait = absl::Seconds(10);
+
+  explicit VirtualTime(absl::Duration step, internal::FaultPlan plan = {})
+      : step_(step),
+        factory_(std::make_shared<internal::FaultyTransportFactory>(std::move(plan))) {}
+  ~VirtualTime() { Stop(); }
+  VirtualTime(const VirtualTime&) = delete;
+  VirtualTime& operator=(const VirtualTime&) = delete;
+
+  // Puts every node of the cluster on the clock and the watched transports, and starts the
+  // pacer.
+  void Apply(ClusterOptions& options) {
+    options.clock = clock_;
+    options.transport_factory = factory_;
+    Start();
+  }
+
+  void Start() {
+    if (pacer_.joinable()) return;
+    stop_.store(false);
+    pacer_ = std::thread([this] { Run(); });
+  }
+  // Stops moving the clock; nodes then stand still in time.
+  void Stop() {
+    stop_.store(true);
+    if (pacer_.joinable()) pacer_.join();
+  }
+
+  ManualClock& clock() { return *clock_; }
+  internal::FaultLog& log() { return *factory_->log(); }
+  absl::Time Now() const { return clock_->Now(); }
+
+ private:
+
+  void Run() {
+    internal::FaultLog& log = *factory_->log();
+    int64_t lost = 0;
+    while (!stop_.load()) {
+      if (!log.AwaitInFlightAtMost(lost, kStuckWait)) lost = log.in_flight();
+      lost = std::min(lost, std::max<int64_t>(0, log.in_flight()));
+      if (stop_.load()) break;
+      clock_->Advance(step_);
+      log.AwaitTicked(clock_->Now(), kTickWait);
+    }
+  }
+
+  const absl::Duration step_;
+  // Any fixed start; far from the real time, so that a real-time stamp shows up as wrong.
+  const std::shared_ptr<ManualClock> clock_ =
+      std::make_shared<ManualClock>(absl::FromUnixSeconds(1'000'000));
+  const std::shared_ptr<internal::FaultyTransportFactory> factory_;
+  std::atomic<bool> stop_{false};
+  std::thread pacer_;
+};
+
+}  // namespace kairos::test_support
+
+#endif  // KAIROS_TESTS_CLUSTER_VIRTUAL_TIME_H_
