@@ -36,7 +36,8 @@ class CoordinatorLink {
   // Any message from the coordinator arrived at `now`.
   void Heard(absl::Time now) { last_heard_ = now; }
 
-  // Sends a heartbeat from node `sender` when one is due; returns Unavailable once the
+  // Sends a heartbeat from node `sender` when one is due (none before the node has its id,
+  // `sender` 0); returns Unavailable once the
   // coordinator has been silent for kSilentIntervals heartbeat intervals.
   // `stragglers` travels with the heartbeat (a server's straggler report).
   absl::Status Tick(Transport& transport, uint32_t sender, absl::Time now,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -167,7 +168,8 @@ FaultyTransport::FaultyTransport(std::unique_ptr<Transport> inner, FaultPlan pla
       clock_(clock_holder_ != nullptr ? *clock_holder_ : RealClock::Get()),
       log_(log != nullptr ? std::move(log) : std::make_shared<FaultLog>()),
       rng_state_(plan_.seed ^ HashName(name_)),
-      hits_(plan_.rules.size(), 0) {}
+      hits_(plan_.rules.size(), 0),
+      partition_started_(plan_.rules.size(), absl::InfinitePast()) {}
 
 FaultyTransport::~FaultyTransport() { Stop(); }
 
@@ -210,12 +212,22 @@ void FaultyTransport::Record(FaultAction action, FaultDirection direction, const
 FaultyTransport::Verdict FaultyTransport::Decide(FaultDirection direction, const Message& m,
                                                  PeerId peer, absl::Time now) {
   Verdict v;
+  const auto counted = absl::MakeCleanup([this] { ++messages_; });
   for (size_t i = 0; i < plan_.rules.size(); ++i) {
     const FaultRule& r = plan_.rules[i];
     if (r.direction != FaultDirection::kBoth && r.direction != direction) continue;
     if (!absl::StartsWith(name_, r.node)) continue;
     if (r.action == FaultAction::kPartition) {
-      if (now >= r.partition_start && now < r.partition_start + r.partition_length) {
+      absl::Time start = r.partition_start;
+      if (r.partition_after_messages >= 0) {
+        if (partition_started_[i] == absl::InfinitePast() &&
+            messages_ >= r.partition_after_messages) {
+          partition_started_[i] = now;
+        }
+        start = partition_started_[i] == absl::InfinitePast() ? absl::InfiniteFuture()
+                                                              : partition_started_[i];
+      }
+      if (now >= start && now < start + r.partition_length) {
         v.partition = true;
         Record(FaultAction::kPartition, direction, m, peer);
         return v;
@@ -313,6 +325,17 @@ void FaultyTransport::Send(PeerId to, Message message) {
   for (auto& [peer, m] : TakeReleasable(FaultDirection::kSend, now, /*tick=*/false)) {
     SendOut(peer, std::move(m));
   }
+}
+
+void FaultyTransport::Post(std::function<void()> fn) {
+  // The guard counts the function done when it is destroyed: after it ran, or unrun when
+  // the transport discards it.
+  struct Done {
+    std::shared_ptr<FaultLog> log;
+    ~Done() { log->AddArrived(); }
+  };
+  log_->AddSent(1);
+  inner_->Post([fn = std::move(fn), done = std::make_shared<Done>(Done{log_})] { fn(); });
 }
 
 void FaultyTransport::Deliver(PeerId from, Message message) {

@@ -61,9 +61,13 @@ struct FaultRule {
   // connections (same direction) passed it, or at the next tick.
   int reorder_after = 1;
   // kPartition: the window [partition_start, partition_start + partition_length) on the
-  // node's clock in which every message to or from the node is lost.
+  // node's clock in which every message to or from the node is lost. With
+  // partition_after_messages >= 0 the window starts instead at the node's message of that
+  // number (sent and received counted together, from 0), so that it lands mid-job
+  // whatever the job's start time.
   absl::Time partition_start = absl::InfinitePast();
   absl::Duration partition_length = absl::ZeroDuration();
+  int64_t partition_after_messages = -1;
 };
 
 struct FaultPlan {
@@ -97,7 +101,8 @@ class FaultLog {
   // Messages held (delayed or reordered) and not released yet.
   int64_t held() const;
   // Messages handed to a wrapped transport and not yet received (and handled) by a
-  // transport of the factory. Messages to nodes that stopped never arrive and stay counted.
+  // transport of the factory, plus functions posted to an I/O thread and not yet run or
+  // discarded. Messages to nodes that stopped never arrive and stay counted.
   int64_t in_flight() const;
   // Waits, at most `timeout` of real time, until at most `n` messages are in flight; true
   // if so.
@@ -143,7 +148,9 @@ class FaultyTransport final : public Transport {
     inner_->SetConnectErrorHandler(std::move(on_connect_error));
   }
   void Send(PeerId to, Message message) override;
-  void Post(std::function<void()> fn) override { inner_->Post(std::move(fn)); }
+  // Counted in flight until it has run (or was discarded): a worker's request is posted
+  // to the I/O thread before it is sent.
+  void Post(std::function<void()> fn) override;
   void Stop() override;
   bool OnIoThread() const override { return inner_->OnIoThread(); }
   uint64_t dropped() const override { return inner_->dropped(); }
@@ -209,6 +216,9 @@ class FaultyTransport final : public Transport {
   absl::Mutex mu_;
   uint64_t rng_state_ ABSL_GUARDED_BY(mu_);
   std::vector<int64_t> hits_ ABSL_GUARDED_BY(mu_);  // per rule
+  // Per rule: when its partition started (partition_after_messages), else InfinitePast.
+  std::vector<absl::Time> partition_started_ ABSL_GUARDED_BY(mu_);
+  int64_t messages_ ABSL_GUARDED_BY(mu_) = 0;  // sent and received so far
   std::vector<Connection> connections_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };

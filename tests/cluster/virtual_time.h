@@ -11,11 +11,13 @@
 // is one that sent nothing for that many steps, and a wait of N ms ends at the first tick
 // at or after it: a test's expectations hold exactly, whatever the machine's load.
 //
-// Messages sent to a node that stopped (a killed worker) never arrive; when the in-flight
+// A function posted to a node's I/O thread (a worker's request on its way) counts as in
+// flight until it ran. Messages sent to a node that stopped (a killed worker) never arrive; when the in-flight
 // count does not fall for kStuckWait of real time, the pacer takes the count it stays at as
 // lost and goes on (it only ever lowers that allowance again). Time also passes while a
-// worker thread computes between two calls (nothing is in flight then); steps are short
-// next to every deadline a test does not mean to expire.
+// worker thread computes between two calls, or a server's apply thread works (nothing is
+// in flight then): tests keep every deadline they do not mean to expire long, hundreds of
+// steps.
 
 #ifndef KAIROS_TESTS_CLUSTER_VIRTUAL_TIME_H_
 #define KAIROS_TESTS_CLUSTER_VIRTUAL_TIME_H_
@@ -47,12 +49,12 @@ class VirtualTime {
   VirtualTime(const VirtualTime&) = delete;
   VirtualTime& operator=(const VirtualTime&) = delete;
 
-  // Puts every node of the cluster on the clock and the watched transports, and starts the
-  // pacer.
+  // Puts every node of the cluster on the clock and the watched transports. The pacer is
+  // started (Start) once the cluster is created: joining needs no time, and a clock
+  // running while the nodes are being made would pass the join timeout.
   void Apply(ClusterOptions& options) {
     options.clock = clock_;
     options.transport_factory = factory_;
-    Start();
   }
 
   void Start() {

@@ -211,6 +211,22 @@ TEST_F(FaultyTransportTest, PartitionCutsBothWaysForItsWindowOnly) {
   EXPECT_EQ(log_->Count(FaultAction::kPartition), 2);
 }
 
+TEST_F(FaultyTransportTest, PartitionAfterMessagesStartsAtThatMessage) {
+  FaultRule cut;
+  cut.action = FaultAction::kPartition;
+  cut.partition_after_messages = 2;
+  cut.partition_length = absl::Seconds(1);
+  Make(FaultPlan{1, {cut}});
+  Receive(kA, wire::CLOCK, 1);
+  faulty_->Send(kOut0, Numbered(wire::CLOCK, 2));
+  Receive(kA, wire::CLOCK, 3);  // the third message: the window opens now
+  faulty_->Send(kOut0, Numbered(wire::CLOCK, 4));
+  AdvanceAndTick(absl::Seconds(1));
+  Receive(kA, wire::CLOCK, 5);
+  EXPECT_THAT(received_, ElementsAre(std::pair(kA, 1u), std::pair(kA, 5u)));
+  EXPECT_THAT(Sent(), ElementsAre(std::pair(kOut0, 2u)));
+}
+
 // The same seed makes the same choices for the same messages; another seed others.
 TEST_F(FaultyTransportTest, TheSeedReplaysTheChoices) {
   auto run = [](uint64_t seed) {
