@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "tests/cluster/raw_client.h"
+#include "tests/cluster/virtual_time.h"
 
 namespace kairos {
 namespace {
@@ -300,8 +301,12 @@ TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {
   co.num_servers = 2;
   co.num_workers = 3;
   co.join_timeout = absl::Milliseconds(300);
+  // On a manual clock: the deadline passes when the test moves the clock past it.
+  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(1000));
+  co.clock = clock;
   auto coordinator = Coordinator::Create(co);
   ASSERT_TRUE(coordinator.ok());
+  clock->Advance(absl::Milliseconds(301));
   absl::Status s = (*coordinator)->Wait(absl::Seconds(10));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(s.message()), HasSubstr("0 of 2 servers and 0 of 3 workers"));
@@ -313,11 +318,15 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
   co.job->policy = "bsp";
   co.num_workers = 2;
   co.heartbeat_timeout = absl::Milliseconds(500);
+  // Virtual time (virtual_time.h): the server's silence passes in 50 ms steps.
+  test_support::VirtualTime time(absl::Milliseconds(50));
+  time.ApplyTo(co);
   auto coordinator = Coordinator::Create(co);
   ASSERT_TRUE(coordinator.ok());
   ServerOptions so;
   so.coordinator = (*coordinator)->endpoint();
   so.heartbeat_interval = absl::Milliseconds(50);
+  time.ApplyTo(so);
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok());
   std::vector<std::unique_ptr<Worker>> workers(2);
@@ -329,10 +338,12 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
       wo.job = *co.job;
       wo.rank = r;
       wo.heartbeat_interval = absl::Milliseconds(50);
+      time.ApplyTo(wo);
       workers[r] = *Worker::Create(wo);
     });
   }
   for (auto& t : joins) t.join();
+  time.Start();
   std::vector<float> out(kSize);
   ASSERT_TRUE(workers[0]->Pull("w", out).ok());
   ASSERT_TRUE(workers[0]->Clock().ok());

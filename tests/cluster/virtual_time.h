@@ -57,6 +57,13 @@ class VirtualTime {
     options.transport_factory = factory_;
   }
 
+  // The same for one node made by hand (NodeOptions, CoordinatorOptions).
+  template <typename NodeOptionsT>
+  void ApplyTo(NodeOptionsT& options) {
+    options.clock = clock_;
+    options.transport_factory = factory_;
+  }
+
   void Start() {
     if (pacer_.joinable()) return;
     stop_.store(false);
