@@ -116,6 +116,12 @@ bool FaultLog::AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const {
   return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
 }
 
+bool FaultLog::AwaitHeld(absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto held = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return held_ > 0; };
+  return mu_.AwaitWithTimeout(absl::Condition(&held), timeout);
+}
+
 bool FaultLog::AwaitTicked(absl::Time t, absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
   auto ticked = [this, t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

@@ -107,6 +107,8 @@ class FaultLog {
   // Waits, at most `timeout` of real time, until at most `n` messages are in flight; true
   // if so.
   bool AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const;
+  // Waits, at most `timeout` of real time, until a message is held; true if so.
+  bool AwaitHeld(absl::Duration timeout) const;
   // Waits, at most `timeout` of real time, until every transport that started and has not
   // stopped has finished a tick at `t` or later; true if so.
   bool AwaitTicked(absl::Time t, absl::Duration timeout) const;

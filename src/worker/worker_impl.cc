@@ -548,6 +548,8 @@ class WorkerImpl final : public Worker {
   }
 
   void HandleStart(const wire::Start& start) {
+    // The worker already ended (its join deadline passed at a tick): too late to start.
+    if (started_.HasBeenNotified()) return;
     if (start.num_servers() < 1 || start.num_servers() > kMaxNodes || start.num_workers() < 1 ||
         start.num_workers() > kMaxNodes) {
       return End(absl::InvalidArgumentError(absl::StrFormat(

@@ -86,18 +86,18 @@ Outcome RunJob(const std::string& policy, FaultPlan plan) {
   o.worker.heartbeat_interval = kStep;
   o.server.heartbeat_interval = kStep;
   // Long next to a step: time also passes while a worker computes between two calls, and
-  // while the cluster is being made (the pacer runs from the start, so that delayed joins
-  // arrive).
+  // while the cluster is being made with a delayed JOIN held.
   o.worker.request_timeout = absl::Seconds(60);
   o.coordinator.join_timeout = absl::Hours(1);
   o.worker.join_timeout = absl::Hours(1);
   time.Apply(o);
-  time.Start();
+  time.StartForJoin();  // delayed JOINs need time to pass
   Outcome out;
   auto cluster = LocalCluster::Create(o);
   if (!cluster.ok()) {
     out.status = cluster.status();
   } else {
+    time.Start();
     std::vector<float> params(kSize);
     std::vector<absl::Status> results(kWorkers);
     std::vector<std::thread> threads;

@@ -64,7 +64,20 @@ class VirtualTime {
     options.transport_factory = factory_;
   }
 
+  // Starts the pacer (or, after StartForJoin, lets it move the clock whenever nothing is in
+  // flight).
   void Start() {
+    only_for_held_.store(false);
+    if (pacer_.joinable()) return;
+    stop_.store(false);
+    pacer_ = std::thread([this] { Run(); });
+  }
+  // Starts the pacer for the making of a cluster whose JOINs, STARTs and their replies may
+  // be delayed or held: it moves the clock only while a fault holds a message. Making the
+  // nodes takes real time in which nothing is in flight; moving the clock then would pass
+  // the heartbeat and silence timeouts of the nodes already made. Start() once it is made.
+  void StartForJoin() {
+    only_for_held_.store(true);
     if (pacer_.joinable()) return;
     stop_.store(false);
     pacer_ = std::thread([this] { Run(); });
@@ -88,6 +101,11 @@ class VirtualTime {
       if (!log.AwaitInFlightAtMost(lost, kStuckWait)) lost = log.in_flight();
       lost = std::min(lost, std::max<int64_t>(0, log.in_flight()));
       if (stop_.load()) break;
+      if (only_for_held_.load() && log.held() == 0) {
+        // Nothing waits for time: wait for a held message (or a change of mode) instead.
+        log.AwaitHeld(kStuckWait);
+        continue;
+      }
       clock_->Advance(step_);
       log.AwaitTicked(clock_->Now(), kTickWait);
     }
@@ -99,6 +117,7 @@ class VirtualTime {
       std::make_shared<ManualClock>(absl::FromUnixSeconds(1'000'000));
   const std::shared_ptr<internal::FaultyTransportFactory> factory_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> only_for_held_{false};
   std::thread pacer_;
 };
 
