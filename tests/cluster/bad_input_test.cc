@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
@@ -310,6 +312,39 @@ TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {
   absl::Status s = (*coordinator)->Wait(absl::Seconds(10));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(s.message()), HasSubstr("0 of 2 servers and 0 of 3 workers"));
+}
+
+// A worker's join deadline is on its clock: on a ManualClock moved past it, Create fails
+// although far less real time passed than the join_timeout.
+TEST(CoordinatorTest, WorkerJoinDeadlineFollowsItsClock) {
+  CoordinatorOptions co;
+  co.job = Job();
+  co.num_workers = 2;  // the job never starts: only one worker comes
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(1000));
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = *co.job;
+  wo.clock = clock;
+  wo.join_timeout = absl::Seconds(30);
+  absl::Notification created;
+  absl::Status status;
+  std::thread joiner([&] {
+    status = Worker::Create(wo).status();
+    created.Notify();
+  });
+  // The worker reads its deadline when it starts, so the clock moves until Create returns,
+  // in steps shorter than the coordinator's silence limit (20 heartbeat intervals of
+  // 500 ms: the worker heartbeats at each step and the coordinator answers at once).
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (!created.WaitForNotificationWithTimeout(absl::Milliseconds(10)) &&
+         absl::Now() < give_up) {
+    clock->Advance(absl::Seconds(1));
+  }
+  joiner.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("did not start within 30s"));
 }
 
 TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
