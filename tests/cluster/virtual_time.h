@@ -138,7 +138,6 @@ class VirtualTime {
   absl::Time Now() const { return clock_->Now(); }
 
  private:
-
   // Waits until every sleeper woken by a move sleeps again (or kStuckWait passed: a thread
   // that finished after its sleep never comes back).
   void AwaitWokenActed() {
