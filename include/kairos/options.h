@@ -13,12 +13,19 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "kairos/clock.h"
 #include "kairos/job.h"
 #include "kairos/keys.h"
 #include "kairos/transport_context.h"
 #include "kairos/updater.h"
 
 namespace kairos {
+
+// Makes a node's messaging endpoint in place of the ZeroMQ transport: the seam through
+// which the library's tests run nodes over an in-process or fault-injecting transport.
+// Defined in the library's internals (src/transport/transport.h); applications have no
+// use for it and leave the options' transport_factory null.
+class TransportFactory;
 
 // Per-call options of the blocking and asynchronous worker calls.
 struct CallOptions {
@@ -52,6 +59,13 @@ struct NodeOptions {
   // peers holding the same keys. Every node of a job needs them, or none has any. Unset: no
   // encryption (logged once). WorkerOptionsFromEnvironment reads KAIROS_KEYS into it.
   std::optional<CurveKeys> keys;
+  // The clock every timestamp, timeout, heartbeat and deadline of the node reads
+  // (kairos/clock.h). Null (default): the real clock. With a ManualClock the node ticks
+  // only when the clock moves; the options keep the clock alive as long as the node.
+  std::shared_ptr<const Clock> clock;
+  // Makes the node's transport. Null (default): ZeroMQ. For the library's tests (an
+  // in-process or fault-injecting transport); see TransportFactory above.
+  std::shared_ptr<TransportFactory> transport_factory;
 };
 
 struct WorkerOptions : NodeOptions {
@@ -145,6 +159,9 @@ struct CoordinatorOptions {
   absl::Duration max_barrier_wait = absl::Hours(1);
   // The job's CURVE keys, as NodeOptions::keys.
   std::optional<CurveKeys> keys;
+  // As NodeOptions::clock and NodeOptions::transport_factory.
+  std::shared_ptr<const Clock> clock;
+  std::shared_ptr<TransportFactory> transport_factory;
 };
 
 // LocalCluster: a coordinator, servers and workers inside this process.
@@ -165,6 +182,11 @@ struct ClusterOptions {
   // `keys`). Over "inproc" they change nothing: inproc never leaves the process, and
   // ZeroMQ applies no security mechanism to it.
   std::optional<CurveKeys> keys;
+  // When set, given to every node of the cluster (replacing the nodes' own): one clock for
+  // the whole job (a ManualClock runs it on virtual time), and the factory of every node's
+  // transport (NodeOptions::transport_factory).
+  std::shared_ptr<const Clock> clock;
+  std::shared_ptr<TransportFactory> transport_factory;
 };
 
 }  // namespace kairos

@@ -51,6 +51,8 @@ class LocalClusterImpl final : public LocalCluster {
       so.listen = Endpoint(absl::StrCat("server-", s));
       so.context = context_;
       if (options_.keys.has_value()) so.keys = options_.keys;
+      if (options_.clock != nullptr) so.clock = options_.clock;
+      if (options_.transport_factory != nullptr) so.transport_factory = options_.transport_factory;
       KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
       servers_.push_back(std::move(server));
     }
@@ -133,6 +135,8 @@ class LocalClusterImpl final : public LocalCluster {
     co.job = options_.job;
     co.context = context_;
     if (options_.keys.has_value()) co.keys = options_.keys;
+    if (options_.clock != nullptr) co.clock = options_.clock;
+    if (options_.transport_factory != nullptr) co.transport_factory = options_.transport_factory;
     KAIROS_ASSIGN_OR_RETURN(coordinator_, Coordinator::Create(co));
     return absl::OkStatus();
   }
@@ -150,6 +154,10 @@ class LocalClusterImpl final : public LocalCluster {
         wo.rank = r;
         wo.context = context_;
         if (options_.keys.has_value()) wo.keys = options_.keys;
+        if (options_.clock != nullptr) wo.clock = options_.clock;
+        if (options_.transport_factory != nullptr) {
+          wo.transport_factory = options_.transport_factory;
+        }
         made[r] = Worker::Create(wo);
       });
     }

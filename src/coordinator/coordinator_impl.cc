@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "coordinator/barrier.h"
 #include "coordinator/roster.h"
@@ -44,6 +45,7 @@ class CoordinatorImpl final : public Coordinator {
  public:
   explicit CoordinatorImpl(const CoordinatorOptions& options)
       : options_(options),
+        clock_(ClockOf(options_)),
         log_(GetLogger(options.logger)),
         roster_(options.num_servers, options.num_workers, options.job) {}
 
@@ -67,9 +69,10 @@ class CoordinatorImpl final : public Coordinator {
     t.max_peers = options_.max_peers;
     t.keys = options_.keys;
     t.logger = options_.logger;
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    t.clock = options_.clock;
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
-    join_deadline_ = absl::Now() + options_.join_timeout;
+    join_deadline_ = clock_.Now() + options_.join_timeout;
     transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
                       [this](PeerId from, const absl::Status& why, const wire::Header* h) {
                         OnMalformed(from, why, h);
@@ -145,7 +148,7 @@ class CoordinatorImpl final : public Coordinator {
       }
       return Reply(from, h, wire::ERROR, absl::PermissionDeniedError(why));
     }
-    node->last_seen = absl::Now();
+    node->last_seen = clock_.Now();
     switch (h.kind()) {
       case wire::HEARTBEAT:
         if (node->role == wire::SERVER) RecordStragglers(node->rank, h);
@@ -212,7 +215,7 @@ class CoordinatorImpl final : public Coordinator {
       return Reply(from, h, wire::JOIN_REPLY, rank.status());
     }
     const NodeRecord& node = roster_.Add(h.join().role(), *rank, h.join().endpoint(), from,
-                                         absl::Now(), *credential);
+                                         clock_.Now(), *credential);
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
     reply.header.mutable_join_reply()->set_node_id(node.id);
@@ -274,7 +277,7 @@ class CoordinatorImpl final : public Coordinator {
     } else {
       Count(&RefusalCounts::waits_capped);
     }
-    w.deadline = absl::Now() + wait;
+    w.deadline = clock_.Now() + wait;
     if (std::optional<BarrierWaiter> old = barrier_.Arrive(std::move(w))) {
       Reply(old->peer, old->request, wire::ERROR,
             absl::AbortedError(absl::StrFormat(
@@ -373,6 +376,7 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   const CoordinatorOptions options_;
+  const Clock& clock_;  // options_.clock keeps it alive
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Transport> transport_;
   bool running_ = false;  // the I/O thread was started (set once, in Init)

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/clock.h"
 #include "common/limits.h"
 #include "common/logging.h"
 #include "engine/shard_engine.h"
@@ -140,7 +141,7 @@ class ServerImpl final : public Server, private EngineHost {
   }
 
  private:
-  absl::Time Now() const { return absl::Now(); }
+  absl::Time Now() const { return ClockOf(options_).Now(); }
 
   void End(absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -395,7 +396,7 @@ class ServerImpl final : public Server, private EngineHost {
   ApplyPool pool_;
   std::unique_ptr<Transport> transport_;
   std::string endpoint_;
-  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
   PeerId coordinator_ = 0;
   std::atomic<int> shard_index_{-1};
   std::atomic<uint32_t> node_id_{0};  // set on the I/O thread before START; read by lanes
@@ -443,8 +444,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   t.max_peers = options.max_peers;
   t.keys = options.keys;
   t.logger = options.logger;
+  t.clock = options.clock;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<internal::Transport> transport,
-                          internal::MakeZmqTransport(t));
+                          internal::MakeTransport(t, options.transport_factory.get()));
   return internal::CreateServerWithTransport(options, std::move(transport));
 }
 

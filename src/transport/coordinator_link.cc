@@ -9,13 +9,14 @@ namespace kairos::internal {
 
 absl::Status CoordinatorLink::Connect(Transport& transport) {
   KAIROS_ASSIGN_OR_RETURN(peer_, transport.Connect(endpoint_));
-  last_heard_ = absl::Now();
+  last_heard_ = clock_.Now();
   return absl::OkStatus();
 }
 
 absl::Status CoordinatorLink::Tick(Transport& transport, uint32_t sender, absl::Time now,
                                    const std::vector<int>& stragglers) {
-  if (now - last_sent_ >= interval_) {
+  // Node ids start at 1: before the JOIN_REPLY the coordinator would refuse a heartbeat.
+  if (sender != 0 && now - last_sent_ >= interval_) {
     last_sent_ = now;
     Message hb;
     hb.header.set_kind(wire::HEARTBEAT);

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "transport/transport.h"
 
 namespace kairos::internal {
@@ -22,17 +23,21 @@ class CoordinatorLink {
   // The coordinator counts as dead after this many heartbeat intervals of silence.
   static constexpr int kSilentIntervals = 20;
 
-  CoordinatorLink(std::string endpoint, absl::Duration heartbeat_interval)
-      : endpoint_(std::move(endpoint)), interval_(heartbeat_interval) {}
+  // `clock` (the node's; it outlives the link) dates the connection's opening.
+  CoordinatorLink(std::string endpoint, absl::Duration heartbeat_interval,
+                  const Clock& clock = RealClock::Get())
+      : endpoint_(std::move(endpoint)), interval_(heartbeat_interval), clock_(clock) {}
 
-  // Opens the connection. REQUIRES: called once, before the transport's I/O thread runs.
+  // Opens the connection (the coordinator counts as heard from now on the clock).
+  // REQUIRES: called once, before the transport's I/O thread runs.
   absl::Status Connect(Transport& transport);
   PeerId peer() const { return peer_; }
 
   // Any message from the coordinator arrived at `now`.
   void Heard(absl::Time now) { last_heard_ = now; }
 
-  // Sends a heartbeat from node `sender` when one is due; returns Unavailable once the
+  // Sends a heartbeat from node `sender` when one is due (none before the node has its id,
+  // `sender` 0); returns Unavailable once the
   // coordinator has been silent for kSilentIntervals heartbeat intervals.
   // `stragglers` travels with the heartbeat (a server's straggler report).
   absl::Status Tick(Transport& transport, uint32_t sender, absl::Time now,
@@ -41,6 +46,7 @@ class CoordinatorLink {
  private:
   const std::string endpoint_;
   const absl::Duration interval_;
+  const Clock& clock_;
   PeerId peer_ = 0;
   absl::Time last_heard_;
   absl::Time last_sent_ = absl::InfinitePast();

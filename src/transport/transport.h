@@ -16,9 +16,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kairos/clock.h"
 #include "kairos/keys.h"
 #include "kairos/transport_context.h"
 #include "wire/message.h"
+
+namespace kairos {
+class TransportFactory;  // below
+}  // namespace kairos
 
 namespace kairos::internal {
 
@@ -34,8 +39,13 @@ struct TransportOptions {
   // Payloads smaller than this are copied into the message rather than referenced (the
   // reference costs an allocation and a callback).
   int64_t zero_copy_min_bytes = 4096;
-  // Period of the tick callback (heartbeats, deadline scans).
+  // Period of the tick callback (heartbeats, deadline scans) on a clock that moves by
+  // itself. On a virtual clock (Clock::IsVirtual) the tick runs instead once each time the
+  // clock moves, and never otherwise.
   absl::Duration tick_period = absl::Milliseconds(100);
+  // The time the tick handler is given, and every timestamp the transport takes (the node's
+  // clock: NodeOptions::clock). Null: the real clock.
+  std::shared_ptr<const Clock> clock;
   // Names the node in error messages, e.g. "server 1".
   std::string name = "node";
   // Connections to the listening endpoint that the transport keeps a PeerId for. When a
@@ -117,9 +127,30 @@ class Transport {
 // socket per connection. InvalidArgument when options.keys fail CheckCurveKeys.
 absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptions& options);
 
+// Makes the node's transport: a factory's (options' transport_factory) when given, else
+// MakeZmqTransport.
+absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const TransportOptions& options,
+                                                         TransportFactory* factory);
+
 // Turns "tcp://host:0" into ZeroMQ's "tcp://host:*"; other endpoints are unchanged.
 std::string NormalizeEndpoint(const std::string& endpoint);
 
 }  // namespace kairos::internal
+
+namespace kairos {
+
+// What NodeOptions::transport_factory points to (declared in kairos/options.h): makes each
+// transport a node asks for, in place of MakeZmqTransport. A node calls Make once, in its
+// Create, with the options it would give MakeZmqTransport (options.name says which kind of
+// node: "coordinator", "server" or "worker"). Thread-safety: Make may be called from
+// several threads at once (LocalCluster creates its workers in parallel).
+class TransportFactory {
+ public:
+  virtual ~TransportFactory() = default;
+  virtual absl::StatusOr<std::unique_ptr<internal::Transport>> Make(
+      const internal::TransportOptions& options) = 0;
+};
+
+}  // namespace kairos
 
 #endif  // KAIROS_TRANSPORT_TRANSPORT_H_

@@ -36,6 +36,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "transport/curve_keys.h"
 #include "transport/transport.h"
@@ -116,6 +117,7 @@ class ZmqTransport final : public Transport {
       : options_(options),
         context_(std::move(context)),
         wake_fd_(wake_fd),
+        clock_(options.clock != nullptr ? *options.clock : RealClock::Get()),
         log_(GetLogger(options.logger)) {
     if (options_.keys.has_value()) curve_ = DecodeCurveKeys(*options_.keys);
   }
@@ -151,6 +153,16 @@ class ZmqTransport final : public Transport {
       absl::MutexLock lock(&mu_);
       loop_ = LoopState::kRunning;  // commands queued from now on are the loop's to run
     }
+    // A virtual clock: a tick when the loop starts (a move just before the watch would
+    // otherwise go unseen), then one each time it moves (the watcher only flags it and
+    // wakes the loop; the tick runs on the I/O thread).
+    if (clock_.IsVirtual()) {
+      watch_id_ = clock_.Watch([this] {
+        clock_moved_.store(true);
+        Wake();
+      });
+      clock_moved_.store(true);
+    }
     absl::Notification started;
     io_thread_ = std::thread([this, &started] {
       pthread_setname_np(pthread_self(), "kairos-io");  // as seen by top and perf
@@ -172,6 +184,10 @@ class ZmqTransport final : public Transport {
   void Post(std::function<void()> fn) override { Enqueue(std::move(fn)); }
 
   void Stop() override {
+    if (watch_id_ != 0) {
+      clock_.Unwatch(watch_id_);
+      watch_id_ = 0;
+    }
     if (!io_thread_.joinable()) return;
     stop_.store(true);
     Wake();
@@ -602,7 +618,7 @@ class ZmqTransport final : public Transport {
     for (int i = 0; i < kMaxMessagesPerWake && NextEvent(listener_monitor_, &event, &value);
          ++i) {
       const uint64_t refused = handshakes_refused_.fetch_add(1) + 1;
-      const absl::Time now = absl::Now();
+      const absl::Time now = clock_.Now();
       if (now - last_refusal_log_ < kRefusalLogPeriod) continue;
       last_refusal_log_ = now;
       log_->warn(
@@ -736,13 +752,19 @@ class ZmqTransport final : public Transport {
     }
   }
 
+  // The poll waits in real time. On a clock that moves by itself the tick runs every
+  // tick_period of real time, with the clock's time; on a virtual clock it runs once after
+  // each move of the clock (clock_moved_), and the poll waits for messages only.
   void Loop() {
+    const bool virtual_time = clock_.IsVirtual();
     absl::Time next_tick = absl::Now() + options_.tick_period;
     while (!stop_.load()) {
       if (poll_dirty_) RebuildPollItems();
       const absl::Duration wait = next_tick - absl::Now();
-      const long timeout_ms =
-          wait <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(wait) + 1;
+      // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag
+      // seen here is never waited out; one set later wakes the poll.
+      long timeout_ms = wait <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(wait) + 1;
+      if (virtual_time) timeout_ms = clock_moved_.load() ? 0 : -1;
       int ready = zmq_poll(items_.data(), static_cast<int>(items_.size()), timeout_ms);
       if (ready < 0 && zmq_errno() != EINTR) break;  // context terminated
       if (ready > 0) {
@@ -760,10 +782,14 @@ class ZmqTransport final : public Transport {
           }
         }
       }
-      const absl::Time now = absl::Now();
-      if (now >= next_tick) {
-        next_tick = now + options_.tick_period;
-        if (on_tick_) on_tick_(now);
+      if (virtual_time) {
+        if (clock_moved_.exchange(false) && on_tick_) on_tick_(clock_.Now());
+        continue;
+      }
+      const absl::Time real_now = absl::Now();
+      if (real_now >= next_tick) {
+        next_tick = real_now + options_.tick_period;
+        if (on_tick_) on_tick_(clock_.Now());
       }
     }
     CloseSockets();
@@ -779,6 +805,9 @@ class ZmqTransport final : public Transport {
   const TransportOptions options_;
   const std::shared_ptr<TransportContext> context_;
   const int wake_fd_;
+  const Clock& clock_;  // options_.clock keeps it alive
+  uint64_t watch_id_ = 0;  // the virtual clock's watcher (Start to Stop)
+  std::atomic<bool> clock_moved_{false};
 
   const std::shared_ptr<spdlog::logger> log_;
   std::optional<BinaryCurveKeys> curve_;
@@ -822,6 +851,12 @@ class ZmqTransport final : public Transport {
 };
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const TransportOptions& options,
+                                                         TransportFactory* factory) {
+  if (factory != nullptr) return factory->Make(options);
+  return MakeZmqTransport(options);
+}
 
 std::string NormalizeEndpoint(const std::string& endpoint) {
   if (absl::StartsWith(endpoint, "tcp://") && absl::EndsWith(endpoint, ":0")) {

@@ -54,9 +54,10 @@ std::string RequestLabel::ToString() const {
 }
 
 RequestState::RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin,
-                           std::shared_ptr<WaitTuning> tuning)
+                           std::shared_ptr<WaitTuning> tuning, const Clock& clock)
     : label_(std::move(label)),
       deadline_(deadline),
+      real_deadline_(clock.IsVirtual() ? absl::Now() + (deadline - clock.Now()) : deadline),
       tuning_(parts > 0 ? std::move(tuning) : nullptr),
       outstanding_(parts) {
   if (parts <= 0) {
@@ -192,7 +193,7 @@ absl::Status Request::Wait() const {
   if (state_ == nullptr) return absl::OkStatus();
   // The worker's I/O thread completes every request by its deadline (plus a tick); the
   // wait is bounded by a generous backstop so that a bug can never hang the caller.
-  return state_->Wait(state_->deadline() + internal::RequestState::kWaitBackstop);
+  return state_->Wait(state_->real_deadline() + internal::RequestState::kWaitBackstop);
 }
 
 absl::Status Request::WaitFor(absl::Duration timeout) const {

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "kairos/status.h"
 #include "kairos/worker.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "kairos/job.h"
 #include "worker/request_state.h"
@@ -60,7 +61,7 @@ class WorkerImpl final : public Worker {
   ~WorkerImpl() override {
     if (node_.joined() && !finished_.load() && node_.EndStatus().ok()) {
       CallOptions o;
-      o.deadline = absl::Now() + options_.destructor_finish_timeout;
+      o.deadline = ClockOf(options_).Now() + options_.destructor_finish_timeout;
       if (absl::Status s = Finish(o); !s.ok()) {
         GetLogger(options_.logger)
             ->warn("worker {}: finish at destruction failed: {}", rank(),
@@ -234,14 +235,14 @@ class WorkerImpl final : public Worker {
   }
 
   absl::Time DeadlineOf(const CallOptions& options) const {
-    return options.deadline.value_or(absl::Now() + options_.request_timeout);
+    return options.deadline.value_or(ClockOf(options_).Now() + options_.request_timeout);
   }
 
   // How long a server may hold a read or a control request: until the call's deadline
   // (at least 1 ms, as 0 means the server's own limit).
-  static uint64_t TimeoutMs(absl::Time deadline) {
+  uint64_t TimeoutMs(absl::Time deadline) const {
     return static_cast<uint64_t>(
-        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())));
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - ClockOf(options_).Now())));
   }
 
   // Checks a push or pull, slices its range into one message per chunk and posts them to
@@ -262,7 +263,7 @@ class WorkerImpl final : public Worker {
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, call.offset, call.offset + call.length},
         deadline + options_.deadline_grace, parts,
-        /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, wait_tuning_);
+        /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, wait_tuning_, ClockOf(options_));
     if (call.target.gather != nullptr) state->GatherInto(call.target.gather, call.length);
     if (call.target.out != nullptr) state->ReceiveInto(call.target.out);
     const Stamp stamp{.sender = node_.node_id(),
@@ -287,7 +288,8 @@ class WorkerImpl final : public Worker {
     const absl::Time deadline = DeadlineOf(options);
     const int n = to_servers ? num_servers() : 1;
     auto state = std::make_shared<RequestState>(RequestLabel{what, "", 0, 0, rank()},
-                                                deadline + options_.deadline_grace, n);
+                                                deadline + options_.deadline_grace, n,
+                                                /*spin=*/false, nullptr, ClockOf(options_));
     const Stamp stamp{.sender = node_.node_id(),
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),

@@ -68,7 +68,8 @@ absl::Status WorkerNode::SendJoin() {
     t.name = "worker";
     t.keys = options_.keys;
     t.logger = options_.logger;
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeZmqTransport(t));
+    t.clock = options_.clock;
+    KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
   }
   // A connection refused at its handshake (CURVE keys) ends the worker at once, so Create
   // and every request fail with why instead of waiting for their deadlines.
@@ -81,6 +82,7 @@ absl::Status WorkerNode::SendJoin() {
   });
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
+  join_deadline_ = ClockOf(options_).Now() + options_.join_timeout;
   transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
                     [this](PeerId, const absl::Status& why, const wire::Header*) {
                       log_->warn("worker {}: dropped a malformed message: {}", rank_,
@@ -100,13 +102,16 @@ absl::Status WorkerNode::SendJoin() {
 }
 
 absl::Status WorkerNode::AwaitStart() {
-  if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) {
-    return absl::DeadlineExceededError(absl::StrFormat(
-        "worker: the job at %s did not start within %s (are all servers and workers "
-        "up?)",
-        options_.coordinator, absl::FormatDuration(options_.join_timeout)));
-  }
+  // The tick ends the wait at join_deadline_ on the node's clock; the real-time wait is the
+  // same bound on a real clock and a backstop on a virtual one.
+  if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) return JoinTimedOut();
   return EndStatus();
+}
+
+absl::Status WorkerNode::JoinTimedOut() const {
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "worker: the job at %s did not start within %s (are all servers and workers up?)",
+      options_.coordinator, absl::FormatDuration(options_.join_timeout)));
 }
 
 absl::StatusOr<const TableEntry*> WorkerNode::Table(std::string_view name) const {
@@ -173,7 +178,7 @@ void WorkerNode::Dispatch(Batch& batch) {
 void WorkerNode::OnMessage(PeerId from, Message m) {
   const wire::Header& h = m.header;
   if (from == coordinator_) {
-    link_.Heard(absl::Now());
+    link_.Heard(ClockOf(options_).Now());
     switch (h.kind()) {
       case wire::JOIN_REPLY:
         return HandleJoinReply(h);
@@ -212,6 +217,8 @@ void WorkerNode::HandleJoinReply(const wire::Header& h) {
 }
 
 void WorkerNode::HandleStart(const wire::Start& start) {
+  // The worker already ended (its join deadline passed at a tick): too late to start.
+  if (started_.HasBeenNotified()) return;
   if (start.num_servers() < 1 || start.num_servers() > kMaxNodes || start.num_workers() < 1 ||
       start.num_workers() > kMaxNodes) {
     return End(absl::InvalidArgumentError(absl::StrFormat(
@@ -266,6 +273,7 @@ void WorkerNode::End(const absl::Status& status) {
 }
 
 void WorkerNode::OnTick(absl::Time now) {
+  if (!started_.HasBeenNotified() && now >= join_deadline_) return End(JoinTimedOut());
   if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
   parts_.Expire(now, [this](uint64_t id, const Part& part) {
     if (part.shard >= 0) flow_->Complete(id);

@@ -35,6 +35,7 @@
 #include "common/partition.h"
 #include "kairos/options.h"
 #include "kairos/worker.h"
+#include "common/clock.h"
 #include "transport/coordinator_link.h"
 #include "transport/transport.h"
 #include "wire/credential.h"
@@ -106,15 +107,18 @@ class WorkerNode {
   void HandleJoinReply(const wire::Header& h);
   void HandleStart(const wire::Start& start);
   void OnTick(absl::Time now);
+  absl::Status JoinTimedOut() const;
   // The job is over for this worker: fail everything outstanding.
   void End(const absl::Status& status);
 
   const WorkerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Transport> transport_;
-  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval};
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
   PeerId coordinator_ = 0;
   std::atomic<uint64_t> next_id_{1};
+  // Written by SendJoin before the transport starts; read by the I/O thread.
+  absl::Time join_deadline_ = absl::InfiniteFuture();
 
   mutable absl::Mutex mu_;
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);

@@ -15,10 +15,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "tests/cluster/raw_client.h"
+#include "tests/cluster/virtual_time.h"
 
 namespace kairos {
 namespace {
@@ -300,11 +303,48 @@ TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {
   co.num_servers = 2;
   co.num_workers = 3;
   co.join_timeout = absl::Milliseconds(300);
+  // On a manual clock: the deadline passes when the test moves the clock past it.
+  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(1000));
+  co.clock = clock;
   auto coordinator = Coordinator::Create(co);
   ASSERT_TRUE(coordinator.ok());
+  clock->Advance(absl::Milliseconds(301));
   absl::Status s = (*coordinator)->Wait(absl::Seconds(10));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(s.message()), HasSubstr("0 of 2 servers and 0 of 3 workers"));
+}
+
+// A worker's join deadline is on its clock: on a ManualClock moved past it, Create fails
+// although far less real time passed than the join_timeout.
+TEST(CoordinatorTest, WorkerJoinDeadlineFollowsItsClock) {
+  CoordinatorOptions co;
+  co.job = Job();
+  co.num_workers = 2;  // the job never starts: only one worker comes
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(1000));
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = *co.job;
+  wo.clock = clock;
+  wo.join_timeout = absl::Seconds(30);
+  absl::Notification created;
+  absl::Status status;
+  std::thread joiner([&] {
+    status = Worker::Create(wo).status();
+    created.Notify();
+  });
+  // The worker reads its deadline when it starts, so the clock moves until Create returns,
+  // in steps shorter than the coordinator's silence limit (20 heartbeat intervals of
+  // 500 ms: the worker heartbeats at each step and the coordinator answers at once).
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (!created.WaitForNotificationWithTimeout(absl::Milliseconds(10)) &&
+         absl::Now() < give_up) {
+    clock->Advance(absl::Seconds(1));
+  }
+  joiner.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("did not start within 30s"));
 }
 
 TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
@@ -313,11 +353,15 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
   co.job->policy = "bsp";
   co.num_workers = 2;
   co.heartbeat_timeout = absl::Milliseconds(500);
+  // Virtual time (virtual_time.h): the server's silence passes in 50 ms steps.
+  test_support::VirtualTime time(absl::Milliseconds(50));
+  time.ApplyTo(co);
   auto coordinator = Coordinator::Create(co);
   ASSERT_TRUE(coordinator.ok());
   ServerOptions so;
   so.coordinator = (*coordinator)->endpoint();
   so.heartbeat_interval = absl::Milliseconds(50);
+  time.ApplyTo(so);
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok());
   std::vector<std::unique_ptr<Worker>> workers(2);
@@ -329,10 +373,12 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
       wo.job = *co.job;
       wo.rank = r;
       wo.heartbeat_interval = absl::Milliseconds(50);
+      time.ApplyTo(wo);
       workers[r] = *Worker::Create(wo);
     });
   }
   for (auto& t : joins) t.join();
+  time.Start();
   std::vector<float> out(kSize);
   ASSERT_TRUE(workers[0]->Pull("w", out).ok());
   ASSERT_TRUE(workers[0]->Clock().ok());

@@ -3,9 +3,13 @@
 // Each gate through the real transport: 2 servers, 4 workers, one of them slow. The
 // invariants are checked from the servers' own counters (WorkerMetrics): no read is ever
 // served further ahead of the slowest active worker than the gate allows.
+//
+// The job runs on virtual time (virtual_time.h): the slow worker's 3 ms of "compute" per
+// iteration pass on the cluster's clock, which moves only when nothing is in flight, so
+// the fast workers always get as far as their gate lets them before it ends, and DSSP's
+// timing (its push timestamps) is that of the virtual clock.
 
 #include <cctype>
-#include <chrono>
 #include <limits>
 #include <string>
 #include <thread>
@@ -13,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/virtual_time.h"
 
 namespace kairos {
 namespace {
@@ -39,15 +44,20 @@ TEST_P(GateClusterTest, ServedReadsNeverExceedTheGatesBound) {
   o.job.policy = c.spec;
   o.job.chunk_elements = 64;
   o.job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 0.01f}});
+  test_support::VirtualTime time(absl::Milliseconds(1));
+  time.Apply(o);
   auto cluster = LocalCluster::Create(o);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
     std::vector<float> params(kSize), grad(kSize, 1.0f);
     for (int t = 0; t < kIterations; ++t) {
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
-      // The slow worker's "compute" takes longer; this is load, not synchronization: every
-      // assertion below is a bound that holds whatever the timing.
-      if (w.rank() == kSlowRank) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      // The slow worker's "compute" takes 3 ms of virtual time; every assertion below is a
+      // bound that holds whatever the timing.
+      if (w.rank() == kSlowRank && !time.SleepFor(absl::Milliseconds(3))) {
+        return absl::DeadlineExceededError("virtual time stood still");
+      }
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
       KAIROS_RETURN_IF_ERROR(w.Clock());
     }

@@ -4,6 +4,11 @@
 // gate, so the others never wait for it; a gate wait that passes its deadline names the
 // workers it waited for. BSP results stay exact: each round averages the workers that
 // pushed into it.
+//
+// Every cluster here runs on virtual time (virtual_time.h): heartbeats, the heartbeat
+// timeout and deadlines pass in steps of a ManualClock that move only when nothing is in
+// flight, so a death is declared exactly when its silence passes the timeout, however
+// loaded the machine, and nothing sleeps.
 
 #include <atomic>
 #include <iostream>
@@ -16,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/virtual_time.h"
 
 namespace kairos {
 namespace {
@@ -29,7 +35,12 @@ float Gradient(int rank, int t, uint64_t i) {
   return static_cast<float>((rank + 1) * (t + 1) + static_cast<int>(i % 3));
 }
 
-ClusterOptions Options(const std::string& policy, int workers) {
+// One step of virtual time: a heartbeat interval.
+constexpr absl::Duration kStep = absl::Milliseconds(50);
+
+// A cluster of `workers` on `time`'s clock.
+ClusterOptions Options(const std::string& policy, int workers,
+                       test_support::VirtualTime& time) {
   ClusterOptions o;
   o.num_servers = 2;
   o.num_workers = workers;
@@ -40,6 +51,7 @@ ClusterOptions Options(const std::string& policy, int workers) {
   o.worker.heartbeat_interval = absl::Milliseconds(50);
   o.server.heartbeat_interval = absl::Milliseconds(50);
   o.worker.request_timeout = absl::Seconds(30);
+  time.Apply(o);
   return o;
 }
 
@@ -88,8 +100,10 @@ TEST_P(KilledWorkerTest, TheOthersFinishWithoutIt) {
   constexpr int kRounds = 8;
   constexpr int kVictim = 3;
   constexpr int kVictimRounds = 2;
-  auto cluster = LocalCluster::Create(Options(GetParam(), 4));
+  test_support::VirtualTime time(kStep);
+  auto cluster = LocalCluster::Create(Options(GetParam(), 4, time));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   std::vector<absl::Status> results = RunEach(**cluster, [&](Worker& w) -> absl::Status {
     if (w.rank() == kVictim) {
       KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kVictimRounds));
@@ -116,13 +130,15 @@ TEST(MembershipTest, RequestsRacingAWorkersDeathFailAtOnce) {
   constexpr uint64_t kElements = 4096;
   int discarded = 0;
   for (int round = 0; round < 10; ++round) {
-    ClusterOptions o = Options("asp", 1);
+    test_support::VirtualTime time(kStep);
+    ClusterOptions o = Options("asp", 1, time);
     o.num_servers = 1;
     o.job.chunk_elements = 4;  // 1024 chunks: 1024 messages per push
     o.job.tables = {{"w", kElements, Initializer::Zeros(), {"sgd", kLearningRate}}};
     o.worker.request_timeout = absl::Seconds(60);
     auto cluster = LocalCluster::Create(o);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
+    time.Start();
     Worker& w = (*cluster)->worker(0);
     const std::vector<float> grad(kElements, 1.0f);
     std::vector<Request> requests;
@@ -156,8 +172,10 @@ TEST(MembershipTest, RequestsRacingAWorkersDeathFailAtOnce) {
 
 TEST(MembershipTest, BspRoundsAfterADeathAverageTheSurvivors) {
   constexpr int kRounds = 6;
-  auto cluster = LocalCluster::Create(Options("bsp", 3));
+  test_support::VirtualTime time(kStep);
+  auto cluster = LocalCluster::Create(Options("bsp", 3, time));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   std::vector<float> final_params(kSize);
   std::vector<absl::Status> results = RunEach(**cluster, [&](Worker& w) -> absl::Status {
     if (w.rank() == 2) {
@@ -178,8 +196,10 @@ TEST(MembershipTest, BspRoundsAfterADeathAverageTheSurvivors) {
 
 TEST(MembershipTest, UnevenIterationCountsNeverHang) {
   // Worker r has 2 * (r + 1) iterations of data; the last worker reads the result.
-  auto cluster = LocalCluster::Create(Options("bsp", 4));
+  test_support::VirtualTime time(kStep);
+  auto cluster = LocalCluster::Create(Options("bsp", 4, time));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   std::vector<float> final_params(kSize);
   absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
     KAIROS_RETURN_IF_ERROR(Iterate(w, 0, 2 * (w.rank() + 1)));
@@ -199,15 +219,17 @@ TEST(MembershipTest, UnevenIterationCountsNeverHang) {
 }
 
 TEST(MembershipTest, GateDeadlineNamesTheWorkersHoldingTheMinimum) {
-  auto cluster = LocalCluster::Create(Options("bsp", 3));
+  test_support::VirtualTime time(kStep);
+  auto cluster = LocalCluster::Create(Options("bsp", 3, time));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   Worker& fast = (*cluster)->worker(0);
   std::vector<float> params(kSize);
   ASSERT_TRUE(Iterate(fast, 0, 1).ok());
   ASSERT_TRUE(Iterate((*cluster)->worker(1), 0, 1).ok());
   // Worker 2 never ends iteration 0, so worker 0's read at clock 1 cannot be served.
   CallOptions soon;
-  soon.deadline = absl::Now() + absl::Milliseconds(300);
+  soon.deadline = time.Now() + absl::Milliseconds(300);
   absl::Status s = fast.Pull("w", params, soon);
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("worker 2 (clock 0)"));
@@ -216,13 +238,19 @@ TEST(MembershipTest, GateDeadlineNamesTheWorkersHoldingTheMinimum) {
   ASSERT_EQ(stats.workers.size(), 3u);
   // Counted per message: the read is one message per chunk, 4 chunks on this shard.
   EXPECT_EQ(stats.workers[0].blocked_reads, 4u);
-  EXPECT_GE(stats.workers[0].blocked_time, absl::Milliseconds(250));
+  // Each of the 4 messages waited from its arrival to the server's first tick at or past
+  // its deadline: 300 ms of virtual time (steps of 50 ms), or 250 ms when a step fell
+  // between the worker's reading of the deadline and of the time left.
+  EXPECT_GE(stats.workers[0].blocked_time, 4 * absl::Milliseconds(250));
+  EXPECT_LE(stats.workers[0].blocked_time, 4 * absl::Milliseconds(300));
   EXPECT_TRUE((*cluster)->Shutdown().ok());
 }
 
 TEST(MetricsTest, ServersCountPushesPullsAndStalenessPerWorker) {
-  auto cluster = LocalCluster::Create(Options("bsp", 2));
+  test_support::VirtualTime time(kStep);
+  auto cluster = LocalCluster::Create(Options("bsp", 2, time));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   ASSERT_TRUE((*cluster)->Run([](Worker& w) { return Iterate(w, 0, 5); }).ok());
   for (int shard = 0; shard < 2; ++shard) {
     const ServerStats stats = (*cluster)->server_stats(shard);

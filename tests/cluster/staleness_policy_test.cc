@@ -8,7 +8,6 @@
 // staler than S_max.
 
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -17,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/virtual_time.h"
 
 namespace kairos {
 namespace {
@@ -184,8 +184,13 @@ TEST(EagerPullTest, EachStepComputesOnTheFetchedParametersMinusItsOwnUpdate) {
 TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
   constexpr uint64_t kSize = 128;
   ClusterOptions o = Options("saps", 2, 4, kSize, 32);
+  // Virtual time (virtual_time.h): the workers' compute passes on the cluster's clock, so
+  // the slow one is exactly 8x slower however loaded the machine.
+  test_support::VirtualTime time(absl::Milliseconds(1));
+  time.Apply(o);
   auto cluster = LocalCluster::Create(o);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  time.Start();
   // The fast workers keep going until the slow one is done, so that its last push, like
   // the others, meets the updates of three workers that run 8x faster (were they done
   // first, that push would find nothing new and clear its straggler mark: the report is of
@@ -196,8 +201,10 @@ TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
     const bool slow = w.rank() == 3;
     for (int t = 0; slow ? t < 6 : (t < 48 || !slow_done.load()) && t < 20000; ++t) {
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
-      // Worker 3 computes 8x slower (load, not synchronization: the assertions are bounds).
-      std::this_thread::sleep_for(std::chrono::microseconds(slow ? 8000 : 1000));
+      // Worker 3 computes 8x slower, in virtual time.
+      if (!time.SleepFor(absl::Milliseconds(slow ? 8 : 1))) {
+        return absl::DeadlineExceededError("virtual time stood still");
+      }
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
       KAIROS_RETURN_IF_ERROR(w.Clock());
     }

@@ -57,6 +57,26 @@ TEST(ManualClockTest, UsableThroughTheClockInterface) {
   EXPECT_EQ(clock.Now(), absl::FromUnixSeconds(8));
 }
 
+TEST(ManualClockTest, WatchersRunAfterEachMoveUntilUnwatched) {
+  ManualClock clock(absl::FromUnixSeconds(10));
+  std::vector<absl::Time> seen;
+  const uint64_t id = clock.Watch([&] { seen.push_back(clock.Now()); });
+  EXPECT_NE(id, 0u);
+  EXPECT_TRUE(clock.IsVirtual());
+  clock.Advance(absl::Seconds(1));
+  clock.Set(absl::FromUnixSeconds(5));
+  clock.Unwatch(id);
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(seen, (std::vector<absl::Time>{absl::FromUnixSeconds(11), absl::FromUnixSeconds(5)}));
+}
+
+TEST(RealClockTest, IsNotVirtualAndNeverCallsWatchers) {
+  const Clock& clock = RealClock::Get();
+  EXPECT_FALSE(clock.IsVirtual());
+  EXPECT_EQ(clock.Watch([] { FAIL() << "a real clock called a watcher"; }), 0u);
+  clock.Unwatch(0);
+}
+
 TEST(RealClockTest, ReadsTheSystemClock) {
   const absl::Time before = absl::Now();
   const absl::Time now = RealClock::Get().Now();

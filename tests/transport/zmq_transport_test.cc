@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kairos/clock.h"
 #include "kairos/job.h"
 #include "transport/transport.h"
 #include "zmq.hpp"
@@ -371,6 +372,44 @@ TEST(ZmqTransportTest, TickHandlerRunsOnTheIoThread) {
   t->Stop();
   EXPECT_TRUE(on_io.load());
   EXPECT_GE(tick_at.load(), absl::ToUnixNanos(before));
+}
+
+// On a virtual clock the tick runs once at the start and once per move of the clock, with
+// the clock's time, and never on its own (the tick period is real time and does not apply).
+TEST(ZmqTransportTest, OnAManualClockTicksOncePerMoveWithItsTime) {
+  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(100));
+  TransportOptions options;
+  options.tick_period = absl::Milliseconds(1);
+  options.clock = clock;
+  absl::StatusOr<std::unique_ptr<Transport>> made = MakeZmqTransport(options);
+  ASSERT_TRUE(made.ok()) << made.status();
+  Transport* t = made->get();
+  absl::Mutex mu;
+  std::vector<absl::Time> ticks;
+  t->Start(nullptr, nullptr, [&](absl::Time now) {
+    absl::MutexLock lock(&mu);
+    ticks.push_back(now);
+  });
+  auto count_is = [&](size_t n) {
+    absl::MutexLock lock(&mu);
+    auto reached = [&]() { return ticks.size() >= n; };
+    mu.AwaitWithTimeout(absl::Condition(&reached), kWait);
+    return ticks.size();
+  };
+  ASSERT_EQ(count_is(1), 1u);
+  clock->Advance(absl::Seconds(3));
+  ASSERT_EQ(count_is(2), 2u);
+  clock->Set(absl::FromUnixSeconds(200));
+  ASSERT_EQ(count_is(3), 3u);
+  // A round trip through the I/O thread: any tick it had run on its own would show now.
+  absl::Notification posted;
+  t->Post([&] { posted.Notify(); });
+  ASSERT_TRUE(posted.WaitForNotificationWithTimeout(kWait));
+  t->Stop();
+  clock->Advance(absl::Seconds(1));  // after Stop: no watcher, no tick
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(ticks, ElementsAre(absl::FromUnixSeconds(100), absl::FromUnixSeconds(103),
+                                 absl::FromUnixSeconds(200)));
 }
 
 TEST(ZmqTransportTest, ListenAndConnectWorkAfterStart) {
