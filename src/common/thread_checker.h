@@ -23,7 +23,8 @@
 // creates and sets up a node owns its I/O-thread state until the I/O thread takes over, and
 // the hand-over (starting the thread) orders the two. Bind may be called again to move the
 // role to another thread (a test that plays the I/O thread from the calling thread).
-// With NDEBUG the checker holds nothing and the check is an empty inline function.
+// With NDEBUG the checker holds nothing and the check is an empty inline function (so every
+// file of a program must agree on NDEBUG, as the build does).
 //
 // Compile time (clang, -Wthread-safety): the checker is a capability of kind "role", so
 // fields marked ABSL_GUARDED_BY(checker) and functions marked
