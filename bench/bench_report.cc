@@ -58,7 +58,9 @@ bool SanitizedBuild() {
 #endif
 }
 
-std::string Optional(const std::optional<double>& v, const char* format) {
+// A FormatSpec, not a const char*: clang checks StrFormat's format at compile time and
+// refuses one that is not a constant there.
+std::string Optional(const std::optional<double>& v, const absl::FormatSpec<double>& format) {
   return v.has_value() ? absl::StrFormat(format, *v) : "";
 }
 

@@ -65,7 +65,9 @@ std::vector<float> SequentialBsp(int workers, int rounds) {
 class ClusterShapeTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ClusterShapeTest, BspRoundEqualsSequentialAverage) {
-  const auto [servers, workers] = GetParam();
+  // Not a structured binding: clang 14 cannot capture one in a lambda.
+  const int servers = std::get<0>(GetParam());
+  const int workers = std::get<1>(GetParam());
   constexpr int kRounds = 5;
   auto cluster = LocalCluster::Create(Options(servers, workers, "bsp"));
   ASSERT_TRUE(cluster.ok()) << cluster.status();

@@ -73,16 +73,19 @@ class Inbox {
   }
 
   std::optional<Received> NextMessage(absl::Duration timeout = kWait) {
+    absl::MutexLock lock(&mu_);
     return Take(messages_, timeout);
   }
   std::optional<Malformed> NextMalformed(absl::Duration timeout = kWait) {
+    absl::MutexLock lock(&mu_);
     return Take(malformed_, timeout);
   }
 
  private:
+  // The caller holds mu_ (it passes a guarded queue by reference).
   template <typename T>
-  std::optional<T> Take(std::deque<T>& queue, absl::Duration timeout) {
-    absl::MutexLock lock(&mu_);
+  std::optional<T> Take(std::deque<T>& queue, absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto ready = [&queue]() { return !queue.empty(); };
     if (!mu_.AwaitWithTimeout(absl::Condition(&ready), timeout)) return std::nullopt;
     T item = std::move(queue.front());
