@@ -93,6 +93,21 @@ class KAIROS_THREAD_ROLE ThreadChecker {
 #endif
   }
 
+  // For a role that the thread running a node's first transport handler takes: the first
+  // call binds the calling thread (if none is bound), every later call asserts as
+  // AssertOnThread does. So a handler that ever runs on another thread than the first one
+  // aborts in a debug build. Use KAIROS_DCHECK_ON_IO_THREAD.
+  void BindFirstOrAssert(const char* file, int line) ABSL_ASSERT_EXCLUSIVE_LOCK() {
+#ifndef NDEBUG
+    std::thread::id none;
+    if (bound_.compare_exchange_strong(none, std::this_thread::get_id(),
+                                       std::memory_order_acq_rel)) {
+      return;
+    }
+    if (!CalledOnValidThread()) Fail(file, line);
+#endif
+  }
+
   const char* name() const { return name_; }
 
  private:
@@ -111,5 +126,10 @@ class KAIROS_THREAD_ROLE ThreadChecker {
 // the checker when it does not, in builds without NDEBUG; nothing with NDEBUG. For clang's
 // thread-safety analysis the role is held from here to the end of the scope.
 #define KAIROS_DCHECK_ON_THREAD(checker) (checker).AssertOnThread(__FILE__, __LINE__)
+
+// In a transport handler (or a function posted to the transport): the first such call binds
+// `checker` to its thread, the transport's I/O thread; any later one on another thread
+// aborts naming the checker, in builds without NDEBUG.
+#define KAIROS_DCHECK_ON_IO_THREAD(checker) (checker).BindFirstOrAssert(__FILE__, __LINE__)
 
 #endif  // KAIROS_COMMON_THREAD_CHECKER_H_

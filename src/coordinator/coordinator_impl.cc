@@ -22,6 +22,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/thread_checker.h"
 #include "coordinator/barrier.h"
 #include "coordinator/roster.h"
 #include "kairos/coordinator.h"
@@ -73,11 +74,21 @@ class CoordinatorImpl final : public Coordinator {
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
     join_deadline_ = clock_.Now() + options_.join_timeout;
-    transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
-                      [this](PeerId from, const absl::Status& why, const wire::Header* h) {
-                        OnMalformed(from, why, h);
-                      },
-                      [this](absl::Time now) { OnTick(now); });
+    // The transport runs every handler on its I/O thread; in a debug build a handler on any
+    // other thread than the first one's aborts (common/thread_checker.h).
+    transport_->Start(
+        [this](PeerId from, Message m) {
+          KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+          OnMessage(from, std::move(m));
+        },
+        [this](PeerId from, const absl::Status& why, const wire::Header* h) {
+          KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+          OnMalformed(from, why, h);
+        },
+        [this](absl::Time now) {
+          KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+          OnTick(now);
+        });
     running_ = true;
     return absl::OkStatus();
   }
@@ -103,6 +114,7 @@ class CoordinatorImpl final : public Coordinator {
     // (and notify) after this frame is gone.
     auto stopped = std::make_shared<absl::Notification>();
     transport_->Post([this, stopped] {
+      KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
       EndJob(absl::CancelledError("the coordinator was stopped"));
       stopped->Notify();
     });
@@ -388,7 +400,8 @@ class CoordinatorImpl final : public Coordinator {
   std::map<int, std::vector<int>> stragglers_by_server_ ABSL_GUARDED_BY(mu_);
   CoordinatorStats stats_ ABSL_GUARDED_BY(mu_);
 
-  // I/O thread only.
+  // I/O thread only: bound by the first handler that runs, checked in debug builds.
+  ThreadChecker io_thread_{"coordinator I/O thread"};
   Phase phase_ = Phase::kJoining;
   Roster roster_;
   BarrierBook barrier_;

@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/logging.h"
+#include "common/thread_checker.h"
 #include "engine/shard_engine.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
@@ -77,17 +78,28 @@ class ServerImpl final : public Server, private EngineHost {
     transport_ = std::move(transport);
     // The coordinator refused this server's handshake (CURVE keys): Wait returns why at once.
     transport_->SetConnectErrorHandler([this](PeerId, const absl::Status& why) {
+      KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
       End(absl::Status(why.code(), absl::StrCat("server: the coordinator at ", why.message())));
     });
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
     coordinator_ = link_.peer();
-    transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
-                      [this](PeerId from, const absl::Status& why, const wire::Header* h) {
-                        OnMalformed(from, why, h);
-                      },
-                      [this](absl::Time now) { OnTick(now); });
+    // The transport runs every handler on its I/O thread; in a debug build a handler on any
+    // other thread than the first one's aborts (common/thread_checker.h).
+    transport_->Start(
+        [this](PeerId from, Message m) {
+          KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+          OnMessage(from, std::move(m));
+        },
+        [this](PeerId from, const absl::Status& why, const wire::Header* h) {
+          KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+          OnMalformed(from, why, h);
+        },
+        [this](absl::Time now) {
+          KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+          OnTick(now);
+        });
     Message join;
     join.header.set_kind(wire::JOIN);
     join.header.mutable_join()->set_role(wire::SERVER);
@@ -409,7 +421,8 @@ class ServerImpl final : public Server, private EngineHost {
   mutable absl::Mutex refused_mu_;
   RefusalCounts refused_ ABSL_GUARDED_BY(refused_mu_);  // the node's own refusals
 
-  // I/O thread only.
+  // I/O thread only: bound by the first handler that runs, checked in debug builds.
+  ThreadChecker io_thread_{"server I/O thread"};
   absl::flat_hash_map<uint32_t, int> rank_of_node_;
   std::vector<Credential> credential_of_rank_;  // from START
   std::vector<RequestWindow> window_of_rank_;

@@ -83,12 +83,22 @@ absl::Status WorkerNode::SendJoin() {
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
   join_deadline_ = ClockOf(options_).Now() + options_.join_timeout;
-  transport_->Start([this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
-                    [this](PeerId, const absl::Status& why, const wire::Header*) {
-                      log_->warn("worker {}: dropped a malformed message: {}", rank_,
-                                 std::string(why.message()));
-                    },
-                    [this](absl::Time now) { OnTick(now); });
+  // The transport runs every handler and posted function on its I/O thread; in a debug
+  // build one on any other thread than the first one's aborts (common/thread_checker.h).
+  transport_->Start(
+      [this](PeerId from, Message m) {
+        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+        OnMessage(from, std::move(m));
+      },
+      [this](PeerId, const absl::Status& why, const wire::Header*) {
+        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+        log_->warn("worker {}: dropped a malformed message: {}", rank_,
+                   std::string(why.message()));
+      },
+      [this](absl::Time now) {
+        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+        OnTick(now);
+      });
   Message join;
   join.header.set_kind(wire::JOIN);
   join.header.set_request_id(ReserveIds(1));
@@ -132,11 +142,15 @@ absl::Status WorkerNode::EndStatus() const {
 
 void WorkerNode::Post(Batch batch, const char* what) {
   auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);
-  transport_->Post([this, posted] { Dispatch(posted->Take()); });
+  transport_->Post([this, posted] {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+    Dispatch(posted->Take());
+  });
 }
 
 void WorkerNode::PostClock(int64_t clock) {
   transport_->Post([this, clock] {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
     for (int s = 0; s < num_servers_; ++s) {
       Message m;
       m.header.set_kind(wire::CLOCK);

@@ -36,6 +36,7 @@
 #include "kairos/options.h"
 #include "kairos/worker.h"
 #include "common/clock.h"
+#include "common/thread_checker.h"
 #include "transport/coordinator_link.h"
 #include "transport/transport.h"
 #include "wire/credential.h"
@@ -134,6 +135,8 @@ class WorkerNode {
   JobConfig job_;
   std::map<std::string, TableEntry, std::less<>> tables_;
 
+  // The transport's I/O thread, bound by the first handler that runs (debug builds).
+  ThreadChecker io_thread_{"worker I/O thread"};
   // I/O thread only (and the destructor and Crash, once the transport has stopped).
   OutstandingParts parts_;
   std::optional<FlowControl> flow_;  // from START

@@ -94,7 +94,29 @@ TEST(ThreadCheckerTest, NameIsKept) {
   EXPECT_STREQ(checker.name(), "server I/O thread");
 }
 
+TEST(ThreadCheckerTest, TheFirstHandlerCallBindsTheRole) {
+  ThreadChecker checker("server I/O thread");
+  OnOtherThread([&] { KAIROS_DCHECK_ON_IO_THREAD(checker); });  // binds that thread
+  EXPECT_EQ(checker.CalledOnValidThread(), !kChecked);
+  OnOtherThread([&] { EXPECT_EQ(checker.CalledOnValidThread(), !kChecked); });
+  checker.Unbind();
+  KAIROS_DCHECK_ON_IO_THREAD(checker);  // binds this one
+  KAIROS_DCHECK_ON_IO_THREAD(checker);  // and passes on it
+  EXPECT_TRUE(checker.CalledOnValidThread());
+}
+
 #ifndef NDEBUG
+TEST(ThreadCheckerDeathTest, AHandlerOnAnotherThreadThanTheFirstAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        ThreadChecker checker("worker I/O thread");
+        KAIROS_DCHECK_ON_IO_THREAD(checker);
+        OnOtherThread([&] { KAIROS_DCHECK_ON_IO_THREAD(checker); });
+      },
+      "KAIROS_DCHECK_ON_THREAD failed: worker I/O thread only");
+}
+
 TEST(ThreadCheckerDeathTest, AnotherThreadAbortsNamingTheChecker) {
   // threadsafe: the child re-runs the test from the start, since it makes a thread.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
