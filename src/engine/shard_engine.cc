@@ -420,13 +420,15 @@ void ShardEngine::OnLeave(int rank, MemberState why, absl::Time now) {
   if (rank < 0 || rank >= num_workers_ || !gate_->clocks().active(rank)) return;
   gate_->OnLeave(rank, why);
   // Reads of a worker that left have nobody to answer; their wait ends now.
+  absl::Duration waited;
+  std::erase_if(waiting_, [&](const WaitingRead& read) {
+    if (read.request.rank != rank) return false;
+    waited += now - read.arrived;
+    return true;
+  });
   {
     absl::MutexLock lock(&metrics_mu_);
-    std::erase_if(waiting_, [&](const WaitingRead& read) {
-      if (read.request.rank != rank) return false;
-      metrics_[rank].blocked_time += now - read.arrived;
-      return true;
-    });
+    metrics_[rank].blocked_time += waited;
   }
   waiting_of_rank_[rank] = 0;
   Reevaluate(now);

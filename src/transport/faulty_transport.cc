@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -218,7 +217,7 @@ void FaultyTransport::Record(FaultAction action, FaultDirection direction, const
 FaultyTransport::Verdict FaultyTransport::Decide(FaultDirection direction, const Message& m,
                                                  PeerId peer, absl::Time now) {
   Verdict v;
-  const auto counted = absl::MakeCleanup([this] { ++messages_; });
+  const int64_t seen = messages_++;  // this message counts from the next one on
   for (size_t i = 0; i < plan_.rules.size(); ++i) {
     const FaultRule& r = plan_.rules[i];
     if (r.direction != FaultDirection::kBoth && r.direction != direction) continue;
@@ -227,7 +226,7 @@ FaultyTransport::Verdict FaultyTransport::Decide(FaultDirection direction, const
       absl::Time start = r.partition_start;
       if (r.partition_after_messages >= 0) {
         if (partition_started_[i] == absl::InfinitePast() &&
-            messages_ >= r.partition_after_messages) {
+            seen >= r.partition_after_messages) {
           partition_started_[i] = now;
         }
         start = partition_started_[i] == absl::InfinitePast() ? absl::InfiniteFuture()
