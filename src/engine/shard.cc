@@ -172,6 +172,7 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
       FillInitial(ts.init, c.begin, sc.values.span());
       sc.state = Buffer::Zeros(c.size() * t.updater->state_per_element());
       sc.key = (uint64_t{id} << 32) | c.index;
+      sc.learning_rate = ts.updater.learning_rate;
       sc.apply_inline = static_cast<int64_t>(c.size() * sizeof(float)) < inline_apply_bytes;
       sc.aggregation = policy::MakeAggregation(*spec, num_workers);
       sc.weighting = policy::MakeWeighting(*spec, num_workers);

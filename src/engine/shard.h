@@ -77,6 +77,10 @@ struct ShardChunk {
   // it covers by one).
   uint64_t version = 0;
   std::vector<uint64_t> version_read;
+  // The table's base learning rate as this chunk's updates see it (TableSpec's, until the
+  // job changes it). Touched only where the chunk's work runs, so a change is ordered with
+  // the updates around it.
+  float learning_rate = 0.0f;
 };
 
 struct ShardTable {
