@@ -38,10 +38,10 @@ class ChunkWork {
   // Adds a push to chunk `c`'s queue, and schedules a drain on its lane unless one is
   // scheduled already (it will take this push too). REQUIRES: `c` is not inline.
   void Apply(const ShardTable& t, ShardChunk& c, PendingApply p);
-  // Runs `job` where chunk `c`'s floats are worked on, in order with every push and job of
-  // the chunk decided before it and before every one decided after it, including pushes
-  // waiting in the chunk's queue (Run alone would let a push that arrives later join a
-  // drain scheduled earlier, and overtake the job). For an inline chunk: at once.
+  // Runs `job` where chunk `c`'s floats are worked on: after every push and job of the
+  // chunk decided before it, and before every one decided after it, pushes waiting in the
+  // chunk's queue included (Run alone would let a push that arrives later join a drain
+  // scheduled earlier, and overtake the job). For an inline chunk: at once.
   void RunInOrder(const ShardTable& t, ShardChunk& c, std::function<void()> job);
 
   // Pushes applied together with an earlier one of the same drain.

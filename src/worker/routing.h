@@ -4,9 +4,9 @@
 // range is cut at the chunk boundaries of the table's partition (common/partition.h) into
 // one message per chunk, addressed to the chunk's shard; a control request (FINISH,
 // BARRIER) is one message to every shard or one to the coordinator; a change of a table's
-// learning rate one message to every shard that owns part of the table. Each message comes with its Part:
-// what the worker's I/O thread needs to track it until it is answered (worker/outstanding.h)
-// and to count its bytes (worker/flow_control.h).
+// learning rate one message to every shard that owns part of the table. Each message comes
+// with its Part: what the worker's I/O thread needs to track it until it is answered
+// (worker/outstanding.h) and to count its bytes (worker/flow_control.h).
 //
 // Pure functions: no I/O, no clock. Thread-safe.
 

@@ -1,8 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Hostile peers: a client that never joined cannot write, read, clock, finish, assign,
-// change a learning rate or barrier in another node's name; every bounded field is accepted at its limit and refused just past
-// it, with its own status and counter; nothing refused changes the job's values.
+// change a learning rate or barrier in another node's name; every bounded field is
+// accepted at its limit and refused just past it, with its own status and counter; nothing
+// refused changes the job's values.
 
 #include <cmath>
 #include <limits>
