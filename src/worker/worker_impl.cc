@@ -191,29 +191,22 @@ class WorkerImpl final : public Worker {
     return AssignAsync(table, offset, values, options).Wait();
   }
 
+  // Servers refuse non-finite values too; checking them here first keeps a range over
+  // several chunks from being assigned in part. The span form checks before it copies.
   Request AssignAsync(std::string_view table, uint64_t offset, std::span<const float> values,
                       const CallOptions& options) override {
-    // Checked before the copy, so that a refused assign costs no allocation.
     if (absl::Status s = CheckFinite(table, offset, values); !s.ok()) {
       return Request(RequestState::Failed(s));
     }
-    return AssignAsync(table, offset, Buffer::CopyOf(values), options);
+    return IssueAssign(table, offset, Buffer::CopyOf(values), options);
   }
 
   Request AssignAsync(std::string_view table, uint64_t offset, Buffer values,
                       const CallOptions& options) override {
-    // Servers refuse non-finite values too; checking here first keeps a range over several
-    // chunks from being assigned in part.
     if (absl::Status s = CheckFinite(table, offset, values.span()); !s.ok()) {
       return Request(RequestState::Failed(s));
     }
-    const uint64_t length = values.size();
-    return AsRequest(IssueRange(RangeCall{.kind = wire::ASSIGN,
-                                          .table = table,
-                                          .offset = offset,
-                                          .length = length,
-                                          .payload = std::move(values)},
-                                options));
+    return IssueAssign(table, offset, std::move(values), options);
   }
 
   absl::Status SetLearningRate(std::string_view table, float learning_rate,
@@ -310,6 +303,18 @@ class WorkerImpl final : public Worker {
   uint64_t TimeoutMs(absl::Time deadline) const {
     return static_cast<uint64_t>(
         std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - ClockOf(options_).Now())));
+  }
+
+  // An assign whose values were checked.
+  Request IssueAssign(std::string_view table, uint64_t offset, Buffer values,
+                      const CallOptions& options) {
+    const uint64_t length = values.size();
+    return AsRequest(IssueRange(RangeCall{.kind = wire::ASSIGN,
+                                          .table = table,
+                                          .offset = offset,
+                                          .length = length,
+                                          .payload = std::move(values)},
+                                options));
   }
 
   // An assign's values must all be finite: InvalidArgument naming the first that is not.
