@@ -86,8 +86,11 @@ struct RefusalCounts {
   // OutOfRange (InvalidArgument for a CLOCK that goes back): a clock below 0, behind the
   // worker's, or more than ServerOptions::max_clock_lead ahead of it.
   uint64_t bad_clock = 0;
-  uint64_t bad_scale = 0;          // InvalidArgument: worker_scale not finite and > 0
-  uint64_t nonfinite = 0;          // InvalidArgument: NaN/Inf in a gradient (kRefuse)
+  // InvalidArgument: worker_scale not finite and >= 0, or a learning rate
+  // (Worker::SetLearningRate) not finite and >= 0.
+  uint64_t bad_scale = 0;
+  // InvalidArgument: NaN/Inf in a gradient (kRefuse), or in an assign's values (always).
+  uint64_t nonfinite = 0;
   uint64_t nonfinite_skipped = 0;  // answered OK but not applied (NonFinitePolicy::kSkip)
   // ResourceExhausted: the worker already has ServerOptions::max_waiting_reads_per_worker
   // reads waiting in the gate (or, on the coordinator, the job is full).
@@ -147,7 +150,8 @@ struct WorkerMetrics {
   RealHistogram scale;
   uint64_t dropped = 0;    // pushes dropped as too stale (SaPS)
   uint64_t refreshes = 0;  // replies that told the worker to read fresh parameters
-  // Pushes holding NaN or Inf: refused (NonFinitePolicy::kRefuse) or skipped (kSkip).
+  // Pushes holding NaN or Inf: refused (NonFinitePolicy::kRefuse) or skipped (kSkip); and
+  // assigns holding them (always refused).
   uint64_t nonfinite = 0;
   // The latest pushes, oldest first (at most ServerOptions::push_log_size).
   std::vector<PushRecord> push_log;

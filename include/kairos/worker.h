@@ -71,7 +71,9 @@ struct TableInfo {
   uint32_t id = 0;
   std::string name;
   uint64_t size = 0;
-  float learning_rate = 0.0f;  // the table's server-side SGD learning rate
+  // The table's server-side learning rate as the job configured it (TableSpec). It stays
+  // that value when a worker changes the servers' rate (SetLearningRate).
+  float learning_rate = 0.0f;
 };
 
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its
@@ -152,6 +154,40 @@ class KAIROS_EXPORT Worker {
   virtual Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
                                 std::span<float> out, PushPullReply* reply, float scale = 1.0f,
                                 const CallOptions& options = {}) = 0;
+
+  // Sets elements [offset, offset + values.size()) of the table on the servers to `values`
+  // (e.g. pretrained weights) and waits until every shard has them. Not a gradient: no
+  // gate, aggregation, weighting or updater is involved; each chunk's values are replaced
+  // in order with the updates around it, the updater state of the range (optimizer
+  // moments) becomes zero, and it counts as one update of each chunk it touches. A value
+  // that is NaN or infinite is InvalidArgument here, before anything is sent. To give
+  // every worker the assigned values, pair it with a barrier:
+  //
+  //   if (worker.rank() == 0) KAIROS_RETURN_IF_ERROR(worker.Assign("w", 0, pretrained));
+  //   KAIROS_RETURN_IF_ERROR(worker.Barrier());
+  //   KAIROS_RETURN_IF_ERROR(worker.Pull("w", params));
+  //
+  // Under BSP a round's pushes still pending on a shard are applied on top of the assigned
+  // values when the round completes (docs/design.md, "Assign and the learning rate").
+  virtual absl::Status Assign(std::string_view table, uint64_t offset,
+                              std::span<const float> values, const CallOptions& options = {}) = 0;
+  // Asynchronous forms (errors, including bad arguments, are reported by Request::Wait).
+  // The span form copies the values when called; the Buffer form shares them with the
+  // transport until the request completes (the caller must not modify them until then).
+  virtual Request AssignAsync(std::string_view table, uint64_t offset,
+                              std::span<const float> values, const CallOptions& options = {}) = 0;
+  virtual Request AssignAsync(std::string_view table, uint64_t offset, Buffer values,
+                              const CallOptions& options = {}) = 0;
+
+  // Sets the table's base learning rate on every server that owns part of it, for the
+  // updates each applies from then on (in order with the updates around the change), and
+  // waits until every such server acknowledged. `learning_rate` must be finite and >= 0
+  // (else InvalidArgument, nothing sent). Any worker may call it; when several do, the
+  // last change a server receives wins there. table(name).learning_rate keeps the job's
+  // configured value. Affects the built-in updaters; an updater of the program's own
+  // factory keeps its own rate.
+  virtual absl::Status SetLearningRate(std::string_view table, float learning_rate,
+                                       const CallOptions& options = {}) = 0;
 
   // Ends the current iteration: the clock advances and every shard learns it.
   virtual absl::Status Clock() = 0;

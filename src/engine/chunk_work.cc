@@ -49,6 +49,13 @@ void ChunkWork::Apply(const ShardTable& t, ShardChunk& c, PendingApply p) {
   if (schedule) OnLane(c, [this, &t, &c] { Drain(t, c); });
 }
 
+void ChunkWork::RunInOrder(const ShardTable& t, ShardChunk& c, std::function<void()> job) {
+  if (c.apply_inline) return job();
+  PendingApply p;
+  p.job = std::move(job);
+  Apply(t, c, std::move(p));
+}
+
 void ChunkWork::Drain(const ShardTable& t, ShardChunk& c) {
   std::vector<PendingApply> items;
   {
@@ -58,9 +65,13 @@ void ChunkWork::Drain(const ShardTable& t, ShardChunk& c) {
   }
   std::vector<Updater::Weighted> batch;
   for (std::size_t i = 0; i < items.size();) {
+    if (items[i].job) {
+      items[i++].job();
+      continue;
+    }
     batch.clear();
     std::size_t j = i;
-    for (; j < items.size() && items[j].offset == items[i].offset &&
+    for (; j < items.size() && !items[j].job && items[j].offset == items[i].offset &&
            items[j].gradient.size() == items[i].gradient.size();
          ++j) {
       batch.push_back({items[j].gradient.span(), items[j].scale()});

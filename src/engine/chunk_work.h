@@ -38,6 +38,11 @@ class ChunkWork {
   // Adds a push to chunk `c`'s queue, and schedules a drain on its lane unless one is
   // scheduled already (it will take this push too). REQUIRES: `c` is not inline.
   void Apply(const ShardTable& t, ShardChunk& c, PendingApply p);
+  // Runs `job` where chunk `c`'s floats are worked on: after every push and job of the
+  // chunk decided before it, and before every one decided after it, pushes waiting in the
+  // chunk's queue included (Run alone would let a push that arrives later join a drain
+  // scheduled earlier, and overtake the job). For an inline chunk: at once.
+  void RunInOrder(const ShardTable& t, ShardChunk& c, std::function<void()> job);
 
   // Pushes applied together with an earlier one of the same drain.
   uint64_t coalesced() const { return coalesced_.load(std::memory_order_relaxed); }
@@ -46,7 +51,7 @@ class ChunkWork {
   // Queues `job` on chunk `c`'s lane, counted in ApplyQueue::lane_jobs until it has run.
   void OnLane(const ShardChunk& c, std::function<void()> job);
   // On the chunk's lane: applies every queued push in arrival order, consecutive pushes of
-  // the same range in one pass, then answers them in order.
+  // the same range in one pass, then answers them in order; a queued job runs in its place.
   void Drain(const ShardTable& t, ShardChunk& c);
 
   EngineHost* const host_;

@@ -15,6 +15,13 @@
 
 namespace kairos::internal {
 
+// The built-in SGD with the learning rate given here instead of its own (updaters.cc):
+// applies `gradients` in order and returns true, or returns false (and does nothing) for
+// any other updater. How the chunk's learning rate (Worker::SetLearningRate) reaches SGD
+// until the updaters take the learning rate themselves.
+bool ApplySgdAt(const Updater& updater, float learning_rate, std::span<float> values,
+                std::span<const Updater::Weighted> gradients);
+
 namespace {
 
 // Makes chunk `c`'s values writable: a copy when a reply in flight still shares them.
@@ -38,6 +45,11 @@ void ShardTable::Apply(ShardChunk& c, uint64_t offset, std::span<const float> gr
                        float scale) const {
   PrepareWrite(c);
   const std::size_t at = offset - c.chunk.begin;
+  const Updater::Weighted one{gradient, scale};
+  if (ApplySgdAt(*updater, c.learning_rate, c.values.span().subspan(at, gradient.size()),
+                 {&one, 1})) {
+    return;
+  }
   updater->Apply(c.values.span().subspan(at, gradient.size()), StateOf(c, at, gradient.size()),
                  gradient, scale);
 }
@@ -49,6 +61,7 @@ void ShardTable::ApplyMany(ShardChunk& c, uint64_t offset,
   PrepareWrite(c);
   const std::size_t at = offset - c.chunk.begin;
   const std::size_t n = gradients[0].gradient.size();
+  if (ApplySgdAt(*updater, c.learning_rate, c.values.span().subspan(at, n), gradients)) return;
   updater->ApplyMany(c.values.span().subspan(at, n), StateOf(c, at, n), gradients);
 }
 
@@ -93,6 +106,35 @@ void ShardTable::ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t leng
   }
   if (c.drift.empty() || c.drift[w].empty()) return;
   std::fill_n(c.drift[w].data() + (offset - c.chunk.begin), length, 0.0f);
+}
+
+void ShardTable::Assign(ShardChunk& c, uint64_t offset, std::span<const float> values) const {
+  const std::size_t at = offset - c.chunk.begin;
+  const std::size_t n = values.size();
+  PrepareWrite(c);
+  float* w = c.values.data() + at;
+  std::span<float> state = StateOf(c, at, n);
+  std::fill(state.begin(), state.end(), 0.0f);  // fresh optimizer state for new values
+  if (track_drift) {
+    // The change moves every worker's view as an update would (drift += after - before).
+    if (drift_bound) {
+      double sum = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double d = static_cast<double>(values[i]) - w[i];
+        sum += d * d;
+      }
+      if (c.drift_bound.empty()) c.drift_bound.assign(num_workers, 0.0);
+      for (double& b : c.drift_bound) b += std::sqrt(sum);
+    } else {
+      if (c.drift.empty()) c.drift.resize(num_workers);
+      for (Buffer& d : c.drift) {
+        if (d.empty()) d = Buffer::Zeros(c.chunk.size());
+        float* dd = d.data() + at;
+        for (std::size_t i = 0; i < n; ++i) dd[i] += values[i] - w[i];
+      }
+    }
+  }
+  std::copy(values.begin(), values.end(), w);
 }
 
 absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, int num_shards,

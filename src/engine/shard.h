@@ -29,7 +29,9 @@
 
 namespace kairos::internal {
 
-// A push of a chunk waiting for the chunk's lane (see ServerImpl::QueueApply).
+// A push of a chunk waiting for the chunk's lane (see ChunkWork::Apply), or another job
+// that must keep its place among the pushes (ChunkWork::RunInOrder: an assign, a change of
+// the learning rate).
 struct PendingApply {
   uint64_t offset = 0;
   Buffer gradient;
@@ -37,6 +39,8 @@ struct PendingApply {
   // follows once it is applied (answering the worker).
   std::function<float()> scale;
   std::function<void()> done;
+  // Not a push: a job run in its place in the queue (offset, gradient and scale unused).
+  std::function<void()> job;
 };
 
 // The pushes a chunk's lane has yet to apply. The I/O thread adds and schedules one drain
@@ -115,6 +119,11 @@ struct ShardTable {
                     float scale) const;
   // Worker `w` read [offset, offset + length) of `c`: its drift there is zero again.
   void ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const;
+
+  // Sets elements [offset, offset + values.size()) of chunk `c` to `values` (copy on write
+  // like Apply) and zeroes their updater state; under VSGD the change is added to every
+  // worker's drift, as an update's would be. Called where the chunk's work runs.
+  void Assign(ShardChunk& c, uint64_t offset, std::span<const float> values) const;
 
   // The updater state of elements [at, at + n) of chunk `c` (chunk coordinates).
   std::span<float> StateOf(ShardChunk& c, std::size_t at, std::size_t n) const;

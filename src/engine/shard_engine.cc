@@ -23,11 +23,21 @@ using policy::MemberState;
 using policy::StragglerDecision;
 
 std::string Describe(const EngineRequest& r) {
-  static constexpr const char* kNames[] = {"PUSH", "PULL", "CLOCK", "FINISH"};
+  static constexpr const char* kNames[] = {"PUSH",   "PULL",   "CLOCK",
+                                           "FINISH", "ASSIGN", "SET_LEARNING_RATE"};
   std::string s = absl::StrFormat("%s #%d from node %d", kNames[static_cast<int>(r.kind)],
                                   r.request_id, r.sender);
-  if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kPull) {
-    absl::StrAppendFormat(&s, " (table %d [%d, %d))", r.table, r.offset, r.offset + r.length);
+  switch (r.kind) {
+    case EngineRequest::Kind::kPush:
+    case EngineRequest::Kind::kPull:
+    case EngineRequest::Kind::kAssign:
+      absl::StrAppendFormat(&s, " (table %d [%d, %d))", r.table, r.offset, r.offset + r.length);
+      break;
+    case EngineRequest::Kind::kSetLearningRate:
+      absl::StrAppendFormat(&s, " (table %d)", r.table);
+      break;
+    default:
+      break;
   }
   return s;
 }
@@ -276,6 +286,81 @@ void ShardEngine::ApplyReadyBuckets(ShardTable& t, ShardChunk& c) {
     version_.fetch_add(1, std::memory_order_relaxed);
     const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
     work_->Run(c, [&t, &c, sum, scale] { t.ApplyTracked(c, c.chunk.begin, sum.span(), scale); });
+  }
+}
+
+// ------------------------------------------------------------------------ assign, learning rate
+
+// Not a gradient: no gate, straggler policy, aggregation or weighting; the values replace
+// the range on the chunk's lane, in order with the updates decided before and after it.
+void ShardEngine::OnAssign(const EngineRequest& r, Buffer values, absl::Time /*now*/) {
+  if (!Active(r)) return;
+  const auto located = Locate(r);
+  if (!located.has_value()) return;
+  auto [table, chunk] = *located;
+  if (values.size() != r.length) {
+    return Refuse(r, &RefusalCounts::malformed,
+                  absl::InvalidArgumentError(absl::StrFormat(
+                      "%d values for a range of %d", values.size(), r.length)));
+  }
+  if (const std::size_t bad = FirstNonFinite(values.span()); bad < values.size()) {
+    {
+      absl::MutexLock lock(&metrics_mu_);
+      ++metrics_[r.rank].nonfinite;
+    }
+    return Refuse(r, &RefusalCounts::nonfinite,
+                  absl::InvalidArgumentError(absl::StrFormat(
+                      "the values hold %g at element %d of table '%s'; nothing was assigned "
+                      "(an assign refuses non-finite values whatever the table's "
+                      "NonFinitePolicy)",
+                      values[bad], r.offset + bad, table->spec.name)));
+  }
+  bytes_in_.fetch_add(r.length * sizeof(float), std::memory_order_relaxed);
+  ++chunk->version;
+  version_.fetch_add(1, std::memory_order_relaxed);
+  EngineAnswer a;
+  a.kind = EngineAnswer::Kind::kAssigned;
+  a.request = r;
+  a.version = chunk->version;
+  // Init-captures: clang before 16 cannot capture structured bindings themselves.
+  work_->RunInOrder(*table, *chunk, [host = host_, table = table, chunk = chunk,
+                                     values = std::move(values), a = std::move(a)]() mutable {
+    table->Assign(*chunk, a.request.offset, values.span());
+    values = Buffer();  // release the received message before answering
+    host->Answer(std::move(a));
+  });
+}
+
+// Each owned chunk of the table takes the new rate on its lane, in order with its updates;
+// the answer goes once the last one has it (lanes run in parallel, hence the atomic count).
+void ShardEngine::OnSetLearningRate(const EngineRequest& r, absl::Time /*now*/) {
+  if (!Active(r)) return;
+  std::vector<ShardTable>& tables = shard_->tables();
+  if (r.table >= tables.size()) {
+    return Refuse(r, &RefusalCounts::bad_range,
+                  absl::NotFoundError(absl::StrFormat(
+                      "unknown table id %d (the job has %d tables)", r.table, tables.size())));
+  }
+  ShardTable& t = tables[r.table];
+  const float lr = r.learning_rate;
+  if (!(std::isfinite(lr) && lr >= 0.0f)) {
+    return Refuse(r, &RefusalCounts::bad_scale,
+                  absl::InvalidArgumentError(absl::StrFormat(
+                      "learning rate %g for table '%s' is not a finite number >= 0", lr,
+                      t.spec.name)));
+  }
+  auto answer = std::make_shared<EngineAnswer>();
+  answer->kind = EngineAnswer::Kind::kLearningRateSet;
+  answer->request = r;
+  if (t.chunks.empty()) return host_->Answer(std::move(*answer));  // none of it is here
+  auto remaining = std::make_shared<std::atomic<std::size_t>>(t.chunks.size());
+  for (ShardChunk& c : t.chunks) {
+    work_->RunInOrder(t, c, [host = host_, &c, lr, remaining, answer] {
+      c.learning_rate = lr;
+      if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        host->Answer(std::move(*answer));
+      }
+    });
   }
 }
 

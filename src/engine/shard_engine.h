@@ -56,22 +56,24 @@ namespace kairos::internal {
 // `rank` (by the server node; the simulator knows). The host's fields (peer, request_id,
 // sender) are echoed in the answer and named in error messages.
 struct EngineRequest {
-  enum class Kind : uint8_t { kPush, kPull, kClock, kFinish };
+  enum class Kind : uint8_t { kPush, kPull, kClock, kFinish, kAssign, kSetLearningRate };
   Kind kind = Kind::kPush;
   uint64_t peer = 0;        // where the answer goes (the host's connection handle)
   uint64_t request_id = 0;  // the sender's id of the request
   uint32_t sender = 0;      // the sender's node id
   int rank = 0;             // the worker
-  uint32_t table = 0;       // push, pull: the table's id
-  uint64_t offset = 0;      // push, pull: [offset, offset + length) in table coordinates
+  uint32_t table = 0;       // push, pull, assign, set learning rate: the table's id
+  uint64_t offset = 0;      // push, pull, assign: [offset, offset + length) of the table
   uint64_t length = 0;
   int64_t clock = 0;        // push, pull: the worker's clock; clock: its new clock
   uint64_t timeout_ms = 0;  // pull: how long the worker waits (0: the engine's cap)
   float worker_scale = 0;   // push: the worker's own multiplier (0 means 1)
   bool pull_after = false;  // push: answer with the read of the range at clock + 1 (eager)
+  float learning_rate = 0;  // set learning rate: the table's new base learning rate
 };
 
-// "PUSH #12 from node 3 (table 0 [0, 100))", "CLOCK #4 from node 3": as wire::Describe.
+// "PUSH #12 from node 3 (table 0 [0, 100))", "CLOCK #4 from node 3",
+// "SET_LEARNING_RATE #5 from node 3 (table 0)": as wire::Describe.
 std::string Describe(const EngineRequest& r);
 
 // An answer to a request.
@@ -81,6 +83,8 @@ struct EngineAnswer {
     kRead,      // the values of a pull (or of the eager read that follows a push)
     kFinished,  // a finish was taken
     kError,     // refused or failed: `status` says why
+    kAssigned,         // an assign replaced the values (`version`: the chunk's, after it)
+    kLearningRateSet,  // every owned chunk of the table uses the new learning rate
   };
   Kind kind = Kind::kPushed;
   // The request answered. For an eager read: the push, made a pull at clock + 1.
@@ -145,6 +149,18 @@ class ShardEngine {
   void OnClock(const EngineRequest& r, absl::Time now);
   // The worker is done: it leaves the gate, and the finish is answered.
   void OnFinish(const EngineRequest& r, absl::Time now);
+  // Sets [offset, offset + length) of a table to `values` (docs/design.md, "Assign and the
+  // learning rate"): not a gradient (no gate, straggler policy, aggregation, weighting or
+  // updater); ordered with the chunk's updates on its lane; the range's updater state
+  // becomes zero; one update of the chunk (version + 1). Refused: a worker that left, a
+  // bad table or range, a value that is NaN or infinite (whatever the table's
+  // NonFinitePolicy). Answered kAssigned once the values are in place.
+  void OnAssign(const EngineRequest& r, Buffer values, absl::Time now);
+  // Sets the base learning rate of every chunk of table r.table this shard owns to
+  // r.learning_rate, each on its lane in order with the chunk's updates, and answers
+  // kLearningRateSet once every chunk has it. Refused: a worker that left, an unknown
+  // table, a learning rate that is not finite and >= 0.
+  void OnSetLearningRate(const EngineRequest& r, absl::Time now);
   // Worker `rank` finished or was declared dead: it leaves the gate, its waiting reads are
   // dropped unanswered (their wait counted until now), and the others are re-checked.
   void OnLeave(int rank, policy::MemberState why, absl::Time now);

@@ -18,6 +18,12 @@ EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
     case wire::CLOCK:
       r.kind = EngineRequest::Kind::kClock;
       break;
+    case wire::ASSIGN:
+      r.kind = EngineRequest::Kind::kAssign;
+      break;
+    case wire::SET_LEARNING_RATE:
+      r.kind = EngineRequest::Kind::kSetLearningRate;
+      break;
     default:
       r.kind = EngineRequest::Kind::kFinish;
       break;
@@ -33,11 +39,13 @@ EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
   r.timeout_ms = h.timeout_ms();
   r.worker_scale = h.worker_scale();
   r.pull_after = h.pull_after();
+  r.learning_rate = h.learning_rate();
   return r;
 }
 
 wire::Header RequestHeader(const EngineRequest& r) {
-  static constexpr wire::Kind kKinds[] = {wire::PUSH, wire::PULL, wire::CLOCK, wire::FINISH};
+  static constexpr wire::Kind kKinds[] = {wire::PUSH,   wire::PULL,   wire::CLOCK,
+                                          wire::FINISH, wire::ASSIGN, wire::SET_LEARNING_RATE};
   wire::Header h;
   h.set_kind(kKinds[static_cast<int>(r.kind)]);
   h.set_request_id(r.request_id);
@@ -68,6 +76,13 @@ Message ToMessage(EngineAnswer a, uint32_t self) {
         for (int64_t c : a.clocks) reply.header.add_clocks(c);
       }
       reply.payloads.push_back(std::move(a.values));
+      break;
+    case EngineAnswer::Kind::kAssigned:
+      reply.header = ReplyHeader(request, wire::ASSIGN_REPLY, self);
+      reply.header.set_version(a.version);
+      break;
+    case EngineAnswer::Kind::kLearningRateSet:
+      reply.header = ReplyHeader(request, wire::SET_LEARNING_RATE_REPLY, self);
       break;
     case EngineAnswer::Kind::kFinished:
     case EngineAnswer::Kind::kError:

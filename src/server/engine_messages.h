@@ -14,15 +14,16 @@
 
 namespace kairos::internal {
 
-// The engine's view of a worker's PUSH, PULL, CLOCK or FINISH `h` that arrived from `from`
-// and whose sender was proven to be worker `rank`.
+// The engine's view of a worker's PUSH, PULL, CLOCK, FINISH, ASSIGN or SET_LEARNING_RATE
+// `h` that arrived from `from` and whose sender was proven to be worker `rank`.
 EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank);
 
 // The header of the request `r` stands for, as far as a reply echoes it (ReplyHeader).
 wire::Header RequestHeader(const EngineRequest& r);
 
-// The reply of a successful answer (pushed, read, finished), sent by node `self`; a read's
-// values become its payload. REQUIRES: a.kind != kError (errors are the node's to word).
+// The reply of a successful answer (pushed, read, finished, assigned, learning rate set),
+// sent by node `self`; a read's values become its payload. REQUIRES: a.kind != kError
+// (errors are the node's to word).
 Message ToMessage(EngineAnswer a, uint32_t self);
 
 }  // namespace kairos::internal

@@ -188,6 +188,8 @@ class ServerImpl final : public Server, private EngineHost {
       case wire::PULL:
       case wire::CLOCK:
       case wire::FINISH:
+      case wire::ASSIGN:
+      case wire::SET_LEARNING_RATE:
         return OnWorkerRequest(from, m);
       default:
         return Refuse(from, h, &RefusalCounts::wrong_kind,
@@ -212,6 +214,10 @@ class ServerImpl final : public Server, private EngineHost {
         return engine_->OnClock(r, now);
       case EngineRequest::Kind::kFinish:
         return engine_->OnFinish(r, now);
+      case EngineRequest::Kind::kAssign:
+        return engine_->OnAssign(r, std::move(m.payloads[0]), now);
+      case EngineRequest::Kind::kSetLearningRate:
+        return engine_->OnSetLearningRate(r, now);
     }
   }
 

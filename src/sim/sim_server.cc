@@ -71,6 +71,8 @@ void SimServer::Answer(EngineAnswer answer) {
       return;
     case EngineAnswer::Kind::kFinished:
     case EngineAnswer::Kind::kError:
+    case EngineAnswer::Kind::kAssigned:  // the simulation sends neither
+    case EngineAnswer::Kind::kLearningRateSet:
       return;
   }
 }

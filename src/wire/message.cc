@@ -13,12 +13,10 @@ namespace kairos::internal {
 namespace {
 
 bool CarriesOnePayload(wire::Kind kind) {
-  return kind == wire::PUSH || kind == wire::PULL_REPLY;
+  return kind == wire::PUSH || kind == wire::PULL_REPLY || kind == wire::ASSIGN;
 }
 
-bool CarriesNoPayload(wire::Kind kind) {
-  return kind != wire::PUSH && kind != wire::PULL_REPLY;
-}
+bool CarriesNoPayload(wire::Kind kind) { return !CarriesOnePayload(kind); }
 
 Buffer PayloadFrom(RawFrame& frame) {
   const std::size_t count = frame.size / sizeof(float);
@@ -111,10 +109,22 @@ std::string EncodeHeader(Message& message) {
 std::string Describe(const wire::Header& h) {
   std::string s = absl::StrFormat("%s #%d from node %d", wire::Kind_Name(h.kind()),
                                   h.request_id(), h.sender());
-  if (h.kind() == wire::PUSH || h.kind() == wire::PULL || h.kind() == wire::PUSH_REPLY ||
-      h.kind() == wire::PULL_REPLY) {
-    absl::StrAppendFormat(&s, " (table %d [%d, %d))", h.table(), h.offset(),
-                          h.offset() + h.length());
+  switch (h.kind()) {
+    case wire::PUSH:
+    case wire::PULL:
+    case wire::PUSH_REPLY:
+    case wire::PULL_REPLY:
+    case wire::ASSIGN:
+    case wire::ASSIGN_REPLY:
+      absl::StrAppendFormat(&s, " (table %d [%d, %d))", h.table(), h.offset(),
+                            h.offset() + h.length());
+      break;
+    case wire::SET_LEARNING_RATE:
+    case wire::SET_LEARNING_RATE_REPLY:
+      absl::StrAppendFormat(&s, " (table %d)", h.table());
+      break;
+    default:
+      break;
   }
   return s;
 }

@@ -33,9 +33,10 @@ struct RawFrame {
 
 // Decodes frames[0] as the header and the rest as payloads, checking: the header parses;
 // its protocol version is kProtocolVersion; payload_frames equals the frames that follow;
-// each payload is a whole number of float32 values; PUSH and PULL_REPLY carry exactly one
-// payload of `length` values; PULL and CLOCK carry none. Payloads are used in place when
-// they are float-aligned and copied otherwise. InvalidArgument says what is wrong.
+// each payload is a whole number of float32 values; PUSH, ASSIGN and PULL_REPLY carry
+// exactly one payload of `length` values; every other kind carries none. Payloads are used
+// in place when they are float-aligned and copied otherwise. InvalidArgument says what is
+// wrong.
 // On failure, `*parsed_header` (when given) holds the header if it parsed, so that the
 // receiver can still answer the sender's request id; it stays empty otherwise.
 absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,

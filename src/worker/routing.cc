@@ -22,8 +22,9 @@ Batch RouteRange(const RangeRoute& route, std::span<const Chunk> chunks, const S
                  const std::shared_ptr<RequestState>& state) {
   const bool push = route.kind == wire::PUSH;
   const bool eager = push && route.eager != nullptr;
-  // Whether the message's reply carries its range's values.
-  const bool reads = !push || eager;
+  // Whether the message carries values (a push or an assign), and whether its reply does.
+  const bool carries = push || route.kind == wire::ASSIGN;
+  const bool reads = route.kind == wire::PULL || eager;
   const uint64_t end_of_range = route.offset + route.length;
   Batch batch;
   batch.reserve(chunks.size());
@@ -43,8 +44,8 @@ Batch RouteRange(const RangeRoute& route, std::span<const Chunk> chunks, const S
     Part part{state, c.shard, end - begin, eager ? route.eager : nullptr};
     // Flow control counts what crosses the link both ways: the pushed values, and the
     // values the reply brings back.
-    part.bytes = (push ? bytes : 0) + (reads ? bytes : 0);
-    if (push) m.payloads.push_back(route.payload.Slice(begin - route.offset, end - begin));
+    part.bytes = (carries ? bytes : 0) + (reads ? bytes : 0);
+    if (carries) m.payloads.push_back(route.payload.Slice(begin - route.offset, end - begin));
     if (reads) {
       m.header.set_timeout_ms(stamp.timeout_ms);
       part.reads = true;
@@ -72,6 +73,24 @@ Batch RouteControl(wire::Kind kind, int num_servers, const Stamp& stamp,
     m.header.set_clock(stamp.clock);
     m.header.set_timeout_ms(stamp.timeout_ms);
     batch.emplace_back(Part{state, num_servers > 0 ? i : -1}, std::move(m));
+  }
+  return batch;
+}
+
+Batch RouteLearningRate(uint32_t table, float learning_rate, std::span<const int> shards,
+                        const Stamp& stamp, const std::shared_ptr<RequestState>& state) {
+  Batch batch;
+  batch.reserve(shards.size());
+  uint64_t id = stamp.first_id;
+  for (int shard : shards) {
+    Message m;
+    m.header.set_kind(wire::SET_LEARNING_RATE);
+    m.header.set_request_id(id++);
+    m.header.set_sender(stamp.sender);
+    m.header.set_table(table);
+    m.header.set_clock(stamp.clock);
+    m.header.set_learning_rate(learning_rate);
+    batch.emplace_back(Part{state, shard}, std::move(m));
   }
   return batch;
 }

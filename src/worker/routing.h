@@ -1,11 +1,12 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Request routing: how a worker's call becomes messages. A push or pull of a table range is
-// cut at the chunk boundaries of the table's partition (common/partition.h) into one
-// message per chunk, addressed to the chunk's shard; a control request (FINISH, BARRIER) is
-// one message to every shard or one to the coordinator. Each message comes with its Part:
-// what the worker's I/O thread needs to track it until it is answered (worker/outstanding.h)
-// and to count its bytes (worker/flow_control.h).
+// Request routing: how a worker's call becomes messages. A push, pull or assign of a table
+// range is cut at the chunk boundaries of the table's partition (common/partition.h) into
+// one message per chunk, addressed to the chunk's shard; a control request (FINISH,
+// BARRIER) is one message to every shard or one to the coordinator; a change of a table's
+// learning rate one message to every shard that owns part of the table. Each message comes
+// with its Part: what the worker's I/O thread needs to track it until it is answered
+// (worker/outstanding.h) and to count its bytes (worker/flow_control.h).
 //
 // Pure functions: no I/O, no clock. Thread-safe.
 
@@ -49,13 +50,14 @@ struct Stamp {
   uint64_t first_id = 0;    // request ids first_id, first_id + 1, ...: one per message
 };
 
-// A push or pull of elements [offset, offset + length) of one table.
+// A push, pull or assign of elements [offset, offset + length) of one table.
 struct RangeRoute {
-  wire::Kind kind = wire::PUSH;  // PUSH or PULL
+  wire::Kind kind = wire::PUSH;  // PUSH, PULL or ASSIGN
   uint32_t table = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
-  // A push: its `length` values. Each message carries a slice of it (shared, not copied).
+  // A push or assign: its `length` values. Each message carries a slice of it (shared, not
+  // copied).
   Buffer payload{};
   // An eager push+pull (a push only): each message also asks for its range as it is after
   // the push (pull_after), the shard's report goes here, and `scale` multiplies the update.
@@ -79,6 +81,11 @@ Batch RouteRange(const RangeRoute& route, std::span<const Chunk> chunks, const S
 // shards, in shard order, or with num_servers == 0 one to the coordinator.
 Batch RouteControl(wire::Kind kind, int num_servers, const Stamp& stamp,
                    const std::shared_ptr<RequestState>& state);
+
+// A SET_LEARNING_RATE of table `table` to `learning_rate`: one message to each shard of
+// `shards` (those that own a part of the table), in the order given.
+Batch RouteLearningRate(uint32_t table, float learning_rate, std::span<const int> shards,
+                        const Stamp& stamp, const std::shared_ptr<RequestState>& state);
 
 }  // namespace kairos::internal
 

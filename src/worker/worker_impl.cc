@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -42,13 +44,14 @@ struct PullTarget {
   ConstBuffer* gather = nullptr;
 };
 
-// A push or pull as the caller asked for it (an eager push+pull is a push with `eager`).
+// A push, pull or assign as the caller asked for it (an eager push+pull is a push with
+// `eager`).
 struct RangeCall {
-  wire::Kind kind = wire::PUSH;  // PUSH or PULL
+  wire::Kind kind = wire::PUSH;  // PUSH, PULL or ASSIGN
   std::string_view table;
   uint64_t offset = 0;
   uint64_t length = 0;
-  Buffer payload{};                // a push's values
+  Buffer payload{};                // a push's or assign's values
   PullTarget target{};             // a pull's (or an eager push's) destination
   PushPullReply* eager = nullptr;  // an eager push+pull: the shards' report
   float scale = 1.0f;              // an eager push+pull: the worker's scale of its update
@@ -183,6 +186,63 @@ class WorkerImpl final : public Worker {
     return *std::move(request);
   }
 
+  absl::Status Assign(std::string_view table, uint64_t offset, std::span<const float> values,
+                      const CallOptions& options) override {
+    return AssignAsync(table, offset, values, options).Wait();
+  }
+
+  // Servers refuse non-finite values too; checking them here first keeps a range over
+  // several chunks from being assigned in part. The span form checks before it copies.
+  Request AssignAsync(std::string_view table, uint64_t offset, std::span<const float> values,
+                      const CallOptions& options) override {
+    if (absl::Status s = CheckFinite(table, offset, values); !s.ok()) {
+      return Request(RequestState::Failed(s));
+    }
+    return IssueAssign(table, offset, Buffer::CopyOf(values), options);
+  }
+
+  Request AssignAsync(std::string_view table, uint64_t offset, Buffer values,
+                      const CallOptions& options) override {
+    if (absl::Status s = CheckFinite(table, offset, values.span()); !s.ok()) {
+      return Request(RequestState::Failed(s));
+    }
+    return IssueAssign(table, offset, std::move(values), options);
+  }
+
+  absl::Status SetLearningRate(std::string_view table, float learning_rate,
+                               const CallOptions& options) override {
+    KAIROS_RETURN_IF_ERROR(Usable());
+    absl::StatusOr<const TableEntry*> t = node_.Table(table);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("set learning rate: ", t.status().message()));
+    }
+    const TableInfo& info = (*t)->info;
+    if (!(std::isfinite(learning_rate) && learning_rate >= 0.0f)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "set learning rate of table '%s': %g is not a finite number >= 0", info.name,
+          learning_rate));
+    }
+    // Only the servers that own part of the table (a table smaller than the number of
+    // servers leaves some without any).
+    std::vector<int> shards;
+    for (int s = 0; s < num_servers(); ++s) {
+      if (!(*t)->partition.shard_chunks(s).empty()) shards.push_back(s);
+    }
+    const absl::Time deadline = DeadlineOf(options);
+    const int parts = static_cast<int>(shards.size());
+    auto state = std::make_shared<RequestState>(
+        RequestLabel{"set learning rate", info.name, 0, info.size},
+        deadline + options_.deadline_grace, parts, /*spin=*/false, nullptr, ClockOf(options_));
+    const Stamp stamp{.sender = node_.node_id(),
+                      .clock = clock_.load(),
+                      .timeout_ms = TimeoutMs(deadline),
+                      .first_id = node_.ReserveIds(parts)};
+    node_.Post(RouteLearningRate(info.id, learning_rate, shards, stamp, state),
+               "learning rate change");
+    return Request(state).Wait();
+  }
+
   absl::Status Clock() override {
     KAIROS_RETURN_IF_ERROR(Usable());
     node_.PostClock(clock_.fetch_add(1) + 1);
@@ -245,10 +305,35 @@ class WorkerImpl final : public Worker {
         std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - ClockOf(options_).Now())));
   }
 
-  // Checks a push or pull, slices its range into one message per chunk and posts them to
-  // the I/O thread. An error: the call was refused, and nothing was sent.
+  // An assign whose values were checked.
+  Request IssueAssign(std::string_view table, uint64_t offset, Buffer values,
+                      const CallOptions& options) {
+    const uint64_t length = values.size();
+    return AsRequest(IssueRange(RangeCall{.kind = wire::ASSIGN,
+                                          .table = table,
+                                          .offset = offset,
+                                          .length = length,
+                                          .payload = std::move(values)},
+                                options));
+  }
+
+  // An assign's values must all be finite: InvalidArgument naming the first that is not.
+  static absl::Status CheckFinite(std::string_view table, uint64_t offset,
+                                  std::span<const float> values) {
+    const auto bad = std::find_if(values.begin(), values.end(),
+                                  [](float v) { return !std::isfinite(v); });
+    if (bad == values.end()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "assign of table '%s': the values hold %g at element %d; nothing was sent", table,
+        *bad, offset + static_cast<uint64_t>(bad - values.begin())));
+  }
+
+  // Checks a push, pull or assign, slices its range into one message per chunk and posts
+  // them to the I/O thread. An error: the call was refused, and nothing was sent.
   absl::StatusOr<Request> IssueRange(RangeCall call, const CallOptions& options) {
-    const char* verb = call.kind == wire::PUSH ? "push" : "pull";
+    const char* verb = call.kind == wire::PUSH     ? "push"
+                       : call.kind == wire::ASSIGN ? "assign"
+                                                   : "pull";
     KAIROS_RETURN_IF_ERROR(Usable());
     absl::StatusOr<const TableEntry*> t = node_.Table(call.table);
     if (!t.ok()) {

@@ -1,8 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Hostile peers: a client that never joined cannot write, read, clock, finish or barrier in
-// another node's name; every bounded field is accepted at its limit and refused just past
-// it, with its own status and counter; nothing refused changes the job's values.
+// Hostile peers: a client that never joined cannot write, read, clock, finish, assign,
+// change a learning rate or barrier in another node's name; every bounded field is
+// accepted at its limit and refused just past it, with its own status and counter; nothing
+// refused changes the job's values.
 
 #include <cmath>
 #include <limits>
@@ -91,10 +92,11 @@ class StrangerTest : public ::testing::Test {
     m.header.set_table(0);
     m.header.set_length(kSize / kServers);
     m.header.set_timeout_ms(5000);
-    if (kind == wire::PUSH) {
+    if (kind == wire::PUSH || kind == wire::ASSIGN) {
       m.payloads.push_back(Buffer::Zeros(kSize / kServers));
       for (float& x : m.payloads[0].span()) x = 1000.0f;
     }
+    if (kind == wire::SET_LEARNING_RATE) m.header.set_learning_rate(1000.0f);
     return m;
   }
 
@@ -118,9 +120,10 @@ TEST_F(StrangerTest, RequestsInTheNamesOfTheJobsNodesAreRefusedAndChangeNothing)
   for (uint32_t sender = 0; sender <= nodes + 1; ++sender) {
     for (internal::Credential c : {internal::Credential{}, internal::Credential{1, sender}}) {
       for (int s = 0; s < kServers; ++s) {
-        for (wire::Kind kind : {wire::PUSH, wire::PULL, wire::CLOCK, wire::FINISH}) {
+        for (wire::Kind kind : {wire::PUSH, wire::PULL, wire::CLOCK, wire::FINISH,
+                                wire::ASSIGN, wire::SET_LEARNING_RATE}) {
           Message m = Forged(kind, sender, c);
-          if (kind == wire::PULL || kind == wire::PUSH) {
+          if (kind == wire::PULL || kind == wire::PUSH || kind == wire::ASSIGN) {
             m.header.set_offset(static_cast<uint64_t>(s) * (kSize / kServers));
           }
           if (kind == wire::CLOCK) m.header.set_clock(1);
@@ -128,7 +131,7 @@ TEST_F(StrangerTest, RequestsInTheNamesOfTheJobsNodesAreRefusedAndChangeNothing)
           stranger.Send(server_peers[s], std::move(m));
         }
       }
-      to_each_server += 4;
+      to_each_server += 6;
     }
     for (wire::Kind kind : {wire::BARRIER, wire::FINISH, wire::HEARTBEAT}) {
       Message m = Forged(kind, sender);
@@ -149,6 +152,7 @@ TEST_F(StrangerTest, RequestsInTheNamesOfTheJobsNodesAreRefusedAndChangeNothing)
     EXPECT_EQ(s->stats().refused.unauthenticated, to_each_server);
     EXPECT_EQ(s->stats().pushes, 0u);
     EXPECT_EQ(s->stats().pulls, 0u);
+    EXPECT_EQ(s->stats().version, 0u);
   }
   EXPECT_EQ(coordinator_->stats().refused.unauthenticated, 3u * (nodes + 2));
 
@@ -165,8 +169,9 @@ TEST_F(StrangerTest, RequestsInTheNamesOfTheJobsNodesAreRefusedAndChangeNothing)
   ASSERT_TRUE(refused.has_value());
   EXPECT_THAT(refused->header.status().message(), HasSubstr("already started"));
 
-  // The job is untouched: the workers' pushes (not the stranger's 1000s) make the values,
-  // nobody was finished or clocked in their name, and the job ends normally (TearDown).
+  // The job is untouched: the workers' pushes (not the stranger's 1000s, assigned or as
+  // the learning rate) make the values, nobody was finished or clocked in their name, and
+  // the job ends normally (TearDown).
   std::vector<float> grad(kSize, 1.0f);
   for (auto& w : workers_) {
     ASSERT_TRUE(w->Push("w", grad).ok());
@@ -344,6 +349,48 @@ TEST_F(FieldLimitTest, NonFiniteGradientsAreRefusedByDefaultAndNothingIsApplied)
   EXPECT_EQ(stats.refused.nonfinite, 4u);
   EXPECT_EQ(stats.workers[1].nonfinite, 3u);
   EXPECT_EQ(stats.workers[0].nonfinite, 1u);
+  EXPECT_EQ(Read(), std::vector<float>(kSize, 0.0f));
+}
+
+// An assign holding NaN or an infinity is refused even where the table skips such pushes
+// (a silent no-op would leave the caller believing the values were loaded); a learning
+// rate must be finite and >= 0. Through the API both are refused before anything is sent.
+TEST_F(FieldLimitTest, AssignValuesAndLearningRatesMustBeFinite) {
+  Limits limits;
+  limits.nonfinite = NonFinitePolicy::kSkip;
+  Start(limits);
+  for (float bad : {std::nanf(""), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    Message m = Request(wire::ASSIGN);
+    m.payloads.push_back(Filled(5.0f));
+    m.payloads[0][12] = bad;
+    absl::Status s = Roundtrip(std::move(m));
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.message()), HasSubstr("at element 12 of table 'w'"));
+    Message lr = Request(wire::SET_LEARNING_RATE);
+    lr.header.set_learning_rate(bad);
+    s = Roundtrip(std::move(lr));
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.message()), HasSubstr("learning rate"));
+  }
+  Message negative = Request(wire::SET_LEARNING_RATE);
+  negative.header.set_learning_rate(-1e-30f);
+  EXPECT_EQ(Roundtrip(std::move(negative)).code(), absl::StatusCode::kInvalidArgument);
+  std::vector<float> values(kSize, 5.0f);
+  values[99] = std::numeric_limits<float>::quiet_NaN();
+  absl::Status api = worker_->Assign("w", 0, values);
+  EXPECT_EQ(api.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(api.message()), HasSubstr("element 99; nothing was sent"));
+  EXPECT_EQ(worker_->SetLearningRate("w", -1.0f).code(), absl::StatusCode::kInvalidArgument);
+  const ServerStats stats = server_->stats();
+  EXPECT_EQ(stats.refused.nonfinite, 3u);
+  EXPECT_EQ(stats.refused.bad_scale, 4u);
+  EXPECT_EQ(stats.version, 0u);
+  // A learning rate of 0 is accepted: pushes no longer move the table.
+  Message zero = Request(wire::SET_LEARNING_RATE);
+  zero.header.set_learning_rate(0.0f);
+  EXPECT_TRUE(Roundtrip(std::move(zero)).ok());
+  EXPECT_TRUE(Roundtrip(Request(wire::PUSH)).ok());
   EXPECT_EQ(Read(), std::vector<float>(kSize, 0.0f));
 }
 

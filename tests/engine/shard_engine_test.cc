@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/job.h"
+#include "kairos/updater.h"
 #include "policy/policy.h"
 
 namespace kairos::internal {
@@ -62,13 +63,15 @@ class RecordingHost final : public EngineHost {
 };
 
 struct EngineFixture {
-  // One table "w" of `size` zeros, SGD with learning rate 1, chunks of `chunk` elements.
+  // One table "w" of `size` zeros, SGD with learning rate `lr` (1), chunks of `chunk`
+  // elements, its non-finite pushes refused or skipped (`nonfinite`).
   EngineFixture(const std::string& policy, int workers, uint64_t size = 4, uint64_t chunk = 4,
-                EngineOptions options = {}) {
+                EngineOptions options = {}, float lr = 1.0f,
+                NonFinitePolicy nonfinite = NonFinitePolicy::kRefuse) {
     JobConfig job;
     job.policy = policy;
     job.chunk_elements = chunk;
-    job.tables.push_back({"w", size, Initializer::Zeros(), {"sgd", 1.0f}});
+    job.tables.push_back({"w", size, Initializer::Zeros(), {"sgd", lr}, nonfinite});
     absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
     EXPECT_TRUE(spec.ok()) << spec.status();
     auto e = ShardEngine::Create(job, *spec, 0, 1, workers, options, &host);
@@ -101,8 +104,18 @@ struct EngineFixture {
   void Clock(int rank, int64_t clock, absl::Time at = kT0) {
     engine->OnClock(Req(EngineRequest::Kind::kClock, rank, clock), at);
   }
-  std::vector<float> Values() {
-    const Buffer& v = engine->shard().tables()[0].chunks[0].values;
+  void Assign(int rank, uint64_t offset, std::vector<float> values) {
+    EngineRequest r = Req(EngineRequest::Kind::kAssign, rank, 0, offset, values.size());
+    engine->OnAssign(r, Buffer::CopyOf(values), kT0);
+  }
+  void SetLearningRate(int rank, float lr, uint32_t table = 0) {
+    EngineRequest r = Req(EngineRequest::Kind::kSetLearningRate, rank, 0, 0, 0);
+    r.table = table;
+    r.learning_rate = lr;
+    engine->OnSetLearningRate(r, kT0);
+  }
+  std::vector<float> Values(int chunk = 0) {
+    const Buffer& v = engine->shard().tables()[0].chunks[chunk].values;
     return std::vector<float>(v.data(), v.data() + v.size());
   }
 
@@ -261,6 +274,263 @@ TEST(ShardEngineTest, DescribeWaitingNamesTheBlockers) {
             "worker 0's read at clock 2 waits for workers [1 (clock 0)]");
 }
 
+// ------------------------------------------------------------------ assign
+
+TEST(ShardEngineTest, AssignReplacesTheRangeAndCountsAsOneUpdate) {
+  EngineFixture f("asp", 2);
+  f.Push(0, 0, {1, 1, 1, 1});
+  f.Assign(1, 1, {5, 6});
+  EXPECT_EQ(f.Values(), (std::vector<float>{-1, 5, 6, -1}));
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kPushed, Kind::kAssigned));
+  EXPECT_EQ(a[1].version, 2u);
+  EXPECT_EQ(a[1].request.offset, 1u);
+  EXPECT_EQ(f.engine->counters().version, 2u);
+  EXPECT_EQ(f.engine->counters().pushes, 1u);  // not a push
+  // Nothing of a push's bookkeeping: no staleness sample, scale or push count.
+  EXPECT_EQ(f.engine->metrics()[1].pushes, 0u);
+  EXPECT_EQ(f.engine->metrics()[1].scale.count(), 0u);
+  // The version counts for the staleness of later pushes: worker 0 read nothing since.
+  f.Push(0, 0, {0, 0, 0, 0});
+  EXPECT_EQ(f.engine->metrics()[0].staleness.max(), 2u);
+}
+
+// An updater with one float of state per element: state += g; w -= state.
+class MomentumLike final : public Updater {
+ public:
+  std::size_t state_per_element() const override { return 1; }
+  void Apply(std::span<float> values, std::span<float> state, std::span<const float> gradient,
+             float scale) const override {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      state[i] += scale * gradient[i];
+      values[i] -= state[i];
+    }
+  }
+};
+
+TEST(ShardEngineTest, AssignZeroesTheUpdaterStateOfItsRangeOnly) {
+  EngineOptions options;
+  options.updater_factory = [](const UpdaterSpec&) -> absl::StatusOr<std::unique_ptr<Updater>> {
+    return std::make_unique<MomentumLike>();
+  };
+  EngineFixture f("asp", 1, 4, 4, options);
+  f.Push(0, 0, {1, 1, 1, 1});
+  f.Push(0, 0, {1, 1, 1, 1});  // state 2, values -3
+  f.Assign(0, 0, {10, 10});
+  const Buffer& state = f.engine->shard().tables()[0].chunks[0].state;
+  EXPECT_EQ(std::vector<float>(state.data(), state.data() + 4), (std::vector<float>{0, 0, 2, 2}));
+  f.Push(0, 0, {1, 1, 1, 1});
+  EXPECT_EQ(f.Values(), (std::vector<float>{9, 9, -6, -6}));
+}
+
+// A read still holding the chunk's values keeps them: the assign writes a fresh copy.
+TEST(ShardEngineTest, AssignCopiesOnWriteWhileAReadSharesTheValues) {
+  EngineFixture f("asp", 1);
+  f.Push(0, 0, {1, 1, 1, 1});
+  f.Pull(0, 0);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kPushed, Kind::kRead));
+  const Buffer held = a[1].values;
+  f.Assign(0, 0, {7, 7, 7, 7});
+  EXPECT_EQ(std::vector<float>(held.data(), held.data() + 4), (std::vector<float>{-1, -1, -1, -1}));
+  EXPECT_EQ(f.Values(), (std::vector<float>{7, 7, 7, 7}));
+}
+
+// On a lane, pushes that queue up while it is busy are applied in one drain; an assign
+// decided between two of them keeps its place: the first push is overwritten, the second
+// applies on top of the assigned values.
+TEST(ShardEngineTest, AssignKeepsItsPlaceAmongQueuedPushes) {
+  EngineOptions options;
+  options.inline_apply_bytes = 0;  // every chunk on a lane
+  EngineFixture f("asp", 2, 4, 4, options);
+  f.host.Hold();
+  f.Push(0, 0, {1, 1, 1, 1});
+  f.Assign(1, 0, {7, 7, 7, 7});
+  f.Push(0, 0, {1, 2, 3, 4});
+  f.Pull(1, 0);
+  EXPECT_TRUE(f.host.answers.empty());
+  EXPECT_EQ(f.Values(), (std::vector<float>{0, 0, 0, 0}));
+  f.host.Release();
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kPushed, Kind::kAssigned, Kind::kPushed, Kind::kRead));
+  EXPECT_EQ(f.Values(), (std::vector<float>{6, 5, 4, 3}));
+  EXPECT_EQ(std::vector<float>(a[3].values.data(), a[3].values.data() + 4),
+            (std::vector<float>{6, 5, 4, 3}));
+}
+
+// BSP: the round's sum still pending when the assign arrives is applied on top of the
+// assigned values once the round completes.
+TEST(ShardEngineTest, BspRoundPendingAtAnAssignIsAppliedOnTopOfIt) {
+  EngineFixture f("bsp", 2);
+  f.Push(0, 0, {2, 2, 2, 2});
+  f.Push(1, 0, {4, 4, 4, 4});
+  f.Assign(0, 0, {10, 10, 10, 10});
+  EXPECT_EQ(f.Values(), (std::vector<float>{10, 10, 10, 10}));
+  f.Clock(0, 1);
+  f.Clock(1, 1);
+  EXPECT_EQ(f.Values(), (std::vector<float>{7, 7, 7, 7}));
+  EXPECT_EQ(f.engine->counters().version, 2u);  // the assign and the round
+}
+
+// VSGD: the change an assign makes is added to every worker's drift, like an update's; a
+// read of a worker clears its own.
+TEST(ShardEngineTest, AssignMovesEveryWorkersDriftUnderVsgd) {
+  for (const char* policy : {"vsgd", "vsgd+weight=value:mode=bound"}) {
+    SCOPED_TRACE(policy);
+    EngineFixture f(policy, 2);
+    f.Assign(0, 0, {3, 4, 0, 0});
+    ShardTable& t = f.engine->shard().tables()[0];
+    EXPECT_DOUBLE_EQ(t.ValueStaleness(t.chunks[0], 0), 5.0);
+    EXPECT_DOUBLE_EQ(t.ValueStaleness(t.chunks[0], 1), 5.0);
+    f.Pull(0, 0);
+    EXPECT_DOUBLE_EQ(t.ValueStaleness(t.chunks[0], 0), 0.0);
+    EXPECT_DOUBLE_EQ(t.ValueStaleness(t.chunks[0], 1), 5.0);
+  }
+}
+
+TEST(ShardEngineTest, AssignRefusalsNameTheProblemAndChangeNothing) {
+  // Non-finite values are refused even where the table skips non-finite pushes.
+  EngineFixture f("asp", 2, 4, 4, {}, 1.0f, NonFinitePolicy::kSkip);
+  f.Assign(0, 0, {1, 2, std::numeric_limits<float>::infinity(), 4});
+  f.Assign(0, 2, {1, 2, 3});  // runs past the table
+  EngineRequest unknown = f.Req(EngineRequest::Kind::kAssign, 0, 0, 0, 1);
+  unknown.table = 7;
+  f.engine->OnAssign(unknown, Buffer::Zeros(1), kT0);
+  EngineRequest short_payload = f.Req(EngineRequest::Kind::kAssign, 0, 0, 0, 4);
+  f.engine->OnAssign(short_payload, Buffer::Zeros(3), kT0);
+  f.engine->OnFinish(f.Req(EngineRequest::Kind::kFinish, 1, 0), kT0);
+  f.host.Take();
+  f.Assign(1, 0, {1, 1, 1, 1});  // a worker that left
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.Values(), (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(f.engine->counters().version, 0u);
+  const RefusalCounts r = f.engine->refused();
+  EXPECT_EQ(r.nonfinite, 1u);
+  EXPECT_EQ(r.nonfinite_skipped, 0u);
+  EXPECT_EQ(r.bad_range, 2u);
+  EXPECT_EQ(r.malformed, 1u);
+  EXPECT_EQ(r.not_active, 1u);
+  EXPECT_EQ(f.engine->metrics()[0].nonfinite, 1u);
+}
+
+TEST(ShardEngineTest, AssignRefusalMessages) {
+  EngineFixture f("asp", 1);
+  f.Assign(0, 0, {1, std::nanf(""), 1, 1});
+  f.Assign(0, 2, {1, 2, 3});
+  EngineRequest unknown = f.Req(EngineRequest::Kind::kAssign, 0, 0, 0, 1);
+  unknown.table = 7;
+  f.engine->OnAssign(unknown, Buffer::Zeros(1), kT0);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kError, Kind::kError, Kind::kError));
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(a[0].status.message(), HasSubstr("element 1 of table 'w'"));
+  EXPECT_THAT(a[0].status.message(), HasSubstr("nothing was assigned"));
+  EXPECT_EQ(a[1].status.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(a[2].status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(a[2].status.message(), HasSubstr("unknown table id 7"));
+}
+
+// ------------------------------------------------------------------ learning rate
+
+// The exact values SGD computes: w += (-lr * 1) * g per push, in float.
+float SgdSteps(std::initializer_list<std::pair<float, float>> lr_and_g) {
+  float w = 0.0f;
+  for (auto [lr, g] : lr_and_g) w += (-lr * 1.0f) * g;
+  return w;
+}
+
+TEST(ShardEngineTest, SetLearningRateAppliesToLaterPushes) {
+  EngineFixture f("asp", 2, 4, 4, {}, /*lr=*/0.1f);
+  f.Push(0, 0, {3, 3, 3, 3});
+  f.SetLearningRate(1, 0.01f);
+  f.Push(0, 0, {3, 3, 3, 3});
+  const float expected = SgdSteps({{0.1f, 3.0f}, {0.01f, 3.0f}});
+  EXPECT_EQ(f.Values(), (std::vector<float>(4, expected)));
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kPushed, Kind::kLearningRateSet, Kind::kPushed));
+  EXPECT_EQ(f.engine->shard().tables()[0].chunks[0].learning_rate, 0.01f);
+  EXPECT_EQ(f.engine->shard().tables()[0].spec.updater.learning_rate, 0.1f);
+  // Not an update: the version counts the two pushes only.
+  EXPECT_EQ(f.engine->counters().version, 2u);
+  f.SetLearningRate(0, 0.0f);  // 0 is allowed: the table stops moving
+  f.Push(0, 0, {3, 3, 3, 3});
+  EXPECT_EQ(f.Values(), (std::vector<float>(4, expected)));
+}
+
+// Under BSP the rate in force when the round is applied is the one used: a change between
+// the pushes and the round's end applies to that round.
+TEST(ShardEngineTest, SetLearningRateUnderBspAppliesToTheRoundAppliedAfterIt) {
+  EngineFixture f("bsp", 1);
+  f.Push(0, 0, {2, 2, 2, 2});
+  f.SetLearningRate(0, 0.5f);
+  f.Clock(0, 1);
+  EXPECT_EQ(f.Values(), (std::vector<float>(4, -1.0f)));
+}
+
+// Every owned chunk takes the rate on its own lane, between the pushes decided before and
+// after the change (even those queued in the same drain), and the answer comes once the
+// last chunk has it.
+TEST(ShardEngineTest, SetLearningRateKeepsItsPlaceOnEveryChunksLane) {
+  EngineOptions options;
+  options.inline_apply_bytes = 0;
+  EngineFixture f("asp", 1, /*size=*/8, /*chunk=*/4, options);
+  f.host.Hold();
+  f.Push(0, 0, {1, 1, 1, 1});
+  f.SetLearningRate(0, 0.5f);
+  f.Push(0, 0, {1, 1, 1, 1});
+  f.Push(0, 0, {1, 1, 1, 1}, kT0, /*offset=*/4);
+  EXPECT_TRUE(f.host.answers.empty());
+  f.host.Release();
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a),
+              ElementsAre(Kind::kPushed, Kind::kPushed, Kind::kLearningRateSet, Kind::kPushed));
+  EXPECT_EQ(f.Values(0), (std::vector<float>(4, -1.5f)));
+  EXPECT_EQ(f.Values(1), (std::vector<float>(4, -0.5f)));
+}
+
+TEST(ShardEngineTest, SetLearningRateRefusals) {
+  EngineFixture f("asp", 2);
+  f.SetLearningRate(0, -0.1f);
+  f.SetLearningRate(0, std::nanf(""));
+  f.SetLearningRate(0, std::numeric_limits<float>::infinity());
+  f.SetLearningRate(0, 0.5f, /*table=*/3);
+  f.engine->OnFinish(f.Req(EngineRequest::Kind::kFinish, 1, 0), kT0);
+  f.SetLearningRate(1, 0.5f);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kError, Kind::kError, Kind::kError, Kind::kError,
+                                    Kind::kFinished, Kind::kError));
+  EXPECT_EQ(a[0].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(a[0].status.message(), HasSubstr("learning rate -0.1 for table 'w'"));
+  EXPECT_THAT(a[1].status.message(), HasSubstr("nan"));
+  EXPECT_THAT(a[2].status.message(), HasSubstr("inf"));
+  EXPECT_EQ(a[3].status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(a[5].status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.engine->shard().tables()[0].chunks[0].learning_rate, 1.0f);
+  EXPECT_EQ(f.engine->refused().bad_scale, 3u);
+  EXPECT_EQ(f.engine->refused().bad_range, 1u);
+}
+
+// A shard that owns none of the table answers at once: nothing to change.
+TEST(ShardEngineTest, SetLearningRateOfATableWithNoChunkHereIsAnsweredAtOnce) {
+  JobConfig job;
+  job.policy = "asp";
+  job.chunk_elements = 4;
+  job.tables.push_back({"one", 1, Initializer::Zeros(), {"sgd", 1.0f}});
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec("asp");
+  ASSERT_TRUE(spec.ok());
+  RecordingHost host;
+  auto e = ShardEngine::Create(job, *spec, /*shard=*/1, /*num_shards=*/2, 1, {}, &host);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE((*e)->shard().tables()[0].chunks.empty());
+  EngineRequest r;
+  r.kind = EngineRequest::Kind::kSetLearningRate;
+  r.learning_rate = 0.5f;
+  (*e)->OnSetLearningRate(r, kT0);
+  ASSERT_THAT(Kinds(host.Take()), ElementsAre(Kind::kLearningRateSet));
+}
+
 TEST(ShardEngineTest, DescribeMatchesTheWireFormat) {
   EngineRequest r;
   r.kind = EngineRequest::Kind::kPush;
@@ -271,6 +541,11 @@ TEST(ShardEngineTest, DescribeMatchesTheWireFormat) {
   EXPECT_EQ(Describe(r), "PUSH #12 from node 3 (table 0 [0, 100))");
   r.kind = EngineRequest::Kind::kClock;
   EXPECT_EQ(Describe(r), "CLOCK #12 from node 3");
+  r.kind = EngineRequest::Kind::kAssign;
+  EXPECT_EQ(Describe(r), "ASSIGN #12 from node 3 (table 0 [0, 100))");
+  r.kind = EngineRequest::Kind::kSetLearningRate;
+  r.table = 2;
+  EXPECT_EQ(Describe(r), "SET_LEARNING_RATE #12 from node 3 (table 2)");
 }
 
 }  // namespace

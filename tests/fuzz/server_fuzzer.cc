@@ -7,10 +7,11 @@
 // workers, chunks of 4 elements) under a policy the input picks, then plays the rest of
 // the input as operations, each handled synchronously on this thread:
 //
-//   worker request  a mostly valid PUSH, PULL, CLOCK or FINISH (or another kind) with the
-//                   right node id of a worker of the START, or another sender, from that
-//                   worker's peer or another one; table, range, clock, flags and values
-//                   come from the input, so requests reach the policies and the updaters
+//   worker request  a mostly valid PUSH, PULL, CLOCK, FINISH, ASSIGN or SET_LEARNING_RATE
+//                   (or another kind) with the right node id of a worker of the START, or
+//                   another sender, from that worker's peer or another one; table, range,
+//                   clock, flags, values and learning rate come from the input, so requests
+//                   reach the policies and the updaters
 //   coordinator     MEMBERSHIP, HEARTBEAT, SHUTDOWN, JOIN_REPLY, a second START (the same
 //                   or with other counts and ranks), or a worker's kind, from the
 //                   coordinator's connection
@@ -28,7 +29,7 @@
 // KAIROS_FUZZ_VERBOSE=1 prints every message the server sends, to follow an input.
 //
 // Input layout: u8 policy, u8 job flags, then operations (u8 selector and its fields, see
-// ReadOp); at most kMaxOps. `server_fuzzer --write-seeds=DIR` writes the seed corpus
+// Step); at most kMaxOps. `server_fuzzer --write-seeds=DIR` writes the seed corpus
 // (tests/fuzz/corpus/server).
 
 #include <cstddef>
@@ -80,12 +81,17 @@ constexpr const char* kPolicies[] = {
 };
 constexpr std::size_t kNumPolicies = sizeof(kPolicies) / sizeof(kPolicies[0]);
 
+// New kinds go at the end, so that the seeds' choices keep their meaning.
 constexpr wire::Kind kWorkerKinds[] = {
     wire::PUSH,  wire::PUSH,   wire::PUSH,      wire::PULL,  wire::PULL,
     wire::CLOCK, wire::CLOCK,  wire::FINISH,    wire::JOIN,  wire::HEARTBEAT,
     wire::ERROR, wire::START,  wire::PULL_REPLY, wire::PUSH_REPLY, wire::MEMBERSHIP,
-    wire::SHUTDOWN,
+    wire::SHUTDOWN, wire::ASSIGN, wire::SET_LEARNING_RATE,
 };
+
+bool CarriesValues(wire::Kind kind) {
+  return kind == wire::PUSH || kind == wire::PULL_REPLY || kind == wire::ASSIGN;
+}
 
 constexpr int64_t kSpecialClocks[] = {
     -1, -2, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
@@ -251,7 +257,11 @@ class Harness {
     if (extras & kPullAfter) m.header.set_pull_after(true);
     if (extras & kTimeout) m.header.set_timeout_ms((extras & kWideTimeout) ? in.U64() : in.U16());
     if (extras & kScale) m.header.set_worker_scale(kScales[in.Pick(std::size(kScales))]);
-    if (kind == wire::PUSH || kind == wire::PULL_REPLY) {
+    // The learning rate from the same values as the scale (0, negative, huge, NaN, inf).
+    if (kind == wire::SET_LEARNING_RATE) {
+      m.header.set_learning_rate(kScales[in.Pick(std::size(kScales))]);
+    }
+    if (CarriesValues(kind)) {
       uint64_t n = std::min(length, kMaxPayload);
       if (extras & kWrongPayload) ++n;
       Buffer values = Buffer::Allocate(n);
@@ -309,9 +319,7 @@ class Harness {
       default:
         // A worker's kind on the coordinator's connection.
         m = job_.Request(kWorkerKinds[in.Pick(std::size(kWorkerKinds))], 0, 0, 0, 1, 0);
-        if (m.header.kind() == wire::PUSH || m.header.kind() == wire::PULL_REPLY) {
-          m.payloads.push_back(Buffer::Zeros(1));
-        }
+        if (CarriesValues(m.header.kind())) m.payloads.push_back(Buffer::Zeros(1));
     }
     Deliver(job_.coordinator(), std::move(m));
   }
@@ -349,7 +357,8 @@ class Harness {
                 "the server sends the coordinator only JOIN, READY, HEARTBEAT or ERROR");
       } else {
         Require(kind == wire::PUSH_REPLY || kind == wire::PULL_REPLY || kind == wire::ERROR ||
-                    kind == wire::FINISH,
+                    kind == wire::FINISH || kind == wire::ASSIGN_REPLY ||
+                    kind == wire::SET_LEARNING_RATE_REPLY,
                 "the server answers workers only with replies, errors and FINISH");
       }
       std::vector<std::string> frames{internal::EncodeHeader(s.message)};
@@ -387,16 +396,18 @@ class Script {
  public:
   Script(uint8_t policy, uint8_t flags) { w_.U8(policy).U8(flags); }
 
-  // A valid request of worker `rank` from its own connection.
+  // A valid request of worker `rank` from its own connection. A SET_LEARNING_RATE asks
+  // for kScales[lr].
   Script& Request(wire::Kind kind, int rank, uint8_t table, uint8_t offset, uint8_t length,
-                  uint8_t clock, uint8_t extras = 0, uint16_t timeout_ms = 0) {
+                  uint8_t clock, uint8_t extras = 0, uint16_t timeout_ms = 0, uint8_t lr = 1) {
     std::size_t k = 0;
     while (kWorkerKinds[k] != kind) ++k;
     w_.U8(kWorkerRequest).U8(static_cast<uint8_t>(rank)).U8(static_cast<uint8_t>(k));
     w_.U8(table).U8(0).U8(offset).U8(length).U8(clock).U8(extras);
     if (extras & kTimeout) w_.U16(timeout_ms);
     if (extras & kScale) w_.U8(1);  // 0.5
-    if (kind == wire::PUSH) {
+    if (kind == wire::SET_LEARNING_RATE) w_.U8(lr);
+    if (kind == wire::PUSH || kind == wire::ASSIGN) {
       const int n = length + ((extras & kWrongPayload) ? 1 : 0);
       for (int i = 0; i < n; ++i) w_.U8(static_cast<uint8_t>(4 * (i + 1)));
     }
@@ -484,6 +495,31 @@ Seeds MakeSeeds() {
                    .Request(wire::PUSH, 1, 0, 0, 2, 0, kWrongPayload)
                    .Raw(1, {"\xff\xff junk", "abc"})
                    .Raw(0, {""})
+                   .data()});
+  // Assigns between pushes (on "w" and on the table that shard 1 of 2 lacks), under BSP with
+  // a round open and under VSGD's drift; learning-rate changes, good and bad.
+  for (uint8_t p : {uint8_t{1}, uint8_t{3}}) {
+    s.push_back({p == 1 ? "assign-learning-rate-bsp" : "assign-learning-rate-vsgd",
+                 Script(p, 0)
+                     .Request(wire::PUSH, 0, 0, 0, 4, 0)
+                     .Request(wire::ASSIGN, 1, 0, 0, 4, 0)
+                     .Request(wire::ASSIGN, 1, 0, 5, 3, 0)
+                     .Request(wire::SET_LEARNING_RATE, 0, 0, 0, 0, 0, 0, 0, /*0.5*/ 1)
+                     .Request(wire::SET_LEARNING_RATE, 0, 1, 0, 0, 0, 0, 0, /*-1*/ 4)
+                     .Request(wire::SET_LEARNING_RATE, 1, 2, 0, 0, 0, 0, 0, /*NaN*/ 7)
+                     .Request(wire::PUSH, 1, 0, 0, 4, 0)
+                     .Request(wire::PULL, 0, 0, 0, 4, 0)
+                     .AllClocks()
+                     .Request(wire::ASSIGN, 0, 2, 0, 1, 1)
+                     .Request(wire::PULL, 1, 0, 0, 4, 1)
+                     .data()});
+  }
+  s.push_back({"assign-two-servers-shard-1",
+               Script(0, 3)
+                   .Request(wire::ASSIGN, 0, 0, 6, 2, 0)
+                   .Request(wire::ASSIGN, 0, 2, 0, 1, 0)
+                   .Request(wire::SET_LEARNING_RATE, 1, 2, 0, 0, 0, 0, 0, 2)
+                   .Request(wire::ASSIGN, 1, 0, 0, 2, 0, kWrongPayload)
                    .data()});
   // The coordinator's control messages, and a second START.
   s.push_back({"coordinator",

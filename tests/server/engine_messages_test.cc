@@ -79,5 +79,46 @@ TEST(EngineMessagesTest, APushedAnswerIsAPushReply) {
   EXPECT_EQ(m.header.clocks_size(), 0);
 }
 
+TEST(EngineMessagesTest, AssignAndItsReply) {
+  wire::Header h = Push();
+  h.set_kind(wire::ASSIGN);
+  const EngineRequest r = ToEngine(42, h, 2);
+  EXPECT_EQ(r.kind, EngineRequest::Kind::kAssign);
+  EXPECT_EQ(Describe(RequestHeader(r)), Describe(h));
+  EXPECT_EQ(Describe(r), Describe(h));
+  EngineAnswer a;
+  a.kind = EngineAnswer::Kind::kAssigned;
+  a.request = r;
+  a.version = 4;
+  const Message m = ToMessage(a, 1);
+  EXPECT_EQ(m.header.kind(), wire::ASSIGN_REPLY);
+  EXPECT_EQ(m.header.request_id(), 12u);
+  EXPECT_EQ(m.header.version(), 4u);
+  EXPECT_EQ(m.header.offset(), 100u);
+  EXPECT_TRUE(m.payloads.empty());
+}
+
+TEST(EngineMessagesTest, SetLearningRateAndItsReply) {
+  wire::Header h;
+  h.set_kind(wire::SET_LEARNING_RATE);
+  h.set_request_id(5);
+  h.set_sender(3);
+  h.set_table(1);
+  h.set_learning_rate(0.125f);
+  const EngineRequest r = ToEngine(42, h, 2);
+  EXPECT_EQ(r.kind, EngineRequest::Kind::kSetLearningRate);
+  EXPECT_EQ(r.learning_rate, 0.125f);
+  EXPECT_EQ(r.table, 1u);
+  EXPECT_EQ(Describe(RequestHeader(r)), Describe(h));
+  EXPECT_EQ(Describe(r), Describe(h));
+  EngineAnswer a;
+  a.kind = EngineAnswer::Kind::kLearningRateSet;
+  a.request = r;
+  const Message m = ToMessage(a, 1);
+  EXPECT_EQ(m.header.kind(), wire::SET_LEARNING_RATE_REPLY);
+  EXPECT_EQ(m.header.request_id(), 5u);
+  EXPECT_TRUE(m.payloads.empty());
+}
+
 }  // namespace
 }  // namespace kairos::internal

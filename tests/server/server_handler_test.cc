@@ -5,6 +5,7 @@
 // handled before Deliver returns, and the replies are read from the transport. Small
 // chunks are applied on the calling thread (inline_apply_bytes), so nothing here waits.
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -265,6 +266,112 @@ TEST(ServerHandlerTest, ARequestDeliveredTwiceIsAppliedOnce) {
   EXPECT_EQ(internal::StatusOf(refused.header).code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(job.server().stats().refused.duplicates, 2u);
   EXPECT_EQ(job.server().stats().version, 2u);
+}
+
+// ASSIGN and SET_LEARNING_RATE go through the same checks as a push: the credential, the
+// request window, then the engine; each is answered with its own reply kind.
+TEST(ServerHandlerTest, AssignAndSetLearningRateAreServedAndAnswered) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  Message assign = job.Request(wire::ASSIGN, 0, 0, 2, 4, 0);
+  assign.payloads.push_back(Buffer::CopyOf(std::vector<float>{1, 2, 3, 4}));
+  // [2, 6) spans both chunks: one message addresses one chunk.
+  uint64_t id = assign.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(assign)).ok());
+  Message refused = OnlyReply(job, id);
+  EXPECT_EQ(refused.header.kind(), wire::ERROR);
+  EXPECT_THAT(refused.header.status().message(), HasSubstr("spans chunks"));
+
+  assign = job.Request(wire::ASSIGN, 0, 0, 4, 4, 0);
+  assign.payloads.push_back(Buffer::CopyOf(std::vector<float>{1, 2, 3, 4}));
+  id = assign.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(assign)).ok());
+  Message reply = OnlyReply(job, id);
+  EXPECT_EQ(reply.header.kind(), wire::ASSIGN_REPLY);
+  EXPECT_EQ(reply.header.version(), 1u);
+
+  Message lr = job.Request(wire::SET_LEARNING_RATE, 1, 0, 0, 0, 0);
+  lr.header.set_learning_rate(0.5f);
+  id = lr.header.request_id();
+  ASSERT_TRUE(job.FromWorker(1, std::move(lr)).ok());
+  EXPECT_EQ(OnlyReply(job, id).header.kind(), wire::SET_LEARNING_RATE_REPLY);
+
+  ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 4, {2, 2, 2, 2}, 0)).ok());
+  job.transport().ClearSent();
+  Message pull = job.Request(wire::PULL, 1, 0, 4, 4, 0);
+  id = pull.header.request_id();
+  ASSERT_TRUE(job.FromWorker(1, std::move(pull)).ok());
+  reply = OnlyReply(job, id);
+  ASSERT_EQ(reply.payloads.size(), 1u);
+  EXPECT_THAT(Values(reply.payloads[0]), ElementsAre(0, 1, 2, 3));
+}
+
+TEST(ServerHandlerTest, AssignAndSetLearningRateWithoutTheCredentialAreRefused) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  Message assign = job.Request(wire::ASSIGN, 0, 0, 0, 4, 0);
+  assign.payloads.push_back(Buffer::CopyOf(std::vector<float>{9, 9, 9, 9}));
+  internal::SetCredential(FakeServerJob::credential(1), &assign.header);
+  Message lr = job.Request(wire::SET_LEARNING_RATE, 0, 0, 0, 0, 0);
+  lr.header.set_learning_rate(100.0f);
+  lr.header.set_sender(999);  // no worker of the job
+  for (Message* m : {&assign, &lr}) {
+    const uint64_t id = m->header.request_id();
+    ASSERT_TRUE(job.FromWorker(0, std::move(*m)).ok());
+    Message reply = OnlyReply(job, id);
+    EXPECT_EQ(reply.header.kind(), wire::ERROR);
+    EXPECT_EQ(internal::StatusOf(reply.header).code(), absl::StatusCode::kPermissionDenied);
+  }
+  EXPECT_EQ(job.server().stats().refused.unauthenticated, 2u);
+  EXPECT_EQ(job.server().stats().version, 0u);
+  // The rate is unchanged: a push moves by the configured 1.
+  ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {1, 1, 1, 1}, 0)).ok());
+  job.transport().ClearSent();
+  Message pull = job.Request(wire::PULL, 0, 0, 0, 4, 0);
+  const uint64_t id = pull.header.request_id();
+  ASSERT_TRUE(job.FromWorker(0, std::move(pull)).ok());
+  EXPECT_THAT(Values(OnlyReply(job, id).payloads[0]), ElementsAre(-1, -1, -1, -1));
+}
+
+TEST(ServerHandlerTest, BadAssignsAndLearningRatesAreRefusedWithTheirReason) {
+  FakeServerJob job(Job("asp"), Inline());
+  ASSERT_TRUE(job.Start().ok());
+  struct Case {
+    Message m;
+    absl::StatusCode code;
+    std::string what;
+  };
+  std::vector<Case> cases;
+  Message nan = job.Request(wire::ASSIGN, 0, 0, 0, 2, 0);
+  nan.payloads.push_back(Buffer::CopyOf(std::vector<float>{1, std::nanf("")}));
+  cases.push_back({std::move(nan), absl::StatusCode::kInvalidArgument, "element 1 of table 'w'"});
+  Message far = job.Request(wire::ASSIGN, 0, 0, 7, 2, 0);
+  far.payloads.push_back(Buffer::Zeros(2));
+  cases.push_back({std::move(far), absl::StatusCode::kOutOfRange, "outside table 'w'"});
+  Message unknown = job.Request(wire::ASSIGN, 0, 5, 0, 1, 0);
+  unknown.payloads.push_back(Buffer::Zeros(1));
+  cases.push_back({std::move(unknown), absl::StatusCode::kNotFound, "unknown table id 5"});
+  for (float bad : {-1.0f, std::numeric_limits<float>::infinity(), std::nanf("")}) {
+    Message lr = job.Request(wire::SET_LEARNING_RATE, 0, 0, 0, 0, 0);
+    lr.header.set_learning_rate(bad);
+    cases.push_back({std::move(lr), absl::StatusCode::kInvalidArgument, "not a finite number"});
+  }
+  Message lr_table = job.Request(wire::SET_LEARNING_RATE, 0, 9, 0, 0, 0);
+  lr_table.header.set_learning_rate(0.5f);
+  cases.push_back({std::move(lr_table), absl::StatusCode::kNotFound, "unknown table id 9"});
+  for (Case& c : cases) {
+    const uint64_t id = c.m.header.request_id();
+    ASSERT_TRUE(job.FromWorker(0, std::move(c.m)).ok());
+    Message reply = OnlyReply(job, id);
+    EXPECT_EQ(reply.header.kind(), wire::ERROR);
+    EXPECT_EQ(internal::StatusOf(reply.header).code(), c.code) << c.what;
+    EXPECT_THAT(reply.header.status().message(), HasSubstr(c.what));
+    EXPECT_THAT(reply.header.status().message(), HasSubstr("server 0:"));
+  }
+  EXPECT_EQ(job.server().stats().version, 0u);
+  EXPECT_EQ(job.server().stats().refused.bad_scale, 3u);
+  EXPECT_EQ(job.server().stats().refused.nonfinite, 1u);
+  EXPECT_EQ(job.server().stats().refused.bad_range, 3u);
 }
 
 }  // namespace

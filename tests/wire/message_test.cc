@@ -102,9 +102,35 @@ TEST(DecodeTest, AcceptsPullReplyWithItsPayload) {
   EXPECT_THAT(m->payloads[0].span(), ElementsAre(7.0f, 8.0f));
 }
 
+TEST(DecodeTest, AssignCarriesExactlyOnePayloadOfItsLength) {
+  absl::StatusOr<Message> m =
+      Decode(Frames(Header(wire::ASSIGN, 2, 1), {FloatBytes({7.0f, 8.0f})}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->header.kind(), wire::ASSIGN);
+  EXPECT_THAT(m->payloads[0].span(), ElementsAre(7.0f, 8.0f));
+  EXPECT_EQ(Describe(m->header), "ASSIGN #12 from node 3 (table 1 [10, 12))");
+  ExpectInvalid(Decode(Frames(Header(wire::ASSIGN, 2, 0), {})), "expects 1 payload frame, got 0");
+  ExpectInvalid(Decode(Frames(Header(wire::ASSIGN, 3, 1), {FloatBytes({1, 2})})),
+                "header says 3 values");
+  ExpectInvalid(Decode(Frames(Header(wire::ASSIGN, uint64_t{1} << 62, 1), {""})),
+                "header says");
+}
+
+TEST(DecodeTest, SetLearningRateCarriesNoPayload) {
+  wire::Header h = Header(wire::SET_LEARNING_RATE, 0, 0);
+  h.set_learning_rate(0.25f);
+  absl::StatusOr<Message> m = Decode(Frames(h, {}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->header.learning_rate(), 0.25f);
+  EXPECT_EQ(Describe(m->header), "SET_LEARNING_RATE #12 from node 3 (table 1)");
+  ExpectInvalid(Decode(Frames(Header(wire::SET_LEARNING_RATE, 0, 1), {FloatBytes({1})})),
+                "expects no payload, got 1 frames");
+}
+
 TEST(DecodeTest, AcceptsMessagesWithoutPayloadOfOtherKinds) {
   for (wire::Kind kind : {wire::JOIN, wire::HEARTBEAT, wire::CLOCK, wire::PUSH_REPLY,
-                          wire::ERROR, wire::SHUTDOWN}) {
+                          wire::ERROR, wire::SHUTDOWN, wire::ASSIGN_REPLY,
+                          wire::SET_LEARNING_RATE_REPLY}) {
     absl::StatusOr<Message> m = Decode(Frames(Header(kind, 0, 0), {}));
     EXPECT_TRUE(m.ok()) << wire::Kind_Name(kind) << ": " << m.status();
   }

@@ -171,5 +171,54 @@ TEST(RoutingTest, AControlRequestGoesToEveryServerOrToTheCoordinator) {
   EXPECT_EQ(to_coordinator[0].second.header.kind(), wire::BARRIER);
 }
 
+TEST(RoutingTest, AnAssignIsOneMessagePerChunkCarryingItsValuesAndReadsNothing) {
+  Buffer values = Buffer::Allocate(5);
+  for (int i = 0; i < 5; ++i) values[i] = static_cast<float>(10 + i);
+  RangeRoute route;
+  route.kind = wire::ASSIGN;
+  route.table = kTable.id;
+  route.offset = 5;
+  route.length = 5;  // [5, 10): [5, 6) on shard 0, [6, 9) [9, 10) on shard 1
+  route.payload = values;
+  const Batch batch = Route(route, State(3));
+  ASSERT_EQ(batch.size(), 3u);
+  const uint64_t begins[] = {5, 6, 9};
+  const uint64_t lengths[] = {1, 3, 1};
+  const int shards[] = {0, 1, 1};
+  for (int i = 0; i < 3; ++i) {
+    const auto& [part, m] = batch[i];
+    EXPECT_EQ(m.header.kind(), wire::ASSIGN) << i;
+    EXPECT_EQ(m.header.offset(), begins[i]) << i;
+    EXPECT_EQ(m.header.length(), lengths[i]) << i;
+    EXPECT_EQ(m.header.timeout_ms(), 0u) << i;
+    EXPECT_FALSE(m.header.pull_after()) << i;
+    ASSERT_EQ(m.payloads.size(), 1u) << i;
+    EXPECT_EQ(m.payloads[0].data(), values.data() + (begins[i] - 5)) << "shared: " << i;
+    EXPECT_EQ(part.shard, shards[i]) << i;
+    EXPECT_EQ(part.bytes, lengths[i] * sizeof(float)) << "the values sent only: " << i;
+    EXPECT_FALSE(part.reads) << i;
+  }
+}
+
+TEST(RoutingTest, ALearningRateChangeGoesToTheShardsGiven) {
+  auto state = State(2);
+  const std::vector<int> shards = {0, 2};
+  const Batch batch = RouteLearningRate(4, 0.25f, shards, kStamp, state);
+  ASSERT_EQ(batch.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const auto& [part, m] = batch[i];
+    EXPECT_EQ(part.shard, shards[i]);
+    EXPECT_EQ(part.state, state);
+    EXPECT_EQ(part.bytes, 0u);
+    EXPECT_FALSE(part.reads);
+    EXPECT_EQ(m.header.kind(), wire::SET_LEARNING_RATE);
+    EXPECT_EQ(m.header.request_id(), 100u + i);
+    EXPECT_EQ(m.header.sender(), 7u);
+    EXPECT_EQ(m.header.table(), 4u);
+    EXPECT_EQ(m.header.learning_rate(), 0.25f);
+    EXPECT_TRUE(m.payloads.empty());
+  }
+}
+
 }  // namespace
 }  // namespace kairos::internal
