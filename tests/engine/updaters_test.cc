@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/updater.h"
+#include "tests/engine/optimizer_reference.h"
 
 namespace kairos {
 namespace {
@@ -123,52 +124,9 @@ TEST(AddUpdaterTest, AddsTheDeltaAndIgnoresTheLearningRate) {
 
 // ------------------------------------------------------------------------ references
 
-// PyTorch's formulas in double precision, one element at a time. `gs` multiplies the
-// gradient before the optimizer sees it; `lr` is the step's learning rate (the base
-// learning rate times the step scale), as docs/optimizers.md says.
-struct RefParams {
-  double mu = 0.9, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0, lr_decay = 0;
-};
-using RefStep = std::function<void(double& w, std::vector<double>& s, double g, double lr,
-                                   uint64_t step)>;
-
-RefStep Reference(const std::string& name, const RefParams& p) {
-  if (name == "sgd") {
-    return [p](double& w, std::vector<double>&, double g, double lr, uint64_t) {
-      w -= lr * (g + p.wd * w);
-    };
-  }
-  if (name == "momentum" || name == "nesterov") {
-    const bool nesterov = name == "nesterov";
-    return [p, nesterov](double& w, std::vector<double>& s, double g, double lr, uint64_t) {
-      g += p.wd * w;
-      s[0] = p.mu * s[0] + g;  // torch: buf = g at the first step, = mu * 0 + g
-      w -= lr * (nesterov ? g + p.mu * s[0] : s[0]);
-    };
-  }
-  if (name == "adagrad") {
-    return [p](double& w, std::vector<double>& s, double g, double lr, uint64_t step) {
-      g += p.wd * w;
-      const double clr = lr / (1 + static_cast<double>(step - 1) * p.lr_decay);
-      s[0] += g * g;
-      w -= clr * g / (std::sqrt(s[0]) + p.eps);
-    };
-  }
-  const bool decoupled = name == "adamw";
-  return [p, decoupled](double& w, std::vector<double>& s, double g, double lr,
-                        uint64_t step) {
-    if (decoupled) {
-      w *= 1 - lr * p.wd;
-    } else {
-      g += p.wd * w;
-    }
-    s[0] = p.beta1 * s[0] + (1 - p.beta1) * g;
-    s[1] = p.beta2 * s[1] + (1 - p.beta2) * g * g;
-    const double bc1 = 1 - std::pow(p.beta1, static_cast<double>(step));
-    const double bc2 = 1 - std::pow(p.beta2, static_cast<double>(step));
-    w -= lr / bc1 * s[0] / (std::sqrt(s[1]) / std::sqrt(bc2) + p.eps);
-  };
-}
+using reference::RefParams;
+using reference::RefStep;
+using reference::Reference;
 
 std::vector<float> Noise(std::size_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
   std::vector<float> v(n);
