@@ -123,15 +123,15 @@ TEST(UpdaterPluginTest, LaunchedJobTrainsWithThePluginsUpdater) {
   EXPECT_THAT(run.output, HasSubstr("rank 1 ok"));
 }
 
-// Without the plugin the servers cannot build "signsgd": the job fails at start, and the
-// worker's Create reports the server's error.
-TEST(UpdaterPluginTest, WithoutThePluginTheWorkerGetsTheServersError) {
+// Without the plugin the servers cannot build "signsgd": the job fails at start with the
+// server's error (the coordinator ends the job with it, and the workers' Create returns it;
+// which process reports it first, before kairos-launch stops the others, varies).
+TEST(UpdaterPluginTest, WithoutThePluginTheJobFailsWithTheServersError) {
   ProgramRun run = RunProgram(KAIROS_LAUNCH_PATH, {"-s", "1", "-w", "1", "--grace", "5", "--",
-                                            KAIROS_TRAINING_PATH, "--updater", "signsgd"});
+                                                   KAIROS_TRAINING_PATH, "--updater", "signsgd"});
   EXPECT_NE(run.exit_code, 0) << run.output;
-  // The training program prints its Create's error on a line of its own.
-  EXPECT_THAT(run.output, HasSubstr("\nINVALID_ARGUMENT: server 0 could not start: table 'w': "
-                                    "unknown optimizer 'signsgd'"));
+  EXPECT_THAT(run.output,
+              HasSubstr("server 0 could not start: table 'w': unknown optimizer 'signsgd'"));
 }
 
 }  // namespace
