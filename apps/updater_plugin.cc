@@ -16,16 +16,15 @@ namespace kairos::apps {
 absl::StatusOr<UpdaterFactory> LoadUpdaterPlugin(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    return absl::NotFoundError(
-        absl::StrCat("updater plugin '", path, "': no such file"));
+    return absl::NotFoundError(absl::StrCat("updater plugin '", path, "': no such file"));
   }
   // RTLD_NOW: an undefined symbol is an error here, not a crash at the first update.
   // RTLD_LOCAL: two plugins may define the same internal names.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    return absl::InvalidArgumentError(absl::StrCat("updater plugin '", path, "' cannot be loaded: ",
-                                                   why != nullptr ? why : "unknown error"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "updater plugin '", path, "' cannot be loaded: ", why != nullptr ? why : "unknown error"));
   }
   ::dlerror();
   void* symbol = ::dlsym(handle, KAIROS_UPDATER_PLUGIN_SYMBOL);
@@ -45,11 +44,9 @@ absl::StatusOr<UpdaterFactory> LoadUpdaterPlugin(const std::string& path) {
   return *factory;  // the handle stays open: the plugin's code backs its updaters
 }
 
-UpdaterFactory ChainUpdaterFactories(std::vector<UpdaterFactory> plugins,
-                                     UpdaterFactory builtin) {
-  return [plugins = std::move(plugins),
-          builtin = std::move(builtin)](const UpdaterSpec& spec)
-             -> absl::StatusOr<std::unique_ptr<Updater>> {
+UpdaterFactory ChainUpdaterFactories(std::vector<UpdaterFactory> plugins, UpdaterFactory builtin) {
+  return [plugins = std::move(plugins), builtin = std::move(builtin)](
+             const UpdaterSpec& spec) -> absl::StatusOr<std::unique_ptr<Updater>> {
     for (const UpdaterFactory& plugin : plugins) {
       absl::StatusOr<std::unique_ptr<Updater>> made = plugin(spec);
       if (made.ok() && *made == nullptr) {

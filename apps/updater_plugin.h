@@ -25,8 +25,7 @@ absl::StatusOr<UpdaterFactory> LoadUpdaterPlugin(const std::string& path);
 // NotFound does not know the name, and the next is asked; any other answer (an updater, or
 // an error such as a bad parameter) is final. When no plugin knows the name the answer is
 // `builtin`'s.
-UpdaterFactory ChainUpdaterFactories(std::vector<UpdaterFactory> plugins,
-                                     UpdaterFactory builtin);
+UpdaterFactory ChainUpdaterFactories(std::vector<UpdaterFactory> plugins, UpdaterFactory builtin);
 
 }  // namespace kairos::apps
 

@@ -136,8 +136,7 @@ class Child {
   int stdout_fd_;
 };
 
-JobConfig MemoryJob(uint64_t table_bytes, const std::string& policy,
-                    const std::string& updater) {
+JobConfig MemoryJob(uint64_t table_bytes, const std::string& policy, const std::string& updater) {
   JobConfig job;
   TableSpec table;
   table.name = kTableName;

@@ -33,8 +33,7 @@ struct MemoryFigures {
 // Errors: Unavailable when the server cannot be started, or the job's error.
 absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
                                                   uint64_t table_bytes, const std::string& policy,
-                                                  int rounds,
-                                                  const std::string& updater = "sgd");
+                                                  int rounds, const std::string& updater = "sgd");
 
 }  // namespace kairos::bench
 

@@ -768,8 +768,8 @@ class Runner {
     for (uint64_t size : plan_.memory_sizes) {
       for (const std::string& policy : flags_.memory_policies) {
         for (const std::string& updater : flags_.memory_updaters) {
-          absl::StatusOr<MemoryFigures> m = MeasureServerMemory(
-              flags_.server_binary, size, policy, flags_.memory_rounds, updater);
+          absl::StatusOr<MemoryFigures> m = MeasureServerMemory(flags_.server_binary, size, policy,
+                                                                flags_.memory_rounds, updater);
           if (!m.ok()) {
             Fail("memory", m.status());
             continue;
@@ -864,9 +864,9 @@ void PrintTargets(const Report& report, const Runner& runner) {
     }
     if (r.workload == "memory") {
       std::cout << absl::StrFormat(
-          "  memory %s %s VmHWM <= (1.3 + state) x table + 64 MiB: %s vs %s  %s\n", r.policy, FormatSize(r.value_bytes), FormatSize(*r.rss_bytes),
-                                   FormatSize(*r.bound_bytes),
-                                   *r.rss_bytes <= *r.bound_bytes ? "PASS" : "FAIL");
+          "  memory %s %s VmHWM <= (1.3 + state) x table + 64 MiB: %s vs %s  %s\n", r.policy,
+          FormatSize(r.value_bytes), FormatSize(*r.rss_bytes), FormatSize(*r.bound_bytes),
+          *r.rss_bytes <= *r.bound_bytes ? "PASS" : "FAIL");
       if (r.policy == "bsp" || r.policy.starts_with("bsp/")) {
         // bsp keeps one round sum per chunk while a round is open (docs/design.md): its own
         // documented bound is one table more (the 1.3 x table allowed 0.3 of it already).

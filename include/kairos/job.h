@@ -62,14 +62,14 @@ struct JobConfig {
 // chunk_elements in 1..kMaxChunkElements and at most kMaxJobChunks chunks; initializer
 // parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..256
 // printable characters (the servers decide whether they know it), learning rate finite and
-// >= 0, a schedule of at most 256 characters that parses; a policy of at most kMaxPolicyLength characters that
-// parses. InvalidArgument names the table or field at fault and the limit.
+// >= 0, a schedule of at most 256 characters that parses; a policy of at most kMaxPolicyLength
+// characters that parses. InvalidArgument names the table or field at fault and the limit.
 KAIROS_EXPORT absl::Status ValidateJobConfig(const JobConfig& job);
 
 // Compares `theirs` (a joining node's) with `ours` (the job's). Policies, built-in updater
-// specs and schedules are compared in canonical form, so two spellings of one agree. OK when equal; otherwise
-// InvalidArgument naming the first differing field, e.g.
-// "table 0 ('w') size is 100 here but 200 in the job".
+// specs and schedules are compared in canonical form, so two spellings of one agree. OK when equal;
+// otherwise InvalidArgument naming the first differing field, e.g. "table 0 ('w') size is 100 here
+// but 200 in the job".
 KAIROS_EXPORT absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs);
 
 }  // namespace kairos

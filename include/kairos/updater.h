@@ -55,8 +55,7 @@ class KAIROS_EXPORT Updater {
 
   // Applies `u` to `values`. `state` has values.size() * state_per_element() floats, zero
   // at first. REQUIRES: u.gradient.size() == values.size().
-  virtual void Apply(std::span<float> values, std::span<float> state,
-                     const Update& u) const = 0;
+  virtual void Apply(std::span<float> values, std::span<float> state, const Update& u) const = 0;
 
   // Applies several updates of the same elements, in order: the result must equal calling
   // Apply for each in turn. A server that finds several pushes of a chunk waiting applies
@@ -92,11 +91,11 @@ KAIROS_EXPORT absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(
 // factory answers InvalidArgument for names it does not know. The symbol's version suffix
 // changes whenever the Updater interface does, so an out-of-date plugin is refused by name.
 #define KAIROS_UPDATER_PLUGIN_SYMBOL "kairos_updater_plugin_v1"
-#define KAIROS_UPDATER_PLUGIN(factory)                                            \
+#define KAIROS_UPDATER_PLUGIN(factory)                                              \
   extern "C" __attribute__((visibility("default"))) const ::kairos::UpdaterFactory* \
-  kairos_updater_plugin_v1() {                                                     \
-    static const ::kairos::UpdaterFactory f = (factory);                           \
-    return &f;                                                                     \
+  kairos_updater_plugin_v1() {                                                      \
+    static const ::kairos::UpdaterFactory f = (factory);                            \
+    return &f;                                                                      \
   }
 
 #endif  // KAIROS_UPDATER_H_

@@ -42,10 +42,9 @@ Updater::Update ShardTable::MakeUpdate(const ShardChunk& c, std::span<const floa
   u.gradient_scale = gradient_scale;
   u.step_scale = step_scale;
   // The constant schedule leaves the base learning rate as it is (bit for bit).
-  u.learning_rate =
-      schedule == policy::ScheduleSpec{}
-          ? c.learning_rate
-          : static_cast<float>(c.learning_rate * policy::ScheduleFactor(schedule, t));
+  u.learning_rate = schedule == policy::ScheduleSpec{}
+                        ? c.learning_rate
+                        : static_cast<float>(c.learning_rate * policy::ScheduleFactor(schedule, t));
   u.step = step;
   return u;
 }

@@ -44,8 +44,7 @@ class Elementwise : public Updater {
  public:
   void Apply(std::span<float> values, std::span<float> state, const Update& u) const final {
     const Derived& self = static_cast<const Derived&>(*this);
-    self.Kernel(values.data(), state.data(), u.gradient.data(), values.size(),
-                self.Prepare(u));
+    self.Kernel(values.data(), state.data(), u.gradient.data(), values.size(), self.Prepare(u));
   }
 
   void ApplyMany(std::span<float> values, std::span<float> state,
@@ -60,8 +59,7 @@ class Elementwise : public Updater {
       const std::size_t n = std::min(kBlock, values.size() - begin);
       float* s = per == 0 ? state.data() : state.data() + begin * per;
       for (std::size_t k = 0; k < updates.size(); ++k) {
-        self.Kernel(values.data() + begin, s, updates[k].gradient.data() + begin, n,
-                    prepared[k]);
+        self.Kernel(values.data() + begin, s, updates[k].gradient.data() + begin, n, prepared[k]);
       }
     }
   }
@@ -82,8 +80,7 @@ class Sgd final : public Elementwise<Sgd> {
     float lr;
   };
   Prepared Prepare(const Update& u) const {
-    return {-(u.learning_rate * (u.gradient_scale * u.step_scale)), u.gradient_scale,
-            StepSize(u)};
+    return {-(u.learning_rate * (u.gradient_scale * u.step_scale)), u.gradient_scale, StepSize(u)};
   }
   void Kernel(float* __restrict w, float* /*s*/, const float* __restrict g, std::size_t n,
               const Prepared& p) const {
@@ -107,8 +104,8 @@ class Momentum final : public Elementwise<Momentum> {
     float lr;
   };
   Prepared Prepare(const Update& u) const { return {u.gradient_scale, StepSize(u)}; }
-  void Kernel(float* __restrict w, float* __restrict v, const float* __restrict g,
-              std::size_t n, const Prepared& p) const {
+  void Kernel(float* __restrict w, float* __restrict v, const float* __restrict g, std::size_t n,
+              const Prepared& p) const {
     for (std::size_t i = 0; i < n; ++i) {
       const float gi = p.gs * g[i] + wd_ * w[i];
       v[i] = mu_ * v[i] + gi;
@@ -135,8 +132,8 @@ class Adagrad final : public Elementwise<Adagrad> {
     const double decay = 1.0 + static_cast<double>(u.step - 1) * lr_decay_;
     return {u.gradient_scale, static_cast<float>(StepSize(u) / decay)};
   }
-  void Kernel(float* __restrict w, float* __restrict s, const float* __restrict g,
-              std::size_t n, const Prepared& p) const {
+  void Kernel(float* __restrict w, float* __restrict s, const float* __restrict g, std::size_t n,
+              const Prepared& p) const {
     for (std::size_t i = 0; i < n; ++i) {
       const float gi = p.gs * g[i] + wd_ * w[i];
       s[i] += gi * gi;
@@ -168,11 +165,11 @@ class Adam final : public Elementwise<Adam> {
     const double bc1 = 1.0 - std::pow(static_cast<double>(beta1_), t);
     const double bc2 = 1.0 - std::pow(static_cast<double>(beta2_), t);
     const float lr = StepSize(u);
-    return {u.gradient_scale, static_cast<float>(lr / bc1),
-            static_cast<float>(std::sqrt(bc2)), 1.0f - lr * wd_};
+    return {u.gradient_scale, static_cast<float>(lr / bc1), static_cast<float>(std::sqrt(bc2)),
+            1.0f - lr * wd_};
   }
-  void Kernel(float* __restrict w, float* __restrict s, const float* __restrict g,
-              std::size_t n, const Prepared& p) const {
+  void Kernel(float* __restrict w, float* __restrict s, const float* __restrict g, std::size_t n,
+              const Prepared& p) const {
     const float l2 = decoupled_ ? 0.0f : wd_;
     for (std::size_t i = 0; i < n; ++i) {
       if (decoupled_) w[i] *= p.decay;
@@ -218,9 +215,9 @@ absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(const UpdaterSpec& s
   if (!parsed.ok()) return parsed.status();
   const std::string& name = parsed->def->name;
   if (!(spec.learning_rate >= 0.0f) || !std::isfinite(spec.learning_rate)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "updater '", spec.name, "': learning_rate must be finite and >= 0, got ",
-        spec.learning_rate));
+    return absl::InvalidArgumentError(absl::StrCat("updater '", spec.name,
+                                                   "': learning_rate must be finite and >= 0, got ",
+                                                   spec.learning_rate));
   }
   auto get = [&](const char* key) { return static_cast<float>(parsed->Get(key)); };
   if (name == "sgd") return std::make_unique<Sgd>(get("wd"));

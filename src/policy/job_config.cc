@@ -1,7 +1,5 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "kairos/job.h"
-
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -9,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "kairos/job.h"
 #include "policy/optimizer_spec.h"
 #include "policy/policy.h"
 
@@ -126,8 +125,8 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
     }
     if (t.updater.schedule.size() > kMaxScheduleLength || !Printable(t.updater.schedule)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "table '%s': the learning-rate schedule must be at most %d printable characters",
-          t.name, kMaxScheduleLength));
+          "table '%s': the learning-rate schedule must be at most %d printable characters", t.name,
+          kMaxScheduleLength));
     }
     if (absl::StatusOr<policy::ScheduleSpec> s = policy::ParseSchedule(t.updater.schedule);
         !s.ok()) {

@@ -34,12 +34,9 @@ OptimizerParamDef WeightDecay(double default_value, const char* help) {
 std::vector<OptimizerDef> MakeBuiltins() {
   const OptimizerParamDef l2 = WeightDecay(0, "L2 weight decay: g += wd * w");
   const OptimizerParamDef mu = {"mu", 0.9, 0, 1, false, true, "momentum factor"};
-  const OptimizerParamDef beta1 = {"beta1", 0.9, 0, 1, false, true,
-                                   "decay of the first moment"};
-  const OptimizerParamDef beta2 = {"beta2", 0.999, 0, 1, false, true,
-                                   "decay of the second moment"};
-  const OptimizerParamDef adam_eps = {"eps", 1e-8, 0, kInf, true, true,
-                                      "added to the denominator"};
+  const OptimizerParamDef beta1 = {"beta1", 0.9, 0, 1, false, true, "decay of the first moment"};
+  const OptimizerParamDef beta2 = {"beta2", 0.999, 0, 1, false, true, "decay of the second moment"};
+  const OptimizerParamDef adam_eps = {"eps", 1e-8, 0, kInf, true, true, "added to the denominator"};
   return {
       {"sgd", "w -= lr * g", 0, {l2}},
       {"momentum", "v = mu v + g; w -= lr * v", 1, {mu, l2}},
@@ -93,8 +90,8 @@ bool InRange(const OptimizerParamDef& p, double v) {
 absl::StatusOr<int64_t> ScheduleInt(const Param& p, int64_t lo, absl::string_view where) {
   int64_t v = 0;
   constexpr int64_t kMax = int64_t{1} << 62;
-  const bool digits = !p.value.empty() && std::all_of(p.value.begin(), p.value.end(),
-                                                      absl::ascii_isdigit);
+  const bool digits =
+      !p.value.empty() && std::all_of(p.value.begin(), p.value.end(), absl::ascii_isdigit);
   if (!digits || !absl::SimpleAtoi(p.value, &v) || v < lo || v > kMax) {
     return SpecError(where, absl::StrCat("parameter '", p.key, "' must be an integer in [", lo,
                                          ", 2^62], got '", p.value, "'"));
@@ -107,8 +104,8 @@ absl::StatusOr<double> ScheduleReal(const Param& p, double lo, bool lo_open, dou
   double v = 0;
   if (!ParseReal(p.value, &v) || (lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) {
     return SpecError(where, absl::StrCat("parameter '", p.key, "' must be a decimal number in ",
-                                         lo_open ? "(" : "[", FormatReal(lo), ", ",
-                                         FormatReal(hi), "], got '", p.value, "'"));
+                                         lo_open ? "(" : "[", FormatReal(lo), ", ", FormatReal(hi),
+                                         "], got '", p.value, "'"));
   }
   return v;
 }
@@ -166,9 +163,9 @@ absl::StatusOr<OptimizerSpec> ParseOptimizerSpec(absl::string_view text) {
     if (it == spec.def->params.end()) {
       std::vector<std::string> keys;
       for (const OptimizerParamDef& d : spec.def->params) keys.push_back(d.key);
-      return SpecError(where, absl::StrCat("optimizer '", spec.def->name,
-                                           "' has no parameter '", p.key, "'; it takes ",
-                                           keys.empty() ? "none" : absl::StrJoin(keys, ", ")));
+      return SpecError(
+          where, absl::StrCat("optimizer '", spec.def->name, "' has no parameter '", p.key,
+                              "'; it takes ", keys.empty() ? "none" : absl::StrJoin(keys, ", ")));
     }
   }
   for (const OptimizerParamDef& d : spec.def->params) {
@@ -176,8 +173,8 @@ absl::StatusOr<OptimizerSpec> ParseOptimizerSpec(absl::string_view text) {
     if (const Param* p = FindParam(term->params, d.key); p != nullptr) {
       if (!ParseReal(p->value, &v) || !InRange(d, v)) {
         return SpecError(where, absl::StrCat("parameter '", d.key, "' (", d.help,
-                                             ") must be a decimal number in ", Range(d),
-                                             ", got '", p->value, "'"));
+                                             ") must be a decimal number in ", Range(d), ", got '",
+                                             p->value, "'"));
       }
     }
     spec.values.push_back(v);
@@ -206,15 +203,13 @@ absl::StatusOr<ScheduleSpec> ParseSchedule(absl::string_view text) {
   const auto def = std::find_if(defs.begin(), defs.end(),
                                 [&](const ScheduleDef& d) { return d.name == term->name; });
   if (def == defs.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown learning-rate schedule '", term->name,
-                     "'; built in: constant, step, cosine, invsqrt"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown learning-rate schedule '", term->name,
+                                                   "'; built in: constant, step, cosine, invsqrt"));
   }
   for (const Param& p : term->params) {
     if (std::find(def->keys.begin(), def->keys.end(), p.key) == def->keys.end()) {
-      return SpecError(where, absl::StrCat("schedule '", def->name, "' has no parameter '",
-                                           p.key, "'; it takes ",
-                                           absl::StrJoin(def->keys, ", ")));
+      return SpecError(where, absl::StrCat("schedule '", def->name, "' has no parameter '", p.key,
+                                           "'; it takes ", absl::StrJoin(def->keys, ", ")));
     }
   }
   ScheduleSpec spec;
@@ -229,8 +224,7 @@ absl::StatusOr<ScheduleSpec> ParseSchedule(absl::string_view text) {
     const Param* p = FindParam(term->params, key);
     if (p == nullptr) {
       return SpecError(where, absl::StrCat("schedule '", def->name, "' needs parameter '", key,
-                                           "' (e.g. ", def->name, ":", key, "=", example,
-                                           ")"));
+                                           "' (e.g. ", def->name, ":", key, "=", example, ")"));
     }
     return p;
   };

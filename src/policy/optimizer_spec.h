@@ -70,12 +70,12 @@ std::string ToString(const OptimizerSpec& spec);
 struct ScheduleSpec {
   enum class Kind { kConstant, kStep, kCosine, kInvSqrt };
   Kind kind = Kind::kConstant;
-  int64_t every = 0;     // kStep: t per step (>= 1)
-  double gamma = 0.1;    // kStep: the factor per step, in (0, 1]
-  int64_t steps = 0;     // kCosine: T (>= 1)
-  double min = 0.0;      // kCosine: the factor reached at T, in [0, 1]
-  int64_t warmup = 0;    // every kind: linear warm-up over this many t (0: none);
-                         // kInvSqrt: also where the 1/sqrt decay starts (>= 1)
+  int64_t every = 0;   // kStep: t per step (>= 1)
+  double gamma = 0.1;  // kStep: the factor per step, in (0, 1]
+  int64_t steps = 0;   // kCosine: T (>= 1)
+  double min = 0.0;    // kCosine: the factor reached at T, in [0, 1]
+  int64_t warmup = 0;  // every kind: linear warm-up over this many t (0: none);
+                       // kInvSqrt: also where the 1/sqrt decay starts (>= 1)
   friend bool operator==(const ScheduleSpec&, const ScheduleSpec&) = default;
 };
 

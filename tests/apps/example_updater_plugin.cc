@@ -18,8 +18,7 @@ namespace {
 
 class SignSgd final : public kairos::Updater {
  public:
-  void Apply(std::span<float> values, std::span<float> /*state*/,
-             const Update& u) const override {
+  void Apply(std::span<float> values, std::span<float> /*state*/, const Update& u) const override {
     const float step = u.learning_rate * u.step_scale;
     for (std::size_t i = 0; i < values.size(); ++i) {
       const float g = u.gradient_scale * u.gradient[i];

@@ -4,6 +4,8 @@
 // plugin (example_updater_plugin.cc), its errors, the chain of factories, and
 // kairos-server's --updater-plugin flag.
 
+#include "apps/updater_plugin.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 
@@ -16,7 +18,6 @@
 
 #include "apps/fd_util.h"
 #include "apps/process_group.h"
-#include "apps/updater_plugin.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/updater.h"
@@ -106,8 +107,9 @@ ProgramRun RunProgram(const std::string& program, const std::vector<std::string>
 }
 
 TEST(UpdaterPluginTest, ServerRefusesAPluginItCannotLoad) {
-  ProgramRun run = RunProgram(KAIROS_SERVER_PATH, {"--coordinator", "tcp://127.0.0.1:1",
-                                            "--updater-plugin", KAIROS_NO_ENTRY_PLUGIN_PATH});
+  ProgramRun run = RunProgram(
+      KAIROS_SERVER_PATH,
+      {"--coordinator", "tcp://127.0.0.1:1", "--updater-plugin", KAIROS_NO_ENTRY_PLUGIN_PATH});
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_THAT(run.output, HasSubstr("has no entry point 'kairos_updater_plugin_v1'"));
 }
@@ -116,8 +118,8 @@ TEST(UpdaterPluginTest, ServerRefusesAPluginItCannotLoad) {
 // table uses the plugin's "signsgd" (the training program checks every round exactly).
 TEST(UpdaterPluginTest, LaunchedJobTrainsWithThePluginsUpdater) {
   ProgramRun run = RunProgram(KAIROS_LAUNCH_PATH,
-                       {"-s", "2", "-w", "2", "--updater-plugin", KAIROS_EXAMPLE_PLUGIN_PATH,
-                        "--", KAIROS_TRAINING_PATH, "--updater", "signsgd"});
+                              {"-s", "2", "-w", "2", "--updater-plugin", KAIROS_EXAMPLE_PLUGIN_PATH,
+                               "--", KAIROS_TRAINING_PATH, "--updater", "signsgd"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("rank 0 ok"));
   EXPECT_THAT(run.output, HasSubstr("rank 1 ok"));

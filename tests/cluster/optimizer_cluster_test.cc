@@ -65,8 +65,7 @@ struct Case {
   reference::RefParams params;
 };
 
-class OptimizerClusterTest
-    : public ::testing::TestWithParam<std::tuple<std::string, Case>> {};
+class OptimizerClusterTest : public ::testing::TestWithParam<std::tuple<std::string, Case>> {};
 
 TEST_P(OptimizerClusterTest, PulledValuesMatchTheReference) {
   const std::string policy = std::get<0>(GetParam());
@@ -97,26 +96,23 @@ std::vector<Case> Cases() {
   adam.beta1 = 0.8;
   adam.eps = 1e-7;
   adam.wd = 0.1;
-  return {{"sgd", "sgd", {}},
-          {"momentum:mu=0.95,wd=1e-2", "momentum", mom},
-          {"nesterov", "nesterov", {}},
-          {"adagrad", "adagrad", ada},
-          {"adam", "adam", {}},
-          {"adam:beta1=0.8,eps=1e-7,wd=0.1", "adam", adam},
-          {"adamw", "adamw", adamw},
-          {"add", "add", {}}};
+  return {{"sgd", "sgd", {}},           {"momentum:mu=0.95,wd=1e-2", "momentum", mom},
+          {"nesterov", "nesterov", {}}, {"adagrad", "adagrad", ada},
+          {"adam", "adam", {}},         {"adam:beta1=0.8,eps=1e-7,wd=0.1", "adam", adam},
+          {"adamw", "adamw", adamw},    {"add", "add", {}}};
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Optimizers, OptimizerClusterTest,
-    ::testing::Combine(::testing::Values("bsp", "asp"), ::testing::ValuesIn(Cases())),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param).spec;
-      for (char& ch : name) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Optimizers, OptimizerClusterTest,
+                         ::testing::Combine(::testing::Values("bsp", "asp"),
+                                            ::testing::ValuesIn(Cases())),
+                         [](const auto& info) {
+                           std::string name =
+                               std::get<0>(info.param) + "_" + std::get<1>(info.param).spec;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 // The schedule's t is the worker's clock (a push on its own) or the round (a round's sum):
 // either way the user's iteration. Exact: lr 0.5, g = 1, factors 1, 1, 0.5, 0.5, 0.25, 0.25.

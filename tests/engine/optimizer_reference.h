@@ -21,8 +21,8 @@ struct RefParams {
 };
 
 // One update of one element: its value `w`, its state `s` (2 doubles, zero at first).
-using RefStep = std::function<void(double& w, std::vector<double>& s, double g, double lr,
-                                   uint64_t step)>;
+using RefStep =
+    std::function<void(double& w, std::vector<double>& s, double g, double lr, uint64_t step)>;
 
 // `kind`: sgd, momentum, nesterov, adagrad, adam, adamw, add.
 inline RefStep Reference(const std::string& kind, const RefParams& p) {
@@ -51,8 +51,7 @@ inline RefStep Reference(const std::string& kind, const RefParams& p) {
     };
   }
   const bool decoupled = kind == "adamw";
-  return [p, decoupled](double& w, std::vector<double>& s, double g, double lr,
-                        uint64_t step) {
+  return [p, decoupled](double& w, std::vector<double>& s, double g, double lr, uint64_t step) {
     if (decoupled) {
       w *= 1 - lr * p.wd;
     } else {

@@ -322,8 +322,8 @@ struct UpdaterFixture {
     job.tables.push_back({"w", 4, Initializer::Zeros(), {"rec", 1.0f, schedule}});
     EngineOptions options;
     options.inline_apply_bytes = inline_apply_bytes;
-    options.updater_factory = [seen = seen](const UpdaterSpec&)
-        -> absl::StatusOr<std::unique_ptr<Updater>> {
+    options.updater_factory =
+        [seen = seen](const UpdaterSpec&) -> absl::StatusOr<std::unique_ptr<Updater>> {
       return std::make_unique<RecordingUpdater>(seen);
     };
     absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);

@@ -235,7 +235,8 @@ TEST(ShardTest, OptimizerStateIsAllocatedAndEstimatedPerElement) {
   job.tables[1].updater.name = "momentum:mu=0.5";
   absl::StatusOr<std::unique_ptr<Shard>> s = Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
   ASSERT_TRUE(s.ok()) << s.status();
-  for (const ShardChunk& c : (*s)->tables()[0].chunks) EXPECT_EQ(c.state.size(), 2 * c.chunk.size());
+  for (const ShardChunk& c : (*s)->tables()[0].chunks)
+    EXPECT_EQ(c.state.size(), 2 * c.chunk.size());
   EXPECT_EQ((*s)->tables()[1].chunks[0].state.size(), 1u);
   const uint64_t per_chunk = Shard::kChunkOverheadBytes + 8 * 2;
   std::vector<uint64_t> tables;
@@ -274,9 +275,9 @@ TEST(ShardTest, MakeUpdateAppliesTheScheduleToTheChunksLearningRate) {
   EXPECT_EQ(u.step_scale, 0.25f);
   EXPECT_EQ(u.step, 7u);
   // The constant schedule hands the base learning rate through untouched.
-  EXPECT_EQ((*s)->tables()[1].MakeUpdate((*s)->tables()[1].chunks[0], g, 1, 1, 1000, 1)
-                .learning_rate,
-            0.5f);
+  EXPECT_EQ(
+      (*s)->tables()[1].MakeUpdate((*s)->tables()[1].chunks[0], g, 1, 1, 1000, 1).learning_rate,
+      0.5f);
 }
 
 }  // namespace

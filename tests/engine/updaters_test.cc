@@ -124,9 +124,9 @@ TEST(AddUpdaterTest, AddsTheDeltaAndIgnoresTheLearningRate) {
 
 // ------------------------------------------------------------------------ references
 
+using reference::Reference;
 using reference::RefParams;
 using reference::RefStep;
-using reference::Reference;
 
 std::vector<float> Noise(std::size_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
   std::vector<float> v(n);
@@ -137,10 +137,10 @@ std::vector<float> Noise(std::size_t n, uint32_t seed, float lo = -3.0f, float h
 }
 
 struct Case {
-  std::string spec;    // what the factory is given
-  std::string kind;    // the reference
+  std::string spec;  // what the factory is given
+  std::string kind;  // the reference
   RefParams params;
-  std::size_t state;   // floats per element
+  std::size_t state;  // floats per element
 };
 
 std::vector<Case> Cases() {
@@ -348,8 +348,7 @@ TEST(MakeBuiltinUpdaterTest, UnknownNameListsTheBuiltins) {
   const absl::Status s = Error("lion");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("unknown optimizer 'lion'"));
-  EXPECT_THAT(s.message(),
-              HasSubstr("sgd, momentum, nesterov, adagrad, adam, adamw, add"));
+  EXPECT_THAT(s.message(), HasSubstr("sgd, momentum, nesterov, adagrad, adam, adamw, add"));
 }
 
 TEST(MakeBuiltinUpdaterTest, NamesAreCaseSensitive) {
@@ -376,8 +375,8 @@ TEST(MakeBuiltinUpdaterTest, OutOfRangeValuesGiveTheRange) {
 }
 
 TEST(MakeBuiltinUpdaterTest, RejectsNegativeOrNanLearningRate) {
-  for (float lr : {-0.1f, std::numeric_limits<float>::quiet_NaN(),
-                   std::numeric_limits<float>::infinity()}) {
+  for (float lr :
+       {-0.1f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     const absl::Status s = Error("sgd", lr);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(s.message(), HasSubstr("learning_rate must be finite and >= 0"));
@@ -386,8 +385,8 @@ TEST(MakeBuiltinUpdaterTest, RejectsNegativeOrNanLearningRate) {
 
 TEST(MakeBuiltinUpdaterTest, StatePerElement) {
   const std::vector<std::pair<std::string, std::size_t>> expected = {
-      {"sgd", 0}, {"momentum", 1}, {"nesterov", 1}, {"adagrad", 1},
-      {"adam", 2}, {"adamw", 2},   {"add", 0}};
+      {"sgd", 0},  {"momentum", 1}, {"nesterov", 1}, {"adagrad", 1},
+      {"adam", 2}, {"adamw", 2},    {"add", 0}};
   for (const auto& [name, per] : expected) {
     std::unique_ptr<Updater> u = Make(name);
     ASSERT_NE(u, nullptr);

@@ -63,9 +63,13 @@ TEST(OptimizerSpecTest, Errors) {
 }
 
 TEST(OptimizerSpecTest, StatePerElement) {
-  for (const auto& [name, per] : std::vector<std::pair<std::string, std::size_t>>{
-           {"sgd", 0}, {"momentum", 1}, {"nesterov", 1}, {"adagrad", 1}, {"adam", 2},
-           {"adamw", 2}, {"add", 0}}) {
+  for (const auto& [name, per] : std::vector<std::pair<std::string, std::size_t>>{{"sgd", 0},
+                                                                                  {"momentum", 1},
+                                                                                  {"nesterov", 1},
+                                                                                  {"adagrad", 1},
+                                                                                  {"adam", 2},
+                                                                                  {"adamw", 2},
+                                                                                  {"add", 0}}) {
     ASSERT_NE(FindBuiltinOptimizer(name), nullptr) << name;
     EXPECT_EQ(FindBuiltinOptimizer(name)->state_per_element, per) << name;
   }
@@ -153,17 +157,13 @@ TEST(ScheduleTest, Errors) {
               HasSubstr("parameter 'every' must be an integer in [1, 2^62], got '0'"));
   EXPECT_THAT(ParseSchedule("step:every=5,gamma=2").status().message(),
               HasSubstr("parameter 'gamma' must be a decimal number in (0, 1], got '2'"));
-  EXPECT_THAT(ParseSchedule("cosine:steps=5,min=-1").status().message(),
-              HasSubstr("in [0, 1]"));
+  EXPECT_THAT(ParseSchedule("cosine:steps=5,min=-1").status().message(), HasSubstr("in [0, 1]"));
   EXPECT_THAT(ParseSchedule("cosine:steps=5,gamma=0.1").status().message(),
               HasSubstr("schedule 'cosine' has no parameter 'gamma'; it takes steps, min, "
                         "warmup"));
-  EXPECT_THAT(ParseSchedule("invsqrt").status().message(),
-              HasSubstr("needs parameter 'warmup'"));
-  EXPECT_THAT(ParseSchedule("invsqrt:warmup=0").status().message(),
-              HasSubstr("in [1, 2^62]"));
-  EXPECT_THAT(ParseSchedule("constant:warmup=-1").status().message(),
-              HasSubstr("in [0, 2^62]"));
+  EXPECT_THAT(ParseSchedule("invsqrt").status().message(), HasSubstr("needs parameter 'warmup'"));
+  EXPECT_THAT(ParseSchedule("invsqrt:warmup=0").status().message(), HasSubstr("in [1, 2^62]"));
+  EXPECT_THAT(ParseSchedule("constant:warmup=-1").status().message(), HasSubstr("in [0, 2^62]"));
 }
 
 }  // namespace

@@ -51,7 +51,10 @@ JobConfig SampleJob() {
   job.chunk_elements = 4096;
   job.tables.push_back({"w", 1000, Initializer::Uniform(-0.5f, 0.25f, 17), {"sgd", 0.125f}});
   job.tables.push_back({"b", 3, Initializer::Constant(2.0f), {"sgd", 0.5f}});
-  job.tables.push_back({"e", 1u << 20, Initializer::Normal(0.0f, 0.01f, 99), {"adam:beta1=0.8", 1e-3f, "cosine:steps=100,warmup=5"}});
+  job.tables.push_back({"e",
+                        1u << 20,
+                        Initializer::Normal(0.0f, 0.01f, 99),
+                        {"adam:beta1=0.8", 1e-3f, "cosine:steps=100,warmup=5"}});
   job.tables.push_back({"z", 1, Initializer::Zeros(), {}});
   return job;
 }
