@@ -24,10 +24,52 @@ using Update = Updater::Update;
 // compiles one AVX2 version and one baseline version and picks at load time (the library is
 // built without -march so that it runs on any x86-64).
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
+#define KAIROS_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KAIROS_AVX2_CLONES
 #endif
+KAIROS_AVX2_CLONES
 void Axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+// The optimizers' loops, AVX2 and baseline clones like Axpy. Neither clone fuses a multiply
+// and an add (AVX2 does not imply FMA), and square roots and divisions are correctly rounded
+// in both, so the clone the machine picks does not change a bit of the result.
+KAIROS_AVX2_CLONES
+void MomentumLoop(float* __restrict w, float* __restrict v, const float* __restrict g,
+                  std::size_t n, float gs, float lr, float mu, float wd, bool nesterov) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float gi = gs * g[i] + wd * w[i];
+    v[i] = mu * v[i] + gi;
+    w[i] -= lr * (nesterov ? gi + mu * v[i] : v[i]);
+  }
+}
+
+KAIROS_AVX2_CLONES
+void AdagradLoop(float* __restrict w, float* __restrict s, const float* __restrict g,
+                 std::size_t n, float gs, float clr, float eps, float wd) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float gi = gs * g[i] + wd * w[i];
+    s[i] += gi * gi;
+    w[i] -= clr * gi / (std::sqrt(s[i]) + eps);
+  }
+}
+
+// State interleaved per element: s[2i] = m, s[2i + 1] = v.
+KAIROS_AVX2_CLONES
+void AdamLoop(float* __restrict w, float* __restrict s, const float* __restrict g, std::size_t n,
+              float gs, float step_size, float bc2_sqrt, float decay, float beta1, float beta2,
+              float eps, float l2, bool decoupled) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (decoupled) w[i] *= decay;
+    const float gi = gs * g[i] + l2 * w[i];
+    float& m = s[2 * i];
+    float& v = s[2 * i + 1];
+    m = beta1 * m + (1.0f - beta1) * gi;
+    v = beta2 * v + (1.0f - beta2) * gi * gi;
+    w[i] -= step_size * (m / (std::sqrt(v) / bc2_sqrt + eps));
+  }
 }
 
 // Elements per block of ApplyMany: 16 KiB of values, which stay in the L1 cache while
@@ -104,13 +146,8 @@ class Momentum final : public Elementwise<Momentum> {
     float lr;
   };
   Prepared Prepare(const Update& u) const { return {u.gradient_scale, StepSize(u)}; }
-  void Kernel(float* __restrict w, float* __restrict v, const float* __restrict g, std::size_t n,
-              const Prepared& p) const {
-    for (std::size_t i = 0; i < n; ++i) {
-      const float gi = p.gs * g[i] + wd_ * w[i];
-      v[i] = mu_ * v[i] + gi;
-      w[i] -= p.lr * (nesterov_ ? gi + mu_ * v[i] : v[i]);
-    }
+  void Kernel(float* w, float* v, const float* g, std::size_t n, const Prepared& p) const {
+    MomentumLoop(w, v, g, n, p.gs, p.lr, mu_, wd_, nesterov_);
   }
 
  private:
@@ -132,13 +169,8 @@ class Adagrad final : public Elementwise<Adagrad> {
     const double decay = 1.0 + static_cast<double>(u.step - 1) * lr_decay_;
     return {u.gradient_scale, static_cast<float>(StepSize(u) / decay)};
   }
-  void Kernel(float* __restrict w, float* __restrict s, const float* __restrict g, std::size_t n,
-              const Prepared& p) const {
-    for (std::size_t i = 0; i < n; ++i) {
-      const float gi = p.gs * g[i] + wd_ * w[i];
-      s[i] += gi * gi;
-      w[i] -= p.clr * gi / (std::sqrt(s[i]) + eps_);
-    }
+  void Kernel(float* w, float* s, const float* g, std::size_t n, const Prepared& p) const {
+    AdagradLoop(w, s, g, n, p.gs, p.clr, eps_, wd_);
   }
 
  private:
@@ -168,18 +200,9 @@ class Adam final : public Elementwise<Adam> {
     return {u.gradient_scale, static_cast<float>(lr / bc1), static_cast<float>(std::sqrt(bc2)),
             1.0f - lr * wd_};
   }
-  void Kernel(float* __restrict w, float* __restrict s, const float* __restrict g, std::size_t n,
-              const Prepared& p) const {
-    const float l2 = decoupled_ ? 0.0f : wd_;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (decoupled_) w[i] *= p.decay;
-      const float gi = p.gs * g[i] + l2 * w[i];
-      float& m = s[2 * i];
-      float& v = s[2 * i + 1];
-      m = beta1_ * m + (1.0f - beta1_) * gi;
-      v = beta2_ * v + (1.0f - beta2_) * gi * gi;
-      w[i] -= p.step_size * (m / (std::sqrt(v) / p.bc2_sqrt + eps_));
-    }
+  void Kernel(float* w, float* s, const float* g, std::size_t n, const Prepared& p) const {
+    AdamLoop(w, s, g, n, p.gs, p.step_size, p.bc2_sqrt, p.decay, beta1_, beta2_, eps_,
+             decoupled_ ? 0.0f : wd_, decoupled_);
   }
 
  private:
