@@ -3,13 +3,14 @@
 // kairos-launch: runs one job on this host.
 //
 //   kairos-launch -s S -w W [--transport tcp|ipc] [--timeout SECONDS] [--grace SECONDS]
-//                 [--keys DIR] -- program [args...]
+//                 [--keys DIR] [--updater-plugin PATH.so ...] -- program [args...]
 //
 // starts kairos-coordinator, S kairos-server processes and W copies of the program (the
 // workers, told where the job is through KAIROS_* environment variables), and supervises
 // them with ProcessGroup's exit policy (process_group.h): the first process to fail stops
 // the job. With --keys DIR (the job's CURVE keys) the coordinator and servers get --keys DIR
-// and the workers KAIROS_KEYS=DIR. docs/launching.md is the user's guide.
+// and the workers KAIROS_KEYS=DIR; each --updater-plugin PATH is passed on to every server
+// (docs/optimizers.md, "Plugins"). docs/launching.md is the user's guide.
 //
 // Exit codes: 0 every process succeeded; 1 a process failed or could not be started;
 // 2 usage error; 124 --timeout passed; 128 + N after forwarding signal N (SIGINT, SIGTERM,
@@ -60,6 +61,7 @@ struct LaunchConfig {
   absl::Duration timeout = absl::ZeroDuration();  // zero: no deadline
   absl::Duration grace = absl::Seconds(10);
   std::string keys_dir;              // absolute; empty: no CURVE keys
+  std::vector<std::string> updater_plugins;  // absolute; passed to every server
   std::vector<std::string> program;  // the program and its arguments
 };
 
@@ -100,6 +102,10 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
                  "that every connection is encrypted and authenticated")
       ->envname("KAIROS_KEYS")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--updater-plugin", config.updater_plugins,
+                 "Shared object with user-defined updaters (KAIROS_UPDATER_PLUGIN), passed to "
+                 "every server as --updater-plugin; may be repeated")
+      ->check(CLI::ExistingFile);
 }
 
 // Parses argv into `config`. Returns the exit code when the program should exit now
@@ -145,6 +151,11 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
     std::error_code error;
     std::filesystem::path absolute = std::filesystem::absolute(config.keys_dir, error);
     if (!error) config.keys_dir = absolute.string();
+  }
+  for (std::string& plugin : config.updater_plugins) {
+    std::error_code error;
+    std::filesystem::path absolute = std::filesystem::absolute(plugin, error);
+    if (!error) plugin = absolute.string();
   }
   return std::nullopt;
 }
@@ -301,6 +312,9 @@ absl::Status Launcher::StartServers() {
     spec.path = server_path_;
     spec.args = {"--coordinator", endpoint_, "--listen", Endpoint(name, "tcp://127.0.0.1:*")};
     if (!config_.keys_dir.empty()) spec.args.insert(spec.args.end(), {"--keys", config_.keys_dir});
+    for (const std::string& plugin : config_.updater_plugins) {
+      spec.args.insert(spec.args.end(), {"--updater-plugin", plugin});
+    }
     spec.role = ProcessRole::kService;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
   }

@@ -4,6 +4,7 @@
 //
 //   kairos-server --coordinator ENDPOINT [--listen ENDPOINT] [--advertise-host HOST]
 //                 [--apply-threads N] [--keys DIR] [--log-level LEVEL]
+//                 [--updater-plugin PATH.so ...]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
 // "kairos-server listening on <endpoint>" on stdout, and runs until the job ends. Exit
@@ -14,19 +15,23 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "apps/node_main.h"
+#include "apps/updater_plugin.h"
 #include "kairos/options.h"
 #include "kairos/server.h"
+#include "kairos/updater.h"
 
 namespace kairos::apps {
 namespace {
 
 void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
-                std::string& log_level) {
+                std::string& log_level, std::vector<std::string>& plugins) {
   app.add_option("--coordinator", options.coordinator,
                  "Endpoint of the job's coordinator, e.g. tcp://10.0.0.1:7000")
       ->envname("KAIROS_COORDINATOR")
@@ -41,8 +46,23 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
                  "Threads that apply updates; 0: one per hardware thread, at most 4")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  app.add_option("--updater-plugin", plugins,
+                 "Shared object that adds updaters (KAIROS_UPDATER_PLUGIN; docs/optimizers.md); "
+                 "may be repeated. Plugins are asked in order, before the built-ins");
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
+}
+
+// The server's updater factory: the plugins' (in order), then the built-ins.
+absl::StatusOr<UpdaterFactory> LoadUpdaters(const std::vector<std::string>& paths) {
+  if (paths.empty()) return UpdaterFactory(MakeBuiltinUpdater);
+  std::vector<UpdaterFactory> plugins;
+  for (const std::string& path : paths) {
+    absl::StatusOr<UpdaterFactory> plugin = LoadUpdaterPlugin(path);
+    if (!plugin.ok()) return plugin.status();
+    plugins.push_back(*std::move(plugin));
+  }
+  return ChainUpdaterFactories(std::move(plugins), MakeBuiltinUpdater);
 }
 
 int Main(int argc, char** argv) {
@@ -50,8 +70,15 @@ int Main(int argc, char** argv) {
   ServerOptions options;
   std::string keys_dir;
   std::string log_level;
-  AddOptions(app, options, keys_dir, log_level);
+  std::vector<std::string> plugins;
+  AddOptions(app, options, keys_dir, log_level, plugins);
   if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
+  absl::StatusOr<UpdaterFactory> updaters = LoadUpdaters(plugins);
+  if (!updaters.ok()) {
+    std::cerr << "kairos-server: " << updaters.status().message() << std::endl;
+    return kExitCannotStart;
+  }
+  options.updater_factory = *std::move(updaters);
   absl::StatusOr<std::optional<CurveKeys>> keys = LoadKeysOption(keys_dir);
   if (!keys.ok()) {
     std::cerr << "kairos-server: " << keys.status().message() << std::endl;

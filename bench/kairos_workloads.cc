@@ -106,7 +106,7 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
 // The server updater of push_noop: receives every gradient and does nothing with it.
 class DiscardingUpdater final : public Updater {
  public:
-  void Apply(std::span<float>, std::span<float>, std::span<const float>, float) const override {}
+  void Apply(std::span<float>, std::span<float>, const Update&) const override {}
 };
 
 }  // namespace

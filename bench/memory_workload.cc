@@ -26,6 +26,7 @@
 #include "kairos/buffer.h"
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
+#include "kairos/updater.h"
 #include "kairos/worker.h"
 
 extern char** environ;
@@ -135,11 +136,12 @@ class Child {
   int stdout_fd_;
 };
 
-JobConfig MemoryJob(uint64_t table_bytes, const std::string& policy) {
+JobConfig MemoryJob(uint64_t table_bytes, const std::string& policy, const std::string& updater) {
   JobConfig job;
   TableSpec table;
   table.name = kTableName;
   table.size = table_bytes / sizeof(float);
+  table.updater.name = updater;
   job.tables.push_back(table);
   job.policy = policy;
   return job;
@@ -164,8 +166,10 @@ absl::Status RunRounds(Worker& worker, uint64_t floats, int rounds) {
 
 absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
                                                   uint64_t table_bytes, const std::string& policy,
-                                                  int rounds) {
-  const JobConfig job = MemoryJob(table_bytes, policy);
+                                                  int rounds, const std::string& updater) {
+  const JobConfig job = MemoryJob(table_bytes, policy, updater);
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Updater> built,
+                          MakeBuiltinUpdater(job.tables[0].updater));
   CoordinatorOptions co;
   co.listen = "tcp://127.0.0.1:0";
   co.num_servers = 1;
@@ -178,7 +182,11 @@ absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_bina
   KAIROS_RETURN_IF_ERROR(server->WaitForLine("listening on", kStartTimeout));
   MemoryFigures f;
   f.table_bytes = table_bytes;
-  f.bound_bytes = static_cast<uint64_t>(1.3 * table_bytes) + (uint64_t{64} << 20);
+  f.state_per_element = built->state_per_element();
+  // The optimizer's state is one more table per float of state per element.
+  f.bound_bytes = static_cast<uint64_t>((1.3 + static_cast<double>(f.state_per_element)) *
+                                        static_cast<double>(table_bytes)) +
+                  (uint64_t{64} << 20);
   f.baseline_rss_bytes = StatusBytes(server->pid(), "VmRSS");
   {
     WorkerOptions wo;

@@ -22,16 +22,18 @@ struct MemoryFigures {
   uint64_t baseline_rss_bytes = 0;  // VmRSS once listening, before the table exists
   uint64_t peak_rss_bytes = 0;      // VmHWM after the rounds
   uint64_t final_rss_bytes = 0;     // VmRSS after the rounds
-  uint64_t bound_bytes = 0;         // the target: 1.3 x table + 64 MiB
+  uint64_t bound_bytes = 0;         // the target: (1.3 + state floats) x table + 64 MiB
+  uint64_t state_per_element = 0;   // the updater's state, floats per element
 };
 
 // Runs `server_binary` (kairos-server) as a child with a coordinator and one worker here,
-// in a job of one table of `table_bytes` under `policy`; the worker runs `rounds` rounds of
+// in a job of one table of `table_bytes` under `policy` whose server-side optimizer is
+// `updater` (an UpdaterSpec name: "sgd", "adam", ...); the worker runs `rounds` rounds of
 // { PushAsync(whole table, zero-copy); Clock(); PullAsync(whole table); wait for both }.
 // Errors: Unavailable when the server cannot be started, or the job's error.
 absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
                                                   uint64_t table_bytes, const std::string& policy,
-                                                  int rounds);
+                                                  int rounds, const std::string& updater = "sgd");
 
 }  // namespace kairos::bench
 

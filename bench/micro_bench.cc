@@ -9,6 +9,7 @@
 //   BM_FirstNonFinite        the server's NaN/Inf check of a pushed gradient (common/limits.h),
 //                            on 1 MiB (in cache, as a just-received push) and 64 MiB: compare
 //                            with BM_SgdApply
+//   BM_OptimizerApply        one update of 1 MiB of floats by each built-in optimizer
 //   BM_SgdApplyMany          SGD on 1 MiB of floats with k gradients in one pass (coalesced pushes),
 //                            per gradient: compare with BM_SgdApply
 //   BM_BufferCopyOf          a copy of a chunk (what a copy-on-write update costs when a pull reply still shares the chunk)
@@ -115,7 +116,11 @@ void BM_SgdApply(benchmark::State& state) {
   Buffer values = Buffer::Zeros(n);
   Buffer gradient = Buffer::Zeros(n);
   for (auto _ : state) {
-    (*updater)->Apply(values.span(), {}, std::span<const float>(gradient.span()), 0.5f);
+    Updater::Update u;
+    u.gradient = gradient.span();
+    u.learning_rate = 0.01f;
+    u.step_scale = 0.5f;
+    (*updater)->Apply(values.span(), {}, u);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
@@ -143,9 +148,15 @@ void BM_SgdApplyMany(benchmark::State& state) {
   }
   Buffer values = Buffer::Zeros(n);
   std::vector<Buffer> gradients;
-  std::vector<Updater::Weighted> weighted;
+  std::vector<Updater::Update> weighted;
   for (int i = 0; i < count; ++i) gradients.push_back(Buffer::Zeros(n));
-  for (const Buffer& g : gradients) weighted.push_back({std::span<const float>(g.span()), 0.5f});
+  for (const Buffer& g : gradients) {
+    Updater::Update u;
+    u.gradient = g.span();
+    u.learning_rate = 0.01f;
+    u.step_scale = 0.5f;
+    weighted.push_back(u);
+  }
   for (auto _ : state) {
     (*updater)->ApplyMany(values.span(), {}, weighted);
     benchmark::ClobberMemory();
@@ -153,6 +164,34 @@ void BM_SgdApplyMany(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * count * static_cast<int64_t>(n * sizeof(float)));
 }
 BENCHMARK(BM_SgdApplyMany)->Arg(1)->Arg(2)->Arg(4);
+
+// Argument: the optimizer (0 sgd, 1 momentum, 2 nesterov, 3 adagrad, 4 adam, 5 adamw,
+// 6 add). One update of 1 MiB of floats (the default chunk) and its state.
+void BM_OptimizerApply(benchmark::State& state) {
+  static const char* const kNames[] = {"sgd",     "momentum", "nesterov", "adagrad",
+                                       "adam",    "adamw",    "add"};
+  const char* name = kNames[state.range(0)];
+  constexpr std::size_t n = std::size_t{1} << 18;
+  auto updater = MakeBuiltinUpdater(UpdaterSpec{name, 0.01f});
+  if (!updater.ok()) {
+    state.SkipWithError("no such updater");
+    return;
+  }
+  state.SetLabel(name);
+  Buffer values = Buffer::Zeros(n);
+  Buffer opt_state = Buffer::Zeros(n * (*updater)->state_per_element());
+  Buffer gradient = Buffer::Zeros(n);
+  Updater::Update u;
+  u.gradient = gradient.span();
+  u.learning_rate = 0.01f;
+  for (auto _ : state) {
+    (*updater)->Apply(values.span(), opt_state.span(), u);
+    ++u.step;
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * sizeof(float)));
+}
+BENCHMARK(BM_OptimizerApply)->DenseRange(0, 6);
 
 // Arguments: 1 = streaming stores. Copies 1 MiB parts into 8 destinations of 16 MiB in turn,
 // as the parts of 16 MiB pulls land in the caller's buffers.

@@ -36,7 +36,10 @@ inline constexpr uint64_t kMaxChunkElements = uint64_t{1} << 28;
 // Chunks of all tables together (each costs a few hundred bytes of bookkeeping): 2^24.
 inline constexpr uint64_t kMaxJobChunks = uint64_t{1} << 24;
 inline constexpr std::size_t kMaxPolicyLength = 1024;
-inline constexpr std::size_t kMaxUpdaterNameLength = 64;
+// An updater spec (UpdaterSpec::name, "adam:beta1=0.9,eps=1e-7") and a learning-rate
+// schedule (UpdaterSpec::schedule).
+inline constexpr std::size_t kMaxUpdaterNameLength = 256;
+inline constexpr std::size_t kMaxScheduleLength = 256;
 // Servers, and workers, of one job (CoordinatorOptions::num_servers, num_workers).
 inline constexpr int kMaxNodes = 65536;
 
@@ -57,15 +60,16 @@ struct JobConfig {
 // Checks a configuration on its own against the limits above: names unique, 1..128
 // printable characters; sizes in 1..kMaxTableElements, their sum at most kMaxJobElements;
 // chunk_elements in 1..kMaxChunkElements and at most kMaxJobChunks chunks; initializer
-// parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..64
-// characters, learning rate finite; a policy of at most kMaxPolicyLength characters that
-// parses. InvalidArgument names the table or field at fault and the limit.
+// parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..256
+// printable characters (the servers decide whether they know it), learning rate finite and
+// >= 0, a schedule of at most 256 characters that parses; a policy of at most kMaxPolicyLength
+// characters that parses. InvalidArgument names the table or field at fault and the limit.
 KAIROS_EXPORT absl::Status ValidateJobConfig(const JobConfig& job);
 
-// Compares `theirs` (a joining node's) with `ours` (the job's). Policies are compared in
-// canonical form, so two spellings of one policy agree. OK when equal; otherwise
-// InvalidArgument naming the first differing field, e.g.
-// "table 0 ('w') size is 100 here but 200 in the job".
+// Compares `theirs` (a joining node's) with `ours` (the job's). Policies, built-in updater
+// specs and schedules are compared in canonical form, so two spellings of one agree. OK when equal;
+// otherwise InvalidArgument naming the first differing field, e.g. "table 0 ('w') size is 100 here
+// but 200 in the job".
 KAIROS_EXPORT absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs);
 
 }  // namespace kairos

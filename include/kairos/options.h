@@ -109,7 +109,9 @@ struct ServerOptions : NodeOptions {
   // Pushes kept per worker in WorkerMetrics::push_log, for inspection and tests. Default 0
   // (no log).
   int push_log_size = 0;
-  // Builds each table's updater. Default: the built-in ones ("sgd").
+  // Builds each table's updater from its UpdaterSpec. Default: the built-in ones (sgd,
+  // momentum, nesterov, adagrad, adam, adamw, add; docs/optimizers.md). A name the factory
+  // does not know makes the server refuse the job at start with the factory's error.
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
 
   // Limits on what workers may ask of this server (docs/wire_format.md). A request past

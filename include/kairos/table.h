@@ -33,12 +33,31 @@ struct Initializer {
   friend bool operator==(const Initializer&, const Initializer&) = default;
 };
 
-// The server-side optimizer of a table. Built in: "sgd" (w -= learning_rate * scale * g,
-// where scale comes from the policy's aggregation and weighting). An embedded server may
-// register more names through ServerOptions::updater_factory.
+// The server-side optimizer of a table and its learning rate (docs/optimizers.md).
+//
+// `name` is an optimizer spec, "name[:key=value,...]". Built in, with PyTorch's
+// torch.optim update rules and defaults: "sgd", "momentum" (mu=0.9), "nesterov" (mu=0.9),
+// "adagrad" (eps=1e-10, lr_decay=0), "adam" and "adamw" (beta1=0.9, beta2=0.999,
+// eps=1e-8; adamw's decoupled wd=0.01), each with "wd" (L2 weight decay; 0), and "add"
+// (w += g: pushes are ready-made deltas; the learning rate is ignored). E.g.
+// "adam:beta1=0.8,eps=1e-7", "momentum:mu=0.95,wd=1e-4". The servers build the updater:
+// an embedded server may register more names through ServerOptions::updater_factory, and
+// kairos-server loads plugins (--updater-plugin); a name no server knows fails the job's
+// start with the server's error.
+//
+// The policy's factors enter every optimizer the same way: a round's 1 / divisor (BSP,
+// n-softsync) multiplies the gradient, the policy's weighting (SA-ASGD, VSGD, SaPS, a
+// worker's eager-pull scale) the update's learning rate.
+//
+// `schedule` multiplies `learning_rate` by a factor of t, the pushing worker's clock (a
+// round's sum: the round): "constant" (the default; "" means it too),
+// "step:every=N,gamma=G" (gamma^floor(t/N); gamma 0.1), "cosine:steps=T,min=F" (from 1 to
+// F over T, then F; min 0), "invsqrt:warmup=W" (sqrt(W / max(t, W))), each with
+// "warmup=N" (times t / N for t < N).
 struct UpdaterSpec {
   std::string name = "sgd";
   float learning_rate = 0.01f;
+  std::string schedule = "constant";
   friend bool operator==(const UpdaterSpec&, const UpdaterSpec&) = default;
 };
 

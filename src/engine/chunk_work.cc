@@ -63,7 +63,7 @@ void ChunkWork::Drain(const ShardTable& t, ShardChunk& c) {
     items.swap(c.applies->items);
     c.applies->scheduled = false;
   }
-  std::vector<Updater::Weighted> batch;
+  std::vector<Updater::Update> batch;
   for (std::size_t i = 0; i < items.size();) {
     if (items[i].job) {
       items[i++].job();
@@ -74,7 +74,8 @@ void ChunkWork::Drain(const ShardTable& t, ShardChunk& c) {
     for (; j < items.size() && !items[j].job && items[j].offset == items[i].offset &&
            items[j].gradient.size() == items[i].gradient.size();
          ++j) {
-      batch.push_back({items[j].gradient.span(), items[j].scale()});
+      const PendingApply& p = items[j];
+      batch.push_back(t.MakeUpdate(c, p.gradient.span(), 1.0f, p.scale(), p.t, p.step));
     }
     t.ApplyMany(c, items[i].offset, batch);
     coalesced_.fetch_add(j - i - 1, std::memory_order_relaxed);

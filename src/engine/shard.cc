@@ -15,13 +15,6 @@
 
 namespace kairos::internal {
 
-// The built-in SGD with the learning rate given here instead of its own (updaters.cc):
-// applies `gradients` in order and returns true, or returns false (and does nothing) for
-// any other updater. How the chunk's learning rate (Worker::SetLearningRate) reaches SGD
-// until the updaters take the learning rate themselves.
-bool ApplySgdAt(const Updater& updater, float learning_rate, std::span<float> values,
-                std::span<const Updater::Weighted> gradients);
-
 namespace {
 
 // Makes chunk `c`'s values writable: a copy when a reply in flight still shares them.
@@ -41,28 +34,36 @@ std::span<float> ShardTable::StateOf(ShardChunk& c, std::size_t at, std::size_t 
   return per == 0 ? std::span<float>() : c.state.span().subspan(at * per, n * per);
 }
 
-void ShardTable::Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
-                       float scale) const {
+Updater::Update ShardTable::MakeUpdate(const ShardChunk& c, std::span<const float> gradient,
+                                       float gradient_scale, float step_scale, int64_t t,
+                                       uint64_t step) const {
+  Updater::Update u;
+  u.gradient = gradient;
+  u.gradient_scale = gradient_scale;
+  u.step_scale = step_scale;
+  // The constant schedule leaves the base learning rate as it is (bit for bit).
+  u.learning_rate = schedule == policy::ScheduleSpec{}
+                        ? c.learning_rate
+                        : static_cast<float>(c.learning_rate * policy::ScheduleFactor(schedule, t));
+  u.step = step;
+  return u;
+}
+
+void ShardTable::Apply(ShardChunk& c, uint64_t offset, const Updater::Update& u) const {
   PrepareWrite(c);
   const std::size_t at = offset - c.chunk.begin;
-  const Updater::Weighted one{gradient, scale};
-  if (ApplySgdAt(*updater, c.learning_rate, c.values.span().subspan(at, gradient.size()),
-                 {&one, 1})) {
-    return;
-  }
-  updater->Apply(c.values.span().subspan(at, gradient.size()), StateOf(c, at, gradient.size()),
-                 gradient, scale);
+  const std::size_t n = u.gradient.size();
+  updater->Apply(c.values.span().subspan(at, n), StateOf(c, at, n), u);
 }
 
 void ShardTable::ApplyMany(ShardChunk& c, uint64_t offset,
-                           std::span<const Updater::Weighted> gradients) const {
-  if (gradients.empty()) return;
-  if (gradients.size() == 1) return Apply(c, offset, gradients[0].gradient, gradients[0].scale);
+                           std::span<const Updater::Update> updates) const {
+  if (updates.empty()) return;
+  if (updates.size() == 1) return Apply(c, offset, updates[0]);
   PrepareWrite(c);
   const std::size_t at = offset - c.chunk.begin;
-  const std::size_t n = gradients[0].gradient.size();
-  if (ApplySgdAt(*updater, c.learning_rate, c.values.span().subspan(at, n), gradients)) return;
-  updater->ApplyMany(c.values.span().subspan(at, n), StateOf(c, at, n), gradients);
+  const std::size_t n = updates[0].gradient.size();
+  updater->ApplyMany(c.values.span().subspan(at, n), StateOf(c, at, n), updates);
 }
 
 double ShardTable::ValueStaleness(const ShardChunk& c, int w) const {
@@ -73,12 +74,12 @@ double ShardTable::ValueStaleness(const ShardChunk& c, int w) const {
   return std::sqrt(sum);
 }
 
-void ShardTable::ApplyTracked(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
-                              float scale) const {
-  if (!track_drift) return Apply(c, offset, gradient, scale);
+void ShardTable::ApplyTracked(ShardChunk& c, uint64_t offset, const Updater::Update& u) const {
+  if (!track_drift) return Apply(c, offset, u);
+  const std::span<const float> gradient = u.gradient;
   const std::size_t at = offset - c.chunk.begin;
   const Buffer before = Buffer::CopyOf(c.values.span().subspan(at, gradient.size()));
-  Apply(c, offset, gradient, scale);
+  Apply(c, offset, u);
   const float* after = c.values.data() + at;
   if (drift_bound) {
     double sum = 0;
@@ -204,6 +205,12 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
           absl::StrFormat("table '%s': %s", ts.name, updater.status().message()));
     }
     t.updater = *std::move(updater);
+    absl::StatusOr<policy::ScheduleSpec> schedule = policy::ParseSchedule(ts.updater.schedule);
+    if (!schedule.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("table '%s': %s", ts.name, schedule.status().message()));
+    }
+    t.schedule = *schedule;
     t.num_workers = num_workers;
     t.track_drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue;
     t.drift_bound = spec->weighting.value_mode == policy::WeightingSpec::ValueMode::kBound;

@@ -25,6 +25,7 @@
 #include "kairos/buffer.h"
 #include "kairos/job.h"
 #include "kairos/updater.h"
+#include "policy/optimizer_spec.h"
 #include "policy/policy.h"
 
 namespace kairos::internal {
@@ -35,6 +36,10 @@ namespace kairos::internal {
 struct PendingApply {
   uint64_t offset = 0;
   Buffer gradient;
+  // The schedule's t (the pushing worker's clock) and the update's step (the chunk's
+  // version after it), both decided on the I/O thread.
+  int64_t t = 0;
+  uint64_t step = 1;
   // Run on the lane, in order: the push's multiplier, just before it is applied; then what
   // follows once it is applied (answering the worker).
   std::function<float()> scale;
@@ -93,6 +98,7 @@ struct ShardTable {
   uint64_t begin = 0;  // owned range, table coordinates
   uint64_t end = 0;
   std::unique_ptr<Updater> updater;
+  policy::ScheduleSpec schedule;  // the table's learning-rate schedule
   std::vector<ShardChunk> chunks;
 
   // Elements [offset, offset + length) of chunk `c`, for reading.
@@ -100,23 +106,27 @@ struct ShardTable {
   static Buffer Read(const ShardChunk& c, uint64_t offset, uint64_t length) {
     return c.values.Slice(offset - c.chunk.begin, length);
   }
-  // Applies `gradient` (times `scale`) to elements [offset, offset + gradient.size()) of
-  // chunk `c`, copying the chunk first if a reply still shares it.
-  void Apply(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
-             float scale) const;
-  // Applies several gradients of elements [offset, offset + n) in order (Updater::ApplyMany:
-  // one pass over the values for SGD), with the same copy on write.
+  // The update of chunk `c` with `gradient` and the policy's factors (Updater::Update):
+  // its learning rate is the chunk's base learning rate times the schedule's factor at `t`,
+  // its step the chunk's update count `step`. Called where the chunk's work runs (it reads
+  // ShardChunk::learning_rate).
+  Updater::Update MakeUpdate(const ShardChunk& c, std::span<const float> gradient,
+                             float gradient_scale, float step_scale, int64_t t,
+                             uint64_t step) const;
+  // Applies `u` to elements [offset, offset + u.gradient.size()) of chunk `c`, copying the
+  // chunk first if a reply still shares it.
+  void Apply(ShardChunk& c, uint64_t offset, const Updater::Update& u) const;
+  // Applies several updates of elements [offset, offset + n) in order (Updater::ApplyMany:
+  // one pass over the values for the built-ins), with the same copy on write.
   // REQUIRES: every gradient has the same size n.
-  void ApplyMany(ShardChunk& c, uint64_t offset,
-                 std::span<const Updater::Weighted> gradients) const;
+  void ApplyMany(ShardChunk& c, uint64_t offset, std::span<const Updater::Update> updates) const;
 
   // VSGD: ||D_w|| of chunk `c` (exact) or its bound, and the bookkeeping around an update
   // and a read. Called where the chunk's work runs: its lane, or (ResetDrift, for a read)
   // the I/O thread while the lane has none of the chunk's work.
   double ValueStaleness(const ShardChunk& c, int w) const;
   // Apply() that also adds the change to every worker's drift.
-  void ApplyTracked(ShardChunk& c, uint64_t offset, std::span<const float> gradient,
-                    float scale) const;
+  void ApplyTracked(ShardChunk& c, uint64_t offset, const Updater::Update& u) const;
   // Worker `w` read [offset, offset + length) of `c`: its drift there is zero again.
   void ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const;
 

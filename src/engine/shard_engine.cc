@@ -239,7 +239,7 @@ void ShardEngine::Contribute(ShardTable& table, ShardChunk& chunk, const EngineR
     if (a.has_value()) host->Answer(*std::move(a));
   };
   if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
-    ++chunk.version;
+    const uint64_t step = ++chunk.version;  // the update's step, for the updater
     version_.fetch_add(1, std::memory_order_relaxed);
     if (answer.has_value()) answer->version = chunk.version;
     if (!chunk.apply_inline && !table.track_drift) {
@@ -247,16 +247,19 @@ void ShardEngine::Contribute(ShardTable& table, ShardChunk& chunk, const EngineR
       PendingApply p;
       p.offset = r.offset;
       p.gradient = std::move(gradient);
+      p.t = r.clock;
+      p.step = step;
       p.scale = [this, &table, &chunk, r, info, extra] {
         return PushScale(table, chunk, r, info, extra);
       };
       p.done = [send, answer = std::move(answer)]() mutable { send(answer); };
       return work_->Apply(table, chunk, std::move(p));
     }
-    work_->Run(chunk, [this, &table, &chunk, gradient, r, info, extra, send,
+    work_->Run(chunk, [this, &table, &chunk, gradient, r, info, extra, step, send,
                        answer = std::move(answer)]() mutable {
       const float scale = PushScale(table, chunk, r, info, extra);
-      table.ApplyTracked(chunk, r.offset, gradient.span(), scale);
+      table.ApplyTracked(chunk, r.offset,
+                         table.MakeUpdate(chunk, gradient.span(), 1.0f, scale, r.clock, step));
       gradient = Buffer();  // release the received message before answering
       send(answer);
     });
@@ -282,10 +285,15 @@ void ShardEngine::ApplyReadyBuckets(ShardTable& t, ShardChunk& c) {
     if (it == c.buckets.end()) continue;
     Buffer sum = std::move(it->second);
     c.buckets.erase(it);
-    ++c.version;
+    const uint64_t step = ++c.version;
     version_.fetch_add(1, std::memory_order_relaxed);
+    // The round's average: 1 / divisor scales the summed gradient; the schedule's t is the
+    // round (the bucket).
     const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
-    work_->Run(c, [&t, &c, sum, scale] { t.ApplyTracked(c, c.chunk.begin, sum.span(), scale); });
+    const int64_t round = ready.bucket;
+    work_->Run(c, [&t, &c, sum, scale, round, step] {
+      t.ApplyTracked(c, c.chunk.begin, t.MakeUpdate(c, sum.span(), scale, 1.0f, round, step));
+    });
   }
 }
 

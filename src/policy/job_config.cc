@@ -1,7 +1,5 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "kairos/job.h"
-
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -9,6 +7,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "kairos/job.h"
+#include "policy/optimizer_spec.h"
 #include "policy/policy.h"
 
 namespace kairos {
@@ -119,6 +119,20 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': the learning rate %g is not finite", t.name, t.updater.learning_rate));
     }
+    if (t.updater.learning_rate < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': the learning rate %g is negative", t.name, t.updater.learning_rate));
+    }
+    if (t.updater.schedule.size() > kMaxScheduleLength || !Printable(t.updater.schedule)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': the learning-rate schedule must be at most %d printable characters", t.name,
+          kMaxScheduleLength));
+    }
+    if (absl::StatusOr<policy::ScheduleSpec> s = policy::ParseSchedule(t.updater.schedule);
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("table '%s': %s", t.name, s.status().message()));
+    }
     if (t.nonfinite != NonFinitePolicy::kRefuse && t.nonfinite != NonFinitePolicy::kSkip) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': unknown non-finite policy %d", t.name, static_cast<int>(t.nonfinite)));
@@ -166,8 +180,15 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
       return differs(where + " size", std::to_string(b.size), std::to_string(a.size));
     }
     if (!(b.init == a.init)) return differs(where + " initializer", InitName(b.init), InitName(a.init));
-    if (b.updater.name != a.updater.name) {
-      return differs(where + " updater", b.updater.name, a.updater.name);
+    if (b.updater.name != a.updater.name &&
+        policy::CanonicalOptimizer(b.updater.name) != policy::CanonicalOptimizer(a.updater.name)) {
+      return differs(where + " updater", "'" + b.updater.name + "'", "'" + a.updater.name + "'");
+    }
+    if (b.updater.schedule != a.updater.schedule &&
+        policy::CanonicalSchedule(b.updater.schedule) !=
+            policy::CanonicalSchedule(a.updater.schedule)) {
+      return differs(where + " schedule", "'" + b.updater.schedule + "'",
+                     "'" + a.updater.schedule + "'");
     }
     if (b.nonfinite != a.nonfinite) {
       return differs(where + " nonfinite policy", NonFiniteName(b.nonfinite),

@@ -36,6 +36,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->mutable_init()->set_seed(t.init.seed);
     w->mutable_updater()->set_name(t.updater.name);
     w->mutable_updater()->set_learning_rate(t.updater.learning_rate);
+    w->mutable_updater()->set_schedule(t.updater.schedule);
     w->set_nonfinite(static_cast<int32_t>(t.nonfinite));
   }
 }
@@ -54,6 +55,7 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.init.seed = w.init().seed();
     t.updater.name = w.updater().name();
     t.updater.learning_rate = w.updater().learning_rate();
+    if (!w.updater().schedule().empty()) t.updater.schedule = w.updater().schedule();
     // Any int32 is a valid value of these enums' underlying type; ValidateJobConfig refuses
     // the ones that name nothing.
     t.nonfinite = static_cast<NonFinitePolicy>(w.nonfinite());

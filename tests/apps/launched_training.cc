@@ -3,6 +3,8 @@
 // A training program for the multi-process tests: each process is one worker (started by
 // kairos-launch); under BSP it checks every read against the sequential computation and
 // prints "rank R ok". --fail-rank R makes that worker exit 3 in the middle of the job.
+// --updater signsgd trains with the example plugin's updater (w -= lr * sign(mean g); every
+// gradient here is positive), which the servers load with --updater-plugin.
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,15 +27,17 @@ float Gradient(int rank, int t, uint64_t i) {
 int main(int argc, char** argv) {
   int iterations = 5;
   int fail_rank = -1;
+  std::string updater = "sgd";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
     if (flag == "--fail-rank") fail_rank = std::atoi(argv[i + 1]);
+    if (flag == "--updater") updater = argv[i + 1];
   }
   kairos::ClusterOptions options;
   options.job.policy = "bsp";
   options.job.chunk_elements = 64;
-  options.job.tables.push_back({"w", kSize, kairos::Initializer::Zeros(), {"sgd", 0.5f}});
+  options.job.tables.push_back({"w", kSize, kairos::Initializer::Zeros(), {updater, 0.5f}});
   absl::Status s = kairos::RunWorkers(options, [&](kairos::Worker& w) -> absl::Status {
     const int workers = w.num_workers();
     std::vector<float> params(kSize), grad(kSize), expected(kSize, 0.0f);
@@ -52,7 +56,7 @@ int main(int argc, char** argv) {
       for (uint64_t i = 0; i < kSize; ++i) {
         float sum = 0;
         for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
-        expected[i] -= 0.5f * (sum / static_cast<float>(workers));
+        expected[i] -= updater == "signsgd" ? 0.5f : 0.5f * (sum / static_cast<float>(workers));
       }
     }
     std::printf("rank %d ok\n", w.rank());

@@ -289,18 +289,19 @@ class GatedSgd final : public Updater {
   };
   GatedSgd(std::shared_ptr<Shared> shared, float lr) : shared_(std::move(shared)), lr_(lr) {}
 
-  void Apply(std::span<float> values, std::span<float>, std::span<const float> gradient,
-             float scale) const override {
+  void Apply(std::span<float> values, std::span<float>, const Update& u) const override {
     Gate();
     Record(1);
-    for (std::size_t i = 0; i < values.size(); ++i) values[i] -= lr_ * scale * gradient[i];
+    const float scale = u.gradient_scale * u.step_scale;
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] -= lr_ * scale * u.gradient[i];
   }
   void ApplyMany(std::span<float> values, std::span<float>,
-                 std::span<const Weighted> gradients) const override {
+                 std::span<const Update> updates) const override {
     Gate();
-    Record(gradients.size());
-    for (const Weighted& g : gradients) {
-      for (std::size_t i = 0; i < values.size(); ++i) values[i] -= lr_ * g.scale * g.gradient[i];
+    Record(updates.size());
+    for (const Update& u : updates) {
+      const float scale = u.gradient_scale * u.step_scale;
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] -= lr_ * scale * u.gradient[i];
     }
   }
 

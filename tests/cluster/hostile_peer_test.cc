@@ -487,6 +487,17 @@ TEST(JobLimitTest, ImpossibleJobsAreRefusedAtJoinAndTheNodesKeepServing) {
   many.tables[0].size = uint64_t{1} << 36;
   many.chunk_elements = 1024;
   cases.push_back({many, "make 67108864 chunks"});
+  JobConfig long_schedule = Job();
+  long_schedule.tables[0].updater.schedule = std::string(kMaxScheduleLength + 1, 'x');
+  cases.push_back({long_schedule,
+                   "the learning-rate schedule must be at most 256 printable characters"});
+  JobConfig binary_schedule = Job();
+  binary_schedule.tables[0].updater.schedule = std::string("step\x01", 5);
+  cases.push_back({binary_schedule,
+                   "the learning-rate schedule must be at most 256 printable characters"});
+  JobConfig bad_schedule = Job();
+  bad_schedule.tables[0].updater.schedule = "cosine:steps=0";
+  cases.push_back({bad_schedule, "parameter 'steps' must be an integer in [1, 2^62]"});
   for (const Case& c : cases) {
     // A raw JOIN: the coordinator itself refuses the job, naming the field and the limit.
     testing::RawClient raw;

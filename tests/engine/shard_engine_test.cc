@@ -299,10 +299,11 @@ TEST(ShardEngineTest, AssignReplacesTheRangeAndCountsAsOneUpdate) {
 class MomentumLike final : public Updater {
  public:
   std::size_t state_per_element() const override { return 1; }
-  void Apply(std::span<float> values, std::span<float> state, std::span<const float> gradient,
-             float scale) const override {
+  void Apply(std::span<float> values, std::span<float> state,
+             const Update& u) const override {
+    const float scale = u.gradient_scale * u.step_scale;
     for (std::size_t i = 0; i < values.size(); ++i) {
-      state[i] += scale * gradient[i];
+      state[i] += scale * u.gradient[i];
       values[i] -= state[i];
     }
   }
@@ -546,6 +547,149 @@ TEST(ShardEngineTest, DescribeMatchesTheWireFormat) {
   r.kind = EngineRequest::Kind::kSetLearningRate;
   r.table = 2;
   EXPECT_EQ(Describe(r), "SET_LEARNING_RATE #12 from node 3 (table 2)");
+}
+
+// ------------------------------------------------------------------------ the updater's view
+
+// What the engine hands the updater: an updater that records every Update (and whether it
+// came in a batch) and applies plain SGD.
+struct SeenUpdate {
+  float gradient_scale;
+  float step_scale;
+  float learning_rate;
+  uint64_t step;
+  std::size_t batch;  // updates in the Apply/ApplyMany call that carried it
+};
+
+class RecordingUpdater final : public Updater {
+ public:
+  explicit RecordingUpdater(std::shared_ptr<std::vector<SeenUpdate>> seen)
+      : seen_(std::move(seen)) {}
+  void Apply(std::span<float> values, std::span<float>, const Update& u) const override {
+    Record(u, 1);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] -= u.learning_rate * u.step_scale * u.gradient_scale * u.gradient[i];
+    }
+  }
+  void ApplyMany(std::span<float> values, std::span<float> state,
+                 std::span<const Update> updates) const override {
+    for (const Update& u : updates) {
+      Record(u, updates.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        values[i] -= u.learning_rate * u.step_scale * u.gradient_scale * u.gradient[i];
+      }
+    }
+  }
+
+ private:
+  void Record(const Update& u, std::size_t batch) const {
+    seen_->push_back({u.gradient_scale, u.step_scale, u.learning_rate, u.step, batch});
+  }
+  std::shared_ptr<std::vector<SeenUpdate>> seen_;
+};
+
+struct UpdaterFixture {
+  UpdaterFixture(const std::string& policy, int workers, const std::string& schedule,
+                 int64_t inline_apply_bytes = int64_t{64} << 10) {
+    JobConfig job;
+    job.policy = policy;
+    job.chunk_elements = 4;
+    job.tables.push_back({"w", 4, Initializer::Zeros(), {"rec", 1.0f, schedule}});
+    EngineOptions options;
+    options.inline_apply_bytes = inline_apply_bytes;
+    options.updater_factory =
+        [seen = seen](const UpdaterSpec&) -> absl::StatusOr<std::unique_ptr<Updater>> {
+      return std::make_unique<RecordingUpdater>(seen);
+    };
+    absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    auto e = ShardEngine::Create(job, *spec, 0, 1, workers, options, &host);
+    EXPECT_TRUE(e.ok()) << e.status();
+    engine = *std::move(e);
+  }
+  void Push(int rank, int64_t clock, float worker_scale = 0) {
+    EngineRequest r;
+    r.kind = EngineRequest::Kind::kPush;
+    r.request_id = next_id++;
+    r.sender = static_cast<uint32_t>(10 + rank);
+    r.rank = rank;
+    r.length = 4;
+    r.clock = clock;
+    r.worker_scale = worker_scale;
+    engine->OnPush(r, Buffer::CopyOf(std::vector<float>{1, 2, 3, 4}), kT0);
+  }
+  void Clock(int rank, int64_t clock) {
+    EngineRequest r;
+    r.kind = EngineRequest::Kind::kClock;
+    r.request_id = next_id++;
+    r.sender = static_cast<uint32_t>(10 + rank);
+    r.rank = rank;
+    r.clock = clock;
+    engine->OnClock(r, kT0);
+  }
+
+  std::shared_ptr<std::vector<SeenUpdate>> seen = std::make_shared<std::vector<SeenUpdate>>();
+  RecordingHost host;
+  std::unique_ptr<ShardEngine> engine;
+  uint64_t next_id = 1;
+};
+
+// A round's sum: the aggregation's 1 / divisor is the gradient scale, the step scale is 1;
+// the step is the chunk's update count and the schedule's t the round.
+TEST(ShardEngineUpdaterTest, ARoundIsAveragedThroughTheGradientScale) {
+  UpdaterFixture f("bsp", 2, "step:every=1,gamma=0.5");
+  for (int64_t round = 0; round < 3; ++round) {
+    f.Push(0, round);
+    f.Push(1, round);
+    f.Clock(0, round + 1);
+    f.Clock(1, round + 1);
+  }
+  ASSERT_EQ(f.seen->size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const SeenUpdate& u = (*f.seen)[k];
+    EXPECT_EQ(u.gradient_scale, 0.5f) << k;
+    EXPECT_EQ(u.step_scale, 1.0f) << k;
+    EXPECT_EQ(u.step, k + 1);
+    EXPECT_EQ(u.learning_rate, std::ldexp(1.0f, -static_cast<int>(k)));  // 1, 0.5, 0.25
+  }
+}
+
+// A push applied on its own: gradient scale 1; the policy's weighting (here the worker's
+// eager-pull scale) is the step scale; the schedule's t is the worker's clock.
+TEST(ShardEngineUpdaterTest, APushOnItsOwnCarriesTheWeightingAsTheStepScale) {
+  UpdaterFixture f("asp", 2, "step:every=2,gamma=0.5");
+  f.Push(0, 0, 0.25f);
+  f.Push(1, 3);
+  f.Push(0, 4, 0.5f);
+  ASSERT_EQ(f.seen->size(), 3u);
+  const std::vector<float> step_scale = {0.25f, 1.0f, 0.5f};
+  const std::vector<float> lr = {1.0f, 0.5f, 0.25f};  // t = 0, 3, 4
+  for (std::size_t k = 0; k < 3; ++k) {
+    const SeenUpdate& u = (*f.seen)[k];
+    EXPECT_EQ(u.gradient_scale, 1.0f) << k;
+    EXPECT_EQ(u.step_scale, step_scale[k]) << k;
+    EXPECT_EQ(u.learning_rate, lr[k]) << k;
+    EXPECT_EQ(u.step, k + 1);
+  }
+}
+
+// Pushes that queue up behind a busy lane are applied in one ApplyMany, each with the step
+// and t captured when it was decided.
+TEST(ShardEngineUpdaterTest, BatchedPushesKeepTheirOwnStepAndSchedule) {
+  UpdaterFixture f("asp", 1, "step:every=1,gamma=0.5", /*inline_apply_bytes=*/0);
+  f.host.Hold();
+  f.Push(0, 0);
+  f.Push(0, 1);
+  f.Push(0, 2);
+  EXPECT_TRUE(f.seen->empty());
+  f.host.Release();
+  ASSERT_EQ(f.seen->size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const SeenUpdate& u = (*f.seen)[k];
+    EXPECT_EQ(u.batch, 3u);
+    EXPECT_EQ(u.step, k + 1);
+    EXPECT_EQ(u.learning_rate, std::ldexp(1.0f, -static_cast<int>(k)));
+  }
 }
 
 }  // namespace

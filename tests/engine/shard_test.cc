@@ -134,12 +134,12 @@ TEST(ShardTest, UpdateCopiesAChunkThatAReadStillShares) {
   const float before = ShardTable::Read(c, 50, 1)[0];
   Buffer in_flight = ShardTable::Read(c, 50, 10);  // a pull reply the transport still holds
   const std::vector<float> grad(10, 1.0f);
-  w.Apply(c, 50, grad, 1.0f);
+  w.Apply(c, 50, w.MakeUpdate(c, grad, 1.0f, 1.0f, 0, 1));
   EXPECT_EQ(in_flight[0], before) << "the reply must not see the later update";
   EXPECT_NE(ShardTable::Read(c, 50, 1)[0], before);
   in_flight = Buffer();
   float* storage = c.values.data();
-  w.Apply(c, 50, grad, 1.0f);
+  w.Apply(c, 50, w.MakeUpdate(c, grad, 1.0f, 1.0f, 0, 1));
   EXPECT_EQ(c.values.data(), storage) << "an unshared chunk is updated in place";
 }
 
@@ -183,13 +183,13 @@ TEST(ShardTest, LocateRejectsRangeSpanningChunks) {
 
 TEST(ShardTest, CreateRejectsUnknownUpdaterNamingTheTable) {
   JobConfig job = TwoTables();
-  job.tables[1].updater.name = "adam";
+  job.tables[1].updater.name = "lion";
   absl::StatusOr<std::unique_ptr<Shard>> s =
       Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.status().message(), HasSubstr("table 'tiny'"));
-  EXPECT_THAT(s.status().message(), HasSubstr("unknown updater 'adam'"));
+  EXPECT_THAT(s.status().message(), HasSubstr("unknown optimizer 'lion'"));
 }
 
 TEST(ShardTest, CreateRejectsInvalidPolicy) {
@@ -227,6 +227,57 @@ TEST(ShardTest, EstimateBytesFollowsTheFormula) {
   huge.tables[0].size = ~uint64_t{0};
   huge.chunk_elements = ~uint64_t{0};
   EXPECT_EQ(estimate(huge, 0), ~uint64_t{0});  // saturates
+}
+
+TEST(ShardTest, OptimizerStateIsAllocatedAndEstimatedPerElement) {
+  JobConfig job = TwoTables();
+  job.tables[0].updater.name = "adam";
+  job.tables[1].updater.name = "momentum:mu=0.5";
+  absl::StatusOr<std::unique_ptr<Shard>> s = Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (const ShardChunk& c : (*s)->tables()[0].chunks)
+    EXPECT_EQ(c.state.size(), 2 * c.chunk.size());
+  EXPECT_EQ((*s)->tables()[1].chunks[0].state.size(), 1u);
+  const uint64_t per_chunk = Shard::kChunkOverheadBytes + 8 * 2;
+  std::vector<uint64_t> tables;
+  absl::StatusOr<uint64_t> b = Shard::EstimateBytes(job, 0, 2, 2, &MakeBuiltinUpdater, &tables);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(tables, (std::vector<uint64_t>{50 * 4 * 3 + 5 * per_chunk, 1 * 4 * 2 + per_chunk}));
+}
+
+TEST(ShardTest, CreateRejectsABadScheduleNamingTheTable) {
+  JobConfig job = TwoTables();
+  job.tables[0].updater.schedule = "cosine";
+  absl::StatusOr<std::unique_ptr<Shard>> s = Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("table 'w'"));
+  EXPECT_THAT(s.status().message(), HasSubstr("needs parameter 'steps'"));
+}
+
+// An update's learning rate is the chunk's base learning rate (which the job may change)
+// times the schedule's factor at t; its step is the one given.
+TEST(ShardTest, MakeUpdateAppliesTheScheduleToTheChunksLearningRate) {
+  JobConfig job = TwoTables();
+  job.tables[0].updater.schedule = "step:every=10,gamma=0.5";
+  absl::StatusOr<std::unique_ptr<Shard>> s = Shard::Create(job, 0, 2, 2, &MakeBuiltinUpdater, 0);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ShardTable& t = (*s)->tables()[0];
+  ShardChunk& c = t.chunks[0];
+  EXPECT_EQ(c.learning_rate, 0.5f);
+  const std::vector<float> g(c.chunk.size(), 1.0f);
+  EXPECT_EQ(t.MakeUpdate(c, g, 1.0f, 1.0f, 9, 3).learning_rate, 0.5f);
+  EXPECT_EQ(t.MakeUpdate(c, g, 1.0f, 1.0f, 10, 3).learning_rate, 0.25f);
+  EXPECT_EQ(t.MakeUpdate(c, g, 1.0f, 1.0f, 25, 3).learning_rate, 0.125f);
+  c.learning_rate = 2.0f;
+  const Updater::Update u = t.MakeUpdate(c, g, 0.5f, 0.25f, 10, 7);
+  EXPECT_EQ(u.learning_rate, 1.0f);
+  EXPECT_EQ(u.gradient_scale, 0.5f);
+  EXPECT_EQ(u.step_scale, 0.25f);
+  EXPECT_EQ(u.step, 7u);
+  // The constant schedule hands the base learning rate through untouched.
+  EXPECT_EQ(
+      (*s)->tables()[1].MakeUpdate((*s)->tables()[1].chunks[0], g, 1, 1, 1000, 1).learning_rate,
+      0.5f);
 }
 
 }  // namespace

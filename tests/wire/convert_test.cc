@@ -51,7 +51,10 @@ JobConfig SampleJob() {
   job.chunk_elements = 4096;
   job.tables.push_back({"w", 1000, Initializer::Uniform(-0.5f, 0.25f, 17), {"sgd", 0.125f}});
   job.tables.push_back({"b", 3, Initializer::Constant(2.0f), {"sgd", 0.5f}});
-  job.tables.push_back({"e", 1u << 20, Initializer::Normal(0.0f, 0.01f, 99), {"adam", 1e-3f}});
+  job.tables.push_back({"e",
+                        1u << 20,
+                        Initializer::Normal(0.0f, 0.01f, 99),
+                        {"adam:beta1=0.8", 1e-3f, "cosine:steps=100,warmup=5"}});
   job.tables.push_back({"z", 1, Initializer::Zeros(), {}});
   return job;
 }
@@ -79,6 +82,17 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(0).init().seed(), 17u);
   EXPECT_EQ(w.tables(0).updater().name(), "sgd");
   EXPECT_EQ(w.tables(0).updater().learning_rate(), 0.125f);
+  EXPECT_EQ(w.tables(0).updater().schedule(), "constant");
+  EXPECT_EQ(w.tables(2).updater().name(), "adam:beta1=0.8");
+  EXPECT_EQ(w.tables(2).updater().schedule(), "cosine:steps=100,warmup=5");
+}
+
+// A peer that sends no schedule (an empty field) means the constant one.
+TEST(ConvertTest, EmptyScheduleIsConstant) {
+  wire::JobConfig w;
+  ToWire(SampleJob(), &w);
+  w.mutable_tables(0)->mutable_updater()->clear_schedule();
+  EXPECT_EQ(FromWire(w).tables[0].updater.schedule, "constant");
 }
 
 TEST(ConvertTest, JobConfigToWireReplacesPreviousContent) {

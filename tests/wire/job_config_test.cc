@@ -167,7 +167,14 @@ TEST(ValidateJobConfigTest, InitializerAndUpdaterParametersAreFinite) {
   job.tables[0].updater.learning_rate = inf;
   ExpectInvalid(ValidateJobConfig(job), "learning rate inf is not finite");
   job.tables[0].updater = {std::string(kMaxUpdaterNameLength + 1, 'u'), 0.1f};
-  ExpectInvalid(ValidateJobConfig(job), "updater name must be 1 to 64");
+  ExpectInvalid(ValidateJobConfig(job), "updater name must be 1 to 256");
+  job.tables[0].updater = {"sgd", -0.1f};
+  ExpectInvalid(ValidateJobConfig(job), "learning rate -0.1 is negative");
+  job.tables[0].updater = {"sgd", 0.1f, std::string(kMaxScheduleLength + 1, 's')};
+  ExpectInvalid(ValidateJobConfig(job), "schedule must be at most 256 printable");
+  job.tables[0].updater = {"sgd", 0.1f, "cosine:steps=0"};
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': schedule 'cosine:steps=0'",
+                "parameter 'steps' must be an integer in [1, 2^62]");
   job.tables[0].updater = {"sgd", 0.1f};
   job.tables[0].nonfinite = static_cast<NonFinitePolicy>(5);
   ExpectInvalid(ValidateJobConfig(job), "unknown non-finite policy 5");
@@ -240,7 +247,28 @@ TEST(CompareJobConfigTest, NamesDifferentUpdater) {
   JobConfig theirs = ValidJob();
   theirs.tables[1].updater.name = "adam";
   ExpectInvalid(CompareJobConfig(ValidJob(), theirs), "table 1 ('b') updater",
-                "adam here but sgd");
+                "'adam' here but 'sgd'");
+}
+
+// The servers decide which updaters exist (a plugin may add names): a name no built-in
+// knows passes the job checks.
+TEST(ValidateJobConfigTest, AnyPrintableUpdaterNameIsAccepted) {
+  JobConfig job = ValidJob();
+  job.tables[0].updater.name = "my-plugin:alpha=3";
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+}
+
+TEST(CompareJobConfigTest, TwoSpellingsOfOneOptimizerOrScheduleAgree) {
+  JobConfig ours = ValidJob();
+  ours.tables[0].updater = {"adam:beta1=0.8", 0.5f, "step:every=10"};
+  JobConfig theirs = ours;
+  theirs.tables[0].updater = {"adam: eps=1e-8, beta1=0.8", 0.5f, "step:gamma=0.1,every=10"};
+  EXPECT_TRUE(CompareJobConfig(ours, theirs).ok());
+  theirs.tables[0].updater.schedule = "step:every=20";
+  ExpectInvalid(CompareJobConfig(ours, theirs), "table 0 ('w') schedule",
+                "'step:every=20' here but 'step:every=10'");
+  theirs.tables[0].updater = {"adam:beta1=0.7", 0.5f, "step:every=10"};
+  ExpectInvalid(CompareJobConfig(ours, theirs), "table 0 ('w') updater");
 }
 
 TEST(CompareJobConfigTest, NamesDifferentLearningRate) {
