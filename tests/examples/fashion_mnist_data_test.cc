@@ -1,10 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The Fashion-MNIST example's IDX reader on small files the test writes (gzip'd
-// and plain): exact values, the cap on examples, and clear errors for a missing
-// file, a wrong magic number, a truncated header, truncated values, a corrupt
-// gzip stream, implausible sizes and labels out of range; the loader of a whole
-// directory; standardization; the shards.
+// The Fashion-MNIST example's IDX reader on small files the test writes (gzip'd and plain): exact
+// values, the cap on examples, and clear errors for a missing file, a wrong magic number, a
+// truncated header, truncated values, a corrupt gzip stream, implausible sizes and labels out of
+// range; the loader of a whole directory; standardization; the shards.
 
 #include <zlib.h>
 
@@ -47,14 +46,13 @@ std::vector<uint8_t> Idx(uint32_t magic, const std::vector<uint32_t> &sizes,
 std::vector<uint8_t> ThreeImages() {
   std::vector<uint8_t> v;
   for (int i = 0; i < 3; ++i) {
-    for (int p = 0; p < 4; ++p)
-      v.push_back(static_cast<uint8_t>(10 * i + p));
+    for (int p = 0; p < 4; ++p) v.push_back(static_cast<uint8_t>(10 * i + p));
   }
   return Idx(0x803, {3, 2, 2}, v);
 }
 
 class IdxTest : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("kairos_fmnist_data_" + std::to_string(::getpid()) + "_" +
@@ -63,16 +61,14 @@ protected:
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::string WritePlain(const std::string &name,
-                         const std::vector<uint8_t> &bytes) {
+  std::string WritePlain(const std::string &name, const std::vector<uint8_t> &bytes) {
     const std::string path = (dir_ / name).string();
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char *>(bytes.data()),
               static_cast<std::streamsize>(bytes.size()));
     return path;
   }
-  std::string WriteGzip(const std::string &name,
-                        const std::vector<uint8_t> &bytes) {
+  std::string WriteGzip(const std::string &name, const std::vector<uint8_t> &bytes) {
     const std::string path = (dir_ / name).string();
     gzFile f = gzopen(path.c_str(), "wb");
     EXPECT_NE(f, nullptr);
@@ -90,27 +86,24 @@ protected:
 };
 
 TEST_F(IdxTest, ReadsImagesGzipAndPlain) {
-  for (const std::string &path : {WriteGzip("images.gz", ThreeImages()),
-                                  WritePlain("images", ThreeImages())}) {
+  for (const std::string &path :
+       {WriteGzip("images.gz", ThreeImages()), WritePlain("images", ThreeImages())}) {
     absl::StatusOr<PixelMatrix> x = ReadIdxImages(path, -1);
     ASSERT_TRUE(x.ok()) << x.status();
-    ASSERT_EQ(x->rows(), 4); // pixels
-    ASSERT_EQ(x->cols(), 3); // images
+    ASSERT_EQ(x->rows(), 4);  // pixels
+    ASSERT_EQ(x->cols(), 3);  // images
     for (int i = 0; i < 3; ++i) {
-      for (int p = 0; p < 4; ++p)
-        EXPECT_EQ((*x)(p, i), 10 * i + p) << path;
+      for (int p = 0; p < 4; ++p) EXPECT_EQ((*x)(p, i), 10 * i + p) << path;
     }
   }
-  absl::StatusOr<PixelMatrix> two =
-      ReadIdxImages(WriteGzip("i2.gz", ThreeImages()), 2);
+  absl::StatusOr<PixelMatrix> two = ReadIdxImages(WriteGzip("i2.gz", ThreeImages()), 2);
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two->cols(), 2);
   EXPECT_EQ((*two)(3, 1), 13);
 }
 
 TEST_F(IdxTest, ReadsLabels) {
-  const std::string path =
-      WriteGzip("labels.gz", Idx(0x801, {4}, {9, 0, 3, 3}));
+  const std::string path = WriteGzip("labels.gz", Idx(0x801, {4}, {9, 0, 3, 3}));
   absl::StatusOr<std::vector<int>> y = ReadIdxLabels(path, -1);
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(*y, (std::vector<int>{9, 0, 3, 3}));
@@ -118,8 +111,7 @@ TEST_F(IdxTest, ReadsLabels) {
 }
 
 TEST_F(IdxTest, MissingFileIsNotFound) {
-  absl::StatusOr<PixelMatrix> x =
-      ReadIdxImages((dir_ / "nope.gz").string(), -1);
+  absl::StatusOr<PixelMatrix> x = ReadIdxImages((dir_ / "nope.gz").string(), -1);
   EXPECT_EQ(x.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(x.status().message(), HasSubstr("nope.gz: no such file"));
 }
@@ -129,46 +121,35 @@ TEST_F(IdxTest, WrongMagicNumberNamesBoth) {
   const std::string labels = WriteGzip("labels.gz", Idx(0x801, {2}, {1, 2}));
   absl::StatusOr<PixelMatrix> x = ReadIdxImages(labels, -1);
   EXPECT_EQ(x.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(
-      x.status().message(),
-      HasSubstr(
-          "labels.gz: not an IDX image file (magic number 0x00000801, expected "
-          "0x00000803)"));
-  absl::StatusOr<std::vector<int>> y =
-      ReadIdxLabels(WritePlain("images", ThreeImages()), -1);
+  EXPECT_THAT(x.status().message(),
+              HasSubstr("labels.gz: not an IDX image file (magic number 0x00000801, expected "
+                        "0x00000803)"));
+  absl::StatusOr<std::vector<int>> y = ReadIdxLabels(WritePlain("images", ThreeImages()), -1);
   EXPECT_EQ(y.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(y.status().message(), HasSubstr("not an IDX label file"));
   // Not an IDX file at all.
-  x = ReadIdxImages(
-      WritePlain("text", {'h', 'e', 'l', 'l', 'o', '!', '!', '!'}), -1);
+  x = ReadIdxImages(WritePlain("text", {'h', 'e', 'l', 'l', 'o', '!', '!', '!'}), -1);
   EXPECT_THAT(x.status().message(), HasSubstr("magic number 0x68656c6c"));
 }
 
 TEST_F(IdxTest, TruncatedFilesSayHowFarTheyGot) {
   std::vector<uint8_t> bytes = ThreeImages();
-  bytes.resize(bytes.size() - 5); // 7 of the 12 pixel bytes are left
-  for (const std::string &path :
-       {WritePlain("cut", bytes), WriteGzip("cut.gz", bytes)}) {
+  bytes.resize(bytes.size() - 5);  // 7 of the 12 pixel bytes are left
+  for (const std::string &path : {WritePlain("cut", bytes), WriteGzip("cut.gz", bytes)}) {
     absl::StatusOr<PixelMatrix> x = ReadIdxImages(path, -1);
     EXPECT_EQ(x.status().code(), absl::StatusCode::kDataLoss) << path;
-    EXPECT_THAT(
-        x.status().message(),
-        HasSubstr(
-            "truncated: the header announces 3 images of 2 x 2 but the file "
-            "ends after 7 of the 12 bytes of values read"));
+    EXPECT_THAT(x.status().message(),
+                HasSubstr("truncated: the header announces 3 images of 2 x 2 but the file "
+                          "ends after 7 of the 12 bytes of values read"));
   }
   // Cut inside the header.
-  absl::StatusOr<PixelMatrix> x =
-      ReadIdxImages(WritePlain("head", {0, 0, 8, 3, 0, 0}), -1);
+  absl::StatusOr<PixelMatrix> x = ReadIdxImages(WritePlain("head", {0, 0, 8, 3, 0, 0}), -1);
   EXPECT_EQ(x.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(x.status().message(),
-              HasSubstr("truncated in its header (6 of 16 bytes)"));
-  // Labels: fewer than announced, even when the caller asks for fewer than
-  // announced.
+  EXPECT_THAT(x.status().message(), HasSubstr("truncated in its header (6 of 16 bytes)"));
+  // Labels: fewer than announced, even when the caller asks for fewer than announced.
   const std::string labels = WriteGzip("l.gz", Idx(0x801, {10}, {1, 2, 3}));
-  EXPECT_THAT(
-      ReadIdxLabels(labels, -1).status().message(),
-      HasSubstr("the header announces 10 labels but the file ends after 3"));
+  EXPECT_THAT(ReadIdxLabels(labels, -1).status().message(),
+              HasSubstr("the header announces 10 labels but the file ends after 3"));
   EXPECT_TRUE(ReadIdxLabels(labels, 3).ok());
   EXPECT_FALSE(ReadIdxLabels(labels, 4).ok());
 }
@@ -176,10 +157,8 @@ TEST_F(IdxTest, TruncatedFilesSayHowFarTheyGot) {
 TEST_F(IdxTest, CorruptGzipStreamIsDataLoss) {
   // A gzip file whose compressed stream is cut in the middle.
   std::vector<uint8_t> values(4000);
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = static_cast<uint8_t>(i * 7919 % 251);
-  std::vector<uint8_t> gz =
-      ReadBytes(WriteGzip("whole.gz", Idx(0x803, {1000, 2, 2}, values)));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i * 7919 % 251);
+  std::vector<uint8_t> gz = ReadBytes(WriteGzip("whole.gz", Idx(0x803, {1000, 2, 2}, values)));
   gz.resize(gz.size() / 2);
   absl::StatusOr<PixelMatrix> x = ReadIdxImages(WritePlain("half.gz", gz), -1);
   EXPECT_EQ(x.status().code(), absl::StatusCode::kDataLoss);
@@ -187,28 +166,22 @@ TEST_F(IdxTest, CorruptGzipStreamIsDataLoss) {
 }
 
 TEST_F(IdxTest, ImplausibleSizesAreRefusedBeforeAllocating) {
-  // 4 billion images of 1 pixel (more than the reader ever reads), an empty
-  // image, no image.
+  // 4 billion images of 1 pixel (more than the reader ever reads), an empty image, no image.
   for (const auto &sizes : std::vector<std::vector<uint32_t>>{
            {0xffffffffu, 1, 1}, {5, 0, 28}, {0, 28, 28}, {5, 65536, 65536}}) {
-    absl::StatusOr<PixelMatrix> x =
-        ReadIdxImages(WritePlain("big", Idx(0x803, sizes, {})), -1);
+    absl::StatusOr<PixelMatrix> x = ReadIdxImages(WritePlain("big", Idx(0x803, sizes, {})), -1);
     EXPECT_EQ(x.status().code(), absl::StatusCode::kDataLoss);
     EXPECT_THAT(x.status().message(), HasSubstr("implausible sizes"));
   }
   // A large count that the caller caps is fine when the file holds that many.
-  EXPECT_TRUE(
-      ReadIdxImages(
-          WritePlain("capped", Idx(0x803, {0xffffffffu, 1, 1}, {1, 2})), 2)
-          .ok());
+  EXPECT_TRUE(ReadIdxImages(WritePlain("capped", Idx(0x803, {0xffffffffu, 1, 1}, {1, 2})), 2).ok());
 }
 
 TEST_F(IdxTest, LabelsOutOfRangeAreRefused) {
   absl::StatusOr<std::vector<int>> y =
       ReadIdxLabels(WritePlain("l", Idx(0x801, {3}, {1, 10, 2})), -1);
   EXPECT_EQ(y.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(y.status().message(),
-              HasSubstr("label 10 of example 1 is not a class"));
+  EXPECT_THAT(y.status().message(), HasSubstr("label 10 of example 1 is not a class"));
 }
 
 TEST_F(IdxTest, LoadsADirectoryAndStandardizes) {
@@ -221,8 +194,7 @@ TEST_F(IdxTest, LoadsADirectoryAndStandardizes) {
   EXPECT_EQ(data->train.num_examples(), 3);
   EXPECT_EQ(data->train.num_features(), 4);
   EXPECT_EQ(data->test.labels, std::vector<int>{5});
-  // The training features have mean 0 and variance 1; the test set uses the
-  // same transform.
+  // The training features have mean 0 and variance 1; the test set uses the same transform.
   const Eigen::MatrixXf x = data->train.Features(0, 3);
   EXPECT_NEAR(x.mean(), 0.0f, 1e-5f);
   EXPECT_NEAR((x.array() * x.array()).mean(), 1.0f, 1e-5f);
@@ -243,8 +215,7 @@ TEST_F(IdxTest, LoadsADirectoryAndStandardizes) {
   EXPECT_THAT(data.status().message(), HasSubstr("holds 1 images but"));
   // A missing file.
   std::filesystem::remove(dir_ / "train-labels-idx1-ubyte.gz");
-  EXPECT_EQ(LoadFashionMnist(dir_.string()).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadFashionMnist(dir_.string()).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(ShardTest, ShardsAreDisjointCoverAndBalanced) {
@@ -255,13 +226,12 @@ TEST(ShardTest, ShardsAreDisjointCoverAndBalanced) {
     const std::vector<int> s = Shard(kExamples, r, kWorkers, 7);
     EXPECT_GE(s.size(), static_cast<size_t>(kExamples / kWorkers));
     EXPECT_LE(s.size(), static_cast<size_t>(kExamples / kWorkers + 1));
-    for (int e : s)
-      EXPECT_TRUE(seen.insert(e).second) << "example " << e << " twice";
-    EXPECT_EQ(s, Shard(kExamples, r, kWorkers, 7)); // the same in every process
+    for (int e : s) EXPECT_TRUE(seen.insert(e).second) << "example " << e << " twice";
+    EXPECT_EQ(s, Shard(kExamples, r, kWorkers, 7));  // the same in every process
   }
   EXPECT_EQ(seen.size(), static_cast<size_t>(kExamples));
   EXPECT_NE(Shard(kExamples, 0, kWorkers, 7), Shard(kExamples, 0, kWorkers, 8));
 }
 
-} // namespace
-} // namespace fmnist
+}  // namespace
+}  // namespace fmnist

@@ -1,9 +1,8 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The Fashion-MNIST example's models: the gradients of softmax regression and
-// of the MLP against central finite differences of the loss (in double, from
-// float parameters), the cross-entropy's exact values, evaluation, and the
-// tables each model declares.
+// The Fashion-MNIST example's models: the gradients of softmax regression and of the MLP against
+// central finite differences of the loss (in double, from float parameters), the cross-entropy's
+// exact values, evaluation, and the tables each model declares.
 
 #include <cmath>
 #include <memory>
@@ -30,29 +29,25 @@ void Randomize(Model &model, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 0.5f);
   for (Eigen::Ref<Eigen::MatrixXf> p : model.parameters()) {
-    for (Eigen::Index i = 0; i < p.size(); ++i)
-      p.data()[i] = normal(rng);
+    for (Eigen::Index i = 0; i < p.size(); ++i) p.data()[i] = normal(rng);
   }
 }
 
 // Every parameter's gradient against (L(p + h) - L(p - h)) / 2h.
 void CheckGradients(const std::string &name) {
-  absl::StatusOr<std::unique_ptr<Model>> made =
-      MakeModel(name, kFeatures, kHidden);
+  absl::StatusOr<std::unique_ptr<Model>> made = MakeModel(name, kFeatures, kHidden);
   ASSERT_TRUE(made.ok()) << made.status();
   Model &model = **made;
   Randomize(model, 3);
   std::mt19937_64 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Eigen::MatrixXf x(kFeatures, kBatch);
-  for (Eigen::Index i = 0; i < x.size(); ++i)
-    x.data()[i] = normal(rng);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = normal(rng);
   const std::vector<int> y = {3, 0, 9, 3};
 
   model.Loss(x, y, /*gradient=*/true);
   std::vector<Eigen::MatrixXf> analytic;
-  for (const Eigen::Ref<Eigen::MatrixXf> &g : model.gradients())
-    analytic.emplace_back(g);
+  for (const Eigen::Ref<Eigen::MatrixXf> &g : model.gradients()) analytic.emplace_back(g);
   std::vector<Eigen::Ref<Eigen::MatrixXf>> params = model.parameters();
   ASSERT_EQ(params.size(), analytic.size());
   ASSERT_EQ(static_cast<int>(params.size()), model.layout().num_tensors());
@@ -61,8 +56,7 @@ void CheckGradients(const std::string &name) {
   int checked = 0;
   for (size_t t = 0; t < params.size(); ++t) {
     ASSERT_EQ(params[t].rows(), analytic[t].rows());
-    ASSERT_EQ(params[t].size(),
-              static_cast<Eigen::Index>(model.layout().tensors()[t].size()));
+    ASSERT_EQ(params[t].size(), static_cast<Eigen::Index>(model.layout().tensors()[t].size()));
     for (Eigen::Index i = 0; i < params[t].size(); ++i) {
       float &p = params[t].data()[i];
       const float saved = p;
@@ -72,19 +66,15 @@ void CheckGradients(const std::string &name) {
       const double down = model.Loss(x, y, false);
       p = saved;
       const double numeric = (up - down) / (2.0 * kStep);
-      EXPECT_NEAR(analytic[t].data()[i], numeric,
-                  2e-3 + 2e-2 * std::abs(numeric))
-          << name << " tensor " << model.layout().tensors()[t].name
-          << " element " << i;
+      EXPECT_NEAR(analytic[t].data()[i], numeric, 2e-3 + 2e-2 * std::abs(numeric))
+          << name << " tensor " << model.layout().tensors()[t].name << " element " << i;
       ++checked;
     }
   }
   EXPECT_EQ(checked, static_cast<int>(model.layout().total_size()));
 }
 
-TEST(ModelsTest, SoftmaxGradientMatchesFiniteDifferences) {
-  CheckGradients("softmax");
-}
+TEST(ModelsTest, SoftmaxGradientMatchesFiniteDifferences) { CheckGradients("softmax"); }
 TEST(ModelsTest, MlpGradientMatchesFiniteDifferences) { CheckGradients("mlp"); }
 
 TEST(ModelsTest, CrossEntropyExactValues) {
@@ -95,28 +85,24 @@ TEST(ModelsTest, CrossEntropyExactValues) {
   EXPECT_NEAR(z(0, 0), 0.05f, 1e-7f);
   EXPECT_NEAR(z(1, 0), -0.45f, 1e-7f);
   EXPECT_NEAR(z(7, 1), -0.45f, 1e-7f);
-  // Huge logits do not overflow: the label's logit 1000 above the others costs
-  // ~0.
+  // Huge logits do not overflow: the label's logit 1000 above the others costs ~0.
   Eigen::MatrixXf big = Eigen::MatrixXf::Constant(kNumClasses, 1, -500.0f);
   big(4, 0) = 500.0f;
   const std::vector<int> four = {4};
   EXPECT_NEAR(SoftmaxCrossEntropy(big, four, false), 0.0f, 1e-6f);
-  // The wrong way round: the nine others at -500 and the label at -1500 cost
-  // log(9 + e^-1000) + 1000.
+  // The wrong way round: the nine others at -500 and the label at -1500 cost log(9 + e^-1000) +
+  // 1000.
   big = Eigen::MatrixXf::Constant(kNumClasses, 1, -500.0f);
   big(4, 0) = -1500.0f;
-  EXPECT_NEAR(SoftmaxCrossEntropy(big, four, false), 1000.0f + std::log(9.0f),
-              1e-3f);
+  EXPECT_NEAR(SoftmaxCrossEntropy(big, four, false), 1000.0f + std::log(9.0f), 1e-3f);
 }
 
 TEST(ModelsTest, EvaluateCountsCorrectExamples) {
   // A softmax model that predicts class (first pixel) on one-hot images.
-  absl::StatusOr<std::unique_ptr<Model>> made =
-      MakeModel("softmax", kNumClasses, 0);
+  absl::StatusOr<std::unique_ptr<Model>> made = MakeModel("softmax", kNumClasses, 0);
   ASSERT_TRUE(made.ok());
   Model &model = **made;
-  model.parameters()[0] =
-      10.0f * Eigen::MatrixXf::Identity(kNumClasses, kNumClasses);
+  model.parameters()[0] = 10.0f * Eigen::MatrixXf::Identity(kNumClasses, kNumClasses);
   Dataset d;
   d.pixels = PixelMatrix::Zero(kNumClasses, 2500);
   d.scale = 1.0f;
@@ -158,11 +144,9 @@ TEST(ModelsTest, DeclaresItsTables) {
   EXPECT_NE(t[0].init.seed, t[2].init.seed);
   EXPECT_EQ((*mlp)->layout().tensor("b2")->offset, 128u);
 
-  EXPECT_THAT(MakeModel("cnn", 784, 0).status().message(),
-              HasSubstr("unknown model 'cnn'"));
-  EXPECT_THAT(MakeModel("mlp", 784, 0).status().message(),
-              HasSubstr("--hidden"));
+  EXPECT_THAT(MakeModel("cnn", 784, 0).status().message(), HasSubstr("unknown model 'cnn'"));
+  EXPECT_THAT(MakeModel("mlp", 784, 0).status().message(), HasSubstr("--hidden"));
 }
 
-} // namespace
-} // namespace fmnist
+}  // namespace
+}  // namespace fmnist

@@ -1,10 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The Fashion-MNIST example's training loop through real LocalClusters: it
-// learns (synthetic data that needs no file; a Fashion-MNIST subset when the
-// data set is installed), every worker runs its planned iterations, and a
-// target accuracy stops every worker under each kind of policy, with a slow
-// worker, without any read left waiting for a worker that stopped.
+// The Fashion-MNIST example's training loop through real LocalClusters: it learns (synthetic data
+// that needs no file; a Fashion-MNIST subset when the data set is installed), every worker runs its
+// planned iterations, and a target accuracy stops every worker under each kind of policy, with a
+// slow worker, without any read left waiting for a worker that stopped.
 
 #include <cmath>
 #include <cstdint>
@@ -18,14 +17,14 @@
 #include "fashion_mnist/data.h"
 #include "fashion_mnist/models.h"
 #include "fashion_mnist/train.h"
-#include "kairos/kairos.h"
 #include "gtest/gtest.h"
+#include "kairos/kairos.h"
 
 namespace fmnist {
 namespace {
 
-// 10 classes of 20-pixel images: noise in [0, 100], and class c's pixels 2c and
-// 2c + 1 at 255. Separable: a linear model reaches ~100 %.
+// 10 classes of 20-pixel images: noise in [0, 100], and class c's pixels 2c and 2c + 1 at 255.
+// Separable: a linear model reaches ~100 %.
 Dataset Synthetic(int count, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> noise(0, 100);
@@ -33,8 +32,7 @@ Dataset Synthetic(int count, uint64_t seed) {
   d.pixels.resize(20, count);
   for (int i = 0; i < count; ++i) {
     const int label = static_cast<int>(rng() % kNumClasses);
-    for (int p = 0; p < 20; ++p)
-      d.pixels(p, i) = static_cast<uint8_t>(noise(rng));
+    for (int p = 0; p < 20; ++p) d.pixels(p, i) = static_cast<uint8_t>(noise(rng));
     d.pixels(2 * label, i) = 255;
     d.pixels(2 * label + 1, i) = 255;
     d.labels.push_back(label);
@@ -60,8 +58,8 @@ struct RunResult {
   double time_to_target_s = kUnknown;
 };
 
-RunResult Train(const FashionMnist &data, const TrainConfig &config,
-                int workers, const std::string &policy) {
+RunResult Train(const FashionMnist &data, const TrainConfig &config, int workers,
+                const std::string &policy) {
   kairos::ClusterOptions options;
   options.num_servers = 2;
   options.num_workers = workers;
@@ -87,8 +85,7 @@ RunResult Train(const FashionMnist &data, const TrainConfig &config,
   };
   Trainer trainer(&data, config, workers, hooks);
   trainer.Start();
-  result.status = kairos::RunWorkers(
-      options, [&](kairos::Worker &w) { return trainer.Run(w); });
+  result.status = kairos::RunWorkers(options, [&](kairos::Worker &w) { return trainer.Run(w); });
   result.final_accuracy = trainer.final_accuracy();
   result.time_to_target_s = trainer.time_to_target_s();
   return result;
@@ -99,7 +96,7 @@ TEST(TrainTest, LearnsSyntheticDataAndRunsThePlannedIterations) {
   TrainConfig config;
   config.model = "softmax";
   config.epochs = 3;
-  config.batch = 40; // 1200 examples per worker: 30 iterations per epoch
+  config.batch = 40;  // 1200 examples per worker: 30 iterations per epoch
   config.learning_rate = 0.1f;
   const RunResult r = Train(data, config, 2, "bsp");
   ASSERT_TRUE(r.status.ok()) << r.status;
@@ -110,8 +107,7 @@ TEST(TrainTest, LearnsSyntheticDataAndRunsThePlannedIterations) {
     EXPECT_FALSE(w.stopped);
     EXPECT_GE(w.blocked_s, 0.0);
   }
-  // An evaluation after each of rank 0's epochs but the last, then the final
-  // one.
+  // An evaluation after each of rank 0's epochs but the last, then the final one.
   ASSERT_EQ(r.evals.size(), 3u);
   EXPECT_EQ(r.evals[0].iterations, 30);
   EXPECT_DOUBLE_EQ(r.evals[0].epoch, 1.0);
@@ -122,8 +118,7 @@ TEST(TrainTest, LearnsSyntheticDataAndRunsThePlannedIterations) {
   EXPECT_GT(r.evals[0].train_loss, 0.0);
   for (const EvalRecord &e : r.evals) {
     ASSERT_EQ(e.blocked_s.size(), 2u);
-    EXPECT_FALSE(
-        std::isnan(e.blocked_s[1])); // both workers run in this process
+    EXPECT_FALSE(std::isnan(e.blocked_s[1]));  // both workers run in this process
     EXPECT_GE(e.wall_s, 0.0);
   }
   EXPECT_TRUE(std::isnan(r.time_to_target_s));
@@ -142,15 +137,15 @@ TEST(TrainTest, MlpLearnsSyntheticData) {
   EXPECT_GE(r.final_accuracy, 0.95);
 }
 
-// Every policy kind: the target stops every worker early, with one worker three
-// times slower; the job ends (no read waits forever for a worker that stopped).
+// Every policy kind: the target stops every worker early, with one worker three times slower; the
+// job ends (no read waits forever for a worker that stopped).
 class StopTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StopTest, TargetStopsEveryWorker) {
   const FashionMnist data = SyntheticSplit();
   TrainConfig config;
   config.model = "softmax";
-  config.epochs = 200; // far more than the target needs
+  config.epochs = 200;  // far more than the target needs
   config.batch = 10;
   config.learning_rate = 0.05f;
   config.schedule = "constant";
@@ -170,30 +165,25 @@ TEST_P(StopTest, TargetStopsEveryWorker) {
   ASSERT_FALSE(r.evals.empty());
   EXPECT_TRUE(r.evals.back().final);
   EXPECT_GE(r.evals[r.evals.size() - 2].test.accuracy,
-            0.9); // the one that stopped it
+            0.9);  // the one that stopped it
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, StopTest,
-                         ::testing::Values("bsp", "asp", "ssp:s=1",
-                                           "dssp:s=1,r=4", "sa-asgd:n=1"),
+                         ::testing::Values("bsp", "asp", "ssp:s=1", "dssp:s=1,r=4", "sa-asgd:n=1"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                            std::string name;
                            for (char c : info.param) {
-                             name += std::isalnum(static_cast<unsigned char>(c))
-                                         ? c
-                                         : '_';
+                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            }
                            return name;
                          });
 
 TEST(TrainTest, FashionMnistSubset) {
-  if (!std::filesystem::exists(std::string(kDefaultDataDir) +
-                               "/train-images-idx3-ubyte.gz")) {
+  if (!std::filesystem::exists(std::string(kDefaultDataDir) + "/train-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "Fashion-MNIST is not installed (apt-get install "
                     "dataset-fashion-mnist)";
   }
-  absl::StatusOr<FashionMnist> data =
-      LoadFashionMnist(kDefaultDataDir, 4000, 1000);
+  absl::StatusOr<FashionMnist> data = LoadFashionMnist(kDefaultDataDir, 4000, 1000);
   ASSERT_TRUE(data.ok()) << data.status();
   TrainConfig config;
   config.model = "softmax";
@@ -206,5 +196,5 @@ TEST(TrainTest, FashionMnistSubset) {
   EXPECT_GE(r.final_accuracy, 0.75);
 }
 
-} // namespace
-} // namespace fmnist
+}  // namespace
+}  // namespace fmnist
