@@ -32,8 +32,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long rank 0 waits in the barrier before it advances its clock again, and how long it waits
-// for the others in all.
+// How long rank 0 waits in the barrier before it advances its clock again (the coordinator
+// answers an expired wait at its next tick, so up to 0.1 s more), and how long it waits for the
+// others in all.
 constexpr absl::Duration kBarrierSlice = absl::Milliseconds(20);
 constexpr absl::Duration kMaxWaitForOthers = absl::Minutes(30);
 
