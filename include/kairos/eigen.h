@@ -24,8 +24,11 @@
 //    element (through a copy; contiguous column-major memory is used in place).
 //
 // The calls are inline: they compile in the caller's translation unit, with the caller's
-// Eigen configuration, and reach libkairos only through Worker's calls, which hold no Eigen
-// type.
+// Eigen configuration, and reach libkairos only through the calls of Worker and
+// ParameterLayout, which hold no Eigen type.
+//
+// Thread-safety: as Worker's calls; the Eigen objects a call reads or writes must not be
+// touched by another thread until it returns.
 
 #ifndef KAIROS_EIGEN_H_
 #define KAIROS_EIGEN_H_
