@@ -133,6 +133,12 @@ TEST(TensorSourceTest, ReadsEveryLayoutInColumnMajorOrder) {
   row.CopyTo(out.data());
   EXPECT_EQ((std::vector<float>(out.begin(), out.begin() + 4)), (std::vector<float>{2, 5, 8, 11}));
   EXPECT_EQ(TensorSource(m.col(1)).contiguous(), m.data() + 3);
+  // Refs and Maps are read in place.
+  const Eigen::Ref<const Eigen::VectorXf> ref = m.col(2);
+  EXPECT_EQ(TensorSource(ref).contiguous(), m.data() + 6);
+  const Eigen::Map<const Eigen::MatrixXf> map(m.data() + 4, 2, 4);
+  EXPECT_EQ(TensorSource(map).contiguous(), m.data() + 4);
+  EXPECT_EQ(TensorSource(map).size(), 8u);
 
   // An expression is evaluated.
   const TensorSource doubled(2.0f * m.col(3));
