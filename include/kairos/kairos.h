@@ -13,6 +13,7 @@
 #include "kairos/local_cluster.h"
 #include "kairos/metrics.h"
 #include "kairos/options.h"
+#include "kairos/parameter_layout.h"
 #include "kairos/run.h"
 #include "kairos/server.h"
 #include "kairos/status.h"

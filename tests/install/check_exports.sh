@@ -62,6 +62,7 @@ for want in \
     'T kairos::LocalCluster::Create(kairos::ClusterOptions const&)' \
     'T kairos::ValidateJobConfig(kairos::JobConfig const&)' \
     'T kairos::Updater::ApplyMany(' \
+    'T kairos::ParameterLayout::Add(' \
     'V typeinfo for kairos::Updater' \
     'V vtable for kairos::Updater'; do
   if ! grep -qF "$want" <<<"$symbols"; then

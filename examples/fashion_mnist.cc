@@ -1,0 +1,366 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Fashion-MNIST with kairos: softmax regression or a one-hidden-layer MLP, written in Eigen,
+// trained by W workers (each on its own shard of the training set) against S servers under any
+// policy. Parameters move only through the Eigen-native API (kairos::PullAll/PushAll over a
+// kairos::ParameterLayout). Embedded by default (a LocalCluster in this process); under
+// `kairos-launch -s S -w W -- fashion_mnist ...` each process is one worker. docs/examples.md
+// describes the flags, the models, the sharding, who evaluates and the CSV.
+//
+// The last line printed is exactly `final test accuracy 0.XXXX`.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "fashion_mnist/data.h"
+#include "fashion_mnist/models.h"
+#include "fashion_mnist/train.h"
+#include "kairos/kairos.h"
+
+namespace {
+
+struct Flags {
+  fmnist::TrainConfig train;
+  std::string policy = "bsp";
+  int workers = 4;
+  int servers = 2;
+  std::string slowdown;
+  std::string csv;
+  std::string data_dir = fmnist::kDefaultDataDir;
+  std::string transport = "inproc";
+  int max_train = -1;
+  int max_test = -1;
+};
+
+// The defaults that meet docs/examples.md's targets on 2 cores (docs/benchmarks.md).
+void ApplyModelDefaults(const CLI::App &app, Flags &f) {
+  const bool mlp = f.train.model == "mlp";
+  if (app.count("--epochs") == 0) f.train.epochs = mlp ? 15 : 30;
+  if (app.count("--batch") == 0) f.train.batch = 32;
+  if (app.count("--lr") == 0) f.train.learning_rate = mlp ? 0.1f : 0.03f;
+}
+
+std::string Number(double v, int decimals) {
+  if (std::isnan(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string BlockedList(const std::vector<double> &blocked, const char *sep) {
+  std::vector<std::string> parts;
+  for (double b : blocked) parts.push_back(std::isnan(b) ? "?" : Number(b, 2));
+  return absl::StrJoin(parts, sep);
+}
+
+// The CSV of the evaluations (docs/examples.md): one row each, written by rank 0's thread.
+class CsvWriter {
+ public:
+  bool Open(const std::string &path, int workers) {
+    file_ = std::fopen(path.c_str(), "w");
+    if (file_ == nullptr) return false;
+    std::fprintf(file_,
+                 "event,epoch,iterations,wall_s,train_loss,test_loss,test_accuracy,"
+                 "iterations_per_s,staleness_mean,staleness_max");
+    for (int i = 0; i < workers; ++i) std::fprintf(file_, ",blocked_s_%d", i);
+    std::fprintf(file_, "\n");
+    std::fflush(file_);
+    return true;
+  }
+  void Write(const fmnist::EvalRecord &r) {
+    if (file_ == nullptr) return;
+    std::fprintf(file_, "%s,%s,%lld,%s,%s,%s,%s,%s,%s,%s", r.final ? "final" : "eval",
+                 Number(r.epoch, 3).c_str(), static_cast<long long>(r.iterations),
+                 Number(r.wall_s, 3).c_str(), Number(r.train_loss, 5).c_str(),
+                 Number(r.test.loss, 5).c_str(), Number(r.test.accuracy, 4).c_str(),
+                 Number(r.iterations_per_s, 1).c_str(), Number(r.staleness_mean, 3).c_str(),
+                 Number(r.staleness_max, 0).c_str());
+    for (double b : r.blocked_s) std::fprintf(file_, ",%s", Number(b, 3).c_str());
+    std::fprintf(file_, "\n");
+    std::fflush(file_);
+  }
+  ~CsvWriter() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+
+ private:
+  std::FILE *file_ = nullptr;
+};
+
+int EnvInt(const char *name, int fallback) {
+  const char *v = std::getenv(name);
+  int n = 0;
+  return v != nullptr && absl::SimpleAtoi(v, &n) ? n : fallback;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const auto process_start = std::chrono::steady_clock::now();
+  Flags f;
+  CLI::App app{
+      "kairos example: Fashion-MNIST with softmax regression or an "
+      "MLP (Eigen), trained by "
+      "workers on shards of the training set under a synchronization "
+      "policy. Embedded by "
+      "default; under kairos-launch each process is one worker. The "
+      "last line is "
+      "'final test accuracy 0.XXXX'."};
+  app.add_option("--model", f.train.model, "softmax or mlp")
+      ->check(CLI::IsMember({"softmax", "mlp"}))
+      ->capture_default_str();
+  app.add_option("--hidden", f.train.hidden, "hidden units of the MLP")->capture_default_str();
+  app.add_option("--policy", f.policy, "the job's policy spec (docs/policies.md)")
+      ->capture_default_str();
+  app.add_option("--workers,-w", f.workers, "workers (embedded; under kairos-launch: -w)")
+      ->capture_default_str();
+  app.add_option("--servers,-s", f.servers, "servers (embedded; under kairos-launch: -s)")
+      ->capture_default_str();
+  app.add_option("--epochs", f.train.epochs,
+                 "passes of each worker over its shard (default: softmax 30, mlp 15)");
+  app.add_option("--batch", f.train.batch, "examples per iteration and worker (default 32)");
+  app.add_option("--lr", f.train.learning_rate,
+                 "the tables' learning rate (default: softmax 0.03, mlp 0.1)");
+  app.add_option("--schedule", f.train.schedule,
+                 "the tables' learning-rate schedule on the servers: cosine (one cycle "
+                 "down to 0 over each worker's planned iterations) or any schedule of "
+                 "docs/optimizers.md, e.g. constant, step:every=500,gamma=0.5")
+      ->capture_default_str();
+  app.add_option("--optimizer", f.train.optimizer,
+                 "the tables' updater, passed through as UpdaterSpec::name (e.g. sgd)")
+      ->capture_default_str();
+  app.add_option("--slowdown", f.slowdown,
+                 "comma-separated factor per worker, e.g. 1,1,1,4: worker i "
+                 "waits (factor - 1) "
+                 "x its compute time each iteration");
+  app.add_option("--seed", f.train.seed, "data order, shards and initial values")
+      ->capture_default_str();
+  app.add_option("--csv", f.csv, "write one row per evaluation to FILE (docs/examples.md)");
+  app.add_option("--data-dir", f.data_dir, "the directory of the four Fashion-MNIST IDX files")
+      ->capture_default_str();
+  app.add_option("--target-accuracy", f.train.target_accuracy,
+                 "stop every worker once an evaluation reaches this test "
+                 "accuracy (0: never)")
+      ->capture_default_str();
+  app.add_option("--eval-every", f.train.eval_every,
+                 "rank 0's iterations between evaluations (0: after each of "
+                 "its epochs)")
+      ->capture_default_str();
+  app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
+      ->capture_default_str();
+  app.add_option("--max-train", f.max_train, "use the first N training examples (-1: all)")
+      ->capture_default_str();
+  app.add_option("--max-test", f.max_test, "use the first N test examples (-1: all)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  ApplyModelDefaults(app, f);
+
+  const bool launched = kairos::LaunchedByKairos();
+  if (launched) {  // the job's shape comes from kairos-launch
+    f.workers = EnvInt("KAIROS_NUM_WORKERS", 1);
+    f.servers = EnvInt("KAIROS_NUM_SERVERS", 1);
+  }
+  // Under kairos-launch every process is one worker; rank 0 reports.
+  const bool reporter = !launched || EnvInt("KAIROS_RANK", -1) == 0;
+  if (f.workers < 1 || f.servers < 1) {
+    std::fprintf(stderr, "--workers and --servers must be at least 1\n");
+    return 2;
+  }
+  for (const absl::string_view part : absl::StrSplit(f.slowdown, ',', absl::SkipEmpty())) {
+    double factor = 0;
+    if (!absl::SimpleAtod(part, &factor)) {
+      std::fprintf(stderr, "--slowdown: '%s' is not a number\n", std::string(part).c_str());
+      return 2;
+    }
+    f.train.slowdown.push_back(factor);
+  }
+  if (f.train.slowdown.size() > static_cast<size_t>(f.workers)) {
+    std::fprintf(stderr, "--slowdown has %zu factors for %d workers\n", f.train.slowdown.size(),
+                 f.workers);
+    return 2;
+  }
+  if (absl::Status s = fmnist::CheckConfig(f.train); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  CsvWriter csv;
+  if (!f.csv.empty() && reporter && !csv.Open(f.csv, f.workers)) {
+    std::fprintf(stderr, "--csv: cannot write %s\n", f.csv.c_str());
+    return 2;
+  }
+
+  absl::StatusOr<fmnist::FashionMnist> data =
+      fmnist::LoadFashionMnist(f.data_dir, f.max_train, f.max_test);
+  if (!data.ok()) {
+    std::fprintf(stderr, "cannot read Fashion-MNIST: %s\n",
+                 std::string(data.status().message()).c_str());
+    if (absl::IsNotFound(data.status())) {
+      std::fprintf(stderr,
+                   "install it with `apt-get install dataset-fashion-mnist` (Debian), "
+                   "or "
+                   "give --data-dir, a directory holding train-images-idx3-ubyte.gz, "
+                   "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and "
+                   "t10k-labels-idx1-ubyte.gz\n");
+    }
+    return 1;
+  }
+  if (data->train.num_examples() < f.workers) {
+    std::fprintf(stderr, "%d training examples cannot be split over %d workers\n",
+                 data->train.num_examples(), f.workers);
+    return 2;
+  }
+
+  kairos::ClusterOptions options;
+  options.num_servers = f.servers;
+  options.num_workers = f.workers;
+  options.transport = f.transport;
+  options.job.policy = f.policy;
+  absl::StatusOr<std::vector<kairos::TableSpec>> tables =
+      fmnist::JobTables(f.train, data->train.num_features(),
+                        fmnist::PlannedIterations(f.train, data->train.num_examples(), f.workers));
+  if (!tables.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(tables.status().message()).c_str());
+    return 2;
+  }
+  options.job.tables = *tables;
+
+  const int shard = data->train.num_examples() / f.workers;
+  const int batch = std::max(1, std::min(f.train.batch, shard));
+  if (reporter) {
+    std::printf(
+        "kairos Fashion-MNIST: model %s, policy %s, %d servers, %d workers%s\n"
+        "  %d epochs of %d iterations per worker (batch %d, ~%d examples per "
+        "shard), "
+        "optimizer %s, lr %g, slowdown %s, seed %llu\n"
+        "  data: %d training and %d test examples from %s\n",
+        f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
+                               : "softmax",
+        f.policy.c_str(), f.servers, f.workers, launched ? " (kairos-launch)" : "", f.train.epochs,
+        std::max(1, shard / batch), batch, shard, f.train.optimizer.c_str(),
+        static_cast<double>(f.train.learning_rate),
+        f.slowdown.empty() ? "none" : f.slowdown.c_str(),
+        static_cast<unsigned long long>(f.train.seed), data->train.num_examples(),
+        data->test.num_examples(), f.data_dir.c_str());
+    std::fflush(stdout);
+  }
+
+  std::mutex print_mu;
+  std::vector<fmnist::WorkerSummary> summaries;
+  std::unique_ptr<kairos::LocalCluster> cluster;
+  fmnist::Trainer::Hooks hooks;
+  hooks.on_eval = [&](const fmnist::EvalRecord &r) {
+    csv.Write(r);
+    if (r.final) return;  // printed with the summary
+    std::lock_guard<std::mutex> lock(print_mu);
+    std::printf(
+        "epoch %6.2f  wall %7.1f s  train loss %s  test loss %.4f  "
+        "test accuracy "
+        "%.4f  %6.0f it/s  staleness %s  blocked s %s\n",
+        r.epoch, r.wall_s, Number(r.train_loss, 4).c_str(), r.test.loss, r.test.accuracy,
+        r.iterations_per_s,
+        std::isnan(r.staleness_mean) ? "?" : Number(r.staleness_mean, 2).c_str(),
+        BlockedList(r.blocked_s, " ").c_str());
+    std::fflush(stdout);
+  };
+  hooks.on_worker_done = [&](const fmnist::WorkerSummary &s) {
+    std::lock_guard<std::mutex> lock(print_mu);
+    summaries.push_back(s);
+    if (launched && s.rank != 0) {  // printed before this worker finishes, so before rank 0's end
+      std::printf(
+          "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
+          "slowed %.1f s%s\n",
+          s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
+          s.stopped ? ", stopped at the target" : "");
+      std::fflush(stdout);
+    }
+  };
+
+  fmnist::Trainer *trainer_ptr = nullptr;
+  std::function<absl::Status(kairos::Worker &)> body = [&](kairos::Worker &w) {
+    return trainer_ptr->Run(w);
+  };
+  absl::Status status;
+  std::unique_ptr<fmnist::Trainer> trainer;
+  if (launched) {
+    trainer = std::make_unique<fmnist::Trainer>(&*data, f.train, f.workers, hooks);
+    trainer_ptr = trainer.get();
+    trainer->Start();
+    status = kairos::RunWorkers(options, body);
+  } else {
+    absl::StatusOr<std::unique_ptr<kairos::LocalCluster>> created =
+        kairos::LocalCluster::Create(options);
+    if (!created.ok()) {
+      std::fprintf(stderr, "cannot start the cluster: %s\n",
+                   std::string(created.status().message()).c_str());
+      return 1;
+    }
+    cluster = *std::move(created);
+    // Push staleness as the servers measured it (kairos::WorkerMetrics::staleness).
+    hooks.staleness = [&cluster, servers = f.servers]() {
+      fmnist::Staleness s;
+      for (int shard_index = 0; shard_index < servers; ++shard_index) {
+        for (const kairos::WorkerMetrics &m : cluster->server_stats(shard_index).workers) {
+          s.count += m.staleness.count();
+          s.sum += m.staleness.sum();
+          s.max = std::max(s.max, m.staleness.max());
+        }
+      }
+      return s;
+    };
+    trainer = std::make_unique<fmnist::Trainer>(&*data, f.train, f.workers, hooks);
+    trainer_ptr = trainer.get();
+    trainer->Start();
+    status = cluster->Run(body);
+    absl::Status shutdown = cluster->Shutdown();
+    if (status.ok()) status = shutdown;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "training failed: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  if (!reporter) return 0;
+
+  const double wall = trainer->wall_s();
+  std::vector<double> blocked(static_cast<size_t>(f.workers), fmnist::kUnknown);
+  for (const fmnist::WorkerSummary &s : summaries) {
+    if (launched && s.rank != 0) continue;
+    std::printf(
+        "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
+        "slowed %.1f s%s\n",
+        s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
+        s.stopped ? ", stopped at the target" : "");
+  }
+  for (const fmnist::WorkerSummary &s : summaries)
+    blocked[static_cast<size_t>(s.rank)] = s.blocked_s;
+  if (f.train.target_accuracy > 0.0) {
+    if (std::isnan(trainer->time_to_target_s())) {
+      std::printf("target accuracy %.4f not reached\n", f.train.target_accuracy);
+    } else {
+      std::printf("target accuracy %.4f reached after %.1f s\n", f.train.target_accuracy,
+                  trainer->time_to_target_s());
+    }
+  }
+  const double process_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count();
+  std::printf(
+      "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.1f "
+      "process_s=%.1f "
+      "time_to_target_s=%s final_accuracy=%.4f blocked_s=%s\n",
+      f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, process_s,
+      std::isnan(trainer->time_to_target_s()) ? "none"
+                                              : Number(trainer->time_to_target_s(), 1).c_str(),
+      trainer->final_accuracy(), BlockedList(blocked, ",").c_str());
+  std::printf("final test accuracy %.4f\n", trainer->final_accuracy());
+  return 0;
+}

@@ -1,0 +1,282 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The training loop of the Fashion-MNIST example (train.h).
+
+#include "fashion_mnist/train.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "fashion_mnist/data.h"
+#include "fashion_mnist/models.h"
+#include "kairos/eigen.h"
+#include "kairos/kairos.h"
+
+namespace fmnist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long rank 0 waits in the barrier before it advances its clock again (the coordinator
+// answers an expired wait at its next tick, so up to 0.1 s more), and how long it waits for the
+// others in all.
+constexpr absl::Duration kBarrierSlice = absl::Milliseconds(20);
+constexpr absl::Duration kMaxWaitForOthers = absl::Minutes(30);
+
+double SecondsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+absl::Status CheckConfig(const TrainConfig &c) {
+  const auto bad = [](const std::string &what) { return absl::InvalidArgumentError(what); };
+  if (c.model != "softmax" && c.model != "mlp") {
+    return bad(absl::StrCat("--model must be softmax or mlp, got '", c.model, "'"));
+  }
+  if (c.hidden < 1) return bad(absl::StrCat("--hidden must be at least 1, got ", c.hidden));
+  if (c.epochs < 1) return bad(absl::StrCat("--epochs must be at least 1, got ", c.epochs));
+  if (c.batch < 1) return bad(absl::StrCat("--batch must be at least 1, got ", c.batch));
+  if (!(c.learning_rate > 0.0f) || !std::isfinite(c.learning_rate)) {
+    return bad(absl::StrCat("--lr must be a positive number, got ", c.learning_rate));
+  }
+  for (size_t i = 0; i < c.slowdown.size(); ++i) {
+    if (!(c.slowdown[i] >= 1.0) || !std::isfinite(c.slowdown[i])) {
+      return bad(absl::StrCat("--slowdown: worker ", i, "'s factor must be at least 1, got ",
+                              c.slowdown[i]));
+    }
+  }
+  if (!(c.target_accuracy >= 0.0 && c.target_accuracy <= 1.0)) {
+    return bad(absl::StrCat("--target-accuracy must be in [0, 1], got ", c.target_accuracy));
+  }
+  if (c.eval_every < 0) {
+    return bad(absl::StrCat("--eval-every must be 0 (each epoch) or more, got ", c.eval_every));
+  }
+  return absl::OkStatus();
+}
+
+int64_t PlannedIterations(const TrainConfig &config, int num_train_examples, int num_workers) {
+  const int smallest_shard = num_train_examples / std::max(1, num_workers);
+  const int batch = std::max(1, std::min(config.batch, smallest_shard));
+  const int iters_per_epoch = std::max(1, smallest_shard / batch);
+  return static_cast<int64_t>(iters_per_epoch) * config.epochs;
+}
+
+absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig &config,
+                                                         int num_features,
+                                                         int64_t planned_iterations) {
+  KAIROS_RETURN_IF_ERROR(CheckConfig(config));
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                          MakeModel(config.model, num_features, config.hidden));
+  kairos::UpdaterSpec updater;
+  updater.name = config.optimizer;
+  updater.learning_rate = config.learning_rate;
+  updater.schedule =
+      config.schedule == "cosine"
+          ? absl::StrCat("cosine:steps=", std::max<int64_t>(1, planned_iterations))
+          : config.schedule;
+  std::vector<kairos::TableSpec> tables = model->Tables(updater, config.seed);
+  kairos::TableSpec control;
+  control.name = kControlTable;
+  control.size = 1;
+  control.init = kairos::Initializer::Zeros();
+  control.updater = {"sgd", 1.0f};
+  tables.push_back(control);
+  return tables;
+}
+
+Trainer::Trainer(const FashionMnist *data, TrainConfig config, int num_workers, Hooks hooks)
+    : data_(data),
+      config_(std::move(config)),
+      num_workers_(num_workers),
+      hooks_(std::move(hooks)),
+      start_(Clock::now()),
+      blocked_ns_(new std::atomic<int64_t>[static_cast<size_t>(num_workers)]),
+      local_(new std::atomic<bool>[static_cast<size_t>(num_workers)]) {
+  for (int i = 0; i < num_workers; ++i) {
+    blocked_ns_[static_cast<size_t>(i)] = 0;
+    local_[static_cast<size_t>(i)] = false;
+  }
+}
+
+void Trainer::Start() { start_ = Clock::now(); }
+
+double Trainer::Seconds(Clock::time_point t) const { return SecondsBetween(start_, t); }
+
+double Trainer::wall_s() const { return Seconds(Clock::now()); }
+
+absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int iters_per_epoch,
+                               double *loss_sum, int64_t *loss_count, Staleness *last) {
+  EvalRecord r;
+  r.final = final;
+  r.iterations = iterations;
+  r.epoch = static_cast<double>(iterations) / iters_per_epoch;
+  r.test = model.Evaluate(data_->test);
+  r.wall_s = wall_s();
+  if (*loss_count > 0) r.train_loss = *loss_sum / static_cast<double>(*loss_count);
+  *loss_sum = 0.0;
+  *loss_count = 0;
+  r.iterations_per_s = r.wall_s > 0.0 ? static_cast<double>(iterations_.load()) / r.wall_s : 0.0;
+  if (hooks_.staleness) {
+    const Staleness now = hooks_.staleness();
+    if (final) {
+      // The whole run: since the previous evaluation, rank 0's repeated stop flags (pushed while it
+      // read nothing) would weigh too much.
+      r.staleness_mean =
+          now.count > 0 ? static_cast<double>(now.sum) / static_cast<double>(now.count) : 0.0;
+    } else if (now.count > last->count) {
+      r.staleness_mean =
+          static_cast<double>(now.sum - last->sum) / static_cast<double>(now.count - last->count);
+    } else {
+      r.staleness_mean = 0.0;
+    }
+    r.staleness_max = static_cast<double>(now.max);
+    *last = now;
+  }
+  for (int i = 0; i < num_workers_; ++i) {
+    const auto k = static_cast<size_t>(i);
+    r.blocked_s.push_back(local_[k].load() ? static_cast<double>(blocked_ns_[k].load()) * 1e-9
+                                           : kUnknown);
+  }
+  if (final) final_accuracy_ = r.test.accuracy;
+  if (config_.target_accuracy > 0.0 && r.test.accuracy >= config_.target_accuracy &&
+      std::isnan(time_to_target_s_)) {
+    time_to_target_s_ = r.wall_s;
+  }
+  if (hooks_.on_eval) hooks_.on_eval(r);
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
+  const absl::Time give_up = absl::Now() + kMaxWaitForOthers;
+  const float flag = -1.0f;
+  while (true) {
+    kairos::CallOptions slice;
+    slice.deadline = absl::Now() + kBarrierSlice;
+    absl::Status s = worker.Barrier(slice);
+    if (s.ok()) return s;
+    if (!absl::IsDeadlineExceeded(s)) return s;
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("rank 0 waited ", absl::FormatDuration(kMaxWaitForOthers),
+                       " for the other workers to finish: ", s.message()));
+    }
+    // Keep the gates of the others open, and the flag coming.
+    if (stopping) {
+      KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+    }
+    KAIROS_RETURN_IF_ERROR(worker.Clock());
+  }
+}
+
+absl::Status Trainer::Run(kairos::Worker &worker) {
+  const int rank = worker.rank();
+  if (rank < 0 || rank >= num_workers_ || worker.num_workers() != num_workers_) {
+    return absl::InvalidArgumentError(absl::StrCat("worker ", rank, " of ", worker.num_workers(),
+                                                   " in a trainer made for ", num_workers_));
+  }
+  local_[static_cast<size_t>(rank)] = true;
+  const Dataset &train = data_->train;
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                          MakeModel(config_.model, train.num_features(), config_.hidden));
+  std::vector<int> shard = Shard(train.num_examples(), rank, num_workers_, config_.seed);
+  // Every worker runs the same number of iterations per epoch: that of the smallest shard.
+  const int smallest_shard = train.num_examples() / num_workers_;
+  const int batch = std::max(1, std::min(config_.batch, smallest_shard));
+  const int iters_per_epoch = std::max(1, smallest_shard / batch);
+  const int eval_every = config_.eval_every > 0 ? config_.eval_every : iters_per_epoch;
+  const double slowdown =
+      static_cast<size_t>(rank) < config_.slowdown.size() ? config_.slowdown[rank] : 1.0;
+  std::mt19937_64 rng(config_.seed * 1000003 + static_cast<uint64_t>(rank));
+
+  WorkerSummary summary;
+  summary.rank = rank;
+  Eigen::MatrixXf x;
+  std::vector<int> y;
+  float stop = 0.0f;
+  double loss_sum = 0.0;
+  int64_t loss_count = 0;
+  Staleness staleness;
+  bool stopping = false;
+  int64_t iterations = 0;
+  for (int epoch = 0; epoch < config_.epochs && !stopping; ++epoch) {
+    std::shuffle(shard.begin(), shard.end(), rng);
+    for (int it = 0; it < iters_per_epoch; ++it) {
+      const Clock::time_point pull_start = Clock::now();
+      kairos::Request control = worker.PullAsync(kControlTable, 0, std::span<float>(&stop, 1));
+      absl::Status pulled = model->Pull(worker);
+      absl::Status controlled = control.Wait();
+      KAIROS_RETURN_IF_ERROR(pulled);
+      KAIROS_RETURN_IF_ERROR(controlled);
+      const auto blocked =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start).count();
+      blocked_ns_[static_cast<size_t>(rank)] += blocked;
+      summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+
+      if (rank == 0 && iterations > 0 && iterations % eval_every == 0) {
+        const double previous = time_to_target_s_;
+        KAIROS_RETURN_IF_ERROR(Evaluate(*model, false, iterations, iters_per_epoch, &loss_sum,
+                                        &loss_count, &staleness));
+        if (std::isnan(previous) && !std::isnan(time_to_target_s_)) {
+          stopping = true;
+          const float flag = -1.0f;
+          KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+        }
+      }
+      if (stop > 0.0f) stopping = true;
+      if (stopping) break;
+
+      const std::span<const int> examples(shard.data() + static_cast<size_t>(it) * batch,
+                                          static_cast<size_t>(batch));
+      train.Gather(examples, &x, &y);
+      const Clock::time_point compute_start = Clock::now();
+      const float loss = model->Loss(x, y, /*gradient=*/true);
+      const double compute_s = SecondsBetween(compute_start, Clock::now());
+      summary.compute_s += compute_s;
+      loss_sum += loss;
+      ++loss_count;
+      if (slowdown > 1.0) {
+        const double extra = (slowdown - 1.0) * compute_s;
+        std::this_thread::sleep_for(std::chrono::duration<double>(extra));
+        summary.slowed_s += extra;
+      }
+
+      const float zero = 0.0f;
+      kairos::Request pushed_control =
+          worker.PushAsync(kControlTable, 0, std::span<const float>(&zero, 1));
+      absl::Status pushed = model->Push(worker);
+      absl::Status control_pushed = pushed_control.Wait();
+      KAIROS_RETURN_IF_ERROR(pushed);
+      KAIROS_RETURN_IF_ERROR(control_pushed);
+      KAIROS_RETURN_IF_ERROR(worker.Clock());
+      ++iterations;
+      ++iterations_;
+    }
+  }
+  summary.iterations = iterations;
+  summary.stopped = stopping;
+  if (hooks_.on_worker_done) hooks_.on_worker_done(summary);
+  if (rank != 0) return absl::OkStatus();  // the caller finishes it
+
+  // Rank 0: the final evaluation, once every other worker has finished.
+  KAIROS_RETURN_IF_ERROR(WaitForOthers(worker, stopping));
+  KAIROS_RETURN_IF_ERROR(model->Pull(worker));
+  return Evaluate(*model, true, iterations, iters_per_epoch, &loss_sum, &loss_count, &staleness);
+}
+
+}  // namespace fmnist

@@ -1,0 +1,164 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The example's training loop, one call per worker (the body given to kairos::RunWorkers
+// or LocalCluster::Run), shared by the program and its tests.
+//
+// Each worker trains its own shard of the training set (data.h: Shard) for `epochs`
+// passes, one mini-batch per iteration:
+//
+//   pull the parameters (kairos::PullAll, gated by the policy) and the control table
+//   [rank 0: evaluate on the test set when due; stop if the target accuracy is reached]
+//   stop if the control table says so
+//   compute the batch's loss and gradients; wait (slowdown - 1) x that compute time
+//   push the gradients (kairos::PushAll) and the control value; Clock()
+//
+// Rank 0 evaluates the parameters it pulled at the start of its iteration after each of
+// its epochs (or every `eval_every` of its iterations) on the whole test set, and once more
+// at the end, after every other worker has finished (the final evaluation). Stopping at a
+// target accuracy: rank 0 writes a stop flag into the one-element table "control" (SGD,
+// learning rate 1, whatever --optimizer says) by pushing -1; every worker pushes 0 there at
+// each iteration, so that aggregations that wait for several pushes (n-softsync) still
+// apply the flag, and stops at the first pull that shows it > 0. A worker that stops or
+// runs out of epochs finishes (leaving every gate). Rank 0 then waits for the others in the
+// coordinator's barrier, in short waits between which it advances its clock (and repeats
+// the flag), so that no other worker's read ever waits for rank 0's clock: a read gated on
+// a worker that sits in a barrier would never be served.
+//
+// Time blocked: the wall time a worker spends in its pulls (mostly the gate's wait).
+
+#ifndef KAIROS_EXAMPLES_FASHION_MNIST_TRAIN_H_
+#define KAIROS_EXAMPLES_FASHION_MNIST_TRAIN_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fashion_mnist/data.h"
+#include "fashion_mnist/models.h"
+#include "kairos/kairos.h"
+
+namespace fmnist {
+
+inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+// The name of the one-element table that carries the stop flag.
+inline constexpr char kControlTable[] = "control";
+
+struct TrainConfig {
+  std::string model = "softmax";  // "softmax" or "mlp"
+  int hidden = 128;               // the MLP's hidden units
+  int epochs = 5;                 // passes of each worker over its shard
+  int batch = 32;                 // examples per iteration
+  float learning_rate = 0.1f;     // the tables' UpdaterSpec learning rate
+  // The model tables' learning-rate schedule, evaluated by the servers at each update
+  // (UpdaterSpec::schedule, docs/optimizers.md): "cosine" (the default) is one cosine cycle
+  // from the learning rate down to 0 over a worker's planned iterations
+  // ("cosine:steps=<PlannedIterations>"); anything else ("constant", "step:every=500",
+  // "cosine:steps=2000,warmup=100", ...) is passed through as written.
+  std::string schedule = "cosine";
+  std::string optimizer = "sgd";  // the tables' UpdaterSpec name, passed through
+  std::vector<double> slowdown;   // per rank, >= 1 (missing ranks: 1)
+  uint64_t seed = 1;              // data order, shards, initial values
+  double target_accuracy = 0.0;   // > 0: stop every worker once an evaluation reaches it
+  int eval_every = 0;             // rank 0's iterations between evaluations; 0: each epoch
+};
+
+// InvalidArgument naming the first flag out of range.
+absl::Status CheckConfig(const TrainConfig& config);
+
+// The iterations each worker plans to run (epochs x the iterations of an epoch of the
+// smallest shard), the steps of the default cosine schedule.
+int64_t PlannedIterations(const TrainConfig& config, int num_train_examples, int num_workers);
+
+// The job's tables: the model's (each with updater {optimizer, learning_rate, schedule}, the
+// "cosine" schedule over `planned_iterations`) and the control table. The policy is left for
+// the caller.
+absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig& config,
+                                                         int num_features,
+                                                         int64_t planned_iterations);
+
+// One evaluation by rank 0.
+struct EvalRecord {
+  bool final = false;             // the one after every worker finished
+  double epoch = 0.0;             // rank 0's epochs done (fractional between epoch ends)
+  int64_t iterations = 0;         // rank 0's iterations done
+  double wall_s = 0.0;            // since Trainer::Start
+  double train_loss = kUnknown;   // mean of rank 0's batch losses since the last evaluation
+  Evaluation test;                // on the whole test set
+  double iterations_per_s = 0.0;  // iterations of the workers of this process, per second
+  // Version staleness of the pushes the servers received: the mean since the last
+  // evaluation (the final one: over the whole run) and the largest so far; kUnknown where
+  // the servers cannot be asked (under kairos-launch).
+  double staleness_mean = kUnknown;
+  double staleness_max = kUnknown;
+  std::vector<double> blocked_s;  // per rank; kUnknown for workers of other processes
+};
+
+// One worker, when it is done.
+struct WorkerSummary {
+  int rank = 0;
+  int64_t iterations = 0;
+  double compute_s = 0.0;  // computing gradients
+  double blocked_s = 0.0;  // in pulls
+  double slowed_s = 0.0;   // waiting for --slowdown
+  bool stopped = false;    // by the target accuracy
+};
+
+// The servers' push staleness so far (every worker and chunk).
+struct Staleness {
+  uint64_t count = 0;
+  uint64_t sum = 0;
+  uint64_t max = 0;
+};
+
+class Trainer {
+ public:
+  struct Hooks {
+    std::function<void(const EvalRecord&)> on_eval;            // rank 0's thread
+    std::function<void(const WorkerSummary&)> on_worker_done;  // before its Finish
+    std::function<Staleness()> staleness;                      // null: unknown
+  };
+
+  // `data` must outlive the trainer. `num_workers`: of the whole job.
+  Trainer(const FashionMnist* data, TrainConfig config, int num_workers, Hooks hooks);
+
+  // Starts the wall clock (call just before the workers start).
+  void Start();
+  // Trains one worker (see the file comment). Thread-safe: every worker of this process
+  // calls it on its own thread.
+  absl::Status Run(kairos::Worker& worker);
+
+  // After every Run returned (rank 0's run in this process):
+  double final_accuracy() const { return final_accuracy_; }
+  // The wall time of the first evaluation that reached the target; kUnknown if none did.
+  double time_to_target_s() const { return time_to_target_s_; }
+  double wall_s() const;
+
+ private:
+  absl::Status Evaluate(Model& model, bool final, int64_t iterations, int iters_per_epoch,
+                        double* loss_sum, int64_t* loss_count, Staleness* last);
+  absl::Status WaitForOthers(kairos::Worker& worker, bool stopping);
+  double Seconds(std::chrono::steady_clock::time_point t) const;
+
+  const FashionMnist* const data_;
+  const TrainConfig config_;
+  const int num_workers_;
+  const Hooks hooks_;
+  std::chrono::steady_clock::time_point start_;
+  // Per rank, in nanoseconds; written by that rank's thread, read by rank 0's.
+  std::unique_ptr<std::atomic<int64_t>[]> blocked_ns_;
+  std::unique_ptr<std::atomic<bool>[]> local_;  // the rank runs in this process
+  std::atomic<int64_t> iterations_{0};          // of every worker of this process
+  double final_accuracy_ = kUnknown;            // rank 0's thread
+  double time_to_target_s_ = kUnknown;          // rank 0's thread
+};
+
+}  // namespace fmnist
+
+#endif  // KAIROS_EXAMPLES_FASHION_MNIST_TRAIN_H_
