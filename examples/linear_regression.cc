@@ -1,8 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The kairos demo: linear regression on synthetic data, trained by W workers against S
-// servers under each policy in turn, printing the loss as it trains and a closing
-// comparison. Embedded by default (a LocalCluster in this process); under
+// The smallest kairos example: linear regression on synthetic data, trained by W workers
+// against S servers under each policy in turn (parameters moved with kairos/eigen.h),
+// printing the loss as it trains and a closing comparison. Embedded by default (a
+// LocalCluster in this process); under
 // `kairos-launch -s S -w W -- linear_regression --policy bsp` each process is one worker.
 
 #include <chrono>
@@ -81,7 +82,7 @@ absl::Status TrainWorker(const Flags& f, const std::string& policy, kairos::Work
   std::mt19937_64 rng(f.seed + static_cast<uint64_t>(w.rank()));
   std::uniform_int_distribution<int> pick(0, f.samples_per_worker - f.batch);
   for (int it = 0; it < f.iterations; ++it) {
-    KAIROS_RETURN_IF_ERROR(w.Pull("w", {params.data(), static_cast<size_t>(f.dim)}));
+    KAIROS_RETURN_IF_ERROR(kairos::Pull(w, "w", params));
     const int start = pick(rng);
     const auto xb = data.x.middleRows(start, f.batch);
     const Eigen::VectorXf residual = xb * params - data.y.segment(start, f.batch);
@@ -89,7 +90,7 @@ absl::Status TrainWorker(const Flags& f, const std::string& policy, kairos::Work
     if (w.rank() == w.num_workers() - 1 && f.straggler_ms > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f.straggler_ms));
     }
-    KAIROS_RETURN_IF_ERROR(w.Push("w", {grad.data(), static_cast<size_t>(f.dim)}));
+    KAIROS_RETURN_IF_ERROR(kairos::Push(w, "w", grad));
     KAIROS_RETURN_IF_ERROR(w.Clock());
     if (w.rank() == 0 && (it % f.print_every == 0 || it == f.iterations - 1)) {
       std::lock_guard<std::mutex> lock(print_mu);
@@ -99,7 +100,7 @@ absl::Status TrainWorker(const Flags& f, const std::string& policy, kairos::Work
     }
   }
   if (w.rank() == 0) {
-    KAIROS_RETURN_IF_ERROR(w.Pull("w", {params.data(), static_cast<size_t>(f.dim)}));
+    KAIROS_RETURN_IF_ERROR(kairos::Pull(w, "w", params));
     *final_loss = MeanSquaredError(data, params);
   }
   return absl::OkStatus();
@@ -131,7 +132,7 @@ absl::StatusOr<Result> Train(const Flags& f, const std::string& policy) {
 
 int main(int argc, char** argv) {
   Flags f;
-  CLI::App app{"kairos demo: distributed linear regression under several policies"};
+  CLI::App app{"kairos example: distributed linear regression under several policies"};
   app.add_option("--servers,-s", f.servers, "server shards (embedded mode)");
   app.add_option("--workers,-w", f.workers, "workers (embedded mode)");
   app.add_option("--iterations", f.iterations, "iterations per worker");
