@@ -21,6 +21,7 @@ namespace {
 using internal::FindParam;
 using internal::FormatReal;
 using internal::Param;
+using internal::ParseDecimal;
 using internal::ParseTerm;
 using internal::SpecError;
 using internal::Term;
@@ -65,18 +66,6 @@ std::string Names(const std::vector<OptimizerDef>& defs) {
   return absl::StrJoin(names, ", ");
 }
 
-// A decimal number (digits, '.', an exponent, a leading '-'; no "inf", "nan" or hex),
-// finite; false otherwise.
-bool ParseReal(absl::string_view text, double* value) {
-  const bool charset = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return absl::ascii_isdigit(c) || c == '.' || c == 'e' || c == 'E' || c == '-';
-  });
-  if (!charset) return false;
-  const char* end = text.data() + text.size();
-  const std::from_chars_result result = std::from_chars(text.data(), end, *value);
-  return result.ec == std::errc() && result.ptr == end && std::isfinite(*value);
-}
-
 std::string Range(const OptimizerParamDef& p) {
   return absl::StrCat(p.lo_open ? "(" : "[", FormatReal(p.lo), ", ",
                       std::isinf(p.hi) ? "inf" : FormatReal(p.hi), p.hi_open ? ")" : "]");
@@ -102,7 +91,7 @@ absl::StatusOr<int64_t> ScheduleInt(const Param& p, int64_t lo, absl::string_vie
 absl::StatusOr<double> ScheduleReal(const Param& p, double lo, bool lo_open, double hi,
                                     absl::string_view where) {
   double v = 0;
-  if (!ParseReal(p.value, &v) || (lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) {
+  if (!ParseDecimal(p.value, &v) || (lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) {
     return SpecError(where, absl::StrCat("parameter '", p.key, "' must be a decimal number in ",
                                          lo_open ? "(" : "[", FormatReal(lo), ", ", FormatReal(hi),
                                          "], got '", p.value, "'"));
@@ -171,7 +160,7 @@ absl::StatusOr<OptimizerSpec> ParseOptimizerSpec(absl::string_view text) {
   for (const OptimizerParamDef& d : spec.def->params) {
     double v = d.default_value;
     if (const Param* p = FindParam(term->params, d.key); p != nullptr) {
-      if (!ParseReal(p->value, &v) || !InRange(d, v)) {
+      if (!ParseDecimal(p->value, &v) || !InRange(d, v)) {
         return SpecError(where, absl::StrCat("parameter '", d.key, "' (", d.help,
                                              ") must be a decimal number in ", Range(d), ", got '",
                                              p->value, "'"));

@@ -54,6 +54,10 @@ absl::Status ValidateParamValue(const ParamDef& def, const ParamValue& value,
 // For --help: "integer >= 0", "real in (0, 1]", "exact|literal", ...
 std::string DescribeParamType(const ParamDef& def);
 
+// A decimal number as std::from_chars reads it, restricted to digits, '.', an exponent and
+// a leading '-' (so no "inf", "nan" or hex), and finite; false otherwise.
+bool ParseDecimal(absl::string_view text, double* value);
+
 // The shortest text that parses back to exactly `value`, without a '+' (the spec's part
 // separator): 0.1 -> "0.1", 1e20 -> "1e20", 1e-05 -> "1e-05".
 std::string FormatReal(double value);

@@ -44,8 +44,10 @@ bool AllDigits(absl::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), absl::ascii_isdigit);
 }
 
-// A decimal number as std::from_chars reads it, restricted to digits, '.', an exponent and
-// a leading '-' (so no "inf", "nan" or hex), and finite; false otherwise.
+bool IsFraction(double value) { return value > 0 && value <= 1; }  // false for NaN
+
+}  // namespace
+
 bool ParseDecimal(absl::string_view text, double* value) {
   const bool charset = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return absl::ascii_isdigit(c) || c == '.' || c == 'e' || c == 'E' || c == '-';
@@ -55,10 +57,6 @@ bool ParseDecimal(absl::string_view text, double* value) {
   const std::from_chars_result result = std::from_chars(text.data(), end, *value);
   return result.ec == std::errc() && result.ptr == end && std::isfinite(*value);
 }
-
-bool IsFraction(double value) { return value > 0 && value <= 1; }  // false for NaN
-
-}  // namespace
 
 absl::Status SpecError(absl::string_view where, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
