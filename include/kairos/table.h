@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace kairos {
 
@@ -72,12 +73,38 @@ enum class NonFinitePolicy {
   kSkip,
 };
 
+// A dense table is a float32 vector addressed by element offset, cut into chunks spread
+// over the servers. A sparse table (docs/sparse.md) is a set of rows of `row_width` floats
+// addressed by uint64_t keys: a row exists on the server that owns its key (a fixed hash
+// of the key, whatever the number of workers) from the first push that touches it, with
+// the initial value of element c of row k a function of (init, k, c) alone; memory grows
+// with the rows pushed, not with the key space.
+enum class TableKind { kDense = 0, kSparse = 1 };
+
 struct TableSpec {
   std::string name;       // unique within the job; 1..128 printable characters
-  uint64_t size = 0;      // number of float32 elements; 1..kMaxTableElements (job.h)
+  // Dense: number of float32 elements, 1..kMaxTableElements (job.h). Sparse: 0 (every
+  // uint64_t key is a row).
+  uint64_t size = 0;
   Initializer init;
   UpdaterSpec updater;
   NonFinitePolicy nonfinite = NonFinitePolicy::kRefuse;
+  TableKind kind = TableKind::kDense;
+  // Sparse: the floats of one row, 1..kMaxRowWidth (job.h). Dense: 0.
+  uint32_t row_width = 0;
+
+  // A sparse table of rows of `row_width` floats.
+  static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},
+                          UpdaterSpec updater = {}) {
+    TableSpec t;
+    t.name = std::move(name);
+    t.init = init;
+    t.updater = std::move(updater);
+    t.kind = TableKind::kSparse;
+    t.row_width = row_width;
+    return t;
+  }
+  bool sparse() const { return kind == TableKind::kSparse; }
   friend bool operator==(const TableSpec&, const TableSpec&) = default;
 };
 

@@ -145,6 +145,8 @@ class ServerImpl final : public Server, private EngineHost {
       s.bytes_out = c.bytes_out;
       s.version = c.version;
       s.coalesced = c.coalesced;
+      s.sparse_rows = c.sparse_rows;
+      s.sparse_bytes = c.sparse_bytes;
       s.refused += engine->refused();
       s.workers = engine->metrics();
       s.stragglers = engine->stragglers();
@@ -190,6 +192,8 @@ class ServerImpl final : public Server, private EngineHost {
       case wire::FINISH:
       case wire::ASSIGN:
       case wire::SET_LEARNING_RATE:
+      case wire::PUSH_SPARSE:
+      case wire::PULL_SPARSE:
         return OnWorkerRequest(from, m);
       default:
         return Refuse(from, h, &RefusalCounts::wrong_kind,
@@ -203,7 +207,7 @@ class ServerImpl final : public Server, private EngineHost {
     const wire::Header& h = m.header;
     const std::optional<int> rank = Authenticate(from, h);
     if (!rank.has_value() || !FirstDelivery(from, h, *rank)) return;
-    const EngineRequest r = ToEngine(from, h, *rank);
+    EngineRequest r = ToEngine(from, h, *rank);
     const absl::Time now = Now();
     switch (r.kind) {
       case EngineRequest::Kind::kPush:
@@ -218,6 +222,12 @@ class ServerImpl final : public Server, private EngineHost {
         return engine_->OnAssign(r, std::move(m.payloads[0]), now);
       case EngineRequest::Kind::kSetLearningRate:
         return engine_->OnSetLearningRate(r, now);
+      case EngineRequest::Kind::kPushSparse:
+        r.keys = std::move(m.payloads[0]);
+        return engine_->OnPushSparse(r, std::move(m.payloads[1]), now);
+      case EngineRequest::Kind::kPullSparse:
+        r.keys = std::move(m.payloads[0]);
+        return engine_->OnPullSparse(r, now);
     }
   }
 
