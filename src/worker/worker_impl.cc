@@ -416,6 +416,12 @@ class WorkerImpl final : public Worker {
           "(kMaxSparseKeys) and %d values (kMaxChunkElements)",
           verb, info.name, keys.size(), width, kMaxSparseKeys, kMaxChunkElements));
     }
+    if (keys.size() * width * sizeof(float) > static_cast<uint64_t>(options_.max_message_bytes)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': %d keys of rows of %d make a message larger than "
+          "max_message_bytes (%d)",
+          verb, info.name, keys.size(), width, options_.max_message_bytes));
+    }
     const uint64_t given = push ? rows.size() : out.size();
     if (given != keys.size() * width) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct OptCase {
   std::string spec;
   std::string kind;
   reference::RefParams params;
+  friend void PrintTo(const OptCase& c, std::ostream* os) { *os << c.spec; }
 };
 
 class SparseOptimizerTest : public ::testing::TestWithParam<std::tuple<std::string, OptCase>> {};

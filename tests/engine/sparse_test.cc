@@ -202,6 +202,21 @@ TEST(SparseEngineTest, BspDividesEachRowByItsDistinctWorkers) {
   EXPECT_EQ(f.Pull(0, 1, {a, b}), (std::vector<float>{-2, -2, -6.5f, -6.5f}));
 }
 
+// lr / tau: the staleness of a sparse push is counted in updates of the table's rows on
+// this shard since the worker last read any of them (the table's lane version).
+TEST(SparseEngineTest, StalenessWeightingCountsTheTablesUpdatesOnTheShard) {
+  Fixture f("asp+weight=staleness", 2);
+  const uint64_t a = f.mine[0], b = f.mine[1];
+  EXPECT_EQ(f.Pull(1, 0, {b}), (std::vector<float>{1, 1}));  // worker 1 reads at version 0
+  f.Push(0, 0, {a}, {1, 1});                                   // sigma 0: scale 1
+  f.Push(0, 0, {b}, {1, 1});                                   // sigma 1: scale 1
+  f.Push(1, 0, {a}, {2, 2});                                   // sigma 2: scale 1/2
+  EXPECT_EQ(f.host.Take().size(), 3u);
+  EXPECT_EQ(f.Pull(0, 0, {a, b}), (std::vector<float>{-1, -1, 0, 0}));
+  const std::vector<WorkerMetrics> m = f.engine->metrics();
+  EXPECT_EQ(m[1].pushes, 1u);
+}
+
 TEST(SparseEngineTest, UnsupportedPoliciesAreRefused) {
   JobConfig job;
   job.policy = "vsgd";
