@@ -110,7 +110,7 @@ struct ServerOptions : NodeOptions {
   // (no log).
   int push_log_size = 0;
   // Builds each table's updater from its UpdaterSpec. Default: the built-in ones (sgd,
-  // momentum, nesterov, adagrad, adam, adamw, add; docs/optimizers.md). A name the factory
+  // momentum, nesterov, adagrad, adam, adamw, add, ftrl; docs/optimizers.md). A name the factory
   // does not know makes the server refuse the job at start with the factory's error.
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
 

@@ -39,8 +39,9 @@ struct Initializer {
 // `name` is an optimizer spec, "name[:key=value,...]". Built in, with PyTorch's
 // torch.optim update rules and defaults: "sgd", "momentum" (mu=0.9), "nesterov" (mu=0.9),
 // "adagrad" (eps=1e-10, lr_decay=0), "adam" and "adamw" (beta1=0.9, beta2=0.999,
-// eps=1e-8; adamw's decoupled wd=0.01), each with "wd" (L2 weight decay; 0), and "add"
-// (w += g: pushes are ready-made deltas; the learning rate is ignored). E.g.
+// eps=1e-8; adamw's decoupled wd=0.01), each with "wd" (L2 weight decay; 0), "add"
+// (w += g: pushes are ready-made deltas; the learning rate is ignored) and "ftrl"
+// (FTRL-Proximal, l1=0, l2=0, beta=1: the click-model standard, for sparse tables). E.g.
 // "adam:beta1=0.8,eps=1e-7", "momentum:mu=0.95,wd=1e-4". The servers build the updater:
 // an embedded server may register more names through ServerOptions::updater_factory, and
 // kairos-server loads plugins (--updater-plugin); a name no server knows fails the job's

@@ -116,10 +116,14 @@ std::vector<OptCase> OptCases() {
   reference::RefParams adam;
   adam.beta1 = 0.8;
   adam.eps = 1e-7;
+  reference::RefParams ftrl;
+  ftrl.l1 = 0.01;
+  ftrl.l2 = 0.1;
   return {{"sgd", "sgd", {}},           {"momentum", "momentum", {}},
           {"nesterov", "nesterov", {}}, {"adagrad", "adagrad", {0.9, 0.9, 0.999, 1e-10}},
           {"adam", "adam", {}},         {"adam:beta1=0.8,eps=1e-7", "adam", adam},
-          {"adamw", "adamw", {0.9, 0.9, 0.999, 1e-8, 0.01}}, {"add", "add", {}}};
+          {"adamw", "adamw", {0.9, 0.9, 0.999, 1e-8, 0.01}}, {"add", "add", {}},
+          {"ftrl", "ftrl", {}},         {"ftrl:l1=0.01,l2=0.1", "ftrl", ftrl}};
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, SparseOptimizerTest,
