@@ -217,6 +217,30 @@ TEST(SparseEngineTest, StalenessWeightingCountsTheTablesUpdatesOnTheShard) {
   EXPECT_EQ(m[1].pushes, 1u);
 }
 
+// SaPS: a sparse push whose lag (updates of the table's rows on this shard since the
+// worker's last read there) exceeds smax is dropped, with a refresh, and applies nothing.
+TEST(SparseEngineTest, SapsDropsAStaleSparsePush) {
+  Fixture f("asp+straggler=saps:smax=1", 2);
+  const uint64_t a = f.mine[0], b = f.mine[1];
+  EXPECT_EQ(f.Pull(1, 0, {b}), (std::vector<float>{1, 1}));  // worker 1 reads at version 0
+  f.Push(0, 0, {a}, {1, 1});
+  f.Push(0, 0, {a}, {1, 1});
+  f.host.Take();
+  f.Push(1, 0, {b}, {5, 5});  // lag 2 > smax 1
+  std::vector<EngineAnswer> answers = f.host.Take();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].kind, Kind::kPushed);
+  EXPECT_TRUE(answers[0].dropped);
+  EXPECT_TRUE(answers[0].refresh);
+  EXPECT_EQ(f.Pull(1, 0, {a, b}), (std::vector<float>{-1, -1, 1, 1}));
+  // After that read worker 1 is fresh again: its push applies.
+  f.Push(1, 0, {b}, {5, 5});
+  answers = f.host.Take();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_FALSE(answers[0].dropped);
+  EXPECT_EQ(f.Pull(1, 0, {b}), (std::vector<float>{-4, -4}));
+}
+
 TEST(SparseEngineTest, UnsupportedPoliciesAreRefused) {
   JobConfig job;
   job.policy = "vsgd";
