@@ -67,10 +67,21 @@ void ShardTable::ApplyMany(ShardChunk& c, uint64_t offset,
 }
 
 absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
-                                     float step_scale, int64_t t) {
+                                     float step_scale, int64_t t, uint64_t room) {
   SparseRows& held = sparse->rows;
   const uint32_t w = held.width();
   const std::size_t n = KeyCount(keys);
+  if (room != UINT64_MAX) {
+    uint64_t fresh = 0;
+    for (std::size_t i = 0; i < n; ++i) fresh += held.Find(KeyAt(keys, i)) < 0 ? 1 : 0;
+    if (fresh > 0 && SaturatingMul(fresh, held.bytes_per_row()) > room) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "table '%s': %d new rows (about %d bytes) do not fit the %d bytes the shard's "
+          "memory budget leaves for sparse rows (ServerOptions::memory_budget_bytes); "
+          "nothing was applied",
+          spec.name, fresh, SaturatingMul(fresh, held.bytes_per_row()), room));
+    }
+  }
   try {
     for (std::size_t i = 0; i < n; ++i) {
       const uint32_t slot = held.FindOrCreate(KeyAt(keys, i), spec.init);

@@ -119,8 +119,10 @@ struct ShardTable {
   // on first touch, its step count advanced: one Updater::Update per row, with the policy's
   // factors and the schedule at `t`. Where the lane's work runs. ResourceExhausted when the
   // rows cannot be allocated (the rows before the failing one are applied).
-  absl::Status ApplySparse(const Buffer& keys, const Buffer& rows, float step_scale,
-                           int64_t t);
+  // `room`: the bytes new rows may take; a push whose new rows would take more is refused
+  // ResourceExhausted before anything is applied.
+  absl::Status ApplySparse(const Buffer& keys, const Buffer& rows, float step_scale, int64_t t,
+                           uint64_t room = UINT64_MAX);
   // Sparse: applies a round's sums, row j with gradient scale 1 / its distinct workers.
   absl::Status ApplyBucket(const SparseBucket& bucket, int64_t round);
   // Sparse: the rows of `keys` (keys x width); a row not held yet reads as its initial

@@ -423,7 +423,10 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
     work_->Run(lane, [this, host, &table, &lane, r, info, extra, rows = std::move(rows),
                       answer = std::move(answer)]() mutable {
       const float scale = PushScale(table, lane, r, info, extra);
-      const absl::Status s = table.ApplySparse(r.keys, rows, scale, r.clock);
+      const uint64_t budget = options_.sparse_budget_bytes;
+      const uint64_t used = shard_->sparse_bytes();
+      const uint64_t room = budget == 0 ? UINT64_MAX : budget - std::min(budget, used);
+      const absl::Status s = table.ApplySparse(r.keys, rows, scale, r.clock, room);
       rows = Buffer();
       if (!s.ok()) {
         answer->kind = EngineAnswer::Kind::kError;

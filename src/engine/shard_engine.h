@@ -122,6 +122,11 @@ struct EngineOptions {
   int max_waiting_reads_per_worker = 65536;
   // The longest a read waits (also when it asks for 0 or more).
   absl::Duration max_read_wait = absl::Hours(1);
+  // Bytes the rows of sparse tables may take on this shard together (ServerStats::
+  // sparse_bytes); a push that needs new rows past it is refused ResourceExhausted, nothing
+  // applied (docs/sparse.md). 0: no bound. The server sets its memory budget less the
+  // shard's dense share.
+  uint64_t sparse_budget_bytes = 0;
   // Pushes kept per worker in WorkerMetrics::push_log (0: none).
   int push_log_size = 0;
   UpdaterFactory updater_factory = MakeBuiltinUpdater;

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -64,6 +65,10 @@ class SparseRows {
   // Bytes held: the blocks and the hash map's slots.
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   uint32_t rows_per_block() const { return rows_per_block_; }
+  // What one more row costs, about: its share of a block and two hash-map slots.
+  uint64_t bytes_per_row() const {
+    return stride_ * sizeof(float) + sizeof(uint64_t) + 2 * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
+  }
 
  private:
   float* Row(uint32_t slot) const {

@@ -8,6 +8,7 @@
 // engine's thread; the engine's float work runs on the ApplyPool lane of its chunk, and
 // answers made there are sent from there.
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -291,9 +292,20 @@ class ServerImpl final : public Server, private EngineHost {
         CheckJob(job, shard, start.num_servers(), start.num_workers(), options_);
     absl::StatusOr<policy::PolicySpec> spec =
         checked.ok() ? policy::ParsePolicySpec(job.policy) : checked;
+    // Sparse rows may take what the budget leaves after the shard's dense share.
+    EngineOptions engine_options = EngineOptionsOf(options_);
+    if (checked.ok()) {
+      const uint64_t budget = options_.memory_budget_bytes > 0 ? options_.memory_budget_bytes
+                                                               : DefaultMemoryBudget();
+      absl::StatusOr<uint64_t> dense =
+          Shard::EstimateBytes(job, shard, start.num_servers(), start.num_workers(),
+                               options_.updater_factory);
+      if (dense.ok()) engine_options.sparse_budget_bytes = budget - std::min(budget, *dense);
+      if (engine_options.sparse_budget_bytes == 0) engine_options.sparse_budget_bytes = 1;
+    }
     absl::StatusOr<std::unique_ptr<ShardEngine>> engine =
         spec.ok() ? ShardEngine::Create(job, *spec, shard, start.num_servers(),
-                                        start.num_workers(), EngineOptionsOf(options_), this)
+                                        start.num_workers(), engine_options, this)
                   : absl::StatusOr<std::unique_ptr<ShardEngine>>(spec.status());
     if (!engine.ok()) {
       log_->error("server {}: cannot serve the job: {}", shard,

@@ -244,6 +244,26 @@ TEST(SparseMemoryTest, MemoryIsProportionalToTheRowsTouched) {
   RecordProperty("raw_bytes", std::to_string(raw));
 }
 
+// The server's memory budget bounds the rows: a push whose new rows do not fit what the
+// budget leaves after the dense tables is refused whole; one that fits is applied.
+TEST(SparseMemoryTest, RowsPastTheMemoryBudgetAreRefused) {
+  ClusterOptions o =
+      Options("asp", 1, 1, TableSpec::Sparse("emb", 8, Initializer::Zeros(), {"sgd", 1.0f}));
+  o.server.memory_budget_bytes = 1 << 20;
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  std::vector<uint64_t> keys(100'000);
+  for (uint64_t i = 0; i < keys.size(); ++i) keys[i] = i * 977;
+  absl::Status s = w.PushSparse("emb", keys, std::vector<float>(keys.size() * 8, 1.0f));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("memory_budget_bytes"));
+  EXPECT_EQ((*cluster)->server_stats(0).sparse_rows, 0u) << "nothing was applied";
+  keys.resize(1000);
+  ASSERT_TRUE(w.PushSparse("emb", keys, std::vector<float>(keys.size() * 8, 1.0f)).ok());
+  EXPECT_EQ((*cluster)->server_stats(0).sparse_rows, 1000u);
+}
+
 TEST(SparseBadInputTest, RefusedWithClearErrorsAndNothingApplied) {
   ClusterOptions o =
       Options("asp", 2, 1, TableSpec::Sparse("emb", 4, Initializer::Constant(0.5f), {"sgd", 1.0f}));
