@@ -64,7 +64,8 @@ struct JobConfig {
 
 // Checks a configuration on its own against the limits above: names unique, 1..128
 // printable characters; a kind that exists; dense tables: row_width 0 and sizes in
-// 1..kMaxTableElements; sparse tables: size 0 and row_width in 1..kMaxRowWidth; dense sizes their sum at most kMaxJobElements;
+// 1..kMaxTableElements, their sum at most kMaxJobElements; sparse tables: size 0 and
+// row_width in 1..kMaxRowWidth;
 // chunk_elements in 1..kMaxChunkElements and at most kMaxJobChunks chunks; initializer
 // parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..256
 // printable characters (the servers decide whether they know it), learning rate finite and

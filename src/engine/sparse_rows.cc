@@ -41,7 +41,9 @@ void SparseRows::UpdateBytes() {
 
 uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
   if (auto it = index_.find(key); it != index_.end()) return it->second;
-  if (used_ == UINT32_MAX) throw std::length_error("a shard holds at most 2^32 - 1 rows of a table");
+  if (used_ == UINT32_MAX) {
+    throw std::length_error("a shard holds at most 2^32 - 1 rows of a table");
+  }
   const uint32_t slot = used_;
   if (slot / rows_per_block_ == blocks_.size()) {
     blocks_.reserve(blocks_.size() + 1);

@@ -67,7 +67,8 @@ class SparseRows {
   uint32_t rows_per_block() const { return rows_per_block_; }
   // What one more row costs, about: its share of a block and two hash-map slots.
   uint64_t bytes_per_row() const {
-    return stride_ * sizeof(float) + sizeof(uint64_t) + 2 * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
+    return stride_ * sizeof(float) + sizeof(uint64_t) +
+           2 * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
   }
 
  private:

@@ -159,7 +159,9 @@ TEST(SparseBspTest, RoundAverageIsPerRowOverItsDistinctWorkers) {
                     for (int round = 0; round < 2; ++round) {
                       std::vector<float> g;
                       for (uint64_t k : keys) {
-                        for (int col = 0; col < 2; ++col) g.push_back(grad(w.rank(), round, k, col));
+                        for (int col = 0; col < 2; ++col) {
+                          g.push_back(grad(w.rank(), round, k, col));
+                        }
                       }
                       KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, g));
                       KAIROS_RETURN_IF_ERROR(w.Clock());
@@ -179,7 +181,9 @@ TEST(SparseBspTest, RoundAverageIsPerRowOverItsDistinctWorkers) {
     }
   }
   for (int r = 0; r < 2; ++r) {
-    for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(pulled[r][i], want[i]) << "worker " << r << " " << i;
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_FLOAT_EQ(pulled[r][i], want[i]) << "worker " << r << " " << i;
+    }
   }
 }
 

@@ -58,7 +58,9 @@ TEST(SparseRowsTest, MemoryGrowsWithTheRowsHeldNotWithTheKeys) {
   SparseRows rows(16, 0);
   const uint64_t per_block = rows.rows_per_block();
   // Keys spread over all of 2^64.
-  for (uint64_t i = 0; i < 10 * per_block; ++i) rows.FindOrCreate(Mix64(i) | (uint64_t{1} << 63), {});
+  for (uint64_t i = 0; i < 10 * per_block; ++i) {
+    rows.FindOrCreate(Mix64(i) | (uint64_t{1} << 63), {});
+  }
   EXPECT_EQ(rows.rows(), 10 * per_block);
   const uint64_t raw = rows.rows() * 16 * sizeof(float);
   EXPECT_LT(rows.bytes(), 3 * raw);

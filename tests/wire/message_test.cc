@@ -370,8 +370,9 @@ TEST(DecodeSparseTest, MalformedSparseRequestsAreRefused) {
                 "kMaxSparseKeys");
   ExpectInvalid(Decode(Frames(Header(wire::PULL_SPARSE, ~uint64_t{0}, 1), {KeyBytes({1})})),
                 "kMaxSparseKeys");
-  ExpectInvalid(Decode(Frames(Header(wire::PUSH_SPARSE, 1, 2), {KeyBytes({1}), std::string(6, 'x')})),
-                "not a whole number of float32");
+  ExpectInvalid(
+      Decode(Frames(Header(wire::PUSH_SPARSE, 1, 2), {KeyBytes({1}), std::string(6, 'x')})),
+      "not a whole number of float32");
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ TEST(RouteSparseTest, OneMessagePerShardWithItsKeysAndRows) {
   std::vector<float> rows(keys.size());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(keys[i]);
   const Buffer summed = SumRows(plan, rows, 1);
-  auto state = std::make_shared<RequestState>(RequestLabel{"sparse push", "emb", 0, 8}, absl::InfiniteFuture(),
+  auto state = std::make_shared<RequestState>(RequestLabel{"sparse push", "emb", 0, 8},
+                                              absl::InfiniteFuture(),
                                               static_cast<int>(plan.groups.size()));
   const Batch batch = RouteSparse(wire::PUSH_SPARSE, 3, 1, plan, summed,
                                   Stamp{.sender = 4, .clock = 2, .first_id = 100}, state);
