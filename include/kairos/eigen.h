@@ -431,6 +431,79 @@ inline absl::Status PullRange(Worker& worker, std::string_view table, uint64_t o
   return absl::OkStatus();
 }
 
+// ------------------------------------------------------------------------ sparse tables
+
+// A sparse table's rows as Eigen sees them: keys.size() x row_width, row-major (row i is
+// key i's row).
+using RowMatrixXf = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+namespace eigen_internal {
+
+inline absl::Status CheckRows(const char* what, Worker& worker, std::string_view table,
+                              size_t keys, Eigen::Index rows, Eigen::Index cols) {
+  absl::StatusOr<TableInfo> info = worker.table(table);
+  if (!info.ok()) return info.status();
+  if (!info->sparse) {
+    return absl::InvalidArgumentError(
+        Cat(what, " of table '", table, "': the table is dense (use Push / Pull)"));
+  }
+  if (rows != static_cast<Eigen::Index>(keys) || cols != info->row_width) {
+    return absl::InvalidArgumentError(Cat(what, " of table '", table, "': a ", Shape(rows, cols),
+                                          " matrix for ", keys, " keys of rows of ",
+                                          info->row_width, " (want ",
+                                          Shape(static_cast<int64_t>(keys), info->row_width),
+                                          ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace eigen_internal
+
+// Pushes `gradients` (keys.size() x row_width; any row-major float matrix, a block of
+// rows, a Map) as the gradient of the rows of `keys` (Worker::PushSparse: a repeated key's
+// rows are summed). A matrix of another shape is InvalidArgument, nothing sent.
+inline absl::Status PushSparse(Worker& worker, std::string_view table,
+                               std::span<const uint64_t> keys,
+                               const Eigen::Ref<const RowMatrixXf>& gradients,
+                               const CallOptions& options = {}) {
+  KAIROS_RETURN_IF_ERROR(eigen_internal::CheckRows("sparse push", worker, table, keys.size(),
+                                                   gradients.rows(), gradients.cols()));
+  if (gradients.outerStride() == gradients.cols()) {
+    return worker.PushSparse(table, keys,
+                             std::span<const float>(gradients.data(), gradients.size()),
+                             options);
+  }
+  const RowMatrixXf dense = gradients;
+  return worker.PushSparse(table, keys, std::span<const float>(dense.data(), dense.size()),
+                           options);
+}
+
+// Fills `out` (keys.size() x row_width, not resized) with the rows of `keys`.
+inline absl::Status PullSparse(Worker& worker, std::string_view table,
+                               std::span<const uint64_t> keys, Eigen::Ref<RowMatrixXf> out,
+                               const CallOptions& options = {}) {
+  KAIROS_RETURN_IF_ERROR(eigen_internal::CheckRows("sparse pull", worker, table, keys.size(),
+                                                   out.rows(), out.cols()));
+  if (out.outerStride() == out.cols()) {
+    return worker.PullSparse(table, keys, std::span<float>(out.data(), out.size()), options);
+  }
+  RowMatrixXf dense(out.rows(), out.cols());
+  KAIROS_RETURN_IF_ERROR(
+      worker.PullSparse(table, keys, std::span<float>(dense.data(), dense.size()), options));
+  out = dense;
+  return absl::OkStatus();
+}
+
+// The same into a RowMatrixXf of any shape: resized to keys.size() x row_width first.
+inline absl::Status PullSparse(Worker& worker, std::string_view table,
+                               std::span<const uint64_t> keys, RowMatrixXf& out,
+                               const CallOptions& options = {}) {
+  absl::StatusOr<TableInfo> info = worker.table(table);
+  if (!info.ok()) return info.status();
+  out.resize(static_cast<Eigen::Index>(keys.size()), info->sparse ? info->row_width : 0);
+  return PullSparse(worker, table, keys, Eigen::Ref<RowMatrixXf>(out), options);
+}
+
 // ------------------------------------------------------------------------ a whole layout
 
 // Pulls every tensor of `layout` into `out` (one target per tensor, in the layout's order):

@@ -40,11 +40,16 @@ inline constexpr std::size_t kMaxPolicyLength = 1024;
 // schedule (UpdaterSpec::schedule).
 inline constexpr std::size_t kMaxUpdaterNameLength = 256;
 inline constexpr std::size_t kMaxScheduleLength = 256;
+// Sparse tables (docs/sparse.md): the floats of one row, and the keys of one push or pull
+// call (repeated keys counted once). keys x row_width of one call is also at most
+// kMaxChunkElements, so that one message stays bounded.
+inline constexpr uint32_t kMaxRowWidth = uint32_t{1} << 16;
+inline constexpr uint64_t kMaxSparseKeys = uint64_t{1} << 20;
 // Servers, and workers, of one job (CoordinatorOptions::num_servers, num_workers).
 inline constexpr int kMaxNodes = 65536;
 
 struct JobConfig {
-  // The dense tables of the job, in declaration order (a table's id is its index).
+  // The tables of the job (dense and sparse), in declaration order (a table's id is its index).
   std::vector<TableSpec> tables;
   // The synchronization policy as a spec string (docs/policies.md): "bsp", "asp", ...
   std::string policy = "asp";
@@ -58,7 +63,9 @@ struct JobConfig {
 };
 
 // Checks a configuration on its own against the limits above: names unique, 1..128
-// printable characters; sizes in 1..kMaxTableElements, their sum at most kMaxJobElements;
+// printable characters; a kind that exists; dense tables: row_width 0 and sizes in
+// 1..kMaxTableElements, their sum at most kMaxJobElements; sparse tables: size 0 and
+// row_width in 1..kMaxRowWidth;
 // chunk_elements in 1..kMaxChunkElements and at most kMaxJobChunks chunks; initializer
 // parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..256
 // printable characters (the servers decide whether they know it), learning rate finite and

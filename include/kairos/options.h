@@ -110,7 +110,7 @@ struct ServerOptions : NodeOptions {
   // (no log).
   int push_log_size = 0;
   // Builds each table's updater from its UpdaterSpec. Default: the built-in ones (sgd,
-  // momentum, nesterov, adagrad, adam, adamw, add; docs/optimizers.md). A name the factory
+  // momentum, nesterov, adagrad, adam, adamw, add, ftrl; docs/optimizers.md). A name the factory
   // does not know makes the server refuse the job at start with the factory's error.
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
 
@@ -122,7 +122,8 @@ struct ServerOptions : NodeOptions {
   // docs/configuration.md has the formula). A job whose shard would not fit is refused when
   // it starts: the server answers the coordinator with ResourceExhausted naming the tables
   // and both sizes, and every worker's Create fails with that error. 0 (default): 80 % of
-  // the machine's memory (or of the cgroup's limit, when lower).
+  // the machine's memory (or of the cgroup's limit, when lower). What the dense tables
+  // leave of it bounds the rows of sparse tables the shard creates (docs/sparse.md).
   uint64_t memory_budget_bytes = 0;
   // How far ahead of the worker's clock (the last CLOCK this server got from it) a PUSH,
   // PULL or CLOCK may be. A worker's own requests are never ahead by more than the number

@@ -35,6 +35,11 @@ struct ServerStats {
   // Pushes applied in one pass over a chunk together with an earlier push of the same range
   // (they had queued up while the chunk's apply lane was busy).
   uint64_t coalesced = 0;
+  // Sparse tables (docs/sparse.md): the rows this shard holds, all tables together, and
+  // the bytes they take (row blocks with values, optimizer state and step counts, and the
+  // key index); they grow with the rows pushed, never with the key space.
+  uint64_t sparse_rows = 0;
+  uint64_t sparse_bytes = 0;
   // Requests refused, by reason (docs/wire_format.md).
   RefusalCounts refused;
   // Connections to this server refused at the security handshake: a client without the

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace kairos {
 
@@ -38,8 +39,9 @@ struct Initializer {
 // `name` is an optimizer spec, "name[:key=value,...]". Built in, with PyTorch's
 // torch.optim update rules and defaults: "sgd", "momentum" (mu=0.9), "nesterov" (mu=0.9),
 // "adagrad" (eps=1e-10, lr_decay=0), "adam" and "adamw" (beta1=0.9, beta2=0.999,
-// eps=1e-8; adamw's decoupled wd=0.01), each with "wd" (L2 weight decay; 0), and "add"
-// (w += g: pushes are ready-made deltas; the learning rate is ignored). E.g.
+// eps=1e-8; adamw's decoupled wd=0.01), each with "wd" (L2 weight decay; 0), "add"
+// (w += g: pushes are ready-made deltas; the learning rate is ignored) and "ftrl"
+// (FTRL-Proximal, l1=0, l2=0, beta=1: the click-model standard, for sparse tables). E.g.
 // "adam:beta1=0.8,eps=1e-7", "momentum:mu=0.95,wd=1e-4". The servers build the updater:
 // an embedded server may register more names through ServerOptions::updater_factory, and
 // kairos-server loads plugins (--updater-plugin); a name no server knows fails the job's
@@ -72,12 +74,38 @@ enum class NonFinitePolicy {
   kSkip,
 };
 
+// A dense table is a float32 vector addressed by element offset, cut into chunks spread
+// over the servers. A sparse table (docs/sparse.md) is a set of rows of `row_width` floats
+// addressed by uint64_t keys: a row exists on the server that owns its key (a fixed hash
+// of the key, whatever the number of workers) from the first push that touches it, with
+// the initial value of element c of row k a function of (init, k, c) alone; memory grows
+// with the rows pushed, not with the key space.
+enum class TableKind { kDense = 0, kSparse = 1 };
+
 struct TableSpec {
   std::string name;       // unique within the job; 1..128 printable characters
-  uint64_t size = 0;      // number of float32 elements; 1..kMaxTableElements (job.h)
+  // Dense: number of float32 elements, 1..kMaxTableElements (job.h). Sparse: 0 (every
+  // uint64_t key is a row).
+  uint64_t size = 0;
   Initializer init;
   UpdaterSpec updater;
   NonFinitePolicy nonfinite = NonFinitePolicy::kRefuse;
+  TableKind kind = TableKind::kDense;
+  // Sparse: the floats of one row, 1..kMaxRowWidth (job.h). Dense: 0.
+  uint32_t row_width = 0;
+
+  // A sparse table of rows of `row_width` floats.
+  static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},
+                          UpdaterSpec updater = {}) {
+    TableSpec t;
+    t.name = std::move(name);
+    t.init = init;
+    t.updater = std::move(updater);
+    t.kind = TableKind::kSparse;
+    t.row_width = row_width;
+    return t;
+  }
+  bool sparse() const { return kind == TableKind::kSparse; }
   friend bool operator==(const TableSpec&, const TableSpec&) = default;
 };
 

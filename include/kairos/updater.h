@@ -1,7 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The server-side updater (optimizer) interface. kairos ships sgd, momentum, nesterov,
-// adagrad, adam, adamw and add (docs/optimizers.md); a program that embeds its own server
+// adagrad, adam, adamw, add and ftrl (docs/optimizers.md); a program that embeds its own server
 // adds updaters through ServerOptions::updater_factory, and kairos-server loads them from
 // plugins (--updater-plugin, KAIROS_UPDATER_PLUGIN below).
 
@@ -72,7 +72,7 @@ class KAIROS_EXPORT Updater {
 using UpdaterFactory =
     std::function<absl::StatusOr<std::unique_ptr<Updater>>(const UpdaterSpec& spec)>;
 
-// The built-in factory: sgd, momentum, nesterov, adagrad, adam, adamw, add, each with
+// The built-in factory: sgd, momentum, nesterov, adagrad, adam, adamw, add, ftrl, each with
 // optional parameters ("adam:beta1=0.9,eps=1e-7"; docs/optimizers.md). InvalidArgument
 // names an unknown optimizer (listing the built-ins), an unknown parameter (listing the
 // optimizer's) or a value out of range (giving the range).

@@ -74,6 +74,9 @@ struct TableInfo {
   // The table's server-side learning rate as the job configured it (TableSpec). It stays
   // that value when a worker changes the servers' rate (SetLearningRate).
   float learning_rate = 0.0f;
+  // A sparse table (docs/sparse.md): rows of row_width floats by uint64_t key; size is 0.
+  bool sparse = false;
+  uint32_t row_width = 0;
 };
 
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its
@@ -188,6 +191,29 @@ class KAIROS_EXPORT Worker {
   // factory keeps its own rate.
   virtual absl::Status SetLearningRate(std::string_view table, float learning_rate,
                                        const CallOptions& options = {}) = 0;
+
+  // Sparse tables (TableSpec::Sparse; docs/sparse.md). Rows are addressed by uint64_t
+  // keys; `gradients` and `out` are keys.size() x row_width floats, row-major (row i
+  // belongs to keys[i]). A push sums the rows of a repeated key before sending (one update
+  // of that row); a pull fetches a repeated key once and fills every row of it. The keys
+  // are sent in one message per shard that owns any of them, both ways. A push waits until
+  // every shard applied (or, under BSP, summed) its rows; a pull is gated like Pull (the
+  // worker's clock). Errors (nothing sent): NotFound for an unknown table,
+  // InvalidArgument for a dense table, a size that is not keys.size() x row_width, more
+  // than kMaxSparseKeys keys or more than kMaxChunkElements values (job.h). No keys: OK at
+  // once. A row never pushed reads as its initial values (TableSpec::init of its key).
+  virtual absl::Status PushSparse(std::string_view table, std::span<const uint64_t> keys,
+                                  std::span<const float> gradients,
+                                  const CallOptions& options = {}) = 0;
+  virtual absl::Status PullSparse(std::string_view table, std::span<const uint64_t> keys,
+                                  std::span<float> out, const CallOptions& options = {}) = 0;
+  // Asynchronous forms: errors are reported by Request::Wait. The keys and gradients are
+  // copied when called; `out` is written by Wait and must stay valid until then.
+  virtual Request PushSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                                  std::span<const float> gradients,
+                                  const CallOptions& options = {}) = 0;
+  virtual Request PullSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                                  std::span<float> out, const CallOptions& options = {}) = 0;
 
   // Ends the current iteration: the clock advances and every shard learns it.
   virtual absl::Status Clock() = 0;

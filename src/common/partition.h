@@ -57,6 +57,21 @@ class TablePartition {
   std::vector<uint32_t> shard_first_chunk_;  // num_shards + 1 entries
 };
 
+// Sparse tables (docs/sparse.md): SplitMix64's finaliser, a fixed bijective 64-bit mix.
+inline uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The shard that owns row `key` of every sparse table: Mix64(key) mod num_shards. Depends
+// on the key and the number of servers only (never on the workers), and is part of the
+// protocol: workers and servers compute it alike. REQUIRES: num_shards > 0.
+inline int ShardOfKey(uint64_t key, int num_shards) {
+  return static_cast<int>(Mix64(key) % static_cast<uint64_t>(num_shards));
+}
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_COMMON_PARTITION_H_

@@ -66,6 +66,75 @@ void ShardTable::ApplyMany(ShardChunk& c, uint64_t offset,
   updater->ApplyMany(c.values.span().subspan(at, n), StateOf(c, at, n), updates);
 }
 
+absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
+                                     float step_scale, int64_t t, uint64_t room) {
+  SparseRows& held = sparse->rows;
+  const uint32_t w = held.width();
+  const std::size_t n = KeyCount(keys);
+  if (room != UINT64_MAX) {
+    uint64_t fresh = 0;
+    for (std::size_t i = 0; i < n; ++i) fresh += held.Find(KeyAt(keys, i)) < 0 ? 1 : 0;
+    if (fresh > 0 && SaturatingMul(fresh, held.bytes_per_row()) > room) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "table '%s': %d new rows (about %d bytes) do not fit the %d bytes the shard's "
+          "memory budget leaves for sparse rows (ServerOptions::memory_budget_bytes); "
+          "nothing was applied",
+          spec.name, fresh, SaturatingMul(fresh, held.bytes_per_row()), room));
+    }
+  }
+  try {
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint32_t slot = held.FindOrCreate(KeyAt(keys, i), spec.init);
+      const uint64_t step = ++held.step(slot);
+      const Updater::Update u = MakeUpdate(
+          sparse->lane, std::span<const float>(rows.data() + i * w, w), 1.0f, step_scale, t, step);
+      updater->Apply(held.values(slot), held.state(slot), u);
+    }
+  } catch (const std::exception& e) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "table '%s': cannot hold more rows (%d held): %s", spec.name, held.rows(), e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShardTable::ApplyBucket(const SparseBucket& bucket, int64_t round) {
+  SparseRows& held = sparse->rows;
+  const uint32_t w = held.width();
+  try {
+    for (std::size_t j = 0; j < bucket.keys.size(); ++j) {
+      const uint32_t slot = held.FindOrCreate(bucket.keys[j], spec.init);
+      const uint64_t step = ++held.step(slot);
+      const float divisor = static_cast<float>(bucket.workers[j].size());
+      const Updater::Update u = MakeUpdate(
+          sparse->lane, std::span<const float>(bucket.sums.data() + j * w, w),
+          divisor > 0 ? 1.0f / divisor : 1.0f, 1.0f, round, step);
+      updater->Apply(held.values(slot), held.state(slot), u);
+    }
+  } catch (const std::exception& e) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "table '%s': cannot hold more rows (%d held): %s", spec.name, held.rows(), e.what()));
+  }
+  return absl::OkStatus();
+}
+
+Buffer ShardTable::ReadSparse(const Buffer& keys) const {
+  const SparseRows& held = sparse->rows;
+  const uint32_t w = held.width();
+  const std::size_t n = KeyCount(keys);
+  Buffer out = Buffer::Allocate(n * w);
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint64_t key = KeyAt(keys, i);
+    std::span<float> row(out.data() + i * w, w);
+    if (const int64_t slot = held.Find(key); slot >= 0) {
+      const std::span<const float> v = held.values(static_cast<uint32_t>(slot));
+      std::copy(v.begin(), v.end(), row.begin());
+    } else {
+      FillSparseRow(spec.init, key, row);
+    }
+  }
+  return out;
+}
+
 double ShardTable::ValueStaleness(const ShardChunk& c, int w) const {
   if (drift_bound) return c.drift_bound.empty() ? 0.0 : c.drift_bound[w];
   if (c.drift.empty() || c.drift[w].empty()) return 0.0;
@@ -155,6 +224,12 @@ absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, i
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s': %s", ts.name, updater.status().message()));
     }
+    if (ts.sparse()) {  // rows come with pushes; ServerStats::sparse_bytes counts them
+      const uint64_t bytes = SaturatingAdd(kChunkOverheadBytes, SaturatingMul(8, workers));
+      if (table_bytes != nullptr) table_bytes->push_back(bytes);
+      total = SaturatingAdd(total, bytes);
+      continue;
+    }
     TablePartition partition(ts.size, num_shards, job.chunk_elements);
     const uint64_t owned = partition.shard_end(shard) - partition.shard_begin(shard);
     uint64_t floats_per_element = SaturatingAdd(1, (*updater)->state_per_element());
@@ -193,12 +268,9 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
   out->tables_.reserve(job.tables.size());
   for (uint32_t id = 0; id < job.tables.size(); ++id) {
     const TableSpec& ts = job.tables[id];
-    TablePartition partition(ts.size, num_shards, job.chunk_elements);
     ShardTable t;
     t.id = id;
     t.spec = ts;
-    t.begin = partition.shard_begin(shard);
-    t.end = partition.shard_end(shard);
     absl::StatusOr<std::unique_ptr<Updater>> updater = factory(ts.updater);
     if (!updater.ok()) {
       return absl::InvalidArgumentError(
@@ -214,6 +286,21 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
     t.num_workers = num_workers;
     t.track_drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue;
     t.drift_bound = spec->weighting.value_mode == policy::WeightingSpec::ValueMode::kBound;
+    if (ts.sparse()) {
+      t.track_drift = false;  // VSGD is refused for jobs with sparse tables (ShardEngine)
+      t.sparse = std::make_unique<SparseShard>(ts.row_width, t.updater->state_per_element());
+      ShardChunk& lane = t.sparse->lane;
+      lane.key = (uint64_t{id} << 32) | 0xffffffffu;  // no dense chunk has this index
+      lane.learning_rate = ts.updater.learning_rate;
+      lane.apply_inline = false;
+      lane.aggregation = policy::MakeAggregation(*spec, num_workers);
+      lane.weighting = policy::MakeWeighting(*spec, num_workers);
+      out->tables_.push_back(std::move(t));
+      continue;
+    }
+    TablePartition partition(ts.size, num_shards, job.chunk_elements);
+    t.begin = partition.shard_begin(shard);
+    t.end = partition.shard_end(shard);
     for (const Chunk& c : partition.shard_chunks(shard)) {
       ShardChunk sc;
       sc.chunk = c;
@@ -240,6 +327,18 @@ uint64_t Shard::bytes() const {
   return total;
 }
 
+uint64_t Shard::sparse_rows() const {
+  uint64_t n = 0;
+  for (const ShardTable& t : tables_) n += t.sparse ? t.sparse->rows.rows() : 0;
+  return n;
+}
+
+uint64_t Shard::sparse_bytes() const {
+  uint64_t n = 0;
+  for (const ShardTable& t : tables_) n += t.sparse ? t.sparse->rows.bytes() : 0;
+  return n;
+}
+
 absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> Shard::Locate(uint32_t table,
                                                                   uint64_t offset,
                                                                   uint64_t length) {
@@ -248,6 +347,11 @@ absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> Shard::Locate(uint32_t table
                                                table, tables_.size()));
   }
   ShardTable& t = tables_[table];
+  if (t.sparse) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "table '%s' is sparse: it has rows by key, not ranges (use PushSparse / PullSparse)",
+        t.spec.name));
+  }
   if (length == 0 || offset >= t.spec.size || length > t.spec.size - offset) {
     return absl::OutOfRangeError(absl::StrFormat(
         "range of %d values at offset %d is outside table '%s' of %d elements", length,

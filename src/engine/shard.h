@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/partition.h"
+#include "engine/sparse_rows.h"
 #include "kairos/buffer.h"
 #include "kairos/job.h"
 #include "kairos/updater.h"
@@ -92,6 +93,18 @@ struct ShardChunk {
   float learning_rate = 0.0f;
 };
 
+// A sparse table's share of one shard (docs/sparse.md): its rows, and one ShardChunk that
+// stands for all of them as the unit of the policy's bookkeeping (version, versions read,
+// aggregation, weighting, learning rate) and of the float work: every row of the table on
+// this shard is worked on that chunk's lane, in the order decided. No values in it.
+struct SparseShard {
+  SparseShard(uint32_t width, std::size_t state_per_element) : rows(width, state_per_element) {}
+  SparseRows rows;
+  ShardChunk lane;
+  // BSP's round sums by round, each touched on the lane (created on the engine's thread).
+  std::map<int64_t, std::shared_ptr<SparseBucket>> buckets;
+};
+
 struct ShardTable {
   uint32_t id = 0;
   TableSpec spec;
@@ -99,7 +112,22 @@ struct ShardTable {
   uint64_t end = 0;
   std::unique_ptr<Updater> updater;
   policy::ScheduleSpec schedule;  // the table's learning-rate schedule
-  std::vector<ShardChunk> chunks;
+  std::vector<ShardChunk> chunks;  // dense tables only
+  std::unique_ptr<SparseShard> sparse;  // sparse tables only
+
+  // Sparse: applies row i of `rows` (keys x width) to row KeyAt(keys, i), each row created
+  // on first touch, its step count advanced: one Updater::Update per row, with the policy's
+  // factors and the schedule at `t`. Where the lane's work runs. ResourceExhausted when the
+  // rows cannot be allocated (the rows before the failing one are applied).
+  // `room`: the bytes new rows may take; a push whose new rows would take more is refused
+  // ResourceExhausted before anything is applied.
+  absl::Status ApplySparse(const Buffer& keys, const Buffer& rows, float step_scale, int64_t t,
+                           uint64_t room = UINT64_MAX);
+  // Sparse: applies a round's sums, row j with gradient scale 1 / its distinct workers.
+  absl::Status ApplyBucket(const SparseBucket& bucket, int64_t round);
+  // Sparse: the rows of `keys` (keys x width); a row not held yet reads as its initial
+  // values (a pull creates nothing).
+  Buffer ReadSparse(const Buffer& keys) const;
 
   // Elements [offset, offset + length) of chunk `c`, for reading.
   // REQUIRES: the range is inside the chunk.
@@ -166,10 +194,14 @@ class Shard {
   int index() const { return shard_; }
   std::vector<ShardTable>& tables() { return tables_; }
   uint64_t bytes() const;
+  // Rows of sparse tables held, and their bytes (blocks and hash maps). Any thread.
+  uint64_t sparse_rows() const;
+  uint64_t sparse_bytes() const;
 
   // The owned chunk that holds [offset, offset + length) of table `table`. Errors say what
   // is wrong: NotFound for an unknown table id, OutOfRange for a range outside the table,
-  // InvalidArgument for a range this shard does not own or that spans chunks.
+  // InvalidArgument for a range this shard does not own or that spans chunks, or for a
+  // sparse table.
   absl::StatusOr<std::pair<ShardTable*, ShardChunk*>> Locate(uint32_t table, uint64_t offset,
                                                              uint64_t length);
 

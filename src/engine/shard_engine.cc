@@ -9,6 +9,7 @@
 #include <cmath>
 #include <new>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,7 +25,8 @@ using policy::StragglerDecision;
 
 std::string Describe(const EngineRequest& r) {
   static constexpr const char* kNames[] = {"PUSH",   "PULL",   "CLOCK",
-                                           "FINISH", "ASSIGN", "SET_LEARNING_RATE"};
+                                           "FINISH", "ASSIGN", "SET_LEARNING_RATE",
+                                           "PUSH_SPARSE", "PULL_SPARSE"};
   std::string s = absl::StrFormat("%s #%d from node %d", kNames[static_cast<int>(r.kind)],
                                   r.request_id, r.sender);
   switch (r.kind) {
@@ -35,6 +37,10 @@ std::string Describe(const EngineRequest& r) {
       break;
     case EngineRequest::Kind::kSetLearningRate:
       absl::StrAppendFormat(&s, " (table %d)", r.table);
+      break;
+    case EngineRequest::Kind::kPushSparse:
+    case EngineRequest::Kind::kPullSparse:
+      absl::StrAppendFormat(&s, " (table %d, %d keys)", r.table, r.length);
       break;
     default:
       break;
@@ -53,7 +59,21 @@ ShardEngine::~ShardEngine() = default;
 absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
     const JobConfig& job, const policy::PolicySpec& spec, int shard, int num_shards,
     int num_workers, const EngineOptions& options, EngineHost* host) {
+  bool sparse = false;
+  for (const TableSpec& t : job.tables) sparse = sparse || t.sparse();
+  if (sparse && spec.weighting.kind == policy::WeightingSpec::Kind::kValue) {
+    return absl::InvalidArgumentError(
+        "value-staleness weighting (VSGD) is not supported on sparse tables yet: the job has "
+        "a sparse table (docs/sparse.md)");
+  }
+  if (sparse && spec.aggregation.kind != policy::AggregationSpec::Kind::kImmediate &&
+      spec.aggregation.kind != policy::AggregationSpec::Kind::kRoundAverage) {
+    return absl::InvalidArgumentError(
+        "only immediate and round-average (BSP) aggregation support sparse tables: the "
+        "job's policy aggregates otherwise and has a sparse table (docs/sparse.md)");
+  }
   std::unique_ptr<ShardEngine> e(new ShardEngine(options, num_workers, host));
+  e->num_shards_ = num_shards;
   absl::StatusOr<std::unique_ptr<Shard>> built =
       Shard::Create(job, shard, num_shards, num_workers, options.updater_factory,
                     options.inline_apply_bytes);
@@ -65,6 +85,7 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
     e->waiting_of_rank_.assign(num_workers, 0);
     for (ShardTable& t : e->shard_->tables()) {
       for (ShardChunk& c : t.chunks) c.version_read.assign(num_workers, 0);
+      if (t.sparse) t.sparse->lane.version_read.assign(num_workers, 0);
     }
     absl::MutexLock lock(&e->metrics_mu_);
     e->metrics_.resize(num_workers);
@@ -297,6 +318,169 @@ void ShardEngine::ApplyReadyBuckets(ShardTable& t, ShardChunk& c) {
   }
 }
 
+// ------------------------------------------------------------------------ sparse tables
+
+ShardTable* ShardEngine::LocateSparse(const EngineRequest& r) {
+  std::vector<ShardTable>& tables = shard_->tables();
+  if (r.table >= tables.size()) {
+    Refuse(r, &RefusalCounts::bad_range,
+           absl::NotFoundError(absl::StrFormat("unknown table id %d (the job has %d tables)",
+                                               r.table, tables.size())));
+    return nullptr;
+  }
+  ShardTable& t = tables[r.table];
+  if (!t.sparse) {
+    Refuse(r, &RefusalCounts::bad_range,
+           absl::InvalidArgumentError(absl::StrFormat(
+               "table '%s' is dense: it has ranges, not rows by key (use Push / Pull)",
+               t.spec.name)));
+    return nullptr;
+  }
+  const uint64_t n = KeyCount(r.keys);
+  const uint64_t width = t.spec.row_width;
+  // n <= kMaxSparseKeys and width <= kMaxRowWidth: the product cannot overflow.
+  if (n != r.length || n == 0 || n > kMaxSparseKeys || n * width > kMaxChunkElements) {
+    Refuse(r, &RefusalCounts::malformed,
+           absl::InvalidArgumentError(absl::StrFormat(
+               "%d keys (header: %d) of table '%s' (rows of %d): a sparse request carries 1 "
+               "to %d keys and at most %d values",
+               n, r.length, t.spec.name, width, kMaxSparseKeys, kMaxChunkElements)));
+    return nullptr;
+  }
+  const int num_shards = num_shards_;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t key = KeyAt(r.keys, i);
+    if (ShardOfKey(key, num_shards) != shard_->index()) {
+      Refuse(r, &RefusalCounts::bad_range,
+             absl::InvalidArgumentError(absl::StrFormat(
+                 "key %d of table '%s' belongs to shard %d, not shard %d", key, t.spec.name,
+                 ShardOfKey(key, num_shards), shard_->index())));
+      return nullptr;
+    }
+  }
+  return &t;
+}
+
+void ShardEngine::OnPushSparse(const EngineRequest& r, Buffer rows, absl::Time now) {
+  if (!Active(r)) return;
+  ShardTable* table = LocateSparse(r);
+  if (table == nullptr) return;
+  const uint64_t width = table->spec.row_width;
+  if (rows.size() != r.length * width) {
+    return Refuse(r, &RefusalCounts::malformed,
+                  absl::InvalidArgumentError(absl::StrFormat(
+                      "%d values for %d keys of table '%s' with rows of %d (want %d)",
+                      rows.size(), r.length, table->spec.name, width, r.length * width)));
+  }
+  if (r.pull_after) {
+    return Refuse(r, &RefusalCounts::malformed,
+                  absl::InvalidArgumentError("a sparse push cannot ask for an eager pull"));
+  }
+  if (!ClockInWindow(r)) return;
+  if (!(std::isfinite(r.worker_scale) && r.worker_scale >= 0)) {
+    return Refuse(r, &RefusalCounts::bad_scale,
+                  absl::InvalidArgumentError(absl::StrFormat(
+                      "worker_scale %g is not a finite number > 0", r.worker_scale)));
+  }
+  if (const std::size_t bad = FirstNonFinite(rows.span()); bad < rows.size()) {
+    return NonFinitePush(r, *table, bad, rows[bad], now);
+  }
+  pushes_.fetch_add(1, std::memory_order_relaxed);
+  bytes_in_.fetch_add(rows.size_bytes() + r.keys.size_bytes(), std::memory_order_relaxed);
+  ShardChunk& lane = table->sparse->lane;
+  const policy::StalenessInfo info{r.clock, lane.version_read[r.rank], lane.version};
+  const StragglerDecision verdict = straggler_->OnPush(r.rank, info);
+  const bool drop = verdict.action == StragglerDecision::Action::kDrop;
+  RecordPush(r.rank, info, verdict);
+  gate_->OnPush(r.rank, r.clock, now);
+  std::optional<EngineAnswer> answer;
+  answer.emplace();
+  answer->kind = EngineAnswer::Kind::kPushed;
+  answer->request = r;
+  answer->request.keys = Buffer();  // the answer does not need them
+  answer->dropped = drop;
+  answer->refresh = verdict.refresh;
+  answer->version = lane.version;
+  if (drop) {
+    LogPush(r.rank, PushRecord{r.clock, 0, info.iteration_staleness(), 0.0, 0.0f, true});
+    return host_->Answer(*std::move(answer));
+  }
+  float extra = r.worker_scale > 0 ? r.worker_scale : 1.0f;
+  if (verdict.action == StragglerDecision::Action::kDownWeight) extra *= verdict.weight;
+  ContributeSparse(*table, r, info, extra, std::move(rows), std::move(answer));
+}
+
+void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
+                                   const policy::StalenessInfo& info, float extra, Buffer rows,
+                                   std::optional<EngineAnswer> answer) {
+  ShardChunk& lane = table.sparse->lane;
+  const policy::AggregateDecision d = lane.aggregation->OnPush(r.rank, r.clock);
+  EngineHost* host = host_;
+  if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
+    ++lane.version;
+    version_.fetch_add(1, std::memory_order_relaxed);
+    answer->version = lane.version;
+    work_->Run(lane, [this, host, &table, &lane, r, info, extra, rows = std::move(rows),
+                      answer = std::move(answer)]() mutable {
+      const float scale = PushScale(table, lane, r, info, extra);
+      const uint64_t budget = options_.sparse_budget_bytes;
+      const uint64_t used = shard_->sparse_bytes();
+      const uint64_t room = budget == 0 ? UINT64_MAX : budget - std::min(budget, used);
+      const absl::Status s = table.ApplySparse(r.keys, rows, scale, r.clock, room);
+      rows = Buffer();
+      if (!s.ok()) {
+        answer->kind = EngineAnswer::Kind::kError;
+        answer->status = s;
+      }
+      host->Answer(*std::move(answer));
+    });
+    return;
+  }
+  std::shared_ptr<SparseBucket>& bucket = table.sparse->buckets[d.bucket];
+  if (bucket == nullptr) bucket = std::make_shared<SparseBucket>();
+  work_->Run(lane, [this, host, &table, &lane, bucket, r, info, extra, rows = std::move(rows),
+                    answer = std::move(answer)]() mutable {
+    const float scale = PushScale(table, lane, r, info, extra);
+    try {
+      bucket->Add(r.rank, r.keys, rows, table.spec.row_width, scale);
+    } catch (const std::bad_alloc&) {
+      answer->kind = EngineAnswer::Kind::kError;
+      answer->status = absl::ResourceExhaustedError(absl::StrFormat(
+          "table '%s': out of memory while summing the round's rows", table.spec.name));
+    }
+    rows = Buffer();
+    host->Answer(*std::move(answer));
+  });
+  ApplyReadySparse(table);
+}
+
+void ShardEngine::ApplyReadySparse(ShardTable& t) {
+  ShardChunk& lane = t.sparse->lane;
+  for (const policy::ReadyBucket& ready : lane.aggregation->TakeReady(gate_->clocks())) {
+    auto it = t.sparse->buckets.find(ready.bucket);
+    if (it == t.sparse->buckets.end()) continue;
+    std::shared_ptr<SparseBucket> bucket = std::move(it->second);
+    t.sparse->buckets.erase(it);
+    ++lane.version;
+    version_.fetch_add(1, std::memory_order_relaxed);
+    const int64_t round = ready.bucket;
+    work_->Run(lane, [&t, bucket, round] {
+      // The round's pushes were acknowledged when summed, so a row that cannot be allocated
+      // here has nobody to tell: it stays unapplied (a shard out of memory; docs/sparse.md).
+      (void)t.ApplyBucket(*bucket, round);
+    });
+  }
+}
+
+void ShardEngine::OnPullSparse(const EngineRequest& r, absl::Time now) {
+  if (!Active(r)) return;
+  if (LocateSparse(r) == nullptr) return;
+  if (!ClockInWindow(r)) return;
+  WaitingRead read;
+  read.request = r;
+  Admit(std::move(read), now);
+}
+
 // ------------------------------------------------------------------------ assign, learning rate
 
 // Not a gradient: no gate, straggler policy, aggregation or weighting; the values replace
@@ -351,6 +535,9 @@ void ShardEngine::OnSetLearningRate(const EngineRequest& r, absl::Time /*now*/) 
   }
   ShardTable& t = tables[r.table];
   const float lr = r.learning_rate;
+  std::vector<ShardChunk*> chunks;
+  if (t.sparse) chunks.push_back(&t.sparse->lane);
+  for (ShardChunk& c : t.chunks) chunks.push_back(&c);
   if (!(std::isfinite(lr) && lr >= 0.0f)) {
     return Refuse(r, &RefusalCounts::bad_scale,
                   absl::InvalidArgumentError(absl::StrFormat(
@@ -360,11 +547,11 @@ void ShardEngine::OnSetLearningRate(const EngineRequest& r, absl::Time /*now*/) 
   auto answer = std::make_shared<EngineAnswer>();
   answer->kind = EngineAnswer::Kind::kLearningRateSet;
   answer->request = r;
-  if (t.chunks.empty()) return host_->Answer(std::move(*answer));  // none of it is here
-  auto remaining = std::make_shared<std::atomic<std::size_t>>(t.chunks.size());
-  for (ShardChunk& c : t.chunks) {
-    work_->RunInOrder(t, c, [host = host_, &c, lr, remaining, answer] {
-      c.learning_rate = lr;
+  if (chunks.empty()) return host_->Answer(std::move(*answer));  // none of it is here
+  auto remaining = std::make_shared<std::atomic<std::size_t>>(chunks.size());
+  for (ShardChunk* c : chunks) {
+    work_->RunInOrder(t, *c, [host = host_, c, lr, remaining, answer] {
+      c->learning_rate = lr;
       if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
         host->Answer(std::move(*answer));
       }
@@ -430,7 +617,15 @@ void ShardEngine::Admit(WaitingRead read, absl::Time now) {
 
 void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   const EngineRequest& r = read.request;
-  auto [table, chunk] = *shard_->Locate(r.table, r.offset, r.length);
+  const bool sparse = r.kind == EngineRequest::Kind::kPullSparse;
+  ShardTable* table = nullptr;
+  ShardChunk* chunk = nullptr;
+  if (sparse) {
+    table = &shard_->tables()[r.table];
+    chunk = &table->sparse->lane;
+  } else {
+    std::tie(table, chunk) = *shard_->Locate(r.table, r.offset, r.length);
+  }
   chunk->version_read[r.rank] = chunk->version;
   pulls_.fetch_add(1, std::memory_order_relaxed);
   {
@@ -443,7 +638,8 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
     }
     if (read.waited) wm.blocked_time += now - read.arrived;
   }
-  bytes_out_.fetch_add(r.length * sizeof(float), std::memory_order_relaxed);
+  bytes_out_.fetch_add(
+      r.length * sizeof(float) * (sparse ? table->spec.row_width : 1), std::memory_order_relaxed);
   EngineAnswer a;
   a.kind = EngineAnswer::Kind::kRead;
   a.request = r;
@@ -456,7 +652,13 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
     a.clocks.reserve(clocks.num_workers());
     for (int w = 0; w < clocks.num_workers(); ++w) a.clocks.push_back(clocks.clock(w));
   }
-  // Init-captures: clang before 16 cannot capture structured bindings themselves.
+  if (sparse) {
+    return work_->Read(*chunk, [host = host_, table, a = std::move(a)]() mutable {
+      a.values = table->ReadSparse(a.request.keys);
+      a.request.keys = Buffer();
+      host->Answer(std::move(a));
+    });
+  }
   work_->Read(*chunk, [host = host_, table = table, chunk = chunk,
                        a = std::move(a)]() mutable {
     const EngineRequest& ar = a.request;
@@ -472,6 +674,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
 void ShardEngine::Reevaluate(absl::Time now) {
   for (ShardTable& t : shard_->tables()) {
     for (ShardChunk& c : t.chunks) ApplyReadyBuckets(t, c);
+    if (t.sparse) ApplyReadySparse(t);
   }
   std::deque<WaitingRead> still;
   for (WaitingRead& read : waiting_) {
@@ -606,6 +809,8 @@ EngineCounters ShardEngine::counters() const {
   c.bytes_out = bytes_out_.load(std::memory_order_relaxed);
   c.version = version_.load(std::memory_order_relaxed);
   c.coalesced = work_->coalesced();
+  c.sparse_rows = shard_->sparse_rows();
+  c.sparse_bytes = shard_->sparse_bytes();
   return c;
 }
 

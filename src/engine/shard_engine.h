@@ -56,7 +56,9 @@ namespace kairos::internal {
 // `rank` (by the server node; the simulator knows). The host's fields (peer, request_id,
 // sender) are echoed in the answer and named in error messages.
 struct EngineRequest {
-  enum class Kind : uint8_t { kPush, kPull, kClock, kFinish, kAssign, kSetLearningRate };
+  enum class Kind : uint8_t {
+    kPush, kPull, kClock, kFinish, kAssign, kSetLearningRate, kPushSparse, kPullSparse
+  };
   Kind kind = Kind::kPush;
   uint64_t peer = 0;        // where the answer goes (the host's connection handle)
   uint64_t request_id = 0;  // the sender's id of the request
@@ -64,12 +66,13 @@ struct EngineRequest {
   int rank = 0;             // the worker
   uint32_t table = 0;       // push, pull, assign, set learning rate: the table's id
   uint64_t offset = 0;      // push, pull, assign: [offset, offset + length) of the table
-  uint64_t length = 0;
+  uint64_t length = 0;      // sparse push, pull: the number of keys
   int64_t clock = 0;        // push, pull: the worker's clock; clock: its new clock
   uint64_t timeout_ms = 0;  // pull: how long the worker waits (0: the engine's cap)
   float worker_scale = 0;   // push: the worker's own multiplier (0 means 1)
   bool pull_after = false;  // push: answer with the read of the range at clock + 1 (eager)
   float learning_rate = 0;  // set learning rate: the table's new base learning rate
+  Buffer keys;              // sparse push, pull: the keys (uint64, KeyAt), `length` of them
 };
 
 // "PUSH #12 from node 3 (table 0 [0, 100))", "CLOCK #4 from node 3",
@@ -119,6 +122,11 @@ struct EngineOptions {
   int max_waiting_reads_per_worker = 65536;
   // The longest a read waits (also when it asks for 0 or more).
   absl::Duration max_read_wait = absl::Hours(1);
+  // Bytes the rows of sparse tables may take on this shard together (ServerStats::
+  // sparse_bytes); a push that needs new rows past it is refused ResourceExhausted, nothing
+  // applied (docs/sparse.md). 0: no bound. The server sets its memory budget less the
+  // shard's dense share.
+  uint64_t sparse_budget_bytes = 0;
   // Pushes kept per worker in WorkerMetrics::push_log (0: none).
   int push_log_size = 0;
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
@@ -127,6 +135,7 @@ struct EngineOptions {
 // Counters of the engine's work, readable from any thread.
 struct EngineCounters {
   uint64_t pushes = 0, pulls = 0, bytes_in = 0, bytes_out = 0, version = 0, coalesced = 0;
+  uint64_t sparse_rows = 0, sparse_bytes = 0;
 };
 
 class ShardEngine {
@@ -156,6 +165,16 @@ class ShardEngine {
   // bad table or range, a value that is NaN or infinite (whatever the table's
   // NonFinitePolicy). Answered kAssigned once the values are in place.
   void OnAssign(const EngineRequest& r, Buffer values, absl::Time now);
+  // Sparse tables (docs/sparse.md). A push of r.length rows (`rows`: keys x row_width,
+  // row-major) of table r.table by key (r.keys), every key owned by this shard: checked like
+  // a dense push (and the keys' count and owner, the rows' size), then through the same
+  // straggler policy, gate and aggregation on the table's lane chunk; applied row by row on
+  // its lane (rows created on first touch), or summed per row into the round (BSP: each
+  // row's divisor is the distinct workers that pushed it).
+  void OnPushSparse(const EngineRequest& r, Buffer rows, absl::Time now);
+  // A read of the rows of r.keys, gated like a dense pull; answered kRead with keys x
+  // row_width values (a row not held reads as its initial values; nothing is created).
+  void OnPullSparse(const EngineRequest& r, absl::Time now);
   // Sets the base learning rate of every chunk of table r.table this shard owns to
   // r.learning_rate, each on its lane in order with the chunk's updates, and answers
   // kLearningRateSet once every chunk has it. Refused: a worker that left, an unknown
@@ -207,6 +226,12 @@ class ShardEngine {
   // Checks every request shares.
   bool Active(const EngineRequest& r);
   std::optional<std::pair<ShardTable*, ShardChunk*>> Locate(const EngineRequest& r);
+  // A sparse request's table, keys and rows checked; refused (and null) otherwise.
+  ShardTable* LocateSparse(const EngineRequest& r);
+  void ContributeSparse(ShardTable& table, const EngineRequest& r,
+                        const policy::StalenessInfo& info, float extra, Buffer rows,
+                        std::optional<EngineAnswer> answer);
+  void ApplyReadySparse(ShardTable& t);
   bool ClockInWindow(const EngineRequest& r);
   void NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
                      float value, absl::Time now);
@@ -234,6 +259,7 @@ class ShardEngine {
 
   const EngineOptions options_;
   const int num_workers_;
+  int num_shards_ = 1;
   EngineHost* const host_;
   std::unique_ptr<ChunkWork> work_;  // where chunks' float work runs
 

@@ -226,6 +226,42 @@ class Add final : public Elementwise<Add> {
   }
 };
 
+// FTRL-Proximal (McMahan et al., KDD 2013), per coordinate, alpha the update's learning
+// rate: with g the scaled gradient, sigma = (sqrt(n + g^2) - sqrt(n)) / alpha;
+// z += g - sigma w; n += g^2; w = 0 when |z| <= l1, else
+// -(z - sign(z) l1) / ((beta + sqrt(n)) / alpha + l2). State per element: z, n. A learning
+// rate of 0 changes nothing (the table stops moving, as with the other optimizers).
+class Ftrl final : public Elementwise<Ftrl> {
+ public:
+  Ftrl(float l1, float l2, float beta) : l1_(l1), l2_(l2), beta_(beta) {}
+  std::size_t state_per_element() const override { return 2; }
+  struct Prepared {
+    float gs;
+    float alpha;
+  };
+  Prepared Prepare(const Update& u) const { return {u.gradient_scale, StepSize(u)}; }
+  void Kernel(float* w, float* s, const float* g, std::size_t n, const Prepared& p) const {
+    if (!(p.alpha > 0.0f)) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float gi = p.gs * g[i];
+      float& z = s[2 * i];
+      float& acc = s[2 * i + 1];
+      const float before = std::sqrt(acc);
+      acc += gi * gi;
+      const float after = std::sqrt(acc);
+      z += gi - (after - before) / p.alpha * w[i];
+      w[i] = std::abs(z) <= l1_
+                 ? 0.0f
+                 : -(z - std::copysign(l1_, z)) / ((beta_ + after) / p.alpha + l2_);
+    }
+  }
+
+ private:
+  const float l1_;
+  const float l2_;
+  const float beta_;
+};
+
 }  // namespace
 
 void Updater::ApplyMany(std::span<float> values, std::span<float> state,
@@ -254,6 +290,7 @@ absl::StatusOr<std::unique_ptr<Updater>> MakeBuiltinUpdater(const UpdaterSpec& s
                                   name == "adamw");
   }
   if (name == "add") return std::make_unique<Add>();
+  if (name == "ftrl") return std::make_unique<Ftrl>(get("l1"), get("l2"), get("beta"));
   return absl::InternalError(absl::StrCat("optimizer '", name, "' has no implementation"));
 }
 

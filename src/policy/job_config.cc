@@ -101,13 +101,38 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s' is declared twice", t.name));
     }
-    if (t.size == 0 || t.size > kMaxTableElements) {
+    if (t.kind != TableKind::kDense && t.kind != TableKind::kSparse) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': unknown table kind %d (0 dense, 1 sparse)", t.name,
+          static_cast<int>(t.kind)));
+    }
+    if (t.sparse()) {
+      if (t.size != 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "table '%s': a sparse table has no size (every uint64 key is a row); size is %d, "
+            "it must be 0",
+            t.name, t.size));
+      }
+      if (t.row_width == 0 || t.row_width > kMaxRowWidth) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "table '%s': row_width is %d; a sparse table's rows must have 1 to %d (2^16) "
+            "floats",
+            t.name, t.row_width, kMaxRowWidth));
+      }
+    } else if (t.row_width != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': row_width is %d but the table is dense (row_width is for sparse "
+          "tables; it must be 0)",
+          t.name, t.row_width));
+    } else if (t.size == 0 || t.size > kMaxTableElements) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': size is %d elements; it must be in [1, %d] (2^36, 256 GiB of float32)",
           t.name, t.size, kMaxTableElements));
     }
-    elements += t.size;
-    chunks += (t.size - 1) / job.chunk_elements + 1;
+    if (!t.sparse()) {
+      elements += t.size;
+      chunks += (t.size - 1) / job.chunk_elements + 1;
+    }
     if (absl::Status s = CheckInitializer(t); !s.ok()) return s;
     if (t.updater.name.empty() || t.updater.name.size() > kMaxUpdaterNameLength ||
         !Printable(t.updater.name)) {
@@ -176,6 +201,14 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     const TableSpec& b = theirs.tables[i];
     const std::string where = absl::StrFormat("table %d ('%s')", i, a.name);
     if (b.name != a.name) return differs(absl::StrFormat("table %d's name", i), b.name, a.name);
+    if (b.kind != a.kind) {
+      return differs(where + " kind", b.sparse() ? "sparse" : "dense",
+                     a.sparse() ? "sparse" : "dense");
+    }
+    if (b.row_width != a.row_width) {
+      return differs(where + " row_width", std::to_string(b.row_width),
+                     std::to_string(a.row_width));
+    }
     if (b.size != a.size) {
       return differs(where + " size", std::to_string(b.size), std::to_string(a.size));
     }

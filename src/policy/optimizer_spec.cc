@@ -57,6 +57,12 @@ std::vector<OptimizerDef> MakeBuiltins() {
        2,
        {beta1, beta2, adam_eps, WeightDecay(0.01, "decoupled weight decay")}},
       {"add", "w += g (the push is a ready-made delta; the learning rate is ignored)", 0, {}},
+      {"ftrl",
+       "FTRL-Proximal (McMahan et al.): z += g - sigma w; n += g^2; w = prox(z, n; l1, l2)",
+       2,
+       {{"l1", 0, 0, kInf, false, true, "L1 regularization (sparsity)"},
+        {"l2", 0, 0, kInf, false, true, "L2 regularization"},
+        {"beta", 1, 0, kInf, false, true, "added to sqrt(n) in the per-coordinate rate"}}},
   };
 }
 

@@ -41,7 +41,7 @@ struct OptimizerDef {
   std::vector<OptimizerParamDef> params;
 };
 
-// sgd, momentum, nesterov, adagrad, adam, adamw, add, in this order.
+// sgd, momentum, nesterov, adagrad, adam, adamw, add, ftrl, in this order.
 const std::vector<OptimizerDef>& BuiltinOptimizers();
 // The built-in named `name`, or null.
 const OptimizerDef* FindBuiltinOptimizer(absl::string_view name);

@@ -24,6 +24,12 @@ EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
     case wire::SET_LEARNING_RATE:
       r.kind = EngineRequest::Kind::kSetLearningRate;
       break;
+    case wire::PUSH_SPARSE:
+      r.kind = EngineRequest::Kind::kPushSparse;
+      break;
+    case wire::PULL_SPARSE:
+      r.kind = EngineRequest::Kind::kPullSparse;
+      break;
     default:
       r.kind = EngineRequest::Kind::kFinish;
       break;
@@ -44,8 +50,10 @@ EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
 }
 
 wire::Header RequestHeader(const EngineRequest& r) {
-  static constexpr wire::Kind kKinds[] = {wire::PUSH,   wire::PULL,   wire::CLOCK,
-                                          wire::FINISH, wire::ASSIGN, wire::SET_LEARNING_RATE};
+  static constexpr wire::Kind kKinds[] = {wire::PUSH,        wire::PULL,
+                                          wire::CLOCK,       wire::FINISH,
+                                          wire::ASSIGN,      wire::SET_LEARNING_RATE,
+                                          wire::PUSH_SPARSE, wire::PULL_SPARSE};
   wire::Header h;
   h.set_kind(kKinds[static_cast<int>(r.kind)]);
   h.set_request_id(r.request_id);
@@ -70,6 +78,8 @@ Message ToMessage(EngineAnswer a, uint32_t self) {
     case EngineAnswer::Kind::kRead:
       reply.header = ReplyHeader(request, wire::PULL_REPLY, self);
       reply.header.set_version(a.version);
+      // The values it carries (a sparse read: keys x row_width, not the keys).
+      reply.header.set_length(a.values.size());
       if (a.eager) {
         reply.header.set_dropped(a.dropped);
         reply.header.set_refresh(a.refresh);

@@ -8,6 +8,7 @@
 // engine's thread; the engine's float work runs on the ApplyPool lane of its chunk, and
 // answers made there are sent from there.
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -145,6 +146,8 @@ class ServerImpl final : public Server, private EngineHost {
       s.bytes_out = c.bytes_out;
       s.version = c.version;
       s.coalesced = c.coalesced;
+      s.sparse_rows = c.sparse_rows;
+      s.sparse_bytes = c.sparse_bytes;
       s.refused += engine->refused();
       s.workers = engine->metrics();
       s.stragglers = engine->stragglers();
@@ -190,6 +193,8 @@ class ServerImpl final : public Server, private EngineHost {
       case wire::FINISH:
       case wire::ASSIGN:
       case wire::SET_LEARNING_RATE:
+      case wire::PUSH_SPARSE:
+      case wire::PULL_SPARSE:
         return OnWorkerRequest(from, m);
       default:
         return Refuse(from, h, &RefusalCounts::wrong_kind,
@@ -203,7 +208,7 @@ class ServerImpl final : public Server, private EngineHost {
     const wire::Header& h = m.header;
     const std::optional<int> rank = Authenticate(from, h);
     if (!rank.has_value() || !FirstDelivery(from, h, *rank)) return;
-    const EngineRequest r = ToEngine(from, h, *rank);
+    EngineRequest r = ToEngine(from, h, *rank);
     const absl::Time now = Now();
     switch (r.kind) {
       case EngineRequest::Kind::kPush:
@@ -218,6 +223,12 @@ class ServerImpl final : public Server, private EngineHost {
         return engine_->OnAssign(r, std::move(m.payloads[0]), now);
       case EngineRequest::Kind::kSetLearningRate:
         return engine_->OnSetLearningRate(r, now);
+      case EngineRequest::Kind::kPushSparse:
+        r.keys = std::move(m.payloads[0]);
+        return engine_->OnPushSparse(r, std::move(m.payloads[1]), now);
+      case EngineRequest::Kind::kPullSparse:
+        r.keys = std::move(m.payloads[0]);
+        return engine_->OnPullSparse(r, now);
     }
   }
 
@@ -281,9 +292,20 @@ class ServerImpl final : public Server, private EngineHost {
         CheckJob(job, shard, start.num_servers(), start.num_workers(), options_);
     absl::StatusOr<policy::PolicySpec> spec =
         checked.ok() ? policy::ParsePolicySpec(job.policy) : checked;
+    // Sparse rows may take what the budget leaves after the shard's dense share.
+    EngineOptions engine_options = EngineOptionsOf(options_);
+    if (checked.ok()) {
+      const uint64_t budget = options_.memory_budget_bytes > 0 ? options_.memory_budget_bytes
+                                                               : DefaultMemoryBudget();
+      absl::StatusOr<uint64_t> dense =
+          Shard::EstimateBytes(job, shard, start.num_servers(), start.num_workers(),
+                               options_.updater_factory);
+      if (dense.ok()) engine_options.sparse_budget_bytes = budget - std::min(budget, *dense);
+      if (engine_options.sparse_budget_bytes == 0) engine_options.sparse_budget_bytes = 1;
+    }
     absl::StatusOr<std::unique_ptr<ShardEngine>> engine =
         spec.ok() ? ShardEngine::Create(job, *spec, shard, start.num_servers(),
-                                        start.num_workers(), EngineOptionsOf(options_), this)
+                                        start.num_workers(), engine_options, this)
                   : absl::StatusOr<std::unique_ptr<ShardEngine>>(spec.status());
     if (!engine.ok()) {
       log_->error("server {}: cannot serve the job: {}", shard,

@@ -38,6 +38,8 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->mutable_updater()->set_learning_rate(t.updater.learning_rate);
     w->mutable_updater()->set_schedule(t.updater.schedule);
     w->set_nonfinite(static_cast<int32_t>(t.nonfinite));
+    w->set_kind(static_cast<int32_t>(t.kind));
+    w->set_row_width(t.row_width);
   }
 }
 
@@ -59,6 +61,8 @@ JobConfig FromWire(const wire::JobConfig& job) {
     // Any int32 is a valid value of these enums' underlying type; ValidateJobConfig refuses
     // the ones that name nothing.
     t.nonfinite = static_cast<NonFinitePolicy>(w.nonfinite());
+    t.kind = static_cast<TableKind>(w.kind());
+    t.row_width = w.row_width();
     out.tables.push_back(std::move(t));
   }
   return out;

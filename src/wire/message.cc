@@ -16,7 +16,31 @@ bool CarriesOnePayload(wire::Kind kind) {
   return kind == wire::PUSH || kind == wire::PULL_REPLY || kind == wire::ASSIGN;
 }
 
-bool CarriesNoPayload(wire::Kind kind) { return !CarriesOnePayload(kind); }
+bool Sparse(wire::Kind kind) { return kind == wire::PUSH_SPARSE || kind == wire::PULL_SPARSE; }
+
+bool CarriesNoPayload(wire::Kind kind) { return !CarriesOnePayload(kind) && !Sparse(kind); }
+
+// PUSH_SPARSE and PULL_SPARSE: a bounded number of keys, frame 0 holding exactly them; a
+// push's frame 1 holds its rows (whole float32; the shard checks keys x row_width).
+absl::Status CheckSparsePayloads(const wire::Header& h, const std::vector<RawFrame>& frames) {
+  const std::size_t want = h.kind() == wire::PUSH_SPARSE ? 2 : 1;
+  if (frames.size() - 1 != want) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expects %d payload frames, got %d", Describe(h), want, frames.size() - 1));
+  }
+  if (h.length() == 0 || h.length() > kMaxSparseKeys) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d keys; a sparse request carries 1 to %d (kMaxSparseKeys)", Describe(h),
+        h.length(), kMaxSparseKeys));
+  }
+  // Compared in keys, not bytes (no multiplication of a length from the network).
+  if (frames[1].size % sizeof(uint64_t) != 0 || frames[1].size / sizeof(uint64_t) != h.length()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: header says %d keys but the key frame has %d bytes", Describe(h), h.length(),
+        frames[1].size));
+  }
+  return absl::OkStatus();
+}
 
 Buffer PayloadFrom(RawFrame& frame) {
   const std::size_t count = frame.size / sizeof(float);
@@ -46,6 +70,7 @@ absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& f
                           Describe(h), i - 1, frames[i].size));
     }
   }
+  if (Sparse(h.kind())) return CheckSparsePayloads(h, frames);
   if (CarriesOnePayload(h.kind())) {
     if (payloads != 1) {
       return absl::InvalidArgumentError(
@@ -118,6 +143,10 @@ std::string Describe(const wire::Header& h) {
     case wire::ASSIGN_REPLY:
       absl::StrAppendFormat(&s, " (table %d [%d, %d))", h.table(), h.offset(),
                             h.offset() + h.length());
+      break;
+    case wire::PUSH_SPARSE:
+    case wire::PULL_SPARSE:
+      absl::StrAppendFormat(&s, " (table %d, %d keys)", h.table(), h.length());
       break;
     case wire::SET_LEARNING_RATE:
     case wire::SET_LEARNING_RATE_REPLY:

@@ -34,7 +34,9 @@ struct RawFrame {
 // Decodes frames[0] as the header and the rest as payloads, checking: the header parses;
 // its protocol version is kProtocolVersion; payload_frames equals the frames that follow;
 // each payload is a whole number of float32 values; PUSH, ASSIGN and PULL_REPLY carry
-// exactly one payload of `length` values; every other kind carries none. Payloads are used
+// exactly one payload of `length` values; PUSH_SPARSE (2 payloads) and PULL_SPARSE (1)
+// carry 1..kMaxSparseKeys keys (`length`) in a first frame of exactly 8 x length bytes;
+// every other kind carries none. Payloads are used
 // in place when they are float-aligned and copied otherwise. InvalidArgument says what is
 // wrong.
 // On failure, `*parsed_header` (when given) holds the header if it parsed, so that the

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/buffer_internal.h"
@@ -180,7 +181,10 @@ absl::Status RequestState::Wait(absl::Time until) const {
         absl::StrCat(label_.ToString(), ": not complete after waiting"));
   }
   // Under the lock: a second waiter returns only once the values are in place.
-  if (status_.ok()) Deliver();
+  if (status_.ok()) {
+    Deliver();
+    if (after_delivery_) std::exchange(after_delivery_, nullptr)();
+  }
   pieces_.clear();
   return status_;
 }

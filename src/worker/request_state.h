@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -90,6 +91,13 @@ class RequestState {
   // itself, which over inproc may be the server's own memory).
   void ReceiveInto(float* out);
   void GatherInto(ConstBuffer* out, uint64_t length);
+  // Runs `fn` once, on the waiting thread, after a successful request's values are in
+  // place (a sparse pull scatters its gathered rows to the caller's keys with it). Set
+  // before any part is sent.
+  void AfterDelivery(std::function<void()> fn) {
+    absl::MutexLock lock(&mu_);
+    after_delivery_ = std::move(fn);
+  }
 
   // One part finished with `status`; the first error is kept (prefixed with the label).
   void PartDone(const absl::Status& status);
@@ -136,6 +144,7 @@ class RequestState {
   float* out_ = nullptr;
   ConstBuffer* gather_ = nullptr;
   uint64_t gather_length_ = 0;
+  mutable std::function<void()> after_delivery_ ABSL_GUARDED_BY(mu_);
   // Mirrors outstanding_ == 0 so that a waiter can spin on it briefly without the lock.
   std::atomic<bool> complete_{false};
 };

@@ -27,6 +27,7 @@
 #include "kairos/job.h"
 #include "worker/request_state.h"
 #include "worker/routing.h"
+#include "worker/sparse_routing.h"
 #include "worker/worker_internal.h"
 #include "worker/worker_node.h"
 
@@ -227,7 +228,7 @@ class WorkerImpl final : public Worker {
     // servers leaves some without any).
     std::vector<int> shards;
     for (int s = 0; s < num_servers(); ++s) {
-      if (!(*t)->partition.shard_chunks(s).empty()) shards.push_back(s);
+      if (info.sparse || !(*t)->partition.shard_chunks(s).empty()) shards.push_back(s);
     }
     const absl::Time deadline = DeadlineOf(options);
     const int parts = static_cast<int>(shards.size());
@@ -241,6 +242,23 @@ class WorkerImpl final : public Worker {
     node_.Post(RouteLearningRate(info.id, learning_rate, shards, stamp, state),
                "learning rate change");
     return Request(state).Wait();
+  }
+
+  absl::Status PushSparse(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<const float> gradients, const CallOptions& options) override {
+    return PushSparseAsync(table, keys, gradients, options).Wait();
+  }
+  absl::Status PullSparse(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<float> out, const CallOptions& options) override {
+    return PullSparseAsync(table, keys, out, options).Wait();
+  }
+  Request PushSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<const float> gradients, const CallOptions& options) override {
+    return AsRequest(IssueSparse(wire::PUSH_SPARSE, table, keys, gradients, {}, options));
+  }
+  Request PullSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<float> out, const CallOptions& options) override {
+    return AsRequest(IssueSparse(wire::PULL_SPARSE, table, keys, {}, out, options));
   }
 
   absl::Status Clock() override {
@@ -287,7 +305,8 @@ class WorkerImpl final : public Worker {
   // Push and Pull address the whole table: the span must have exactly its size.
   absl::Status CheckWholeTable(const char* verb, std::string_view table, size_t n) const {
     absl::StatusOr<const TableEntry*> t = node_.Table(table);
-    if (!t.ok() || (*t)->info.size == n) return absl::OkStatus();  // IssueRange: NotFound
+    // IssueRange: NotFound, or a sparse table.
+    if (!t.ok() || (*t)->info.size == n || (*t)->info.sparse) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s of table '%s': %d values given for a table of %d elements (use %sRange for a "
         "part)",
@@ -340,6 +359,11 @@ class WorkerImpl final : public Worker {
       return absl::Status(t.status().code(), absl::StrCat(verb, ": ", t.status().message()));
     }
     const TableInfo& info = (*t)->info;
+    if (info.sparse) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': the table is sparse (use PushSparse / PullSparse)", verb,
+          info.name));
+    }
     KAIROS_RETURN_IF_ERROR(CheckRange(verb, info, call.offset, call.length));
     const absl::Time deadline = DeadlineOf(options);
     std::span<const Chunk> chunks =
@@ -364,6 +388,79 @@ class WorkerImpl final : public Worker {
                                      .scale = call.scale},
                           chunks, stamp, state),
                verb);
+    return Request(state);
+  }
+
+  // A sparse push (`rows`) or pull (into `out`): checked, keys deduplicated and grouped by
+  // shard (worker/sparse_routing.h), one message per shard. An error: refused, nothing sent.
+  absl::StatusOr<Request> IssueSparse(wire::Kind kind, std::string_view table,
+                                      std::span<const uint64_t> keys,
+                                      std::span<const float> rows, std::span<float> out,
+                                      const CallOptions& options) {
+    const bool push = kind == wire::PUSH_SPARSE;
+    const char* verb = push ? "sparse push" : "sparse pull";
+    KAIROS_RETURN_IF_ERROR(Usable());
+    absl::StatusOr<const TableEntry*> t = node_.Table(table);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(), absl::StrCat(verb, ": ", t.status().message()));
+    }
+    const TableInfo& info = (*t)->info;
+    if (!info.sparse) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': the table is dense (use Push / Pull)", verb, info.name));
+    }
+    const uint64_t width = info.row_width;
+    if (keys.size() > kMaxSparseKeys || keys.size() * width > kMaxChunkElements) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': %d keys of rows of %d; one call carries at most %d keys "
+          "(kMaxSparseKeys) and %d values (kMaxChunkElements)",
+          verb, info.name, keys.size(), width, kMaxSparseKeys, kMaxChunkElements));
+    }
+    if (keys.size() * width * sizeof(float) > static_cast<uint64_t>(options_.max_message_bytes)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': %d keys of rows of %d make a message larger than "
+          "max_message_bytes (%d)",
+          verb, info.name, keys.size(), width, options_.max_message_bytes));
+    }
+    const uint64_t given = push ? rows.size() : out.size();
+    if (given != keys.size() * width) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s of table '%s': %d values for %d keys of rows of %d (want %d)", verb, info.name,
+          given, keys.size(), width, keys.size() * width));
+    }
+    if (keys.empty()) return Request();
+    SparsePlan plan = PlanSparse(keys, num_servers());
+    const Buffer summed = push ? SumRows(plan, rows, info.row_width) : Buffer();
+    const absl::Time deadline = DeadlineOf(options);
+    const int parts = static_cast<int>(plan.groups.size());
+    const uint64_t values = plan.distinct.size() * width;
+    auto state = std::make_shared<RequestState>(
+        RequestLabel{verb, info.name, 0, keys.size()}, deadline + options_.deadline_grace,
+        parts, /*spin=*/values * sizeof(float) <= kSpinMaxBytes, wait_tuning_,
+        ClockOf(options_));
+    if (!push) {
+      // The rows arrive in plan order into `gathered`; Wait then copies each caller key's
+      // row into place.
+      struct Scatter {
+        ConstBuffer gathered;
+        std::vector<uint32_t> position;
+      };
+      auto scatter = std::make_shared<Scatter>();
+      scatter->position = std::move(plan.position);
+      state->GatherInto(&scatter->gathered, values);
+      state->AfterDelivery([scatter, out, width] {
+        const float* from = scatter->gathered.data();
+        for (std::size_t i = 0; i < scatter->position.size(); ++i) {
+          std::copy_n(from + std::size_t{scatter->position[i]} * width, width,
+                      out.data() + i * width);
+        }
+      });
+    }
+    const Stamp stamp{.sender = node_.node_id(),
+                      .clock = clock_.load(),
+                      .timeout_ms = TimeoutMs(deadline),
+                      .first_id = node_.ReserveIds(parts)};
+    node_.Post(RouteSparse(kind, info.id, info.row_width, plan, summed, stamp, state), verb);
     return Request(state);
   }
 

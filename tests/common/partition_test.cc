@@ -279,3 +279,41 @@ TEST(TablePartitionTest, HugeTableSplitsWithoutOverflow) {
 
 }  // namespace
 }  // namespace kairos::internal
+
+namespace kairos::internal {
+namespace {
+
+// The owner of a sparse table's row is part of the protocol: fixed values (SplitMix64's
+// finaliser mod the number of servers), the same in every run, on every node and whatever
+// the number of workers. A change here breaks every job with nodes of two builds.
+TEST(ShardOfKeyTest, IsAFixedFunctionOfTheKeyAndTheServerCount) {
+  EXPECT_EQ(Mix64(0), 0xe220a8397b1dcdafULL);
+  EXPECT_EQ(Mix64(1), 0x910a2dec89025cc1ULL);
+  EXPECT_EQ(Mix64(~uint64_t{0}), 0xe4d971771b652c20ULL);
+  struct Case {
+    uint64_t key;
+    int shards[5];  // of 1, 2, 3, 7 and 64 servers
+  };
+  const Case cases[] = {{0, {0, 1, 1, 2, 47}},
+                        {1, {0, 1, 2, 2, 1}},
+                        {42, {0, 1, 1, 5, 21}},
+                        {uint64_t{1} << 63, {0, 1, 1, 6, 27}},
+                        {~uint64_t{0}, {0, 0, 2, 0, 32}}};
+  const int counts[] = {1, 2, 3, 7, 64};
+  for (const Case& c : cases) {
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(ShardOfKey(c.key, counts[i]), c.shards[i]) << c.key << " of " << counts[i];
+    }
+  }
+}
+
+// Consecutive keys (feature ids 0, 1, 2, ...) spread evenly over the servers.
+TEST(ShardOfKeyTest, SpreadsConsecutiveKeysEvenly) {
+  constexpr int kShards = 5;
+  int count[kShards] = {};
+  for (uint64_t k = 0; k < 100000; ++k) ++count[ShardOfKey(k, kShards)];
+  for (int c : count) EXPECT_NEAR(c, 20000, 600);
+}
+
+}  // namespace
+}  // namespace kairos::internal

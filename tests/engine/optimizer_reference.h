@@ -18,14 +18,26 @@ namespace kairos::reference {
 
 struct RefParams {
   double mu = 0.9, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0, lr_decay = 0;
+  double l1 = 0, l2 = 0, beta = 1;  // ftrl
 };
 
 // One update of one element: its value `w`, its state `s` (2 doubles, zero at first).
 using RefStep =
     std::function<void(double& w, std::vector<double>& s, double g, double lr, uint64_t step)>;
 
-// `kind`: sgd, momentum, nesterov, adagrad, adam, adamw, add.
+// `kind`: sgd, momentum, nesterov, adagrad, adam, adamw, add, ftrl.
 inline RefStep Reference(const std::string& kind, const RefParams& p) {
+  if (kind == "ftrl") {  // FTRL-Proximal (McMahan et al., KDD 2013), s[0] = z, s[1] = n
+    return [p](double& w, std::vector<double>& s, double g, double lr, uint64_t) {
+      if (!(lr > 0)) return;
+      const double sigma = (std::sqrt(s[1] + g * g) - std::sqrt(s[1])) / lr;
+      s[0] += g - sigma * w;
+      s[1] += g * g;
+      w = std::abs(s[0]) <= p.l1
+              ? 0.0
+              : -(s[0] - (s[0] < 0 ? -p.l1 : p.l1)) / ((p.beta + std::sqrt(s[1])) / lr + p.l2);
+    };
+  }
   if (kind == "sgd") {
     return [p](double& w, std::vector<double>&, double g, double lr, uint64_t) {
       w -= lr * (g + p.wd * w);

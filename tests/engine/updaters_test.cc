@@ -165,6 +165,10 @@ std::vector<Case> Cases() {
   adamw2.wd = 0.1;
   RefParams sgdwd;
   sgdwd.wd = 0.1;
+  RefParams ftrl2;
+  ftrl2.l1 = 0.05;
+  ftrl2.l2 = 0.5;
+  ftrl2.beta = 0.5;
   return {
       {"sgd", "sgd", {}, 0},
       {"sgd:wd=0.1", "sgd", sgdwd, 0},
@@ -178,6 +182,8 @@ std::vector<Case> Cases() {
       {"adam:beta1=0.8,beta2=0.99,eps=1e-6,wd=0.02", "adam", adam2, 2},
       {"adamw", "adamw", adamw, 2},
       {"adamw:beta1=0.8,beta2=0.99,eps=1e-6,wd=0.1", "adamw", adamw2, 2},
+      {"ftrl", "ftrl", {}, 2},
+      {"ftrl:l1=0.05,l2=0.5,beta=0.5", "ftrl", ftrl2, 2},
   };
 }
 
@@ -348,7 +354,7 @@ TEST(MakeBuiltinUpdaterTest, UnknownNameListsTheBuiltins) {
   const absl::Status s = Error("lion");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("unknown optimizer 'lion'"));
-  EXPECT_THAT(s.message(), HasSubstr("sgd, momentum, nesterov, adagrad, adam, adamw, add"));
+  EXPECT_THAT(s.message(), HasSubstr("sgd, momentum, nesterov, adagrad, adam, adamw, add, ftrl"));
 }
 
 TEST(MakeBuiltinUpdaterTest, NamesAreCaseSensitive) {
@@ -386,7 +392,7 @@ TEST(MakeBuiltinUpdaterTest, RejectsNegativeOrNanLearningRate) {
 TEST(MakeBuiltinUpdaterTest, StatePerElement) {
   const std::vector<std::pair<std::string, std::size_t>> expected = {
       {"sgd", 0},  {"momentum", 1}, {"nesterov", 1}, {"adagrad", 1},
-      {"adam", 2}, {"adamw", 2},    {"add", 0}};
+      {"adam", 2}, {"adamw", 2},    {"add", 0}, {"ftrl", 2}};
   for (const auto& [name, per] : expected) {
     std::unique_ptr<Updater> u = Make(name);
     ASSERT_NE(u, nullptr);

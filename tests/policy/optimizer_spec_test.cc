@@ -53,7 +53,7 @@ TEST(OptimizerSpecTest, CanonicalFormLeavesDefaultsOutAndRoundTrips) {
 TEST(OptimizerSpecTest, Errors) {
   EXPECT_THAT(ParseOptimizerSpec("lion").status().message(),
               HasSubstr("unknown optimizer 'lion'; built in: sgd, momentum, nesterov, "
-                        "adagrad, adam, adamw, add"));
+                        "adagrad, adam, adamw, add, ftrl"));
   EXPECT_THAT(ParseOptimizerSpec("sgd:mu=0.9").status().message(),
               HasSubstr("optimizer 'sgd' has no parameter 'mu'; it takes wd"));
   EXPECT_THAT(ParseOptimizerSpec("adam:beta2=1.5").status().message(),
@@ -69,7 +69,8 @@ TEST(OptimizerSpecTest, StatePerElement) {
                                                                                   {"adagrad", 1},
                                                                                   {"adam", 2},
                                                                                   {"adamw", 2},
-                                                                                  {"add", 0}}) {
+                                                                                  {"add", 0},
+                                                                                  {"ftrl", 2}}) {
     ASSERT_NE(FindBuiltinOptimizer(name), nullptr) << name;
     EXPECT_EQ(FindBuiltinOptimizer(name)->state_per_element, per) << name;
   }

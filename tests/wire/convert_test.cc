@@ -56,6 +56,8 @@ JobConfig SampleJob() {
                         Initializer::Normal(0.0f, 0.01f, 99),
                         {"adam:beta1=0.8", 1e-3f, "cosine:steps=100,warmup=5"}});
   job.tables.push_back({"z", 1, Initializer::Zeros(), {}});
+  job.tables.push_back(TableSpec::Sparse("emb", 64, Initializer::Normal(0.0f, 0.1f, 5),
+                                         {"adagrad", 0.05f}));
   return job;
 }
 
@@ -73,7 +75,7 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   ToWire(SampleJob(), &w);
   EXPECT_EQ(w.policy(), "ssp:s=3");
   EXPECT_EQ(w.chunk_elements(), 4096u);
-  ASSERT_EQ(w.tables_size(), 4);
+  ASSERT_EQ(w.tables_size(), 5);
   EXPECT_EQ(w.tables(0).name(), "w");
   EXPECT_EQ(w.tables(0).size(), 1000u);
   EXPECT_EQ(w.tables(0).init().kind(), static_cast<int>(Initializer::Kind::kUniform));
@@ -85,6 +87,11 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(0).updater().schedule(), "constant");
   EXPECT_EQ(w.tables(2).updater().name(), "adam:beta1=0.8");
   EXPECT_EQ(w.tables(2).updater().schedule(), "cosine:steps=100,warmup=5");
+  EXPECT_EQ(w.tables(0).kind(), 0);
+  EXPECT_EQ(w.tables(0).row_width(), 0u);
+  EXPECT_EQ(w.tables(4).kind(), static_cast<int>(TableKind::kSparse));
+  EXPECT_EQ(w.tables(4).row_width(), 64u);
+  EXPECT_EQ(w.tables(4).size(), 0u);
 }
 
 // A peer that sends no schedule (an empty field) means the constant one.

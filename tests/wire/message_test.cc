@@ -341,5 +341,39 @@ TEST(ReplyHeaderTest, CopiesRequestCoordinates) {
   EXPECT_FALSE(reply.has_status());
 }
 
+std::string KeyBytes(const std::vector<uint64_t>& keys) {
+  return std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * sizeof(uint64_t));
+}
+
+TEST(DecodeSparseTest, WellFormedSparseRequestsAreAccepted) {
+  absl::StatusOr<Message> push =
+      Decode(Frames(Header(wire::PUSH_SPARSE, 2, 2), {KeyBytes({7, ~uint64_t{0}}),
+                                                      FloatBytes({1, 2, 3, 4, 5, 6})}));
+  ASSERT_TRUE(push.ok()) << push.status();
+  ASSERT_EQ(push->payloads.size(), 2u);
+  EXPECT_EQ(push->payloads[0].size(), 4u);  // two keys as float storage
+  EXPECT_EQ(push->payloads[1].size(), 6u);
+  absl::StatusOr<Message> pull = Decode(Frames(Header(wire::PULL_SPARSE, 1, 1), {KeyBytes({7})}));
+  ASSERT_TRUE(pull.ok()) << pull.status();
+}
+
+TEST(DecodeSparseTest, MalformedSparseRequestsAreRefused) {
+  ExpectInvalid(Decode(Frames(Header(wire::PUSH_SPARSE, 2, 1), {KeyBytes({1, 2})})),
+                "expects 2 payload frames, got 1");
+  ExpectInvalid(Decode(Frames(Header(wire::PULL_SPARSE, 3, 1), {KeyBytes({1, 2})})),
+                "header says 3 keys but the key frame has 16 bytes");
+  ExpectInvalid(Decode(Frames(Header(wire::PULL_SPARSE, 1, 1), {std::string(12, 'x')})),
+                "header says 1 keys but the key frame has 12 bytes");
+  ExpectInvalid(Decode(Frames(Header(wire::PULL_SPARSE, 0, 1), {std::string()})), "0 keys");
+  // A count past the limit is refused before its size is multiplied or anything allocated.
+  ExpectInvalid(Decode(Frames(Header(wire::PULL_SPARSE, kMaxSparseKeys + 1, 1), {KeyBytes({1})})),
+                "kMaxSparseKeys");
+  ExpectInvalid(Decode(Frames(Header(wire::PULL_SPARSE, ~uint64_t{0}, 1), {KeyBytes({1})})),
+                "kMaxSparseKeys");
+  ExpectInvalid(
+      Decode(Frames(Header(wire::PUSH_SPARSE, 1, 2), {KeyBytes({1}), std::string(6, 'x')})),
+      "not a whole number of float32");
+}
+
 }  // namespace
 }  // namespace kairos::internal

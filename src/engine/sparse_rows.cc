@@ -1,0 +1,87 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "engine/sparse_rows.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/partition.h"
+#include "engine/initializer.h"
+
+namespace kairos::internal {
+namespace {
+
+// Blocks of about 64 KiB (at least one row, at most 4096): small enough that a shard with
+// few rows holds little, large enough that allocations are rare.
+uint32_t RowsPerBlock(std::size_t stride) {
+  const std::size_t row_bytes = stride * sizeof(float) + sizeof(uint64_t);
+  return static_cast<uint32_t>(std::clamp<std::size_t>((64 << 10) / row_bytes, 1, 4096));
+}
+
+}  // namespace
+
+void FillSparseRow(const Initializer& init, uint64_t key, std::span<float> out) {
+  const uint64_t base = Mix64(key);
+  for (std::size_t c = 0; c < out.size(); ++c) out[c] = InitialValue(init, base + c);
+}
+
+SparseRows::SparseRows(uint32_t width, std::size_t state_per_element)
+    : width_(width),
+      state_floats_(std::size_t{width} * state_per_element),
+      stride_(width + state_floats_),
+      rows_per_block_(RowsPerBlock(stride_)) {
+  UpdateBytes();
+}
+
+void SparseRows::UpdateBytes() {
+  const uint64_t block = uint64_t{rows_per_block_} * (stride_ * sizeof(float) + sizeof(uint64_t));
+  const uint64_t map = index_.capacity() * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
+  bytes_.store(blocks_.size() * block + map, std::memory_order_relaxed);
+}
+
+uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
+  if (auto it = index_.find(key); it != index_.end()) return it->second;
+  if (used_ == UINT32_MAX) {
+    throw std::length_error("a shard holds at most 2^32 - 1 rows of a table");
+  }
+  const uint32_t slot = used_;
+  if (slot / rows_per_block_ == blocks_.size()) {
+    blocks_.reserve(blocks_.size() + 1);
+    steps_.reserve(steps_.size() + 1);
+    auto block = std::make_unique<float[]>(std::size_t{rows_per_block_} * stride_);
+    auto steps = std::make_unique<uint64_t[]>(rows_per_block_);
+    blocks_.push_back(std::move(block));
+    steps_.push_back(std::move(steps));
+  }
+  index_.emplace(key, slot);  // may throw: nothing else changed yet but a spare block
+  ++used_;
+  float* row = Row(slot);
+  FillSparseRow(init, key, {row, width_});
+  std::fill_n(row + width_, state_floats_, 0.0f);
+  step(slot) = 0;
+  rows_.store(used_, std::memory_order_relaxed);
+  UpdateBytes();
+  return slot;
+}
+
+void SparseBucket::Add(int rank, const Buffer& keys, const Buffer& rows, uint32_t width,
+                       float scale) {
+  const std::size_t n = KeyCount(keys);
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint64_t key = KeyAt(keys, i);
+    auto [it, fresh] = index.try_emplace(key, static_cast<uint32_t>(this->keys.size()));
+    if (fresh) {
+      this->keys.push_back(key);
+      sums.resize(sums.size() + width, 0.0f);
+      workers.emplace_back();
+    }
+    const std::size_t j = it->second;
+    float* sum = sums.data() + j * width;
+    const float* g = rows.data() + i * width;
+    for (uint32_t c = 0; c < width; ++c) sum[c] += scale * g[c];
+    auto& who = workers[j];
+    if (std::find(who.begin(), who.end(), rank) == who.end()) who.push_back(rank);
+  }
+}
+
+}  // namespace kairos::internal

@@ -1,0 +1,105 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The rows of one sparse table held by one shard (docs/sparse.md): a hash map from the
+// uint64_t key to a row slot, the rows in fixed-size blocks (values, then the updater's
+// state, per row), and each row's update count (Adam's step). Memory grows with the rows
+// held: a block at a time, never for the key space.
+//
+// Thread-safety: the rows are touched only where the table's work runs (its lane, or the
+// engine's thread while the lane has none of the table's work); rows() and bytes() may be
+// read from any thread.
+
+#ifndef KAIROS_ENGINE_SPARSE_ROWS_H_
+#define KAIROS_ENGINE_SPARSE_ROWS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "kairos/buffer.h"
+#include "kairos/table.h"
+
+namespace kairos::internal {
+
+// Key i of a key frame (little-endian uint64 values in a float buffer, any alignment).
+inline uint64_t KeyAt(const Buffer& keys, std::size_t i) {
+  uint64_t k;
+  std::memcpy(&k, reinterpret_cast<const char*>(keys.data()) + i * sizeof(uint64_t),
+              sizeof(k));
+  return k;
+}
+inline std::size_t KeyCount(const Buffer& keys) { return keys.size() * sizeof(float) / 8; }
+
+// Element c of row `key`'s initial values: InitialValue(init, Mix64(key) + c), a function
+// of (initializer, seed, key, c) alone.
+void FillSparseRow(const Initializer& init, uint64_t key, std::span<float> out);
+
+class SparseRows {
+ public:
+  SparseRows(uint32_t width, std::size_t state_per_element);
+
+  uint32_t width() const { return width_; }
+  // The slot of `key`, or -1 when the row does not exist.
+  int64_t Find(uint64_t key) const {
+    auto it = index_.find(key);
+    return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  // The slot of `key`, created with its initial values and zero state when absent.
+  // Throws std::bad_alloc when memory runs out, and std::length_error past 2^32 - 1 rows.
+  uint32_t FindOrCreate(uint64_t key, const Initializer& init);
+
+  std::span<float> values(uint32_t slot) { return {Row(slot), width_}; }
+  std::span<const float> values(uint32_t slot) const { return {Row(slot), width_}; }
+  std::span<float> state(uint32_t slot) { return {Row(slot) + width_, state_floats_}; }
+  uint64_t& step(uint32_t slot) {
+    return steps_[slot / rows_per_block_][slot % rows_per_block_];
+  }
+
+  uint64_t rows() const { return rows_.load(std::memory_order_relaxed); }
+  // Bytes held: the blocks and the hash map's slots.
+  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  uint32_t rows_per_block() const { return rows_per_block_; }
+  // What one more row costs, about: its share of a block and two hash-map slots.
+  uint64_t bytes_per_row() const {
+    return stride_ * sizeof(float) + sizeof(uint64_t) +
+           2 * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
+  }
+
+ private:
+  float* Row(uint32_t slot) const {
+    return blocks_[slot / rows_per_block_].get() + (slot % rows_per_block_) * stride_;
+  }
+  void UpdateBytes();
+
+  const uint32_t width_;
+  const std::size_t state_floats_;  // width x state_per_element
+  const std::size_t stride_;        // floats per row: values then state
+  const uint32_t rows_per_block_;
+  absl::flat_hash_map<uint64_t, uint32_t> index_;
+  std::vector<std::unique_ptr<float[]>> blocks_;
+  std::vector<std::unique_ptr<uint64_t[]>> steps_;
+  uint32_t used_ = 0;
+  std::atomic<uint64_t> rows_{0}, bytes_{0};
+};
+
+// A round's sums of one sparse table (BSP): per row the sum of the scaled gradients pushed
+// into the round and the distinct workers that pushed it (the row's divisor).
+struct SparseBucket {
+  absl::flat_hash_map<uint64_t, uint32_t> index;
+  std::vector<uint64_t> keys;
+  std::vector<float> sums;  // keys.size() x width
+  std::vector<absl::InlinedVector<int, 2>> workers;
+  // Adds `scale` x row i of `rows` for each key i of `keys`, pushed by worker `rank`.
+  // Throws std::bad_alloc.
+  void Add(int rank, const Buffer& keys, const Buffer& rows, uint32_t width, float scale);
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_ENGINE_SPARSE_ROWS_H_
