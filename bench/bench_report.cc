@@ -305,4 +305,37 @@ void Report::Add(const Result& r) {
        << std::flush;
 }
 
+WindowVerdict JudgeWindows(const std::vector<int>& windows, const std::vector<double>& mb_per_s,
+                           double floor) {
+  WindowVerdict v;
+  double best_before = 0;  // the best of the windows so far
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    if (mb_per_s[i] > v.best_mb) {
+      v.best_mb = mb_per_s[i];
+      v.best_window = windows[i];
+    }
+    if (best_before > 0) {
+      const double ratio = mb_per_s[i] / best_before;
+      if (ratio < v.worst_ratio) {
+        v.worst_ratio = ratio;
+        v.worst_window = windows[i];
+      }
+      if (ratio < floor) v.ok = false;
+    }
+    best_before = std::max(best_before, mb_per_s[i]);
+  }
+  return v;
+}
+
+std::string WindowVerdict::ToString() const {
+  if (worst_window == 0) {
+    return absl::StrFormat("%s: best %.0f MB/s at window %d", ok ? "OK" : "COLLAPSE", best_mb,
+                           best_window);
+  }
+  return absl::StrFormat("%s: best %.0f MB/s at window %d; lowest window %d at %.0f%% of the "
+                         "best smaller window",
+                         ok ? "OK" : "COLLAPSE", best_mb, best_window, worst_window,
+                         100 * worst_ratio);
+}
+
 }  // namespace kairos::bench

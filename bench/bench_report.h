@@ -101,6 +101,23 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text);
 // 4096 -> "4 KiB", 1048576 -> "1 MiB", 100 -> "100 B".
 std::string FormatSize(uint64_t bytes);
 
+// The window sweep's verdict for one operation and size (issue 15): throughput must not
+// collapse as requests pile up. `mb_per_s[i]` was measured with `windows[i]` requests in
+// flight (windows ascending). A window collapses when its throughput is below `floor`
+// (0.8) of the best of every smaller or equal window: more requests in flight must never
+// cost more than a fifth of what fewer achieved.
+struct WindowVerdict {
+  bool ok = true;
+  int best_window = 0;   // the window of the highest throughput
+  double best_mb = 0;
+  int worst_window = 0;  // the window with the lowest ratio to the best before it...
+  double worst_ratio = 1;  // ...and that ratio
+  std::string ToString() const;
+};
+// REQUIRES: windows.size() == mb_per_s.size() > 0, windows ascending.
+WindowVerdict JudgeWindows(const std::vector<int>& windows, const std::vector<double>& mb_per_s,
+                           double floor = 0.8);
+
 // One measured workload. Unmeasured fields stay empty and print as blanks.
 struct Result {
   std::string workload;      // e.g. "push", "raw_oneway", "push_sync", "memory"

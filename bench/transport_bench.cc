@@ -18,6 +18,11 @@
 //   paired      push and pull against the raw variants in back-to-back pairs (sizes >= 1
 //               MiB, 1 server, 1 worker): the median ratio to the best raw variant of each
 //               pair is the throughput verdict
+//   sweep       push and pull (1 server, 1 worker) at each --sweep-sizes value with each
+//               --sweep-windows number of requests in flight, --sweep-rounds rounds (the
+//               windows in rising, then falling order): the median of each, and a verdict
+//               per size that flags a window below 80% of the best smaller window (issue 15:
+//               throughput must not collapse as requests pile up; a verdict, not a test)
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
 //   curve       push and pull (4 KiB and 1 MiB, 1 server, 1 worker) with CURVE keys against
@@ -39,6 +44,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,8 +73,8 @@ namespace kairos::bench {
 namespace {
 
 constexpr char kAllBenchmarks[] =
-    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,push_sync,"
-    "pull_sync,curve,memory";
+    "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,sweep,"
+    "push_sync,pull_sync,curve,memory";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -101,6 +107,9 @@ struct Flags {
   std::vector<std::string> memory_policies = {"asp", "bsp"};
   std::vector<std::string> memory_updaters = {"sgd"};
   int memory_rounds = 3;
+  std::vector<std::string> sweep_sizes = {"1M", "16M", "64M"};
+  std::vector<int> sweep_windows = {1, 2, 4, 8, 16};
+  int sweep_rounds = 3;
   std::string server_binary = KAIROS_BENCH_SERVER_BINARY;
   std::string csv;
   bool quick = false;
@@ -195,6 +204,19 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "push + clock + pull rounds of the memory workload")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--sweep-sizes", f.sweep_sizes, "Value sizes of the sweep workload")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--sweep-windows", f.sweep_windows,
+                 "Requests in flight of the sweep workload (ascending; not capped by "
+                 "--max-window-bytes)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--sweep-rounds", f.sweep_rounds,
+                 "sweep: rounds over every window (the median of each window is reported)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--server-binary", f.server_binary, "kairos-server for the memory workload")
       ->capture_default_str();
   app.add_option("--csv", f.csv, "Also write every result to this CSV file");
@@ -215,6 +237,9 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--pairs") == 0) f.pairs = 1;
   if (app.count("--memory-sizes") == 0) f.memory_sizes = {"16M"};
   if (app.count("--memory-rounds") == 0) f.memory_rounds = 1;
+  if (app.count("--sweep-sizes") == 0) f.sweep_sizes = {"1M"};
+  if (app.count("--sweep-windows") == 0) f.sweep_windows = {1, 2};
+  if (app.count("--sweep-rounds") == 0) f.sweep_rounds = 1;
 }
 
 // Everything the workloads need, parsed.
@@ -223,6 +248,7 @@ struct Plan {
   std::vector<uint64_t> sizes;
   std::vector<uint64_t> curve_sizes;
   std::vector<uint64_t> memory_sizes;
+  std::vector<uint64_t> sweep_sizes;
   Budget budget;
   uint64_t raw_queue_bytes = 0;
   std::vector<std::string> raw_variants;  // in the order stream, window, whole
@@ -263,6 +289,13 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
   auto memory_sizes = ParseSizes(f.memory_sizes);
   if (!memory_sizes.ok()) return memory_sizes.status();
   p.memory_sizes = *memory_sizes;
+  auto sweep_sizes = ParseSizes(f.sweep_sizes);
+  if (!sweep_sizes.ok()) return sweep_sizes.status();
+  p.sweep_sizes = *sweep_sizes;
+  if (f.sweep_windows.empty() ||
+      !std::is_sorted(f.sweep_windows.begin(), f.sweep_windows.end())) {
+    return absl::InvalidArgumentError("--sweep-windows: give at least one, in rising order");
+  }
   auto max_window = ParseSize(f.max_window_bytes);
   if (!max_window.ok()) return max_window.status();
   auto raw_queue = ParseSize(f.raw_queue_bytes);
@@ -300,9 +333,10 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
 std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
   int major = 0, minor = 0, patch = 0;
   zmq_version(&major, &minor, &patch);
-  std::vector<std::string> sizes, curve_sizes;
+  std::vector<std::string> sizes, curve_sizes, sweep_sizes;
   for (uint64_t s : p.sizes) sizes.push_back(FormatSize(s));
   for (uint64_t s : p.curve_sizes) curve_sizes.push_back(FormatSize(s));
+  for (uint64_t s : p.sweep_sizes) sweep_sizes.push_back(FormatSize(s));
   return {
       absl::StrFormat("ZeroMQ:     %d.%d.%d, tcp://127.0.0.1, %s", major, minor, patch,
                       f.shared_context ? "one context shared by all nodes"
@@ -311,6 +345,9 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
       absl::StrFormat("Sizes:      %s; servers %s; workers %s; curve %s",
                       absl::StrJoin(sizes, ", "), absl::StrJoin(f.servers, ","),
                       absl::StrJoin(f.workers, ","), absl::StrJoin(curve_sizes, ", ")),
+      absl::StrFormat("Sweep:      sizes %s; windows %s; %d rounds (push and pull, S=1 W=1)",
+                      absl::StrJoin(sweep_sizes, ", "), absl::StrJoin(f.sweep_windows, ","),
+                      f.sweep_rounds),
       absl::StrFormat("Budget:     %.2f s warm-up + %.2f s measured per run; best of %d runs "
                       "(raw ZeroMQ: best of %d per variant, of %d for a ceiling of several "
                       "connections)",
@@ -386,6 +423,7 @@ class Runner {
       if (b == "pull_copy") Copying(Op::kPullCopy);
       if (b == "push_noop") PushNoop();
       if (b == "paired") Paired();
+      if (b == "sweep") Sweep();
       if (b == "push_sync") SyncAll(Op::kPush);
       if (b == "pull_sync") SyncAll(Op::kPull);
       if (b == "curve") Curve();
@@ -657,6 +695,59 @@ class Runner {
     }
   }
 
+  // sweep: for push and pull (1 server, 1 worker) and each --sweep-sizes value, on one
+  // cluster made once, --sweep-rounds rounds over every --sweep-windows window (rising,
+  // then falling order, so that a drift of the machine does not favour one end), not capped
+  // by --max-window-bytes; one line per window (the median) against the same run's raw
+  // ceiling, and a verdict per operation and size (JudgeWindows).
+  void Sweep() {
+    for (const Op op : {Op::kPush, Op::kPull}) {
+      for (uint64_t size : plan_.sweep_sizes) {
+        const std::string name = absl::StrCat("sweep_", OpName(op));
+        const Ceiling* ceiling = EnsureCeiling(size, 1, 1);
+        auto cluster = BenchCluster::Create(1, 1, size / sizeof(float), plan_.cluster);
+        if (!cluster.ok()) return Fail(name, cluster.status());
+        const std::vector<int>& windows = flags_.sweep_windows;
+        std::vector<std::vector<double>> mb(windows.size()), cpu(windows.size());
+        absl::Status status;
+        for (int round = 0; round < flags_.sweep_rounds && status.ok(); ++round) {
+          for (std::size_t k = 0; k < windows.size() && status.ok(); ++k) {
+            const std::size_t i = round % 2 == 0 ? k : windows.size() - 1 - k;
+            const PipelineOptions pipeline{windows[i], std::numeric_limits<uint64_t>::max()};
+            absl::StatusOr<Throughput> t =
+                RunPipelined(**cluster, op, size, plan_.budget, pipeline);
+            if (!t.ok()) {
+              status = t.status();
+              break;
+            }
+            mb[i].push_back(t->mb_per_s);
+            cpu[i].push_back(t->cpu_us_per_mb);
+          }
+        }
+        if (absl::Status s = (*cluster)->Shutdown(); status.ok()) status = s;
+        if (!status.ok()) return Fail(name, status);
+        std::vector<double> medians;
+        for (std::size_t i = 0; i < windows.size(); ++i) {
+          Result r = MakeResult(name, size, 1, 1);
+          r.mb_per_s = Median(mb[i]);
+          medians.push_back(*r.mb_per_s);
+          if (Median(cpu[i]) > 0) r.cpu_us_per_mb = Median(cpu[i]);
+          std::string vs;
+          if (ceiling != nullptr && ceiling->mb_per_s > 0) {
+            r.raw_ratio = *r.mb_per_s / ceiling->mb_per_s;
+            vs = absl::StrFormat("; vs raw %s %.0f MB/s", ceiling->variant, ceiling->mb_per_s);
+          }
+          r.note = absl::StrFormat("window %d, median of %d (%.0f-%.0f MB/s)%s", windows[i],
+                                   mb[i].size(), *std::min_element(mb[i].begin(), mb[i].end()),
+                                   *std::max_element(mb[i].begin(), mb[i].end()), vs);
+          report_.Add(r);
+        }
+        sweep_verdicts_.push_back(
+            {std::string(OpName(op)), size, JudgeWindows(windows, medians)});
+      }
+    }
+  }
+
   // curve: for each --curve-sizes value and for push and pull (1 server, 1 worker), --pairs
   // rounds of one run without keys and one with CURVE keys, back to back (alternating which
   // goes first), each on its own cluster made once. The median ratio (CURVE / plain) is the
@@ -721,6 +812,14 @@ class Runner {
   }
 
  public:
+  // sweep: the verdict of each operation and size, in order.
+  struct SweepVerdict {
+    std::string op;
+    uint64_t value_bytes = 0;
+    WindowVerdict verdict;
+  };
+  const std::vector<SweepVerdict>& sweep_verdicts() const { return sweep_verdicts_; }
+
   // curve: the median CURVE / plain throughput ratio of each workload and size, in order.
   struct CurveRatio {
     std::string workload;
@@ -804,6 +903,7 @@ class Runner {
                                           "raw_oneway") != plan_.benchmarks.end();
   std::map<uint64_t, double> raw_rtt_p50_;  // message bytes -> us
   std::vector<CurveRatio> curve_ratios_;
+  std::vector<SweepVerdict> sweep_verdicts_;
 };
 
 // The throughput cost of CURVE: reported, not a target.
@@ -855,6 +955,12 @@ void PrintTargets(const Report& report, const Runner& runner) {
           op, FormatSize(r.value_bytes), paired ? " (best-of)" : "", 100 * *r.raw_ratio,
           *r.raw_ratio >= 0.8 ? "PASS" : "FAIL", variant, cpu_ratio);
     }
+  }
+  // The sweep's verdict (issue 15): no window below 80% of the best smaller window.
+  for (const Runner::SweepVerdict& v : runner.sweep_verdicts()) {
+    std::cout << absl::StrFormat(
+        "  sweep %-4s %6s S=1 W=1 no window < 80%% of the best smaller window: %s\n", v.op,
+        FormatSize(v.value_bytes), v.verdict.ToString());
   }
   for (const Result& r : report.results()) {
     if (r.workload == "push_sync" && r.raw_p50_us.has_value()) {

@@ -107,5 +107,27 @@ TEST(RawOneWayTest, WindowMovesMessagesOverSeveralConnections) {
   ExpectMovesMessages(RawMode::kWindow);
 }
 
+// The sweep's verdict (issue 15): a window below 80% of the best smaller one collapses.
+TEST(JudgeWindowsTest, FlagsAWindowBelowFourFifthsOfTheBestSmallerOne) {
+  // The figures of issue 15: pull 16 MiB at windows 1, 4, 16.
+  const WindowVerdict collapsed = JudgeWindows({1, 4, 16}, {1963, 1242, 134});
+  EXPECT_FALSE(collapsed.ok);
+  EXPECT_EQ(collapsed.best_window, 1);
+  EXPECT_EQ(collapsed.worst_window, 16);
+  EXPECT_NEAR(collapsed.worst_ratio, 134.0 / 1963.0, 1e-12);
+  EXPECT_NE(collapsed.ToString().find("COLLAPSE"), std::string::npos);
+}
+
+TEST(JudgeWindowsTest, RisingOrSlightlyFallingThroughputIsOk) {
+  const WindowVerdict rising = JudgeWindows({1, 2, 4, 8, 16}, {1000, 1500, 2000, 1900, 1700});
+  EXPECT_TRUE(rising.ok);  // 1700 is 85% of 2000
+  EXPECT_EQ(rising.best_window, 4);
+  EXPECT_EQ(rising.worst_window, 16);
+  EXPECT_DOUBLE_EQ(rising.worst_ratio, 0.85);
+  // The floor is against the best smaller window, not the previous one.
+  EXPECT_FALSE(JudgeWindows({1, 2, 4}, {1000, 850, 790}).ok);
+  EXPECT_TRUE(JudgeWindows({1}, {1000}).ok);
+}
+
 }  // namespace
 }  // namespace kairos::bench
