@@ -302,15 +302,13 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(
   return out;
 }
 
-// Sends under mu_: the inner transport's Send never calls back into this one, and holding
-// the lock keeps one connection's messages in the order they were decided.
-void FaultyTransport::Send(PeerId to, Message message) {
-  absl::MutexLock lock(&mu_);
-  if (stopped_) return inner_->Send(to, std::move(message));  // dropped and counted there
-    const absl::Time now = clock_.Now();
-  const Verdict v = Decide(FaultDirection::kSend, message, to, now);
-  if (v.partition || v.drop) return;
-  Connection& c = ConnectionOf(FaultDirection::kSend, to);
+std::vector<std::pair<PeerId, Message>> FaultyTransport::Pass(FaultDirection direction,
+                                                              PeerId peer, Message message,
+                                                              absl::Time now) {
+  std::vector<std::pair<PeerId, Message>> out;
+  const Verdict v = Decide(direction, message, peer, now);
+  if (v.partition || v.drop) return out;
+  Connection& c = ConnectionOf(direction, peer);
   std::vector<Message> copies;
   if (v.duplicate) copies.push_back(Copy(message));
   copies.insert(copies.begin(), std::move(message));
@@ -322,12 +320,23 @@ void FaultyTransport::Send(PeerId to, Message message) {
                              first ? v.overtakes : 0});
       log_->AddHeld(1);
     } else {
-      SendOut(to, std::move(m));
+      out.emplace_back(peer, std::move(m));
     }
     first = false;
   }
-  Passed(FaultDirection::kSend, to);
-  for (auto& [peer, m] : TakeReleasable(FaultDirection::kSend, now, /*tick=*/false)) {
+  Passed(direction, peer);
+  for (auto& released : TakeReleasable(direction, now, /*tick=*/false)) {
+    out.push_back(std::move(released));
+  }
+  return out;
+}
+
+// Sends under mu_: the inner transport's Send never calls back into this one, and holding
+// the lock keeps one connection's messages in the order they were decided.
+void FaultyTransport::Send(PeerId to, Message message) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return inner_->Send(to, std::move(message));  // dropped and counted there
+  for (auto& [peer, m] : Pass(FaultDirection::kSend, to, std::move(message), clock_.Now())) {
     SendOut(peer, std::move(m));
   }
 }
@@ -363,29 +372,7 @@ void FaultyTransport::OnReceive(PeerId from, Message message) {
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
-    const absl::Time now = clock_.Now();
-    const Verdict v = Decide(FaultDirection::kReceive, message, from, now);
-    if (v.partition || v.drop) return;
-    Connection& c = ConnectionOf(FaultDirection::kReceive, from);
-    std::vector<Message> copies;
-    if (v.duplicate) copies.push_back(Copy(message));
-    copies.insert(copies.begin(), std::move(message));
-    bool first = true;
-    for (Message& m : copies) {
-      const bool hold = !c.queue.empty() || (first && (v.due > now || v.overtakes > 0));
-      if (hold) {
-        c.queue.push_back(Held{std::move(m), first ? v.due : absl::InfinitePast(),
-                               first ? v.overtakes : 0});
-        log_->AddHeld(1);
-      } else {
-        deliver.emplace_back(from, std::move(m));
-      }
-      first = false;
-    }
-    Passed(FaultDirection::kReceive, from);
-    for (auto& released : TakeReleasable(FaultDirection::kReceive, now, /*tick=*/false)) {
-      deliver.push_back(std::move(released));
-    }
+    deliver = Pass(FaultDirection::kReceive, from, std::move(message), clock_.Now());
   }
   // Without the lock: the node's handler sends (through this transport).
   for (auto& [peer, m] : deliver) Deliver(peer, std::move(m));

@@ -192,6 +192,13 @@ class FaultyTransport final : public Transport {
   // One message passed on `direction` from/to `peer`: the other connections' held messages
   // count it; returns what is now releasable, in order, removed from the queues.
   void Passed(FaultDirection direction, PeerId peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the plan does with `message` on `direction` from/to `peer` at `now`: nothing goes
+  // (dropped, partitioned), or it and its duplicate are held in the connection's queue
+  // (delayed, to be overtaken, or behind held ones) or returned to go now, followed by the
+  // held messages its passing releases, in order.
+  std::vector<std::pair<PeerId, Message>> Pass(FaultDirection direction, PeerId peer,
+                                               Message message, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes every releasable head (repeatedly) of `direction`'s connections.
   std::vector<std::pair<PeerId, Message>> TakeReleasable(FaultDirection direction,
                                                          absl::Time now, bool tick)
