@@ -161,7 +161,12 @@ TEST_P(StopTest, TargetStopsEveryWorker) {
   for (const WorkerSummary &w : r.workers) {
     EXPECT_TRUE(w.stopped) << "worker " << w.rank;
     EXPECT_LT(w.iterations, 200 * 80 / 4) << "worker " << w.rank;
-    EXPECT_GT(w.slowed_s, w.rank == 2 ? 0.0 : -1.0);
+    // The slow worker waited after each batch it computed; the target may stop it before its
+    // first one (sa-asgd:n=1 applies the fast workers' pushes at once).
+    EXPECT_GE(w.slowed_s, 0.0) << "worker " << w.rank;
+    if (w.rank == 2 && w.iterations > 0) {
+      EXPECT_GT(w.slowed_s, 0.0);
+    }
   }
   ASSERT_FALSE(r.evals.empty());
   EXPECT_TRUE(r.evals.back().final);
