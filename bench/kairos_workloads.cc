@@ -32,8 +32,12 @@ SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
 JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
   JobConfig job;
   TableSpec table;
-  table.name = std::string(kTable);
-  table.size = table_floats;
+  if (settings.sparse_row_width > 0) {
+    table = TableSpec::Sparse(std::string(kTable), settings.sparse_row_width);
+  } else {
+    table.name = std::string(kTable);
+    table.size = table_floats;
+  }
   job.tables.push_back(table);
   job.policy = settings.policy;
   job.chunk_elements = settings.chunk_elements;

@@ -44,13 +44,17 @@ struct ClusterSettings {
   bool discard_updates = false;
   // Every node's CURVE keys (the curve workload); unset: plain connections.
   std::optional<CurveKeys> keys;
+  // > 0: the table is sparse (TableSpec::Sparse) with rows of this many floats, and
+  // `table_floats` of BenchCluster::Create must be 0 (kairos_sparse_bench).
+  uint32_t sparse_row_width = 0;
 };
 
 // A job over tcp loopback. The destructor shuts it down.
 class BenchCluster {
  public:
   // Starts the coordinator, `servers` servers and `workers` workers, with one table of
-  // `table_floats` floats (zeros, "sgd"), and waits until the job has started.
+  // `table_floats` floats (zeros, "sgd"; a sparse table when settings.sparse_row_width > 0),
+  // and waits until the job has started.
   static absl::StatusOr<std::unique_ptr<BenchCluster>> Create(int servers, int workers,
                                                               uint64_t table_floats,
                                                               const ClusterSettings& settings);

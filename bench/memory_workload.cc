@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/sparse_workloads.h"
 #include "kairos/buffer.h"
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
@@ -162,14 +164,13 @@ absl::Status RunRounds(Worker& worker, uint64_t floats, int rounds) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
-                                                  uint64_t table_bytes, const std::string& policy,
-                                                  int rounds, const std::string& updater) {
-  const JobConfig job = MemoryJob(table_bytes, policy, updater);
-  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Updater> built,
-                          MakeBuiltinUpdater(job.tables[0].updater));
+// Starts a coordinator of `job` here, `server_binary` (kairos-server) as a child and one
+// worker here; sets *baseline_rss to the server's VmRSS once it listens (before the job
+// starts), calls body(worker, server pid) while the job runs, then finishes the job and
+// checks that the server exited 0.
+absl::Status RunWithChildServer(const std::string& server_binary, const JobConfig& job,
+                                uint64_t* baseline_rss,
+                                const std::function<absl::Status(Worker&, pid_t)>& body) {
   CoordinatorOptions co;
   co.listen = "tcp://127.0.0.1:0";
   co.num_servers = 1;
@@ -180,23 +181,14 @@ absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_bina
                           Child::Spawn({server_binary, "--coordinator", coordinator->endpoint(),
                                         "--listen", "tcp://127.0.0.1:*", "--log-level", "warn"}));
   KAIROS_RETURN_IF_ERROR(server->WaitForLine("listening on", kStartTimeout));
-  MemoryFigures f;
-  f.table_bytes = table_bytes;
-  f.state_per_element = built->state_per_element();
-  // The optimizer's state is one more table per float of state per element.
-  f.bound_bytes = static_cast<uint64_t>((1.3 + static_cast<double>(f.state_per_element)) *
-                                        static_cast<double>(table_bytes)) +
-                  (uint64_t{64} << 20);
-  f.baseline_rss_bytes = StatusBytes(server->pid(), "VmRSS");
+  *baseline_rss = StatusBytes(server->pid(), "VmRSS");
   {
     WorkerOptions wo;
     wo.coordinator = coordinator->endpoint();
     wo.job = job;
     wo.join_timeout = kStartTimeout;
     KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(wo));
-    KAIROS_RETURN_IF_ERROR(RunRounds(*worker, job.tables[0].size, rounds));
-    f.peak_rss_bytes = StatusBytes(server->pid(), "VmHWM");
-    f.final_rss_bytes = StatusBytes(server->pid(), "VmRSS");
+    KAIROS_RETURN_IF_ERROR(body(*worker, server->pid()));
     KAIROS_RETURN_IF_ERROR(worker->Finish());
   }
   KAIROS_RETURN_IF_ERROR(coordinator->Wait(kExitTimeout));
@@ -204,6 +196,70 @@ absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_bina
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return absl::InternalError(absl::StrCat(server_binary, " ended with wait status ", status));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
+                                                  uint64_t table_bytes, const std::string& policy,
+                                                  int rounds, const std::string& updater) {
+  const JobConfig job = MemoryJob(table_bytes, policy, updater);
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Updater> built,
+                          MakeBuiltinUpdater(job.tables[0].updater));
+  MemoryFigures f;
+  f.table_bytes = table_bytes;
+  f.state_per_element = built->state_per_element();
+  // The optimizer's state is one more table per float of state per element.
+  f.bound_bytes = static_cast<uint64_t>((1.3 + static_cast<double>(f.state_per_element)) *
+                                        static_cast<double>(table_bytes)) +
+                  (uint64_t{64} << 20);
+  KAIROS_RETURN_IF_ERROR(RunWithChildServer(
+      server_binary, job, &f.baseline_rss_bytes, [&](Worker& worker, pid_t pid) {
+    KAIROS_RETURN_IF_ERROR(RunRounds(worker, job.tables[0].size, rounds));
+    f.peak_rss_bytes = StatusBytes(pid, "VmHWM");
+    f.final_rss_bytes = StatusBytes(pid, "VmRSS");
+    return absl::OkStatus();
+  }));
+  return f;
+}
+
+absl::StatusOr<SparseMemoryFigures> MeasureSparseServerMemory(const std::string& server_binary,
+                                                              uint64_t rows, uint32_t width,
+                                                              const std::string& updater) {
+  JobConfig job;
+  UpdaterSpec spec;
+  spec.name = updater;
+  job.tables.push_back(TableSpec::Sparse(kTableName, width, Initializer{}, spec));
+  job.policy = "asp";
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Updater> built, MakeBuiltinUpdater(spec));
+  SparseMemoryFigures f;
+  f.rows = rows;
+  f.width = width;
+  f.raw_bytes = rows * width * sizeof(float);
+  f.bound_bytes = 2 * f.raw_bytes + (uint64_t{64} << 20);
+  f.state_per_element = built->state_per_element();
+  KAIROS_RETURN_IF_ERROR(RunWithChildServer(
+      server_binary, job, &f.baseline_rss_bytes, [&](Worker& worker, pid_t pid) {
+    constexpr uint64_t kBatch = 16384;
+    std::vector<uint64_t> keys;
+    std::vector<float> rows_buffer(kBatch * width, 1e-3f);
+    for (int pass = 0; pass < 2; ++pass) {  // push every row, then pull every row
+      for (uint64_t first = 0; first < rows; first += kBatch) {
+        keys.clear();
+        for (uint64_t i = first; i < std::min(rows, first + kBatch); ++i) {
+          keys.push_back(SparseKey(i));
+        }
+        const std::span<float> span(rows_buffer.data(), keys.size() * width);
+        KAIROS_RETURN_IF_ERROR(pass == 0 ? worker.PushSparse(kTableName, keys,
+                                                             std::span<const float>(span))
+                                         : worker.PullSparse(kTableName, keys, span));
+      }
+    }
+    f.peak_rss_bytes = StatusBytes(pid, "VmHWM");
+    f.final_rss_bytes = StatusBytes(pid, "VmRSS");
+    return absl::OkStatus();
+  }));
   return f;
 }
 

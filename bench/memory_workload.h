@@ -35,6 +35,23 @@ absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_bina
                                                   uint64_t table_bytes, const std::string& policy,
                                                   int rounds, const std::string& updater = "sgd");
 
+// Server memory of a sparse table: like MeasureServerMemory, with a job of one sparse table
+// of rows of `width` floats (updater `updater`) into which the worker pushes `rows` distinct
+// rows (SparseKey(0..rows-1), batches of 16384 keys), and then pulls them all once.
+struct SparseMemoryFigures {
+  uint64_t rows = 0;
+  uint32_t width = 0;
+  uint64_t raw_bytes = 0;           // rows x width x 4: the values alone
+  uint64_t baseline_rss_bytes = 0;  // VmRSS once listening, before any row exists
+  uint64_t peak_rss_bytes = 0;      // VmHWM after the pushes and the pull
+  uint64_t final_rss_bytes = 0;     // VmRSS then
+  uint64_t bound_bytes = 0;         // the target: 2 x raw_bytes + 64 MiB
+  uint64_t state_per_element = 0;   // the updater's state, floats per element
+};
+absl::StatusOr<SparseMemoryFigures> MeasureSparseServerMemory(const std::string& server_binary,
+                                                              uint64_t rows, uint32_t width,
+                                                              const std::string& updater = "sgd");
+
 }  // namespace kairos::bench
 
 #endif  // KAIROS_BENCH_MEMORY_WORKLOAD_H_
