@@ -237,8 +237,10 @@ absl::StatusOr<SparseMemoryFigures> MeasureSparseServerMemory(const std::string&
   f.rows = rows;
   f.width = width;
   f.raw_bytes = rows * width * sizeof(float);
-  f.bound_bytes = 2 * f.raw_bytes + (uint64_t{64} << 20);
   f.state_per_element = built->state_per_element();
+  // The rows' raw bytes are their values; an optimizer's state is that much again per float
+  // of state per element, and counts in the bound the same way.
+  f.bound_bytes = 2 * f.raw_bytes * (1 + f.state_per_element) + (uint64_t{64} << 20);
   KAIROS_RETURN_IF_ERROR(RunWithChildServer(
       server_binary, job, &f.baseline_rss_bytes, [&](Worker& worker, pid_t pid) {
     constexpr uint64_t kBatch = 16384;
@@ -255,6 +257,7 @@ absl::StatusOr<SparseMemoryFigures> MeasureSparseServerMemory(const std::string&
                                                              std::span<const float>(span))
                                          : worker.PullSparse(kTableName, keys, span));
       }
+      if (pass == 0) f.pushed_rss_bytes = StatusBytes(pid, "VmHWM");
     }
     f.peak_rss_bytes = StatusBytes(pid, "VmHWM");
     f.final_rss_bytes = StatusBytes(pid, "VmRSS");

@@ -43,9 +43,11 @@ struct SparseMemoryFigures {
   uint32_t width = 0;
   uint64_t raw_bytes = 0;           // rows x width x 4: the values alone
   uint64_t baseline_rss_bytes = 0;  // VmRSS once listening, before any row exists
+  uint64_t pushed_rss_bytes = 0;    // VmHWM after the pushes, before the pull
   uint64_t peak_rss_bytes = 0;      // VmHWM after the pushes and the pull
   uint64_t final_rss_bytes = 0;     // VmRSS then
-  uint64_t bound_bytes = 0;         // the target: 2 x raw_bytes + 64 MiB
+  // The target: 2 x raw_bytes x (1 + state_per_element) + 64 MiB (2 x raw + 64 MiB for sgd).
+  uint64_t bound_bytes = 0;
   uint64_t state_per_element = 0;   // the updater's state, floats per element
 };
 absl::StatusOr<SparseMemoryFigures> MeasureSparseServerMemory(const std::string& server_binary,
