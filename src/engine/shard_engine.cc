@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
   }
   std::unique_ptr<ShardEngine> e(new ShardEngine(options, num_workers, host));
   e->num_shards_ = num_shards;
+  e->job_ = job;
   absl::StatusOr<std::unique_ptr<Shard>> built =
       Shard::Create(job, shard, num_shards, num_workers, options.updater_factory,
                     options.inline_apply_bytes);
@@ -812,6 +813,85 @@ EngineCounters ShardEngine::counters() const {
   c.sparse_rows = shard_->sparse_rows();
   c.sparse_bytes = shard_->sparse_bytes();
   return c;
+}
+
+int64_t ShardEngine::SnapshotClock() const {
+  const policy::WorkerClocks& clocks = gate_->clocks();
+  if (clocks.num_active() > 0) return clocks.MinActiveClock();
+  int64_t latest = 0;
+  for (int w = 0; w < clocks.num_workers(); ++w) latest = std::max(latest, clocks.clock(w));
+  return latest;
+}
+
+void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+  auto snap = std::make_shared<ShardSnapshot>();
+  snap->shard = shard_->index();
+  snap->num_shards = num_shards_;
+  snap->clock = SnapshotClock();
+  snap->chunk_elements = job_.chunk_elements;
+  snap->tables = CheckpointTables(job_, *shard_);
+  std::size_t dense = 0, sparse = 0;
+  for (const ShardTable& t : shard_->tables()) {
+    dense += t.chunks.size();
+    sparse += t.sparse != nullptr;
+  }
+  snap->dense.resize(dense);
+  snap->sparse.resize(sparse);
+  // One count per part and one for this call, so `done` runs once, after the last part.
+  auto pending = std::make_shared<std::atomic<std::size_t>>(dense + sparse + 1);
+  auto finish = [snap, pending, done = std::move(done)] {
+    if (pending->fetch_sub(1, std::memory_order_acq_rel) == 1) done(snap);
+  };
+  std::size_t d = 0, p = 0;
+  for (ShardTable& t : shard_->tables()) {
+    for (ShardChunk& c : t.chunks) {
+      ShardSnapshot::Dense* part = &snap->dense[d++];
+      part->table = t.id;
+      part->begin = c.chunk.begin;
+      part->end = c.chunk.end;
+      part->version = c.version;  // decided here: the updates before this call
+      work_->RunInOrder(t, c, [part, &c, finish] {
+        part->values = c.values;  // shared: the chunk's next update copies it first
+        part->state.assign(c.state.data(), c.state.data() + c.state.size());
+        part->learning_rate = c.learning_rate;
+        finish();
+      });
+    }
+    if (t.sparse != nullptr) {
+      ShardSnapshot::Sparse* part = &snap->sparse[p++];
+      part->table = t.id;
+      part->version = t.sparse->lane.version;
+      SparseShard* held = t.sparse.get();
+      work_->RunInOrder(t, held->lane, [part, held, finish] {
+        const SparseRows& rows = held->rows;
+        part->stride = static_cast<uint32_t>(rows.stride());
+        part->learning_rate = held->lane.learning_rate;
+        part->keys.reserve(rows.rows());
+        part->steps.reserve(rows.rows());
+        part->rows.reserve(rows.rows() * rows.stride());
+        rows.ForEach([&](uint64_t key, uint32_t slot) {
+          part->keys.push_back(key);
+          part->steps.push_back(rows.step(slot));
+          const std::span<const float> r = rows.row_and_state(slot);
+          part->rows.insert(part->rows.end(), r.begin(), r.end());
+        });
+        finish();
+      });
+    }
+  }
+  finish();
+}
+
+absl::StatusOr<int64_t> ShardEngine::Restore(const std::vector<std::string>& files) {
+  try {
+    return RestoreShard(*shard_, num_shards_, job_, files);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("shard %d: out of memory while restoring a checkpoint", shard_->index()));
+  } catch (const std::length_error& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("shard %d: restoring a checkpoint: %s", shard_->index(), e.what()));
+  }
 }
 
 }  // namespace kairos::internal

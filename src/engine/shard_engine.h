@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/checkpoint.h"
 #include "engine/chunk_work.h"
 #include "engine/shard.h"
 #include "kairos/buffer.h"
@@ -190,6 +191,19 @@ class ShardEngine {
   // dropped unanswered.
   void DropWaiting(absl::Time now);
 
+  // ------------------------------------------------------------------ checkpoints
+  // Takes a snapshot of every table of the shard (docs/durability.md): each chunk's part on
+  // its lane, in order with its updates (ChunkWork::RunInOrder), so the snapshot holds
+  // exactly the updates decided before this call. `done` gets it once every part is taken:
+  // on the lane that took the last part, or at once when every chunk is inline. Its clock is
+  // the smallest clock of an active worker (when none is active: the largest clock).
+  void Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done);
+  // Loads a whole checkpoint (FindCheckpoint's files) into the shard: call before any
+  // request. Returns the checkpoint's clock. Errors: RestoreShard's.
+  absl::StatusOr<int64_t> Restore(const std::vector<std::string>& files);
+  // The clock Snapshot would name now.
+  int64_t SnapshotClock() const;
+
   // ------------------------------------------------------------------ engine thread
   bool active(int rank) const { return gate_->clocks().active(rank); }
   const policy::Gate& gate() const { return *gate_; }
@@ -260,6 +274,7 @@ class ShardEngine {
   const EngineOptions options_;
   const int num_workers_;
   int num_shards_ = 1;
+  JobConfig job_;  // the job's tables (checkpoints describe them)
   EngineHost* const host_;
   std::unique_ptr<ChunkWork> work_;  // where chunks' float work runs
 

@@ -61,6 +61,17 @@ class SparseRows {
     return steps_[slot / rows_per_block_][slot % rows_per_block_];
   }
 
+  // Calls f(key, slot) for every row held, in no particular order.
+  template <typename F>
+  void ForEach(F f) const {
+    for (const auto& [key, slot] : index_) f(key, slot);
+  }
+  uint64_t step(uint32_t slot) const {
+    return steps_[slot / rows_per_block_][slot % rows_per_block_];
+  }
+  std::span<const float> row_and_state(uint32_t slot) const { return {Row(slot), stride_}; }
+  std::size_t stride() const { return stride_; }
+
   uint64_t rows() const { return rows_.load(std::memory_order_relaxed); }
   // Bytes held: the blocks and the hash map's slots.
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }

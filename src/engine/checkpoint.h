@@ -1,0 +1,110 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Checkpoints of a shard (docs/durability.md): a snapshot of every table the shard owns
+// (dense chunks: values, optimizer state, update count, learning rate; sparse tables: every
+// row with its state and update count), written to one file per shard, atomically, with a
+// checksum per record; and the restore of a new job's shard from a whole checkpoint of any
+// number of shards (the chunks and rows are re-partitioned).
+//
+// Layout: ROOT/clock-<12 digits>/shard-<5 digits>-of-<5 digits>.kcp. A checkpoint is
+// complete when the files of all its shards are there (each appears only once written and
+// synced: temporary file, fsync, rename, fsync of the directory).
+//
+// File: the magic "KCKPT001", then records { u32 type, u32 crc32 (zlib) of the rest of the
+// record, u64 payload length, payload }, little-endian: one HEADER, DENSE and SPARSE
+// records, one END (the number of records before it). A file without its END, with a
+// record whose checksum or length is wrong, or with bytes after the END is refused and
+// named, never loaded.
+//
+// Thread-safety: the functions are thread-compatible; a ShardSnapshot is filled on the
+// shard's lanes (ShardEngine::Snapshot) and then read by one thread.
+
+#ifndef KAIROS_ENGINE_CHECKPOINT_H_
+#define KAIROS_ENGINE_CHECKPOINT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/shard.h"
+#include "kairos/buffer.h"
+#include "kairos/job.h"
+
+namespace kairos::internal {
+
+// What a checkpoint says of each table of its job; a restore requires the same tables.
+struct CheckpointTable {
+  std::string name;
+  TableKind kind = TableKind::kDense;
+  uint64_t size = 0;
+  uint32_t row_width = 0;
+  std::string updater;              // UpdaterSpec::name
+  uint32_t state_per_element = 0;   // the updater's state, floats per element
+  friend bool operator==(const CheckpointTable&, const CheckpointTable&) = default;
+};
+
+struct ShardSnapshot {
+  int shard = 0;
+  int num_shards = 1;
+  int64_t clock = 0;  // the smallest clock of an active worker when it was taken
+  uint64_t chunk_elements = 0;
+  std::vector<CheckpointTable> tables;
+
+  struct Dense {
+    uint32_t table = 0;
+    uint64_t begin = 0, end = 0;  // table coordinates
+    uint64_t version = 0;         // updates applied (the updaters' step)
+    float learning_rate = 0;
+    Buffer values;                // end - begin floats (shared with the chunk: copy on write)
+    std::vector<float> state;     // (end - begin) x state_per_element
+  };
+  struct Sparse {
+    uint32_t table = 0;
+    uint64_t version = 0;
+    float learning_rate = 0;
+    uint32_t stride = 0;          // floats per row: row_width values, then the state
+    std::vector<uint64_t> keys;
+    std::vector<uint64_t> steps;  // each row's update count
+    std::vector<float> rows;      // keys.size() x stride
+  };
+  std::vector<Dense> dense;
+  std::vector<Sparse> sparse;
+};
+
+// The tables of `job` as a checkpoint describes them (`state_per_element` from `shard`).
+std::vector<CheckpointTable> CheckpointTables(const JobConfig& job, Shard& shard);
+
+// "clock-000000000120", "shard-00001-of-00004.kcp".
+std::string CheckpointDirName(int64_t clock);
+std::string CheckpointFileName(int shard, int num_shards);
+
+// Writes `s` as ROOT/clock-N/shard-i-of-S.kcp atomically (temporary file, fsync, rename,
+// fsync of the directory) and returns its path. `sync`: false skips both fsyncs (tests).
+// Errors name the path and the system's reason.
+absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::string& root,
+                                            bool sync = true);
+
+// Reads one file, checking the magic, every record's checksum and bounds, and the END.
+// DataLoss naming the file and the byte offset for a torn or corrupt file.
+absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path);
+
+// The files of the checkpoint to restore from `path`: a checkpoint directory (clock-N) with
+// every shard's file, or a root holding clock-N directories (the one with the highest clock
+// whose files are all there). NotFound when there is none; FailedPrecondition for a
+// directory whose files are of different shard counts or missing.
+absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path);
+
+// Loads a whole checkpoint (`files`, as FindCheckpoint returns them) into shard `shard` of
+// a new job (its tables freshly built for `job`): the parts of dense tables it owns, the
+// rows of sparse tables whose owner it is (ShardOfKey), their optimizer state, update counts
+// and learning rates. Every file is read and checked first. FailedPrecondition when the
+// job's tables differ from the checkpoint's (naming the table and what differs). Call
+// before the shard serves anything. Returns the checkpoint's clock.
+absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConfig& job,
+                                     const std::vector<std::string>& files);
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_ENGINE_CHECKPOINT_H_

@@ -1,0 +1,308 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Checkpoints of a shard (docs/durability.md): the snapshot taken through the engine, the
+// file written and read back, restores into another number of shards (every element, row,
+// optimizer state and update count where it was), and files that are torn, corrupt or of
+// another job, refused and named.
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/partition.h"
+#include "engine/checkpoint.h"
+#include "engine/shard_engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/job.h"
+#include "policy/policy.h"
+
+namespace kairos::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const absl::Time kT0 = absl::UnixEpoch();
+
+class Host final : public EngineHost {
+ public:
+  void RunOnLane(uint64_t, std::function<void()> job) override { job(); }
+  void Answer(EngineAnswer a) override { answers.push_back(std::move(a)); }
+  std::vector<EngineAnswer> answers;
+};
+
+// Table 0 "w": dense, 10 floats in chunks of 3, adam. Table 1 "emb": sparse rows of 2,
+// adagrad. Table 2 "b": dense, 2 floats, sgd.
+JobConfig Job() {
+  JobConfig job;
+  job.policy = "asp";
+  job.chunk_elements = 3;
+  job.tables.push_back({"w", 10, Initializer::Constant(0.5f), {"adam", 0.1f}});
+  job.tables.push_back(
+      TableSpec::Sparse("emb", 2, Initializer::Normal(0.0f, 1.0f, 3), {"adagrad", 0.2f}));
+  job.tables.push_back({"b", 2, Initializer::Zeros(), {"sgd", 1.0f}});
+  return job;
+}
+
+// The shards of one job, each with its own engine.
+struct Cluster {
+  explicit Cluster(int shards, const JobConfig& job = Job()) {
+    auto spec = policy::ParsePolicySpec(job.policy);
+    EXPECT_TRUE(spec.ok());
+    EngineOptions options;
+    options.inline_apply_bytes = 8;  // some chunks inline, some on "lanes"
+    for (int s = 0; s < shards; ++s) {
+      hosts.push_back(std::make_unique<Host>());
+      auto e = ShardEngine::Create(job, *spec, s, shards, /*workers=*/2, options,
+                                   hosts.back().get());
+      EXPECT_TRUE(e.ok()) << e.status();
+      engines.push_back(*std::move(e));
+    }
+  }
+
+  // Worker `rank` pushes gradient g(i) = i + 1 + round to every element of the dense tables
+  // and `round + 1` x (key + 1) to rows of keys 0..11 (each to its owner).
+  void PushAll(int rank, int round) {
+    for (auto& e : engines) {
+      for (ShardTable& t : e->shard().tables()) {
+        for (ShardChunk& c : t.chunks) {
+          std::vector<float> g;
+          for (uint64_t i = c.chunk.begin; i < c.chunk.end; ++i) {
+            g.push_back(static_cast<float>(i + 1 + round));
+          }
+          EngineRequest r;
+          r.kind = EngineRequest::Kind::kPush;
+          r.rank = rank;
+          r.table = t.id;
+          r.offset = c.chunk.begin;
+          r.length = c.chunk.size();
+          r.request_id = next_id++;
+          e->OnPush(r, Buffer::CopyOf(g), kT0);
+        }
+      }
+      std::vector<uint64_t> keys;
+      std::vector<float> rows;
+      for (uint64_t k = 0; k < 12; ++k) {
+        if (ShardOfKey(k, static_cast<int>(engines.size())) != e->shard().index()) continue;
+        keys.push_back(k);
+        rows.push_back(static_cast<float>((round + 1) * (k + 1)));
+        rows.push_back(-static_cast<float>(k));
+      }
+      EngineRequest r;
+      r.kind = EngineRequest::Kind::kPushSparse;
+      r.rank = rank;
+      r.table = 1;
+      r.length = keys.size();
+      r.request_id = next_id++;
+      r.keys = Buffer::Allocate(keys.size() * 2);
+      std::memcpy(r.keys.data(), keys.data(), keys.size() * 8);
+      e->OnPushSparse(r, Buffer::CopyOf(rows), kT0);
+    }
+    for (auto& h : hosts) {
+      for (const EngineAnswer& a : h->answers) ASSERT_TRUE(a.status.ok()) << a.status;
+      h->answers.clear();
+    }
+  }
+
+  std::vector<std::shared_ptr<ShardSnapshot>> Snapshots() {
+    std::vector<std::shared_ptr<ShardSnapshot>> out;
+    for (auto& e : engines) {
+      std::shared_ptr<ShardSnapshot> got;
+      e->Snapshot([&](std::shared_ptr<ShardSnapshot> s) { got = std::move(s); });
+      EXPECT_NE(got, nullptr) << "the host runs lane jobs at once";
+      out.push_back(got);
+    }
+    return out;
+  }
+
+  std::vector<std::unique_ptr<Host>> hosts;
+  std::vector<std::unique_ptr<ShardEngine>> engines;
+  uint64_t next_id = 1;
+};
+
+// Everything a job's shards hold, by table coordinates: comparable across partitions.
+struct Global {
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<float>> elements;  // value, state
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> element_version;
+  std::map<uint64_t, std::pair<std::vector<float>, uint64_t>> rows;       // row+state, step
+  friend bool operator==(const Global&, const Global&) = default;
+};
+
+Global Collect(const std::vector<std::shared_ptr<ShardSnapshot>>& snaps) {
+  Global g;
+  for (const auto& s : snaps) {
+    for (const ShardSnapshot::Dense& d : s->dense) {
+      const std::size_t per = s->tables[d.table].state_per_element;
+      for (uint64_t i = d.begin; i < d.end; ++i) {
+        std::vector<float> v = {d.values.data()[i - d.begin]};
+        for (std::size_t k = 0; k < per; ++k) v.push_back(d.state[(i - d.begin) * per + k]);
+        g.elements[{d.table, i}] = v;
+        g.element_version[{d.table, i}] = d.version;
+      }
+    }
+    for (const ShardSnapshot::Sparse& p : s->sparse) {
+      for (std::size_t i = 0; i < p.keys.size(); ++i) {
+        g.rows[p.keys[i]] = {std::vector<float>(p.rows.begin() + i * p.stride,
+                                                p.rows.begin() + (i + 1) * p.stride),
+                             p.steps[i]};
+      }
+    }
+  }
+  return g;
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) /
+            ("kairos_ckpt_" + std::string(::testing::UnitTest::GetInstance()
+                                               ->current_test_info()
+                                               ->name()));
+    fs::remove_all(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Writes every shard's snapshot under root_; returns the files.
+  std::vector<std::string> Write(const std::vector<std::shared_ptr<ShardSnapshot>>& snaps) {
+    std::vector<std::string> files;
+    for (const auto& s : snaps) {
+      auto path = WriteCheckpoint(*s, root_.string(), /*sync=*/false);
+      EXPECT_TRUE(path.ok()) << path.status();
+      files.push_back(*path);
+    }
+    return files;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(CheckpointTest, FileRoundTripHoldsEverything) {
+  Cluster c(2);
+  c.PushAll(0, 0);
+  c.PushAll(1, 1);
+  const auto snaps = c.Snapshots();
+  const std::vector<std::string> files = Write(snaps);
+  EXPECT_EQ(fs::path(files[0]).filename(), "shard-00000-of-00002.kcp");
+  EXPECT_EQ(fs::path(files[0]).parent_path().filename(), "clock-000000000000");
+  std::vector<std::shared_ptr<ShardSnapshot>> read;
+  for (const std::string& f : files) {
+    auto s = ReadCheckpoint(f);
+    ASSERT_TRUE(s.ok()) << s.status();
+    read.push_back(std::make_shared<ShardSnapshot>(*std::move(s)));
+  }
+  EXPECT_EQ(Collect(read), Collect(snaps));
+  EXPECT_EQ(Collect(snaps).rows.size(), 12u);
+  EXPECT_EQ(Collect(snaps).elements.size(), 12u);
+  // Two pushes: every row and chunk was updated twice (its steps, Adam's bias correction).
+  for (const auto& [key, row] : Collect(snaps).rows) EXPECT_EQ(row.second, 2u) << key;
+  for (const auto& [at, v] : Collect(snaps).element_version) EXPECT_EQ(v, 2u);
+}
+
+// A job of 1, 2 or 3 shards checkpointed, restored into 1, 2 or 3: every element, its
+// optimizer state and update count, and every row are where they were; the restored job
+// then goes on exactly as the job that never stopped.
+TEST_F(CheckpointTest, RestoreRepartitionsExactly) {
+  for (int from = 1; from <= 3; ++from) {
+    for (int to = 1; to <= 3; ++to) {
+      SCOPED_TRACE(::testing::Message() << from << " shards restored into " << to);
+      fs::remove_all(root_);
+      Cluster before(from);
+      before.PushAll(0, 0);
+      before.PushAll(1, 0);
+      Write(before.Snapshots());
+      auto files = FindCheckpoint(root_.string());
+      ASSERT_TRUE(files.ok()) << files.status();
+      ASSERT_EQ(files->size(), static_cast<std::size_t>(from));
+      Cluster after(to);
+      for (auto& e : after.engines) {
+        auto clock = e->Restore(*files);
+        ASSERT_TRUE(clock.ok()) << clock.status();
+      }
+      EXPECT_EQ(Collect(after.Snapshots()), Collect(before.Snapshots()));
+      // And the next updates land identically (Adam's step counts came back too).
+      before.PushAll(0, 5);
+      after.PushAll(0, 5);
+      EXPECT_EQ(Collect(after.Snapshots()), Collect(before.Snapshots()));
+    }
+  }
+}
+
+TEST_F(CheckpointTest, TornCorruptOrForeignFilesAreRefusedAndNamed) {
+  Cluster c(1);
+  c.PushAll(0, 0);
+  const std::string file = Write(c.Snapshots())[0];
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& b) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc).write(b.data(), b.size());
+  };
+  // Torn: the file ends inside a record, or before the END.
+  for (std::size_t keep : {bytes.size() - 1, bytes.size() - 24, bytes.size() / 2, 8ul, 3ul}) {
+    write(bytes.substr(0, keep));
+    auto s = ReadCheckpoint(file);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << keep;
+    EXPECT_THAT(s.status().message(), HasSubstr(file));
+  }
+  // One bit flipped anywhere after the magic: a checksum (or a length) catches it.
+  for (std::size_t at : {9ul, 30ul, bytes.size() / 3, bytes.size() - 5}) {
+    std::string b = bytes;
+    b[at] ^= 0x10;
+    write(b);
+    auto s = ReadCheckpoint(file);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << at;
+  }
+  write(bytes + "x");
+  EXPECT_THAT(ReadCheckpoint(file).status().message(), HasSubstr("after the END"));
+  write("not a checkpoint at all");
+  EXPECT_THAT(ReadCheckpoint(file).status().message(), HasSubstr("magic"));
+  write(bytes);
+  ASSERT_TRUE(ReadCheckpoint(file).ok());
+  // Another job: a table of another size or updater.
+  JobConfig other = Job();
+  other.tables[0].size = 11;
+  Cluster wrong(1, other);
+  auto restored = wrong.engines[0]->Restore({file});
+  EXPECT_EQ(restored.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(restored.status().message(), HasSubstr("table 0 is 'w' (dense, size 10"));
+  other = Job();
+  other.tables[1].updater.name = "adam";
+  Cluster wrong2(1, other);
+  EXPECT_THAT(wrong2.engines[0]->Restore({file}).status().message(),
+              HasSubstr("updater adagrad"));
+}
+
+TEST_F(CheckpointTest, FindCheckpointTakesTheLatestCompleteOne) {
+  EXPECT_EQ(FindCheckpoint(root_.string()).status().code(), absl::StatusCode::kNotFound);
+  Cluster c(2);
+  auto snaps = c.Snapshots();
+  Write(snaps);  // clock 0, complete
+  snaps[0]->clock = 4;
+  snaps[1]->clock = 4;
+  Write(snaps);  // clock 4, complete
+  snaps[0]->clock = 8;
+  Write({snaps[0]});  // clock 8: shard 1's file is missing (it was still being written)
+  auto files = FindCheckpoint(root_.string());
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT((*files)[0], HasSubstr("clock-000000000004"));
+  // Named directly, the incomplete one is an error that says what is missing.
+  auto partial = FindCheckpoint((root_ / "clock-000000000008").string());
+  EXPECT_EQ(partial.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(partial.status().message(), HasSubstr("1 of its 2 shard files"));
+  // A temporary file left by a crash is not a shard file.
+  std::ofstream(root_ / "clock-000000000008" / "shard-00001-of-00002.kcp.tmp") << "torn";
+  EXPECT_THAT(FindCheckpoint(root_.string()).value()[0], HasSubstr("clock-000000000004"));
+}
+
+}  // namespace
+}  // namespace kairos::internal
