@@ -135,6 +135,28 @@ struct ServerOptions : NodeOptions {
   absl::Duration max_read_wait = absl::Hours(1);
   // Reads of one worker that may wait in the gate at once. Default 65536.
   int max_waiting_reads_per_worker = 65536;
+
+  // Checkpoints (docs/durability.md). Where this server writes its shard's checkpoints, as
+  // DIR/clock-<N>/shard-<i>-of-<S>.kcp, each file written atomically; empty (default):
+  // none, and Server::Checkpoint fails.
+  std::string checkpoint_dir;
+  // Take one each time the smallest clock of the active workers reaches a multiple of this
+  // (0, default: not by clocks). Every server of a job names it by the same clock, so under
+  // BSP the shards' files form one consistent checkpoint.
+  int64_t checkpoint_every_clocks = 0;
+  // Take one every this long (0, default: not by time). Shards take these independently.
+  absl::Duration checkpoint_every = absl::ZeroDuration();
+  // Take a last one when every worker has finished (or died), before the server ends.
+  // Default true (with a checkpoint_dir).
+  bool checkpoint_at_end = true;
+  // fsync each file and its directory (default true). false only for tests.
+  bool checkpoint_sync = true;
+  // Start the job from a checkpoint: a clock-<N> directory, or a directory of them (the
+  // complete one of the highest clock). It must hold every shard's file (a shared file
+  // system, or copied there); the job's tables must match, the number of servers may
+  // differ. The workers' clocks start at 0; checkpoints of the new job are named from the
+  // restored clock on. Empty (default): fresh initial values.
+  std::string restore_from;
 };
 
 struct CoordinatorOptions {

@@ -46,6 +46,14 @@ struct ServerStats {
   // job's CURVE keys (or using CURVE at a server without keys), or one that closed the
   // connection during the handshake. ZeroMQ clients retry, so each attempt counts.
   uint64_t handshakes_refused = 0;
+  // Checkpoints (docs/durability.md): written, failed (the error is logged), and not taken
+  // because the one before was still being written; the clock of the last one written
+  // (-1: none), and the clock the job was restored from (-1: not restored).
+  uint64_t checkpoints_written = 0;
+  uint64_t checkpoints_failed = 0;
+  uint64_t checkpoints_skipped = 0;
+  int64_t last_checkpoint_clock = -1;
+  int64_t restored_clock = -1;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };
@@ -69,6 +77,16 @@ class KAIROS_EXPORT Server {
   // Stops serving now; pending requests are answered with Cancelled.
   virtual void Stop() = 0;
   virtual ServerStats stats() const = 0;
+  // Writes a checkpoint of this server's shard now (ServerOptions::checkpoint_dir;
+  // docs/durability.md) and returns its path once it is written and synced. The snapshot
+  // holds every update decided before the call; if a checkpoint is being written already,
+  // that one answers. Errors: FailedPrecondition without a checkpoint_dir or before the job
+  // started, DeadlineExceeded after `timeout` (the checkpoint still completes), the file
+  // system's error. Do not call it from a lane or an updater.
+  virtual absl::StatusOr<std::string> Checkpoint(absl::Duration timeout) = 0;
+  // Starts a checkpoint and returns at once; the server logs its outcome (kairos-server's
+  // SIGUSR1).
+  virtual void RequestCheckpoint() = 0;
 
  protected:
   Server() = default;

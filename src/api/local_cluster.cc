@@ -103,6 +103,11 @@ class LocalClusterImpl final : public LocalCluster {
     for (auto& w : workers_) w->Finish().IgnoreError();
     absl::Status status = coordinator_->Wait(absl::Seconds(30));
     workers_.clear();
+    // Servers that write checkpoints end once their last one is written
+    // (ServerOptions::checkpoint_at_end): let them, within the same deadline.
+    if (status.ok() && !options_.server.checkpoint_dir.empty()) {
+      for (auto& s : servers_) s->Wait(absl::Seconds(30)).IgnoreError();
+    }
     for (auto& s : servers_) s->Stop();
     servers_.clear();
     coordinator_.reset();

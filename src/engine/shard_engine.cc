@@ -817,10 +817,10 @@ EngineCounters ShardEngine::counters() const {
 
 int64_t ShardEngine::SnapshotClock() const {
   const policy::WorkerClocks& clocks = gate_->clocks();
-  if (clocks.num_active() > 0) return clocks.MinActiveClock();
+  if (clocks.num_active() > 0) return clock_base_ + clocks.MinActiveClock();
   int64_t latest = 0;
   for (int w = 0; w < clocks.num_workers(); ++w) latest = std::max(latest, clocks.clock(w));
-  return latest;
+  return clock_base_ + latest;
 }
 
 void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
@@ -884,7 +884,9 @@ void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> d
 
 absl::StatusOr<int64_t> ShardEngine::Restore(const std::vector<std::string>& files) {
   try {
-    return RestoreShard(*shard_, num_shards_, job_, files);
+    absl::StatusOr<int64_t> clock = RestoreShard(*shard_, num_shards_, job_, files);
+    if (clock.ok()) clock_base_ = *clock;
+    return clock;
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("shard %d: out of memory while restoring a checkpoint", shard_->index()));

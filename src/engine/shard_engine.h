@@ -199,9 +199,11 @@ class ShardEngine {
   // the smallest clock of an active worker (when none is active: the largest clock).
   void Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done);
   // Loads a whole checkpoint (FindCheckpoint's files) into the shard: call before any
-  // request. Returns the checkpoint's clock. Errors: RestoreShard's.
+  // request. Returns the checkpoint's clock, from which later snapshots are named (the
+  // workers' clocks start at 0 again). Errors: RestoreShard's.
   absl::StatusOr<int64_t> Restore(const std::vector<std::string>& files);
-  // The clock Snapshot would name now.
+  // The clock Snapshot would name now: the restored clock plus the smallest clock of an
+  // active worker (when none is active: the largest clock).
   int64_t SnapshotClock() const;
 
   // ------------------------------------------------------------------ engine thread
@@ -275,6 +277,7 @@ class ShardEngine {
   const int num_workers_;
   int num_shards_ = 1;
   JobConfig job_;  // the job's tables (checkpoints describe them)
+  int64_t clock_base_ = 0;  // the restored checkpoint's clock
   EngineHost* const host_;
   std::unique_ptr<ChunkWork> work_;  // where chunks' float work runs
 

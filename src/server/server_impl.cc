@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -25,6 +27,7 @@
 #include "common/limits.h"
 #include "common/logging.h"
 #include "common/thread_checker.h"
+#include "engine/checkpoint.h"
 #include "engine/shard_engine.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
@@ -70,6 +73,7 @@ class ServerImpl final : public Server, private EngineHost {
   // still exist, then the engine goes before the pool it hands work to.
   ~ServerImpl() override {
     Stop();
+    if (writer_.joinable()) writer_.join();
     pool_.Stop();
     engine_view_.store(nullptr);
     engine_.reset();
@@ -152,11 +156,138 @@ class ServerImpl final : public Server, private EngineHost {
       s.workers = engine->metrics();
       s.stragglers = engine->stragglers();
     }
+    s.checkpoints_written = checkpoints_written_.load();
+    s.checkpoints_failed = checkpoints_failed_.load();
+    s.checkpoints_skipped = checkpoints_skipped_.load();
+    s.last_checkpoint_clock = last_checkpoint_clock_.load();
+    s.restored_clock = restored_clock_.load();
     return s;
+  }
+
+  absl::StatusOr<std::string> Checkpoint(absl::Duration timeout) override {
+    struct Result {
+      absl::Notification done;
+      absl::StatusOr<std::string> path;
+    };
+    auto result = std::make_shared<Result>();
+    transport_->Post([this, result] {
+      StartCheckpoint([result](absl::StatusOr<std::string> path) {
+        result->path = std::move(path);
+        result->done.Notify();
+      });
+    });
+    if (!result->done.WaitForNotificationWithTimeout(timeout)) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "server %d: the checkpoint was not written within %s (it goes on)",
+          shard_index_.load(), absl::FormatDuration(timeout)));
+    }
+    return result->path;
+  }
+
+  void RequestCheckpoint() override {
+    transport_->Post([this] {
+      StartCheckpoint([this](const absl::StatusOr<std::string>& path) {
+        if (!path.ok()) {
+          log_->error("server {}: requested checkpoint: {}", shard_index_.load(),
+                      std::string(path.status().message()));
+        }
+      });
+    });
   }
 
  private:
   absl::Time Now() const { return ClockOf(options_).Now(); }
+
+  // ------------------------------------------------------------------ checkpoints (I/O)
+  // Takes a snapshot of the shard (ShardEngine::Snapshot) and writes it on the writer
+  // thread; `done` (may be empty) gets the path or the error. One at a time: a request
+  // while one is being written waits for that one (an empty `done`, a periodic one, is
+  // skipped and counted).
+  void StartCheckpoint(std::function<void(absl::StatusOr<std::string>)> done) {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+    if (options_.checkpoint_dir.empty() || engine_ == nullptr) {
+      if (done) {
+        done(absl::FailedPreconditionError(absl::StrFormat(
+            "server %d: %s", shard_index_.load(),
+            options_.checkpoint_dir.empty() ? "no checkpoint directory (ServerOptions::"
+                                              "checkpoint_dir, kairos-server --checkpoint-dir)"
+                                            : "the job has not started")));
+      }
+      return;
+    }
+    if (checkpoint_busy_) {
+      if (done) {
+        checkpoint_waiters_.push_back(std::move(done));
+      } else {
+        checkpoints_skipped_.fetch_add(1);
+      }
+      return;
+    }
+    if (done) checkpoint_waiters_.push_back(std::move(done));
+    checkpoint_busy_ = true;
+    engine_->Snapshot([this](std::shared_ptr<ShardSnapshot> snap) {
+      // On a lane (or here): hand it to the I/O thread, which starts the writer.
+      transport_->Post([this, snap = std::move(snap)] { WriteSnapshot(snap); });
+    });
+  }
+
+  void WriteSnapshot(std::shared_ptr<ShardSnapshot> snap) {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+    if (writer_.joinable()) writer_.join();  // the previous one has finished
+    writer_ = std::thread([this, snap = std::move(snap)] {
+      absl::StatusOr<std::string> path =
+          WriteCheckpoint(*snap, options_.checkpoint_dir, options_.checkpoint_sync);
+      const int64_t clock = snap->clock;
+      transport_->Post([this, path = std::move(path), clock] { CheckpointWritten(path, clock); });
+    });
+  }
+
+  void CheckpointWritten(const absl::StatusOr<std::string>& path, int64_t clock) {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+    checkpoint_busy_ = false;
+    if (path.ok()) {
+      checkpoints_written_.fetch_add(1);
+      last_checkpoint_clock_.store(clock);
+      log_->info("server {}: checkpoint of clock {} written to {}", shard_index_.load(), clock,
+                 *path);
+    } else {
+      checkpoints_failed_.fetch_add(1);
+      log_->error("server {}: checkpoint of clock {} failed: {}", shard_index_.load(), clock,
+                  std::string(path.status().message()));
+    }
+    for (auto& done : std::exchange(checkpoint_waiters_, {})) done(path);
+    if (std::exchange(final_checkpoint_due_, false)) return StartCheckpoint({});
+    if (pending_end_.has_value()) End(*std::exchange(pending_end_, std::nullopt));
+  }
+
+  // The last checkpoint (checkpoint_at_end): now, or right after the one being written.
+  void FinalCheckpoint() {
+    if (final_checkpoint_taken_ || !options_.checkpoint_at_end ||
+        options_.checkpoint_dir.empty() || engine_ == nullptr) {
+      return;
+    }
+    final_checkpoint_taken_ = true;
+    if (checkpoint_busy_) {
+      final_checkpoint_due_ = true;
+    } else {
+      StartCheckpoint({});
+    }
+  }
+
+  // After a clock, a finish or a worker leaving: a checkpoint when the smallest clock
+  // reached the next multiple of checkpoint_every_clocks, and the last one when no worker
+  // is left.
+  void MaybeCheckpoint() {
+    if (engine_ == nullptr || options_.checkpoint_dir.empty()) return;
+    const int64_t every = options_.checkpoint_every_clocks;
+    const int64_t clock = engine_->SnapshotClock();
+    const bool all_left = engine_->gate().clocks().num_active() == 0;
+    if (all_left) return FinalCheckpoint();
+    if (every > 0 && !all_left && clock >= next_checkpoint_clock_) {
+      next_checkpoint_clock_ = (clock / every + 1) * every;
+      StartCheckpoint({});
+    }
+  }
 
   void End(absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -216,9 +347,11 @@ class ServerImpl final : public Server, private EngineHost {
       case EngineRequest::Kind::kPull:
         return engine_->OnPull(r, now);
       case EngineRequest::Kind::kClock:
-        return engine_->OnClock(r, now);
+        engine_->OnClock(r, now);
+        return MaybeCheckpoint();
       case EngineRequest::Kind::kFinish:
-        return engine_->OnFinish(r, now);
+        engine_->OnFinish(r, now);
+        return MaybeCheckpoint();
       case EngineRequest::Kind::kAssign:
         return engine_->OnAssign(r, std::move(m.payloads[0]), now);
       case EngineRequest::Kind::kSetLearningRate:
@@ -258,6 +391,12 @@ class ServerImpl final : public Server, private EngineHost {
       case wire::MEMBERSHIP:
         return HandleMembership(h.membership());
       case wire::SHUTDOWN:
+        // The last checkpoint, and one being written, finish first.
+        FinalCheckpoint();
+        if (checkpoint_busy_) {
+          pending_end_ = StatusOf(h);
+          return;
+        }
         return End(StatusOf(h));
       case wire::HEARTBEAT:
         return;
@@ -321,8 +460,31 @@ class ServerImpl final : public Server, private EngineHost {
       rank_of_node_[n.node_id()] = n.rank();
       credential_of_rank_[n.rank()] = Credential{n.token_hi(), n.token_lo()};
     }
+    if (!options_.restore_from.empty()) {
+      absl::StatusOr<std::vector<std::string>> files = FindCheckpoint(options_.restore_from);
+      absl::StatusOr<int64_t> restored =
+          files.ok() ? (*engine)->Restore(*files) : absl::StatusOr<int64_t>(files.status());
+      if (!restored.ok()) {
+        const absl::Status s(restored.status().code(),
+                             absl::StrFormat("server %d: cannot restore from %s: %s", shard,
+                                             options_.restore_from,
+                                             restored.status().message()));
+        log_->error("{}", std::string(s.message()));
+        Ready(s);
+        return End(s);
+      }
+      restored_clock_.store(*restored);
+      log_->info("server {}: restored from {} ({} files, clock {})", shard,
+                 options_.restore_from, files->size(), *restored);
+    }
     engine_ = *std::move(engine);
     engine_view_.store(engine_.get(), std::memory_order_release);
+    next_checkpoint_clock_ = engine_->SnapshotClock() + 1;
+    if (options_.checkpoint_every_clocks > 0) {
+      const int64_t every = options_.checkpoint_every_clocks;
+      next_checkpoint_clock_ = (engine_->SnapshotClock() / every + 1) * every;
+    }
+    next_timed_checkpoint_ = Now() + options_.checkpoint_every;
     Ready(absl::OkStatus());
   }
 
@@ -332,6 +494,7 @@ class ServerImpl final : public Server, private EngineHost {
                                         ? policy::MemberState::kDead
                                         : policy::MemberState::kFinished;
     engine_->OnLeave(m.rank(), why, Now());
+    MaybeCheckpoint();
   }
 
   // ----------------------------------------------------------------- requests (I/O)
@@ -429,6 +592,11 @@ class ServerImpl final : public Server, private EngineHost {
                        absl::StrFormat("server %d: %s", shard_index_.load(), s.message())));
     }
     if (engine_ != nullptr) engine_->OnTick(now);
+    if (engine_ != nullptr && options_.checkpoint_every > absl::ZeroDuration() &&
+        now >= next_timed_checkpoint_) {
+      next_timed_checkpoint_ = now + options_.checkpoint_every;
+      StartCheckpoint({});
+    }
   }
 
   const ServerOptions options_;
@@ -458,6 +626,20 @@ class ServerImpl final : public Server, private EngineHost {
   std::unique_ptr<ShardEngine> engine_;
   // engine_ for stats() on other threads: set once, after the engine is complete.
   std::atomic<const ShardEngine*> engine_view_{nullptr};
+
+  // Checkpoints: I/O thread only, but for the writer thread (joined before the next
+  // starts and in the destructor) and the counters.
+  bool checkpoint_busy_ = false;
+  bool final_checkpoint_taken_ = false;
+  bool final_checkpoint_due_ = false;  // the last one, after the one being written
+  int64_t next_checkpoint_clock_ = 0;
+  absl::Time next_timed_checkpoint_ = absl::InfiniteFuture();
+  std::vector<std::function<void(absl::StatusOr<std::string>)>> checkpoint_waiters_;
+  std::optional<absl::Status> pending_end_;  // a SHUTDOWN that waits for the writer
+  std::thread writer_;
+  std::atomic<uint64_t> checkpoints_written_{0}, checkpoints_failed_{0},
+      checkpoints_skipped_{0};
+  std::atomic<int64_t> last_checkpoint_clock_{-1}, restored_clock_{-1};
 };
 
 }  // namespace

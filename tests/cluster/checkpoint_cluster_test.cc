@@ -1,0 +1,255 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Checkpoints through a whole cluster (docs/durability.md): a BSP job of 2 servers and 2
+// workers stopped after 3 of 6 iterations and resumed from its checkpoint (on 1 server
+// and on 3) ends with exactly the values of the job that ran all 6 (dense and sparse
+// tables, momentum and adagrad state); checkpoints by clocks, on request and at the end;
+// and restores that cannot be done fail the job with an error naming what.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/kairos.h"
+
+namespace kairos {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr uint64_t kDense = 300;
+constexpr uint64_t kKeys = 64;
+constexpr uint32_t kWidth = 3;
+
+float Gradient(int rank, int t, uint64_t i) {
+  return std::sin(0.37f * static_cast<float>(i) + 1.3f * static_cast<float>(t) +
+                  0.5f * static_cast<float>(rank));
+}
+
+// Keys rank pushes at iteration t: 16 of 0..63, overlapping between the workers.
+std::vector<uint64_t> KeysOf(int rank, int t) {
+  std::vector<uint64_t> keys;
+  for (uint64_t j = 0; j < 16; ++j) keys.push_back((j * 5 + 7 * t + 3 * rank) % kKeys);
+  return keys;
+}
+
+ClusterOptions Options(int servers) {
+  ClusterOptions o;
+  o.num_servers = servers;
+  o.num_workers = 2;
+  o.job.policy = "bsp";
+  o.job.chunk_elements = 64;
+  o.job.tables.push_back({"w", kDense, Initializer::Constant(0.25f), {"momentum", 0.05f}});
+  o.job.tables.push_back(TableSpec::Sparse("emb", kWidth, Initializer::Normal(0.0f, 0.1f, 9),
+                                           {"adagrad", 0.1f}));
+  o.worker.request_timeout = absl::Seconds(30);
+  o.server.checkpoint_sync = false;
+  return o;
+}
+
+struct Values {
+  std::vector<float> dense;
+  std::vector<float> rows;  // keys 0..kKeys-1
+};
+
+// Iterations [first, first + n) on every worker; rank 0's pull at the end.
+absl::StatusOr<Values> Train(const ClusterOptions& o, int first, int n,
+                             std::vector<ServerStats>* stats = nullptr) {
+  auto cluster = LocalCluster::Create(o);
+  if (!cluster.ok()) return cluster.status();
+  Values v;
+  absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+    const int rank = w.rank();
+    std::vector<float> grad(kDense);
+    for (int t = first; t < first + n; ++t) {
+      for (uint64_t i = 0; i < kDense; ++i) grad[i] = Gradient(rank, t, i);
+      const std::vector<uint64_t> keys = KeysOf(rank, t);
+      std::vector<float> rows;
+      for (uint64_t k : keys) {
+        for (uint32_t c = 0; c < kWidth; ++c) rows.push_back(Gradient(rank, t, k * 7 + c));
+      }
+      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+      KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, rows));
+      KAIROS_RETURN_IF_ERROR(w.Clock());
+    }
+    if (rank != 0) return absl::OkStatus();
+    v.dense.resize(kDense);
+    KAIROS_RETURN_IF_ERROR(w.Pull("w", v.dense));
+    std::vector<uint64_t> all;
+    for (uint64_t k = 0; k < kKeys; ++k) all.push_back(k);
+    v.rows.resize(kKeys * kWidth);
+    return w.PullSparse("emb", all, v.rows);
+  });
+  if (!s.ok()) return s;
+  // Before the shutdown (after it the servers are gone; their last checkpoint is written
+  // during it).
+  if (stats != nullptr) {
+    for (int i = 0; i < o.num_servers; ++i) stats->push_back((*cluster)->server_stats(i));
+  }
+  if (absl::Status down = (*cluster)->Shutdown(); !down.ok()) return down;
+  return v;
+}
+
+class CheckpointClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("kairos_ckpt_cluster_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CheckpointClusterTest, StopAndResumeEqualsTheUninterruptedJob) {
+  absl::StatusOr<Values> whole = Train(Options(2), 0, 6);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+
+  ClusterOptions first = Options(2);
+  first.server.checkpoint_dir = dir_.string();
+  first.server.checkpoint_every_clocks = 2;
+  std::vector<ServerStats> stats;
+  ASSERT_TRUE(Train(first, 0, 3, &stats).ok());
+  // Clock 2 (every 2 clocks) and clock 3 (the end), on each server, and nothing else.
+  for (const ServerStats& s : stats) {
+    EXPECT_EQ(s.checkpoints_failed, 0u);
+    EXPECT_EQ(s.restored_clock, -1);
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir_)) {
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir_).string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"clock-000000000002/shard-00000-of-00002.kcp",
+                                             "clock-000000000002/shard-00001-of-00002.kcp",
+                                             "clock-000000000003/shard-00000-of-00002.kcp",
+                                             "clock-000000000003/shard-00001-of-00002.kcp"}));
+
+  for (int servers : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << "resumed on " << servers << " servers");
+    ClusterOptions resumed = Options(servers);
+    resumed.server.restore_from = dir_.string();  // the latest complete: clock 3
+    std::vector<ServerStats> after;
+    absl::StatusOr<Values> rest = Train(resumed, 3, 3, &after);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    EXPECT_EQ(rest->dense, whole->dense);
+    EXPECT_EQ(rest->rows, whole->rows);
+    for (const ServerStats& s : after) EXPECT_EQ(s.restored_clock, 3);
+  }
+}
+
+TEST_F(CheckpointClusterTest, CheckpointOnRequestAndItsErrors) {
+  // A server without a checkpoint directory: a clear error.
+  ClusterOptions o = Options(1);
+  CoordinatorOptions co;
+  co.num_servers = 1;
+  co.num_workers = 1;
+  co.job = o.job;
+  co.listen = "tcp://127.0.0.1:0";
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  ServerOptions so;
+  so.coordinator = (*coordinator)->endpoint();
+  so.checkpoint_sync = false;
+  auto bare = Server::Create(so);
+  ASSERT_TRUE(bare.ok());
+  auto refused = (*bare)->Checkpoint(absl::Seconds(10));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("no checkpoint directory"));
+  (*bare)->Stop();
+}
+
+TEST_F(CheckpointClusterTest, ServerCheckpointReturnsThePathOfAWholeShard) {
+  ClusterOptions o = Options(1);
+  o.num_workers = 1;
+  CoordinatorOptions co;
+  co.num_servers = 1;
+  co.num_workers = 1;
+  co.job = o.job;
+  co.listen = "tcp://127.0.0.1:0";
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok());
+  ServerOptions so;
+  so.coordinator = (*coordinator)->endpoint();
+  so.checkpoint_dir = dir_.string();
+  so.checkpoint_sync = false;
+  so.checkpoint_at_end = false;
+  auto server = Server::Create(so);
+  ASSERT_TRUE(server.ok());
+  // Before the job starts: nothing to write.
+  EXPECT_THAT((*server)->Checkpoint(absl::Seconds(10)).status().message(),
+              HasSubstr("has not started"));
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = o.job;
+  auto worker = Worker::Create(wo);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  std::vector<float> grad(kDense, 1.0f);
+  ASSERT_TRUE((*worker)->Push("w", grad).ok());
+  ASSERT_TRUE((*worker)->Clock().ok());
+  std::vector<float> now(kDense);
+  ASSERT_TRUE((*worker)->Pull("w", now).ok());
+  auto path = (*server)->Checkpoint(absl::Seconds(30));
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_THAT(*path, HasSubstr("clock-000000000001/shard-00000-of-00001.kcp"));
+  EXPECT_EQ((*server)->stats().checkpoints_written, 1u);
+  ASSERT_TRUE((*worker)->Finish().ok());
+  ASSERT_TRUE((*coordinator)->Wait(absl::Seconds(30)).ok());
+  ASSERT_TRUE((*server)->Wait(absl::Seconds(30)).ok());
+  EXPECT_EQ((*server)->stats().checkpoints_written, 1u) << "checkpoint_at_end is off";
+
+  // A job started from it pulls what the first one had.
+  ClusterOptions resumed = Options(2);
+  resumed.num_workers = 1;
+  resumed.server.restore_from = (fs::path(*path).parent_path()).string();
+  auto cluster = LocalCluster::Create(resumed);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<float> back(kDense);
+  ASSERT_TRUE((*cluster)->worker(0).Pull("w", back).ok());
+  EXPECT_EQ(back, now);
+  ASSERT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST_F(CheckpointClusterTest, RestoresThatCannotBeDoneFailTheJobByName) {
+  ClusterOptions first = Options(2);
+  first.server.checkpoint_dir = dir_.string();
+  ASSERT_TRUE(Train(first, 0, 1).ok());
+  const fs::path file = dir_ / "clock-000000000001" / "shard-00001-of-00002.kcp";
+  ASSERT_TRUE(fs::exists(file));
+
+  // Another job: a table of another width.
+  ClusterOptions other = Options(2);
+  other.job.tables[1].row_width = 4;
+  other.server.restore_from = dir_.string();
+  auto mismatch = LocalCluster::Create(other);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_THAT(mismatch.status().message(), HasSubstr("cannot restore from"));
+  EXPECT_THAT(mismatch.status().message(), HasSubstr("table 1 is 'emb' (sparse, size 0, row_width 3"));
+
+  // A torn file.
+  fs::resize_file(file, fs::file_size(file) - 10);
+  ClusterOptions torn = Options(2);
+  torn.server.restore_from = dir_.string();
+  auto broken = LocalCluster::Create(torn);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.status().message(), HasSubstr("torn or corrupt"));
+  EXPECT_THAT(broken.status().message(), HasSubstr("shard-00001-of-00002.kcp"));
+
+  // Nothing there.
+  ClusterOptions empty = Options(1);
+  empty.server.restore_from = (dir_ / "nowhere").string();
+  auto missing = LocalCluster::Create(empty);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("no checkpoint directory"));
+}
+
+}  // namespace
+}  // namespace kairos
