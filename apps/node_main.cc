@@ -49,17 +49,29 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
-absl::StatusOr<std::unique_ptr<NodeRunner>> NodeRunner::Create(std::string program) {
+absl::StatusOr<std::unique_ptr<NodeRunner>> NodeRunner::Create(std::string program,
+                                                               bool watch_user1) {
   std::unique_ptr<NodeRunner> runner(new NodeRunner(std::move(program)));
+  std::vector<int> signals = {SIGINT, SIGTERM};
+  if (watch_user1) signals.push_back(SIGUSR1);
   absl::StatusOr<std::unique_ptr<launch::SignalWatcher>> watcher = launch::SignalWatcher::Start(
-      {SIGINT, SIGTERM}, [r = runner.get()](int signo) { r->OnSignal(signo); });
+      signals, [r = runner.get()](int signo) { r->OnSignal(signo); });
   if (!watcher.ok()) return watcher.status();
   runner->watcher_ = *std::move(watcher);
   return runner;
 }
 
+void NodeRunner::OnUser1(std::function<void()> fn) {
+  absl::MutexLock lock(&mu_);
+  user1_ = std::move(fn);
+}
+
 void NodeRunner::OnSignal(int signo) {
   absl::MutexLock lock(&mu_);
+  if (signo == SIGUSR1) {
+    if (user1_) user1_();
+    return;
+  }
   if (signal_ != 0) return;
   signal_ = signo;
   if (stop_) stop_();

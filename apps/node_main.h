@@ -58,7 +58,11 @@ class NodeRunner {
  public:
   // Blocks SIGINT and SIGTERM (see signals.h: before any thread exists) and watches them.
   // `program` prefixes the messages on stderr.
-  static absl::StatusOr<std::unique_ptr<NodeRunner>> Create(std::string program);
+  // `watch_user1`: SIGUSR1 too, which calls the OnUser1 callback (ignored until one is set).
+  static absl::StatusOr<std::unique_ptr<NodeRunner>> Create(std::string program,
+                                                             bool watch_user1 = false);
+  // What SIGUSR1 does (on the watcher's thread: keep it short and non-blocking).
+  void OnUser1(std::function<void()> fn);
 
   // Calls `wait` until it returns, and `stop` once at the first SIGINT or SIGTERM. Returns
   // the exit code: 128 + the signal after a signal, else kExitOk when `wait` returned OK and
@@ -73,6 +77,7 @@ class NodeRunner {
   absl::Mutex mu_;
   int signal_ ABSL_GUARDED_BY(mu_) = 0;              // the first signal received, 0 before
   std::function<void()> stop_ ABSL_GUARDED_BY(mu_);  // set during Run
+  std::function<void()> user1_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<launch::SignalWatcher> watcher_;   // declared last: stopped first
 };
 

@@ -4,12 +4,15 @@
 //
 //   kairos-server --coordinator ENDPOINT [--listen ENDPOINT] [--advertise-host HOST]
 //                 [--apply-threads N] [--keys DIR] [--log-level LEVEL]
-//                 [--updater-plugin PATH.so ...]
+//                 [--updater-plugin PATH.so ...] [--checkpoint-dir DIR]
+//                 [--checkpoint-every-clocks N] [--checkpoint-every-seconds S]
+//                 [--no-checkpoint-at-end] [--restore-from DIR]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
 // "kairos-server listening on <endpoint>" on stdout, and runs until the job ends. Exit
 // codes (node_main.h): 0 the job ended well, 1 it failed, 2 usage error or cannot listen,
-// 128 + N stopped by signal N (SIGINT, SIGTERM).
+// 128 + N stopped by signal N (SIGINT, SIGTERM). SIGUSR1 takes a checkpoint
+// (docs/durability.md).
 
 #include <csignal>
 #include <iostream>
@@ -49,6 +52,24 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
   app.add_option("--updater-plugin", plugins,
                  "Shared object that adds updaters (KAIROS_UPDATER_PLUGIN; docs/optimizers.md); "
                  "may be repeated. Plugins are asked in order, before the built-ins");
+  app.add_option("--checkpoint-dir", options.checkpoint_dir,
+                 "Write this shard's checkpoints under DIR (docs/durability.md); SIGUSR1 "
+                 "takes one at once");
+  app.add_option("--checkpoint-every-clocks", options.checkpoint_every_clocks,
+                 "Take a checkpoint each time the slowest worker's clock reaches a multiple "
+                 "of N (0: not by clocks)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option_function<double>(
+         "--checkpoint-every-seconds",
+         [&options](double s) { options.checkpoint_every = absl::Seconds(s); },
+         "Take a checkpoint every S seconds (0: not by time)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("!--no-checkpoint-at-end", options.checkpoint_at_end,
+               "Do not take a last checkpoint when every worker has finished");
+  app.add_option("--restore-from", options.restore_from,
+                 "Start the job from a checkpoint: a clock-N directory, or a directory of "
+                 "them (the latest complete one); it must hold every shard's file");
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
 }
@@ -87,7 +108,8 @@ int Main(int argc, char** argv) {
   options.keys = *std::move(keys);
   // Writing to a closed stdout must fail, not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
-  absl::StatusOr<std::unique_ptr<NodeRunner>> runner = NodeRunner::Create("kairos-server");
+  absl::StatusOr<std::unique_ptr<NodeRunner>> runner =
+      NodeRunner::Create("kairos-server", /*watch_user1=*/true);
   if (!runner.ok()) {
     std::cerr << "kairos-server: " << runner.status() << std::endl;
     return kExitCannotStart;
@@ -100,6 +122,8 @@ int Main(int argc, char** argv) {
   }
   std::cout << "kairos-server listening on " << (*server)->endpoint() << std::endl;
   Server& s = **server;
+  // SIGUSR1: a checkpoint now (the server logs where it went, or why it could not).
+  (*runner)->OnUser1([&s] { s.RequestCheckpoint(); });
   return (*runner)->Run([&s] { return s.Wait(absl::InfiniteDuration()); }, [&s] { s.Stop(); });
 }
 
