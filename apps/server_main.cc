@@ -4,10 +4,11 @@
 //
 //   kairos-server --coordinator ENDPOINT [--listen ENDPOINT] [--advertise-host HOST]
 //                 [--apply-threads N] [--keys DIR] [--log-level LEVEL]
-//                 [--updater-plugin PATH.so ...]
+//                 [--updater-plugin PATH.so ...] [--metrics-listen HOST:PORT]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
-// "kairos-server listening on <endpoint>" on stdout, and runs until the job ends. Exit
+// "kairos-server listening on <endpoint>" on stdout (and, with --metrics-listen,
+// "kairos-server metrics on http://<HOST:PORT>/metrics"), and runs until the job ends. Exit
 // codes (node_main.h): 0 the job ended well, 1 it failed, 2 usage error or cannot listen,
 // 128 + N stopped by signal N (SIGINT, SIGTERM).
 
@@ -49,6 +50,7 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
   app.add_option("--updater-plugin", plugins,
                  "Shared object that adds updaters (KAIROS_UPDATER_PLUGIN; docs/optimizers.md); "
                  "may be repeated. Plugins are asked in order, before the built-ins");
+  AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
 }
@@ -99,6 +101,10 @@ int Main(int argc, char** argv) {
     return kExitCannotStart;
   }
   std::cout << "kairos-server listening on " << (*server)->endpoint() << std::endl;
+  if (!(*server)->metrics_endpoint().empty()) {
+    std::cout << "kairos-server metrics on http://" << (*server)->metrics_endpoint()
+              << "/metrics" << std::endl;
+  }
   Server& s = **server;
   return (*runner)->Run([&s] { return s.Wait(absl::InfiniteDuration()); }, [&s] { s.Stop(); });
 }

@@ -135,6 +135,12 @@ struct ServerOptions : NodeOptions {
   absl::Duration max_read_wait = absl::Hours(1);
   // Reads of one worker that may wait in the gate at once. Default 65536.
   int max_waiting_reads_per_worker = 65536;
+  // Where to serve the server's metrics over HTTP, GET /metrics in the Prometheus text
+  // format (docs/operations.md lists every metric): "HOST:PORT", e.g. "127.0.0.1:9100",
+  // "0.0.0.0:9100" (every interface) or "[::1]:9100"; port 0 picks a free port
+  // (Server::metrics_endpoint() tells which). Empty (default): no metrics endpoint. A port
+  // that cannot be bound makes Server::Create fail with Unavailable naming the address.
+  std::string metrics_listen;
 };
 
 struct CoordinatorOptions {
@@ -165,6 +171,10 @@ struct CoordinatorOptions {
   // As NodeOptions::clock and NodeOptions::transport_factory.
   std::shared_ptr<const Clock> clock;
   std::shared_ptr<TransportFactory> transport_factory;
+  // As ServerOptions::metrics_listen: the coordinator's metrics over HTTP (the job's
+  // phase, the nodes that joined, finished or died, barriers; docs/operations.md).
+  // Coordinator::metrics_endpoint() tells the bound address. Empty (default): none.
+  std::string metrics_listen;
 };
 
 // LocalCluster: a coordinator, servers and workers inside this process.

@@ -28,6 +28,8 @@
 #include "engine/shard_engine.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
+#include "metrics/exporter.h"
+#include "metrics/prometheus.h"
 #include "policy/policy.h"
 #include "server/apply_pool.h"
 #include "server/engine_messages.h"
@@ -64,11 +66,13 @@ class ServerImpl final : public Server, private EngineHost {
   explicit ServerImpl(const ServerOptions& options)
       : options_(options),
         log_(GetLogger(options.logger)),
+        created_(ClockOf(options_).Now()),
         pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()) {}
 
   // The apply lanes finish their queued work while the transport and the engine they use
   // still exist, then the engine goes before the pool it hands work to.
   ~ServerImpl() override {
+    if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
     Stop();
     pool_.Stop();
     engine_view_.store(nullptr);
@@ -84,6 +88,13 @@ class ServerImpl final : public Server, private EngineHost {
     });
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
+    // Before the join: a metrics address that cannot be bound fails Create, and the job
+    // never counts this server.
+    if (!options_.metrics_listen.empty()) {
+      KAIROS_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(options_.metrics_listen, [this] {
+                                return RenderMetrics();
+                              }));
+    }
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
     coordinator_ = link_.peer();
     // The transport runs every handler on its I/O thread; in a debug build a handler on any
@@ -112,6 +123,9 @@ class ServerImpl final : public Server, private EngineHost {
   }
 
   std::string endpoint() const override { return endpoint_; }
+  std::string metrics_endpoint() const override {
+    return metrics_ != nullptr ? metrics_->address() : std::string();
+  }
 
   absl::Status Wait(absl::Duration timeout) override {
     if (!done_.WaitForNotificationWithTimeout(timeout)) {
@@ -157,6 +171,14 @@ class ServerImpl final : public Server, private EngineHost {
 
  private:
   absl::Time Now() const { return ClockOf(options_).Now(); }
+
+  // GET /metrics, on the exporter's threads.
+  std::string RenderMetrics() const {
+    PrometheusWriter out;
+    RenderNodeMetrics(BuildInfo(Now() - created_), out);
+    RenderServerMetrics(stats(), out);
+    return out.Take();
+  }
 
   void End(absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -433,6 +455,7 @@ class ServerImpl final : public Server, private EngineHost {
 
   const ServerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
+  const absl::Time created_;  // on the node's clock: kairos_uptime_seconds
   ApplyPool pool_;
   std::unique_ptr<Transport> transport_;
   std::string endpoint_;
@@ -458,6 +481,9 @@ class ServerImpl final : public Server, private EngineHost {
   std::unique_ptr<ShardEngine> engine_;
   // engine_ for stats() on other threads: set once, after the engine is complete.
   std::atomic<const ShardEngine*> engine_view_{nullptr};
+  // GET /metrics (ServerOptions::metrics_listen), or null. Set in Init before any thread
+  // of the node reads it; stopped first in the destructor.
+  std::unique_ptr<MetricsExporter> metrics_;
 };
 
 }  // namespace
