@@ -5,7 +5,7 @@
 // (metrics_listen "127.0.0.1:0", metrics_endpoint()). The workers push, pull and meet at a
 // barrier; the scrapes, made during the job with httplib's client, must show exactly the
 // requests made, consistent histograms, and the coordinator's view of the job. A busy port
-// fails Create with an error naming the address. The public API alone (libkairos).
+// fails Create with an error naming the address. The public API alone.
 
 #include <netinet/in.h>
 #include <sys/socket.h>
