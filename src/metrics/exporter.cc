@@ -3,8 +3,10 @@
 #include "metrics/exporter.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <deque>
@@ -59,6 +61,13 @@ class BoundedPool final : public httplib::TaskQueue {
 
   void Work() {
     pthread_setname_np(pthread_self(), "kairos-metrics");
+    // httplib writes with send(2) without MSG_NOSIGNAL: a scraper that closes its connection
+    // early would raise SIGPIPE, whose default action ends the whole process. The signal
+    // goes to the thread that wrote, so blocking it here makes that write fail with EPIPE.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     for (;;) {
       std::function<void()> job;
       {
@@ -133,7 +142,12 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
     return absl::InvalidArgumentError(
         "metrics exporter: threads, max_queued_connections and io_timeout must be positive");
   }
+  // httplib::Server's constructor sets SIGPIPE to SIG_IGN for the whole process; the
+  // program's own choice is put back (the exporter's threads block SIGPIPE themselves).
+  struct sigaction previous = {};
+  ::sigaction(SIGPIPE, nullptr, &previous);
   auto impl = std::make_unique<Impl>();
+  ::sigaction(SIGPIPE, &previous, nullptr);
   httplib::Server& server = impl->server;
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second node would
   // bind the same port without an error and take half of the scrapes.

@@ -7,6 +7,7 @@
 #include "metrics/exporter.h"
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -166,6 +167,52 @@ TEST(ExporterTest, NothingIsServedAfterStop) {
   // The port is free again.
   auto again = MetricsExporter::Start(address, [] { return std::string(); });
   EXPECT_TRUE(again.ok()) << again.status();
+}
+
+// Connects to `address` (127.0.0.1:PORT), sends GET /metrics, reads a little of the reply
+// and closes the connection with a reset.
+void HangUpMidReply(const std::string& address) {
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  timeval timeout = {5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  char buffer[256];
+  EXPECT_GT(::recv(fd, buffer, sizeof(buffer), 0), 0);
+  linger reset = {1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  ::close(fd);
+}
+
+TEST(ExporterTest, AScraperThatHangsUpDoesNotEndTheProcess) {
+  // A reply far larger than the socket buffers: the server is still writing when the
+  // connection is reset, and its next write fails with EPIPE (SIGPIPE unless blocked).
+  auto exporter = MetricsExporter::Start("127.0.0.1:0", [] { return std::string(16 << 20, 'x'); });
+  ASSERT_TRUE(exporter.ok()) << exporter.status();
+  for (int i = 0; i < 4; ++i) HangUpMidReply((*exporter)->address());
+  httplib::Client client = ClientOf((*exporter)->address());
+  httplib::Result r = client.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body.size(), size_t{16} << 20);
+}
+
+TEST(ExporterTest, LeavesTheProgramsSigpipeDispositionAlone) {
+  // httplib's server constructor ignores SIGPIPE process-wide; Start puts the program's
+  // disposition back (its own threads block the signal instead).
+  struct sigaction before = {}, after = {};
+  ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &before), 0);
+  auto exporter = MetricsExporter::Start("127.0.0.1:0", [] { return std::string(); });
+  ASSERT_TRUE(exporter.ok()) << exporter.status();
+  ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
 }
 
 TEST(ExporterTest, StopsRightAfterStart) {
