@@ -2,6 +2,7 @@
 
 #include "metrics/exporter.h"
 
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -133,8 +134,9 @@ MetricsExporter::MetricsExporter(std::unique_ptr<Impl> impl) : impl_(std::move(i
 
 MetricsExporter::~MetricsExporter() { Stop(); }
 
-absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
-    std::string_view address, Render render, ExporterOptions options) {
+absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(std::string_view address,
+                                                                        Render render,
+                                                                        ExporterOptions options) {
   absl::StatusOr<HostPort> where = ParseHostPort(address, "metrics_listen");
   if (!where.ok()) return where.status();
   if (options.threads < 1 || options.max_queued_connections < 1 ||
@@ -159,8 +161,8 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
   server.set_read_timeout(timeout_us / 1000000, timeout_us % 1000000);
   server.set_write_timeout(timeout_us / 1000000, timeout_us % 1000000);
   // The wait for a request's first byte has whole seconds.
-  server.set_keep_alive_timeout(
-      std::max<time_t>(1, static_cast<time_t>(std::ceil(absl::ToDoubleSeconds(options.io_timeout)))));
+  server.set_keep_alive_timeout(std::max<time_t>(
+      1, static_cast<time_t>(std::ceil(absl::ToDoubleSeconds(options.io_timeout)))));
   server.set_keep_alive_max_count(1);  // one request per connection: a thread is never idle
   server.set_payload_max_length(4096);
   const int threads = options.threads;
@@ -170,18 +172,30 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
     raw->listening.Notify();
     return new BoundedPool(threads, max_queued);
   };
-  server.Get("/metrics", [render = std::move(render)](const httplib::Request&,
-                                                      httplib::Response& res) {
-    res.set_content(render(), kContentType);
-  });
-  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  server.Get("/metrics",
+             [render = std::move(render)](const httplib::Request&, httplib::Response& res) {
+               res.set_content(render(), kContentType);
+             });
+  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.status == 404) {
-      res.set_content(absl::StrCat("404 not found: ", req.path,
-                                   "; this server serves GET /metrics only\n"),
+      res.set_content("404 not found: this server serves GET /metrics only\n",
                       "text/plain; charset=utf-8");
     }
   });
 
+  {
+    // A host that does not resolve, said as such (httplib only reports failure).
+    addrinfo hints = {};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (const int error = ::getaddrinfo(where->host.c_str(), nullptr, &hints, &found); error != 0) {
+      return absl::UnavailableError(absl::StrFormat("metrics: cannot listen on %s: host '%s': %s",
+                                                    address, where->host, ::gai_strerror(error)));
+    }
+    ::freeaddrinfo(found);
+  }
   errno = 0;
   int port = where->port;
   bool bound = false;
@@ -193,10 +207,10 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
   }
   if (!bound) {
     const int error = errno;
-    return absl::UnavailableError(absl::StrFormat(
-        "metrics: cannot listen on %s: %s", address,
-        error != 0 ? std::error_code(error, std::generic_category()).message()
-                   : std::string("the address cannot be bound")));
+    return absl::UnavailableError(
+        absl::StrFormat("metrics: cannot listen on %s: %s", address,
+                        error != 0 ? std::error_code(error, std::generic_category()).message()
+                                   : std::string("the address cannot be bound")));
   }
   raw->listener = std::thread([raw] {
     pthread_setname_np(pthread_self(), "kairos-metrics");

@@ -174,8 +174,8 @@ void PrometheusWriter::Histogram(std::string_view name, const Labels& labels,
 void RenderNodeMetrics(const NodeInfo& node, PrometheusWriter& out) {
   out.Family("kairos_build_info", Type::kGauge,
              "Always 1; the labels name the kairos version and the build type of the node.");
-  out.Sample("kairos_build_info",
-             {{"version", node.version}, {"build_type", node.build_type}}, uint64_t{1});
+  out.Sample("kairos_build_info", {{"version", node.version}, {"build_type", node.build_type}},
+             uint64_t{1});
   out.Family("kairos_uptime_seconds", Type::kGauge,
              "Seconds since the node was created, on the node's clock.");
   out.Sample("kairos_uptime_seconds", {}, absl::ToDoubleSeconds(node.uptime));
@@ -246,8 +246,7 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
   };
   counter("kairos_server_pushes_total",
           "Push messages the shard applied or accumulated (one per chunk of a push).", s.pushes);
-  counter("kairos_server_pulls_total", "Pull messages the shard served (one per chunk).",
-          s.pulls);
+  counter("kairos_server_pulls_total", "Pull messages the shard served (one per chunk).", s.pulls);
   counter("kairos_server_received_bytes_total", "Payload bytes received.", s.bytes_in);
   counter("kairos_server_sent_bytes_total", "Payload bytes sent.", s.bytes_out);
   counter("kairos_server_error_replies_total", "Requests answered with an error.",
@@ -257,8 +256,7 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
           "stopped).",
           s.dropped);
   counter("kairos_server_updates_total",
-          "Updates applied to the shard's chunks, all together (the shard's version).",
-          s.version);
+          "Updates applied to the shard's chunks, all together (the shard's version).", s.version);
   counter("kairos_server_coalesced_pushes_total",
           "Pushes applied in one pass over a chunk with an earlier push of the same range.",
           s.coalesced);
@@ -343,8 +341,7 @@ void RenderCoordinatorMetrics(const CoordinatorStats& s, uint64_t handshakes_ref
     out.Sample("kairos_coordinator_phase", {{"phase", std::string(name)}},
                uint64_t{s.phase == phase ? 1u : 0u});
   }
-  const auto by_role = [&](std::string_view name, std::string_view help, int servers,
-                           int workers) {
+  const auto by_role = [&](std::string_view name, std::string_view help, int servers, int workers) {
     out.Family(name, Type::kGauge, help);
     out.Sample(name, {{"role", "server"}}, static_cast<uint64_t>(servers));
     out.Sample(name, {{"role", "worker"}}, static_cast<uint64_t>(workers));

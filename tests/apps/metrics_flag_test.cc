@@ -105,8 +105,8 @@ TEST_F(MetricsFlagTest, ABusyPortEndsTheProgramNamingTheAddress) {
 }
 
 TEST_F(MetricsFlagTest, AMalformedAddressIsRefused) {
-  ProgramRun server = Run(KAIROS_SERVER_PATH, {"--coordinator", "tcp://127.0.0.1:1",
-                                               "--metrics-listen", "9100"});
+  ProgramRun server =
+      Run(KAIROS_SERVER_PATH, {"--coordinator", "tcp://127.0.0.1:1", "--metrics-listen", "9100"});
   EXPECT_EQ(server.exit_code, 2);
   EXPECT_THAT(server.output, HasSubstr("metrics_listen '9100' is not HOST:PORT"));
 }

@@ -73,8 +73,7 @@ void ExpectConsistentHistogram(const Samples& m, const std::string& name,
   SCOPED_TRACE(name + "{" + labels + "}");
   const std::string prefix = name + "_bucket{" + labels + ",le=\"";
   std::vector<std::pair<double, uint64_t>> buckets;  // (bound, count)
-  for (auto it = m.lower_bound(prefix); it != m.end() && it->first.rfind(prefix, 0) == 0;
-       ++it) {
+  for (auto it = m.lower_bound(prefix); it != m.end() && it->first.rfind(prefix, 0) == 0; ++it) {
     const std::string le = it->first.substr(prefix.size(), it->first.size() - prefix.size() - 2);
     buckets.emplace_back(le == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(le),
                          std::stoull(it->second));
@@ -273,8 +272,8 @@ TEST(MetricsEndpointTest, OffUnlessAsked) {
 
 TEST(MetricsEndpointTest, ABusyPortFailsCreateNamingTheAddress) {
   BusyPort busy;
-  const std::string want = "metrics: cannot listen on " + busy.address() +
-                           ": Address already in use";
+  const std::string want =
+      "metrics: cannot listen on " + busy.address() + ": Address already in use";
   CoordinatorOptions co;
   co.job = Job();
   co.metrics_listen = busy.address();

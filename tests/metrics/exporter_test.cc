@@ -59,9 +59,8 @@ class BusyPort {
 
 TEST(ExporterTest, ServesTheRenderedTextAtMetrics) {
   std::atomic<int> calls{0};
-  auto exporter = MetricsExporter::Start("127.0.0.1:0", [&calls] {
-    return "kairos_x " + std::to_string(++calls) + "\n";
-  });
+  auto exporter = MetricsExporter::Start(
+      "127.0.0.1:0", [&calls] { return "kairos_x " + std::to_string(++calls) + "\n"; });
   ASSERT_TRUE(exporter.ok()) << exporter.status();
   const std::string address = (*exporter)->address();
   EXPECT_THAT(address, ::testing::StartsWith("127.0.0.1:"));
@@ -119,6 +118,21 @@ TEST(ExporterTest, ABusyPortIsUnavailableNamingTheAddress) {
   EXPECT_EQ(exporter.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(exporter.status().message(),
             "metrics: cannot listen on " + address + ": Address already in use");
+}
+
+TEST(ExporterTest, AnAddressOfNoInterfaceHereIsUnavailable) {
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): no interface of a test machine has it.
+  auto exporter = MetricsExporter::Start("192.0.2.1:0", [] { return std::string(); });
+  ASSERT_FALSE(exporter.ok());
+  EXPECT_EQ(exporter.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(exporter.status().message(),
+            "metrics: cannot listen on 192.0.2.1:0: Cannot assign requested address");
+  auto unknown = MetricsExporter::Start("no-such-host.invalid:0", [] { return std::string(); });
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("metrics: cannot listen on no-such-host.invalid:0: host "
+                        "'no-such-host.invalid': "));
 }
 
 TEST(ExporterTest, TwoExportersCannotShareAPort) {

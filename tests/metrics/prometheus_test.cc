@@ -115,9 +115,9 @@ TEST(PrometheusTest, IntegerHistogramIsCumulativeAndExact) {
   const std::string l = "{shard=\"0\",worker=\"1\"";
   std::vector<std::string> want = {"# HELP kairos_h help", "# TYPE kairos_h histogram"};
   const std::vector<std::pair<std::string, int>> buckets = {
-      {"0", 1},    {"1", 1},     {"3", 2},     {"7", 4},     {"15", 4},    {"31", 4},
-      {"63", 4},   {"127", 4},   {"255", 4},   {"511", 4},   {"1023", 4},  {"2047", 4},
-      {"4095", 4}, {"8191", 4},  {"16383", 4}, {"32767", 4}, {"65535", 4}, {"+Inf", 5}};
+      {"0", 1},    {"1", 1},    {"3", 2},     {"7", 4},     {"15", 4},    {"31", 4},
+      {"63", 4},   {"127", 4},  {"255", 4},   {"511", 4},   {"1023", 4},  {"2047", 4},
+      {"4095", 4}, {"8191", 4}, {"16383", 4}, {"32767", 4}, {"65535", 4}, {"+Inf", 5}};
   for (const auto& [le, n] : buckets) {
     want.push_back("kairos_h_bucket" + l + ",le=\"" + le + "\"} " + std::to_string(n));
   }
@@ -134,13 +134,24 @@ TEST(PrometheusTest, RealHistogramIsCumulativeAndExact) {
   out.Family("kairos_r", PrometheusWriter::Type::kHistogram, "help");
   out.Histogram("kairos_r", {{"worker", "0"}}, h);
   std::vector<std::string> want = {"# HELP kairos_r help", "# TYPE kairos_r histogram"};
-  const std::vector<std::pair<std::string, int>> buckets = {
-      {"1.52587890625e-05", 1}, {"6.103515625e-05", 1}, {"0.000244140625", 1},
-      {"0.0009765625", 1},      {"0.00390625", 1},      {"0.015625", 1},
-      {"0.0625", 1},            {"0.25", 2},            {"1", 4},
-      {"4", 5},                 {"16", 5},              {"64", 5},
-      {"256", 5},               {"1024", 5},            {"4096", 5},
-      {"16384", 5},             {"65536", 5},           {"+Inf", 6}};
+  const std::vector<std::pair<std::string, int>> buckets = {{"1.52587890625e-05", 1},
+                                                            {"6.103515625e-05", 1},
+                                                            {"0.000244140625", 1},
+                                                            {"0.0009765625", 1},
+                                                            {"0.00390625", 1},
+                                                            {"0.015625", 1},
+                                                            {"0.0625", 1},
+                                                            {"0.25", 2},
+                                                            {"1", 4},
+                                                            {"4", 5},
+                                                            {"16", 5},
+                                                            {"64", 5},
+                                                            {"256", 5},
+                                                            {"1024", 5},
+                                                            {"4096", 5},
+                                                            {"16384", 5},
+                                                            {"65536", 5},
+                                                            {"+Inf", 6}};
   for (const auto& [le, n] : buckets) {
     want.push_back("kairos_r_bucket{worker=\"0\",le=\"" + le + "\"} " + std::to_string(n));
   }
@@ -252,8 +263,7 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_push_scale_bucket{shard=\"1\",worker=\"1\",le=\"1\"}"), "4");
   EXPECT_EQ(at("kairos_push_scale_sum{shard=\"1\",worker=\"1\"}"), "4");
   EXPECT_EQ(at("kairos_push_value_staleness_count{shard=\"1\",worker=\"0\"}"), "0");
-  EXPECT_EQ(at("kairos_push_value_staleness_bucket{shard=\"1\",worker=\"0\",le=\"+Inf\"}"),
-            "0");
+  EXPECT_EQ(at("kairos_push_value_staleness_bucket{shard=\"1\",worker=\"0\",le=\"+Inf\"}"), "0");
   // The HELP and TYPE of a few families, verbatim.
   EXPECT_THAT(text, HasSubstr("# HELP kairos_pushes_total Push messages the shard received "
                               "from the worker (applied, accumulated or dropped).\n"
@@ -297,29 +307,26 @@ TEST(PrometheusTest, CoordinatorMetrics) {
   const std::map<std::string, std::string> m = Parse(text);
   std::vector<std::string> samples;
   for (const auto& [key, value] : m) samples.push_back(key + " " + value);
-  EXPECT_THAT(samples,
-              ElementsAre("kairos_coordinator_active_workers 1",
-                          "kairos_coordinator_barrier_waiting 1",
-                          "kairos_coordinator_barriers_total 4",
-                          "kairos_coordinator_dead_nodes{role=\"server\"} 0",
-                          "kairos_coordinator_dead_nodes{role=\"worker\"} 1",
-                          "kairos_coordinator_expected_nodes{role=\"server\"} 2",
-                          "kairos_coordinator_expected_nodes{role=\"worker\"} 3",
-                          "kairos_coordinator_finished_workers 1",
-                          "kairos_coordinator_joined_nodes{role=\"server\"} 2",
-                          "kairos_coordinator_joined_nodes{role=\"worker\"} 3",
-                          "kairos_coordinator_phase{phase=\"done\"} 0",
-                          "kairos_coordinator_phase{phase=\"joining\"} 0",
-                          "kairos_coordinator_phase{phase=\"running\"} 1",
-                          "kairos_coordinator_phase{phase=\"starting\"} 0",
-                          "kairos_coordinator_ready_servers 2",
-                          "kairos_coordinator_stragglers 2",
-                          "kairos_handshakes_refused_total 5",
-                          "kairos_refused_total{reason=\"joins\"} 2",
-                          "kairos_refused_total{reason=\"malformed\"} 0",
-                          "kairos_refused_total{reason=\"unauthenticated\"} 0",
-                          "kairos_refused_total{reason=\"wrong_kind\"} 0",
-                          "kairos_waits_capped_total 3"));
+  EXPECT_THAT(
+      samples,
+      ElementsAre("kairos_coordinator_active_workers 1", "kairos_coordinator_barrier_waiting 1",
+                  "kairos_coordinator_barriers_total 4",
+                  "kairos_coordinator_dead_nodes{role=\"server\"} 0",
+                  "kairos_coordinator_dead_nodes{role=\"worker\"} 1",
+                  "kairos_coordinator_expected_nodes{role=\"server\"} 2",
+                  "kairos_coordinator_expected_nodes{role=\"worker\"} 3",
+                  "kairos_coordinator_finished_workers 1",
+                  "kairos_coordinator_joined_nodes{role=\"server\"} 2",
+                  "kairos_coordinator_joined_nodes{role=\"worker\"} 3",
+                  "kairos_coordinator_phase{phase=\"done\"} 0",
+                  "kairos_coordinator_phase{phase=\"joining\"} 0",
+                  "kairos_coordinator_phase{phase=\"running\"} 1",
+                  "kairos_coordinator_phase{phase=\"starting\"} 0",
+                  "kairos_coordinator_ready_servers 2", "kairos_coordinator_stragglers 2",
+                  "kairos_handshakes_refused_total 5", "kairos_refused_total{reason=\"joins\"} 2",
+                  "kairos_refused_total{reason=\"malformed\"} 0",
+                  "kairos_refused_total{reason=\"unauthenticated\"} 0",
+                  "kairos_refused_total{reason=\"wrong_kind\"} 0", "kairos_waits_capped_total 3"));
   EXPECT_THAT(text, HasSubstr("# HELP kairos_coordinator_barriers_total Barriers released "
                               "(every active worker reached them).\n"
                               "# TYPE kairos_coordinator_barriers_total counter\n"));
