@@ -4,9 +4,10 @@
 //
 //   kairos-coordinator --servers S --workers W [--listen ENDPOINT] [--join-timeout SECONDS]
 //                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--keys DIR]
-//                      [--log-level LEVEL]
+//                      [--log-level LEVEL] [--metrics-listen HOST:PORT]
 //
-// Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout and, with
+// Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout (and, with
+// --metrics-listen, "kairos-coordinator metrics on http://<HOST:PORT>/metrics") and, with
 // --ready-fd, writes "<endpoint>\n" to that descriptor and closes it (kairos-launch reads
 // it there). It runs until the job ends. Exit codes (node_main.h): 0 the job ended well,
 // 1 it failed, 2 usage error or cannot listen, 128 + N stopped by signal N (SIGINT,
@@ -65,6 +66,7 @@ void AddOptions(CLI::App& app, Flags& flags) {
                  "Once bound, write the endpoint and a newline to this open file descriptor "
                  "and close it")
       ->check(CLI::Range(0, 1 << 20));
+  AddMetricsListenOption(app, flags.options.metrics_listen);
   AddKeysOption(app, flags.keys_dir);
   AddLogLevelOption(app, flags.log_level);
 }
@@ -112,6 +114,10 @@ int Main(int argc, char** argv) {
   }
   std::string endpoint = (*coordinator)->endpoint();
   std::cout << "kairos-coordinator listening on " << endpoint << std::endl;
+  if (!(*coordinator)->metrics_endpoint().empty()) {
+    std::cout << "kairos-coordinator metrics on http://" << (*coordinator)->metrics_endpoint()
+              << "/metrics" << std::endl;
+  }
   if (flags.ready_fd.has_value()) {
     if (absl::Status s = ReportReady(*flags.ready_fd, endpoint); !s.ok()) {
       std::cerr << "kairos-coordinator: --ready-fd: " << s << std::endl;

@@ -19,6 +19,12 @@ void AddLogLevelOption(CLI::App& app, std::string& level) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
 
+void AddMetricsListenOption(CLI::App& app, std::string& address) {
+  app.add_option("--metrics-listen", address,
+                 "Serve the node's metrics at http://HOST:PORT/metrics in the Prometheus text "
+                 "format (docs/operations.md); port 0 picks a free port. Default: none");
+}
+
 void AddKeysOption(CLI::App& app, std::string& dir) {
   app.add_option("--keys", dir,
                  "Directory of the job's CURVE keys (made by kairos-keygen): every connection "

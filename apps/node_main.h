@@ -31,6 +31,10 @@ inline constexpr int kExitCannotStart = 2;  // usage error, or the node could no
 // Adds --log-level (trace, debug, info, warn, error, critical, off) writing to `level`.
 void AddLogLevelOption(CLI::App& app, std::string& level);
 
+// Adds --metrics-listen HOST:PORT (default: none), where to serve GET /metrics
+// (docs/operations.md), writing to `address`.
+void AddMetricsListenOption(CLI::App& app, std::string& address);
+
 // Adds --keys DIR (default: $KAIROS_KEYS), the job's CURVE key directory, writing to `dir`.
 void AddKeysOption(CLI::App& app, std::string& dir);
 

@@ -4,12 +4,14 @@
 //
 //   kairos-server --coordinator ENDPOINT [--listen ENDPOINT] [--advertise-host HOST]
 //                 [--apply-threads N] [--keys DIR] [--log-level LEVEL]
-//                 [--updater-plugin PATH.so ...] [--checkpoint-dir DIR]
-//                 [--checkpoint-every-clocks N] [--checkpoint-every-seconds S]
-//                 [--no-checkpoint-at-end] [--restore-from DIR]
+//                 [--updater-plugin PATH.so ...] [--metrics-listen HOST:PORT]
+//                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N]
+//                 [--checkpoint-every-seconds S] [--no-checkpoint-at-end]
+//                 [--restore-from DIR]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
-// "kairos-server listening on <endpoint>" on stdout, and runs until the job ends. Exit
+// "kairos-server listening on <endpoint>" on stdout (and, with --metrics-listen,
+// "kairos-server metrics on http://<HOST:PORT>/metrics"), and runs until the job ends. Exit
 // codes (node_main.h): 0 the job ended well, 1 it failed, 2 usage error or cannot listen,
 // 128 + N stopped by signal N (SIGINT, SIGTERM). SIGUSR1 takes a checkpoint
 // (docs/durability.md).
@@ -70,6 +72,7 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
   app.add_option("--restore-from", options.restore_from,
                  "Start the job from a checkpoint: a clock-N directory, or a directory of "
                  "them (the latest complete one); it must hold every shard's file");
+  AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
 }
@@ -121,6 +124,10 @@ int Main(int argc, char** argv) {
     return kExitCannotStart;
   }
   std::cout << "kairos-server listening on " << (*server)->endpoint() << std::endl;
+  if (!(*server)->metrics_endpoint().empty()) {
+    std::cout << "kairos-server metrics on http://" << (*server)->metrics_endpoint()
+              << "/metrics" << std::endl;
+  }
   Server& s = **server;
   // SIGUSR1: a checkpoint now (the server logs where it went, or why it could not).
   (*runner)->OnUser1([&s] { s.RequestCheckpoint(); });

@@ -17,6 +17,10 @@ pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
 set_target_properties(PkgConfig::ZMQ PROPERTIES INTERFACE_COMPILE_OPTIONS ""
                                                 INTERFACE_INCLUDE_DIRECTORIES "")
 find_path(CPPZMQ_INCLUDE_DIR zmq.hpp REQUIRED)
+# The /metrics endpoint (src/metrics): Debian's cpp-httplib, a compiled library. Its
+# pkg-config file defines the feature macros it was built with (CPPHTTPLIB_OPENSSL_SUPPORT,
+# ...), on which its classes' layout depends: every user compiles with the target's flags.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 if(KAIROS_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()

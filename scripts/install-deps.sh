@@ -11,6 +11,7 @@ packages=(
   libeigen3-dev libspdlog-dev libabsl-dev       # math, logging, Status and synchronization
   zlib1g-dev                                    # the simulator reads gzip'd Fashion-MNIST
   libcli11-dev                                  # command lines of the programs
+  libcpp-httplib-dev                            # the /metrics endpoint (docs/operations.md)
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and benchmarks
   clang-14 libclang-rt-14-dev                   # fuzz targets: clang, libFuzzer, ASan, UBSan
   dataset-fashion-mnist                         # data of the examples and benchmarks

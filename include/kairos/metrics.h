@@ -40,9 +40,10 @@ class KAIROS_EXPORT Histogram {
   uint64_t max_ = 0;
 };
 
-// Counts of non-negative real values in power-of-two buckets: bucket 0 holds [0, 2^-31),
-// bucket i >= 1 holds [2^(i-32), 2^(i-31)); values >= 2^32 go to the last bucket. For
-// scales and distances, which are not integers.
+// Counts of non-negative real values in power-of-two buckets: bucket 0 holds [0, 2^-31],
+// bucket i >= 1 holds (2^(i-32), 2^(i-31)]; values above 2^32 go to the last bucket. Each
+// bucket includes its upper end, so a power of two (a scale of exactly 1) counts as at most
+// itself, as Prometheus's `le` does. For scales and distances, which are not integers.
 class KAIROS_EXPORT RealHistogram {
  public:
   static constexpr int kBuckets = 65;

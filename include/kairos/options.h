@@ -157,6 +157,12 @@ struct ServerOptions : NodeOptions {
   // differ. The workers' clocks start at 0; checkpoints of the new job are named from the
   // restored clock on. Empty (default): fresh initial values.
   std::string restore_from;
+  // Where to serve the server's metrics over HTTP, GET /metrics in the Prometheus text
+  // format (docs/operations.md lists every metric): "HOST:PORT", e.g. "127.0.0.1:9100",
+  // "0.0.0.0:9100" (every interface) or "[::1]:9100"; port 0 picks a free port
+  // (Server::metrics_endpoint() tells which). Empty (default): no metrics endpoint. A port
+  // that cannot be bound makes Server::Create fail with Unavailable naming the address.
+  std::string metrics_listen;
 };
 
 struct CoordinatorOptions {
@@ -187,6 +193,10 @@ struct CoordinatorOptions {
   // As NodeOptions::clock and NodeOptions::transport_factory.
   std::shared_ptr<const Clock> clock;
   std::shared_ptr<TransportFactory> transport_factory;
+  // As ServerOptions::metrics_listen: the coordinator's metrics over HTTP (the job's
+  // phase, the nodes that joined, finished or died, barriers; docs/operations.md).
+  // Coordinator::metrics_endpoint() tells the bound address. Empty (default): none.
+  std::string metrics_listen;
 };
 
 // LocalCluster: a coordinator, servers and workers inside this process.

@@ -62,7 +62,9 @@ class KAIROS_EXPORT Server {
  public:
   // Binds options.listen and joins the job through options.coordinator. Returns once the
   // listening socket is bound and the join is sent; the shard's tables are created when the
-  // job starts. Errors: Unavailable for an endpoint that cannot be bound.
+  // job starts. Errors: Unavailable for an endpoint that cannot be bound (options.listen,
+  // or options.metrics_listen: the message names the address); InvalidArgument for a
+  // metrics_listen that is not HOST:PORT.
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
 
   virtual ~Server() = default;
@@ -71,6 +73,9 @@ class KAIROS_EXPORT Server {
 
   // The endpoint workers connect to (the bound port filled in).
   virtual std::string endpoint() const = 0;
+  // Where GET /metrics is served (ServerOptions::metrics_listen), "HOST:PORT" with the
+  // bound port filled in; empty when the server serves no metrics.
+  virtual std::string metrics_endpoint() const = 0;
   // Waits until the job ends (the coordinator says so) or `timeout` passes
   // (DeadlineExceeded). Returns the reason the server stopped.
   virtual absl::Status Wait(absl::Duration timeout) = 0;

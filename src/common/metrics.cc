@@ -40,10 +40,13 @@ void Histogram::Merge(const Histogram& other) {
 }
 
 int RealHistogram::BucketOf(double value) {
-  if (!(value >= 0x1.0p-31)) return 0;  // also NaN and negatives
-  if (value >= 0x1.0p32) return kBuckets - 1;
+  if (!(value > 0x1.0p-31)) return 0;  // also NaN and negatives
+  if (value > 0x1.0p32) return kBuckets - 1;
   int exponent = 0;
-  std::frexp(value, &exponent);  // value = m * 2^exponent, m in [0.5, 1)
+  // value = m * 2^exponent, m in [0.5, 1); a power of two (m = 0.5) is the upper end of
+  // the bucket below, so that each bucket's upper bound is inclusive (Prometheus's `le`).
+  const double m = std::frexp(value, &exponent);
+  if (m == 0.5) --exponent;
   return std::clamp(exponent + 31, 1, kBuckets - 1);
 }
 

@@ -43,6 +43,7 @@ class BarrierBook {
   // Every waiter (the job ended).
   std::vector<BarrierWaiter> TakeAll();
   bool empty() const { return waiters_.empty(); }
+  int size() const { return static_cast<int>(waiters_.size()); }
 
  private:
   std::vector<BarrierWaiter> waiters_;

@@ -28,6 +28,8 @@
 #include "kairos/coordinator.h"
 #include "kairos/status.h"
 #include "common/limits.h"
+#include "metrics/exporter.h"
+#include "metrics/prometheus.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
 #include "wire/credential.h"
@@ -36,7 +38,7 @@ namespace kairos {
 namespace internal {
 namespace {
 
-enum class Phase { kJoining, kStarting, kRunning, kDone };
+using Phase = JobPhase;
 
 // How long Stop waits for the I/O thread to end the job (the I/O thread runs its queue at
 // once unless a handler is stuck).
@@ -48,9 +50,14 @@ class CoordinatorImpl final : public Coordinator {
       : options_(options),
         clock_(ClockOf(options_)),
         log_(GetLogger(options.logger)),
-        roster_(options.num_servers, options.num_workers, options.job) {}
+        created_(clock_.Now()),
+        roster_(options.num_servers, options.num_workers, options.job) {
+    stats_.servers_expected = options.num_servers;
+    stats_.workers_expected = options.num_workers;
+  }
 
   ~CoordinatorImpl() override {
+    if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
     Stop();
     if (transport_ != nullptr) transport_->Stop();
   }
@@ -73,6 +80,11 @@ class CoordinatorImpl final : public Coordinator {
     t.clock = options_.clock;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
+    if (!options_.metrics_listen.empty()) {
+      KAIROS_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(options_.metrics_listen, [this] {
+                                return RenderMetrics();
+                              }));
+    }
     join_deadline_ = clock_.Now() + options_.join_timeout;
     // The transport runs every handler on its I/O thread; in a debug build a handler on any
     // other thread than the first one's aborts (common/thread_checker.h).
@@ -94,6 +106,9 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   std::string endpoint() const override { return endpoint_; }
+  std::string metrics_endpoint() const override {
+    return metrics_ != nullptr ? metrics_->address() : std::string();
+  }
   uint64_t handshakes_refused() const override {
     return transport_ != nullptr ? transport_->handshakes_refused() : 0;
   }
@@ -189,6 +204,61 @@ class CoordinatorImpl final : public Coordinator {
     return stats_;
   }
 
+  // GET /metrics, on the exporter's threads.
+  std::string RenderMetrics() const {
+    PrometheusWriter out;
+    RenderNodeMetrics(BuildInfo(clock_.Now() - created_), out);
+    RenderCoordinatorMetrics(stats(), handshakes_refused(), stragglers(), out);
+    return out.Take();
+  }
+
+  // ------------------------------------------------------- the counts of stats_
+  void SetPhase(Phase phase) {
+    phase_ = phase;
+    absl::MutexLock lock(&mu_);
+    stats_.phase = phase;
+  }
+
+  // A node admitted to the job.
+  void CountJoin(const NodeRecord& n) {
+    absl::MutexLock lock(&mu_);
+    ++(n.role == wire::SERVER ? stats_.servers_joined : stats_.workers_joined);
+    Tally(n, +1);
+  }
+
+  void SetState(NodeRecord& n, NodeState to) {
+    absl::MutexLock lock(&mu_);
+    Tally(n, -1);
+    n.state = to;
+    Tally(n, +1);
+  }
+
+  // Adds `d` to the count of n's role and state.
+  void Tally(const NodeRecord& n, int d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const bool server = n.role == wire::SERVER;
+    switch (n.state) {
+      case NodeState::kJoined:
+        if (!server) stats_.workers_active += d;
+        break;
+      case NodeState::kReady:
+        (server ? stats_.servers_ready : stats_.workers_active) += d;
+        break;
+      case NodeState::kFinished:
+        if (!server) stats_.workers_finished += d;
+        break;
+      case NodeState::kDead:
+        (server ? stats_.servers_dead : stats_.workers_dead) += d;
+        break;
+    }
+  }
+
+  // After each change of the barrier: how many wait, and whether one was released.
+  void CountBarrier(bool released) {
+    absl::MutexLock lock(&mu_);
+    stats_.barrier_waiting = barrier_.size();
+    if (released) ++stats_.barriers_released;
+  }
+
   void RecordStragglers(int shard, const wire::Header& h) {
     absl::MutexLock lock(&mu_);
     std::vector<int>& list = stragglers_by_server_[shard];
@@ -228,6 +298,7 @@ class CoordinatorImpl final : public Coordinator {
     }
     const NodeRecord& node = roster_.Add(h.join().role(), *rank, h.join().endpoint(), from,
                                          clock_.Now(), *credential);
+    CountJoin(node);
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
     reply.header.mutable_join_reply()->set_node_id(node.id);
@@ -240,7 +311,7 @@ class CoordinatorImpl final : public Coordinator {
 
   // Servers first: workers start only once every shard exists.
   void StartServers() {
-    phase_ = Phase::kStarting;
+    SetPhase(Phase::kStarting);
     const wire::Start start = roster_.StartMessage(/*with_credentials=*/true);
     for (const auto& [rank, id] : roster_.servers()) {
       Message m;
@@ -256,9 +327,9 @@ class CoordinatorImpl final : public Coordinator {
       return EndJob(absl::Status(
           s.code(), absl::StrFormat("server %d could not start: %s", node.rank, s.message())));
     }
-    node.state = NodeState::kReady;
+    SetState(node, NodeState::kReady);
     if (!roster_.servers_ready()) return;
-    phase_ = Phase::kRunning;
+    SetPhase(Phase::kRunning);
     const wire::Start start = roster_.StartMessage(/*with_credentials=*/false);
     for (const auto& [rank, id] : roster_.workers()) {
       Message m;
@@ -295,20 +366,25 @@ class CoordinatorImpl final : public Coordinator {
             absl::AbortedError(absl::StrFormat(
                 "barrier of worker %d superseded by a newer barrier call", node.rank)));
     }
+    CountBarrier(/*released=*/false);
     MaybeReleaseBarrier();
   }
 
   void MaybeReleaseBarrier() {
-    for (const BarrierWaiter& w : barrier_.TakeReleased(roster_.ActiveWorkers())) {
+    const std::vector<BarrierWaiter> released = barrier_.TakeReleased(roster_.ActiveWorkers());
+    if (released.empty()) return;
+    CountBarrier(/*released=*/true);
+    for (const BarrierWaiter& w : released) {
       Reply(w.peer, w.request, wire::BARRIER_RELEASE, absl::OkStatus());
     }
   }
 
   void HandleFinish(NodeRecord& node, PeerId from, const wire::Header& h) {
     if (node.role != wire::WORKER) return;
-    node.state = NodeState::kFinished;
+    SetState(node, NodeState::kFinished);
     Reply(from, h, wire::FINISH, absl::OkStatus());
     barrier_.Remove(node.rank);
+    CountBarrier(/*released=*/false);
     MaybeReleaseBarrier();
     MaybeEndJob();
   }
@@ -319,7 +395,7 @@ class CoordinatorImpl final : public Coordinator {
 
   void EndJob(const absl::Status& status) {
     if (phase_ == Phase::kDone) return;
-    phase_ = Phase::kDone;
+    SetPhase(Phase::kDone);
     if (!status.ok()) {
       log_->warn("coordinator: the job ends: {}", std::string(status.message()));
     }
@@ -334,6 +410,7 @@ class CoordinatorImpl final : public Coordinator {
       Reply(w.peer, w.request, wire::ERROR,
             absl::CancelledError(absl::StrCat("the job ended: ", status.ToString())));
     }
+    CountBarrier(/*released=*/false);
     absl::MutexLock lock(&mu_);
     final_status_ = status;
     done_.Notify();
@@ -356,7 +433,7 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void DeclareDead(NodeRecord& n, absl::Time now) {
-    n.state = NodeState::kDead;
+    SetState(n, NodeState::kDead);
     const std::string what =
         absl::StrFormat("%s %d (node %d) has been silent for %s", RoleName(n.role), n.rank,
                         n.id, absl::FormatDuration(now - n.last_seen));
@@ -373,13 +450,16 @@ class CoordinatorImpl final : public Coordinator {
       transport_->Send(roster_.node(id).peer, std::move(m));
     }
     barrier_.Remove(n.rank);
+    CountBarrier(/*released=*/false);
     MaybeReleaseBarrier();
     MaybeEndJob();
   }
 
   void ExpireBarrierWaiters(absl::Time now) {
     const std::string missing = absl::StrJoin(barrier_.Missing(roster_.ActiveWorkers()), ", ");
-    for (const BarrierWaiter& w : barrier_.TakeExpired(now)) {
+    const std::vector<BarrierWaiter> expired = barrier_.TakeExpired(now);
+    if (!expired.empty()) CountBarrier(/*released=*/false);
+    for (const BarrierWaiter& w : expired) {
       Reply(w.peer, w.request, wire::ERROR,
             absl::DeadlineExceededError(
                 absl::StrFormat("barrier of worker %d waited %dms for workers %s", w.rank,
@@ -390,6 +470,7 @@ class CoordinatorImpl final : public Coordinator {
   const CoordinatorOptions options_;
   const Clock& clock_;  // options_.clock keeps it alive
   std::shared_ptr<spdlog::logger> log_;
+  const absl::Time created_;  // on the node's clock: kairos_uptime_seconds
   std::unique_ptr<Transport> transport_;
   bool running_ = false;  // the I/O thread was started (set once, in Init)
   std::string endpoint_;
@@ -407,6 +488,9 @@ class CoordinatorImpl final : public Coordinator {
   BarrierBook barrier_;
   absl::Time join_deadline_;
   LogOnce refusal_log_;
+  // GET /metrics (CoordinatorOptions::metrics_listen), or null. Set in Init before any
+  // thread of the node reads it; stopped first in the destructor.
+  std::unique_ptr<MetricsExporter> metrics_;
 };
 
 }  // namespace

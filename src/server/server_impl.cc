@@ -31,6 +31,8 @@
 #include "engine/shard_engine.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
+#include "metrics/exporter.h"
+#include "metrics/prometheus.h"
 #include "policy/policy.h"
 #include "server/apply_pool.h"
 #include "server/engine_messages.h"
@@ -67,11 +69,13 @@ class ServerImpl final : public Server, private EngineHost {
   explicit ServerImpl(const ServerOptions& options)
       : options_(options),
         log_(GetLogger(options.logger)),
+        created_(ClockOf(options_).Now()),
         pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()) {}
 
   // The apply lanes finish their queued work while the transport and the engine they use
   // still exist, then the engine goes before the pool it hands work to.
   ~ServerImpl() override {
+    if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
     Stop();
     if (writer_.joinable()) writer_.join();
     pool_.Stop();
@@ -88,6 +92,13 @@ class ServerImpl final : public Server, private EngineHost {
     });
     KAIROS_ASSIGN_OR_RETURN(std::string bound, transport_->Listen(options_.listen));
     endpoint_ = Advertise(bound, options_.advertise_host);
+    // Before the join: a metrics address that cannot be bound fails Create, and the job
+    // never counts this server.
+    if (!options_.metrics_listen.empty()) {
+      KAIROS_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(options_.metrics_listen, [this] {
+                                return RenderMetrics();
+                              }));
+    }
     KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
     coordinator_ = link_.peer();
     // The transport runs every handler on its I/O thread; in a debug build a handler on any
@@ -116,6 +127,9 @@ class ServerImpl final : public Server, private EngineHost {
   }
 
   std::string endpoint() const override { return endpoint_; }
+  std::string metrics_endpoint() const override {
+    return metrics_ != nullptr ? metrics_->address() : std::string();
+  }
 
   absl::Status Wait(absl::Duration timeout) override {
     if (!done_.WaitForNotificationWithTimeout(timeout)) {
@@ -287,6 +301,14 @@ class ServerImpl final : public Server, private EngineHost {
       next_checkpoint_clock_ = (clock / every + 1) * every;
       StartCheckpoint({});
     }
+  }
+
+  // GET /metrics, on the exporter's threads.
+  std::string RenderMetrics() const {
+    PrometheusWriter out;
+    RenderNodeMetrics(BuildInfo(Now() - created_), out);
+    RenderServerMetrics(stats(), out);
+    return out.Take();
   }
 
   void End(absl::Status status) {
@@ -601,6 +623,7 @@ class ServerImpl final : public Server, private EngineHost {
 
   const ServerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
+  const absl::Time created_;  // on the node's clock: kairos_uptime_seconds
   ApplyPool pool_;
   std::unique_ptr<Transport> transport_;
   std::string endpoint_;
@@ -640,6 +663,9 @@ class ServerImpl final : public Server, private EngineHost {
   std::atomic<uint64_t> checkpoints_written_{0}, checkpoints_failed_{0},
       checkpoints_skipped_{0};
   std::atomic<int64_t> last_checkpoint_clock_{-1}, restored_clock_{-1};
+  // GET /metrics (ServerOptions::metrics_listen), or null. Set in Init before any thread
+  // of the node reads it; stopped first in the destructor.
+  std::unique_ptr<MetricsExporter> metrics_;
 };
 
 }  // namespace
