@@ -136,8 +136,7 @@ double PowerLawIntegral(double x, double exponent) {
 }
 
 // One block of examples of a set, from its own stream of random numbers.
-void GenerateBlock(const GeneratorConfig &c, const TrueModel &truth, uint64_t set, int64_t block,
-                   int64_t count, Dataset *out) {
+void GenerateBlock(const GeneratorConfig &c, const PowerLaw &law, uint64_t set, int64_t block, int64_t count, Dataset *out) {
   Rng rng(c.seed * 0x100000001b3ULL + Mix64((set << 40) ^ static_cast<uint64_t>(block)));
   std::vector<uint64_t> ids;
   const std::vector<float> ones(static_cast<size_t>(c.max_active), 1.0f);
@@ -145,20 +144,18 @@ void GenerateBlock(const GeneratorConfig &c, const TrueModel &truth, uint64_t se
     const int active = rng.Between(c.min_active, c.max_active);
     ids.clear();
     while (static_cast<int>(ids.size()) < active) {
-      const uint64_t id = PowerLawId(rng.Uniform(), c.num_ids, c.exponent);
+      const uint64_t id = law.Id(rng.Uniform());
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
     std::sort(ids.begin(), ids.end());
-    double z = truth.bias;
-    for (uint64_t id : ids) z += truth.weights[id - 1];
-    const double p = 1.0 / (1.0 + std::exp(-z));
-    const float label = rng.Uniform() < p ? 1.0f : 0.0f;
+    // The label's uniform number for now (Generate draws the label once the bias is known).
+    const auto label = static_cast<float>(rng.Uniform());
     out->Add(label, ids, std::span<const float>(ones.data(), ids.size()));
   }
 }
 
 // A set of `count` examples, in blocks generated in parallel and joined in order.
-Dataset GenerateSet(const GeneratorConfig &c, const TrueModel &truth, uint64_t set, int64_t count) {
+Dataset GenerateSet(const GeneratorConfig &c, const PowerLaw &law, uint64_t set, int64_t count) {
   constexpr int64_t kBlock = 4096;
   const int64_t blocks = (count + kBlock - 1) / kBlock;
   std::vector<Dataset> parts(static_cast<size_t>(blocks));
@@ -168,7 +165,7 @@ Dataset GenerateSet(const GeneratorConfig &c, const TrueModel &truth, uint64_t s
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       for (int64_t b = t; b < blocks; b += threads) {
-        GenerateBlock(c, truth, set, b, std::min(kBlock, count - b * kBlock),
+        GenerateBlock(c, law, set, b, std::min(kBlock, count - b * kBlock),
                       &parts[static_cast<size_t>(b)]);
       }
     });
@@ -371,22 +368,36 @@ absl::StatusOr<TrueModel> ReadTrueModel(const std::string &path) {
   return model;
 }
 
-uint64_t PowerLawId(double u, uint64_t num_ids, double exponent) {
-  const double top = static_cast<double>(num_ids) + 1.0;
-  const double a = 1.0 - exponent;
-  const double x = std::abs(a) < 1e-12 ? std::exp(u * std::log(top))
-                                       : std::pow(1.0 + u * (std::pow(top, a) - 1.0), 1.0 / a);
+PowerLaw::PowerLaw(uint64_t num_ids, double exponent)
+    : num_ids_(num_ids), exponent_(exponent), a_(1.0 - exponent) {
+  total_ = PowerLawIntegral(static_cast<double>(num_ids) + 1.0, exponent) -
+           PowerLawIntegral(1.0, exponent);
+  const uint64_t table = std::min(num_ids, kTableIds);
+  upper_.resize(static_cast<size_t>(table));
+  for (uint64_t k = 0; k < table; ++k) upper_[k] = Cumulative(static_cast<double>(k) + 2.0);
+}
+
+double PowerLaw::Cumulative(double x) const {
+  return (PowerLawIntegral(x, exponent_) - PowerLawIntegral(1.0, exponent_)) / total_;
+}
+
+uint64_t PowerLaw::Id(double u) const {
+  // The first id whose upper bound is above u.
+  const auto it = std::upper_bound(upper_.begin(), upper_.end(), u);
+  if (it != upper_.end()) return static_cast<uint64_t>(it - upper_.begin()) + 1;
+  if (upper_.size() == num_ids_) return num_ids_;
+  // Beyond the table: solve Cumulative(x) = u for x.
+  const double g = u * total_ + PowerLawIntegral(1.0, exponent_);
+  const double x = std::abs(a_) < 1e-12 ? std::exp(g) : std::pow(g * a_, 1.0 / a_);
   const double id = std::floor(x);
-  if (!(id >= 1.0)) return 1;
-  if (id >= static_cast<double>(num_ids)) return num_ids;
+  if (!(id > static_cast<double>(upper_.size()))) return upper_.size() + 1;
+  if (id >= static_cast<double>(num_ids_)) return num_ids_;
   return static_cast<uint64_t>(id);
 }
 
-double PowerLawProbability(uint64_t id, uint64_t num_ids, double exponent) {
+double PowerLaw::Probability(uint64_t id) const {
   const double r = static_cast<double>(id);
-  const double total = PowerLawIntegral(static_cast<double>(num_ids) + 1.0, exponent) -
-                       PowerLawIntegral(1.0, exponent);
-  return (PowerLawIntegral(r + 1.0, exponent) - PowerLawIntegral(r, exponent)) / total;
+  return (PowerLawIntegral(r + 1.0, exponent_) - PowerLawIntegral(r, exponent_)) / total_;
 }
 
 absl::Status CheckGeneratorConfig(const GeneratorConfig &c) {
@@ -420,12 +431,24 @@ absl::Status CheckGeneratorConfig(const GeneratorConfig &c) {
 absl::StatusOr<Generated> Generate(const GeneratorConfig &c) {
   if (absl::Status s = CheckGeneratorConfig(c); !s.ok()) return s;
   Generated g;
-  g.truth.bias = c.bias;
   g.truth.weights.resize(static_cast<size_t>(c.num_ids));
   Rng rng(c.seed ^ 0x5eed5eed5eed5eedULL);
   for (float &w : g.truth.weights) w = static_cast<float>(c.weight_stddev * rng.Normal());
-  g.train = GenerateSet(c, g.truth, 0, c.train_examples);
-  g.test = GenerateSet(c, g.truth, 1, c.test_examples);
+  const PowerLaw law(c.num_ids, c.exponent);
+  g.train = GenerateSet(c, law, 0, c.train_examples);
+  g.test = GenerateSet(c, law, 1, c.test_examples);
+  // The bias: `bias` less the training examples' mean sum of weights, so that the mean score
+  // is `bias`. Then each label from its uniform number.
+  g.truth.bias = 0.0;
+  double sum = 0.0;
+  for (size_t i = 0; i < g.train.num_examples(); ++i) sum += g.truth.Score(g.train, i);
+  g.truth.bias = c.bias - sum / static_cast<double>(g.train.num_examples());
+  for (Dataset *d : {&g.train, &g.test}) {
+    for (size_t i = 0; i < d->num_examples(); ++i) {
+      const double p = 1.0 / (1.0 + std::exp(-g.truth.Score(*d, i)));
+      d->labels[i] = d->labels[i] < p ? 1.0f : 0.0f;
+    }
+  }
   return g;
 }
 

@@ -87,15 +87,17 @@ absl::StatusOr<TrueModel> ReadTrueModel(const std::string& path);
 // the integral of x^-exponent over [r, r + 1), so id 1 is the most frequent), between
 // min_active and max_active distinct binary features per example (value 1, uniform count),
 // true weights drawn Normal(0, weight_stddev) per id, and each label drawn 1 with
-// probability sigmoid(bias + sum of the example's weights). Deterministic: the same config
+// probability sigmoid(b + sum of the example's weights), where b = bias - the training
+// examples' mean sum of weights (so that the mean score is `bias` whatever the weights of the
+// most frequent ids, which appear in most examples). Deterministic: the same config
 // gives the same data on every machine and with any number of threads.
 struct GeneratorConfig {
   uint64_t num_ids = 1'000'000;
-  int64_t train_examples = 400'000;
+  int64_t train_examples = 2'000'000;
   int64_t test_examples = 50'000;
   int min_active = 20;
   int max_active = 40;
-  double exponent = 1.1;
+  double exponent = 1.3;
   double weight_stddev = 0.4;
   double bias = -1.5;
   uint64_t seed = 1;
@@ -111,10 +113,26 @@ struct Generated {
 absl::Status CheckGeneratorConfig(const GeneratorConfig& config);
 absl::StatusOr<Generated> Generate(const GeneratorConfig& config);
 
-// The id of uniform number u in [0, 1) under the generator's power law over 1..num_ids,
-// and that law's probability of `id` (exposed for the tests).
-uint64_t PowerLawId(double u, uint64_t num_ids, double exponent);
-double PowerLawProbability(uint64_t id, uint64_t num_ids, double exponent);
+// The generator's power law over ids 1..num_ids: id r has probability
+// (G(r + 1) - G(r)) / (G(num_ids + 1) - G(1)), G an antiderivative of x^-exponent, and Id(u)
+// maps a uniform u in [0, 1) to the id whose cumulative interval holds it (the inverse of
+// that distribution function). The ids up to kTableIds are found in a table of their
+// cumulative probabilities, the others by the closed-form inverse.
+class PowerLaw {
+ public:
+  static constexpr uint64_t kTableIds = 16384;
+  PowerLaw(uint64_t num_ids, double exponent);
+  uint64_t Id(double u) const;
+  double Probability(uint64_t id) const;
+
+ private:
+  double Cumulative(double x) const;  // P(id < x), x in [1, num_ids + 1]
+  uint64_t num_ids_;
+  double exponent_;
+  double a_;                  // 1 - exponent
+  double total_;              // G(num_ids + 1) - G(1)
+  std::vector<double> upper_;  // upper_[k] = P(id <= k + 1), k < min(num_ids, kTableIds)
+};
 
 }  // namespace logreg
 

@@ -63,7 +63,7 @@ struct Evaluation {
 Evaluation EvaluateTruth(const TrueModel& truth, const Dataset& data);
 
 struct TrainConfig {
-  int epochs = 3;                  // passes of each worker over its shard
+  int epochs = 2;                  // passes of each worker over its shard
   int batch = 256;                 // examples per iteration
   std::string optimizer = "ftrl";  // the tables' UpdaterSpec name, passed through
   float learning_rate = 0.1f;      // the tables' UpdaterSpec learning rate
