@@ -163,6 +163,12 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "--train and --test go together\n");
     return 2;
   }
+  if (!f.weights_file.empty() && f.train_file.empty()) {
+    std::fprintf(stderr,
+                 "--true-weights goes with --train and --test (generated data in memory has "
+                 "its own)\n");
+    return 2;
+  }
   const bool from_files = !f.train_file.empty() && !f.generate;
   if (!from_files) {
     if (absl::Status s = logreg::CheckGeneratorConfig(f.gen); !s.ok()) {
@@ -237,6 +243,10 @@ int main(int argc, char **argv) {
   if (train.num_examples() < static_cast<size_t>(f.workers)) {
     std::fprintf(stderr, "%zu training examples cannot be split over %d workers\n",
                  train.num_examples(), f.workers);
+    return 2;
+  }
+  if (test.num_examples() == 0) {
+    std::fprintf(stderr, "the test set has no examples\n");
     return 2;
   }
   if (train.num_examples() >= (size_t{1} << 32) || test.ids.size() >= (size_t{1} << 32)) {

@@ -375,6 +375,12 @@ PowerLaw::PowerLaw(uint64_t num_ids, double exponent)
   const uint64_t table = std::min(num_ids, kTableIds);
   upper_.resize(static_cast<size_t>(table));
   for (uint64_t k = 0; k < table; ++k) upper_[k] = Cumulative(static_cast<double>(k) + 2.0);
+  guide_.resize(kGuide + 1);
+  for (size_t j = 0; j <= kGuide; ++j) {
+    const double u = static_cast<double>(j) / kGuide;
+    guide_[j] = static_cast<uint32_t>(std::upper_bound(upper_.begin(), upper_.end(), u) -
+                                      upper_.begin());
+  }
 }
 
 double PowerLaw::Cumulative(double x) const {
@@ -383,7 +389,12 @@ double PowerLaw::Cumulative(double x) const {
 
 uint64_t PowerLaw::Id(double u) const {
   // The first id whose upper bound is above u.
-  const auto it = std::upper_bound(upper_.begin(), upper_.end(), u);
+  // u is in [j / kGuide, (j + 1) / kGuide), so the first bound above it is at or after the
+  // first bound above j / kGuide, and at or before the first above (j + 1) / kGuide.
+  const size_t j = std::min(kGuide - 1, static_cast<size_t>(u * kGuide));
+  const auto end = guide_[j + 1] < upper_.size() ? upper_.begin() + guide_[j + 1] + 1
+                                                 : upper_.end();
+  const auto it = std::upper_bound(upper_.begin() + guide_[j], end, u);
   if (it != upper_.end()) return static_cast<uint64_t>(it - upper_.begin()) + 1;
   if (upper_.size() == num_ids_) return num_ids_;
   // Beyond the table: solve Cumulative(x) = u for x.

@@ -117,7 +117,8 @@ absl::StatusOr<Generated> Generate(const GeneratorConfig& config);
 // (G(r + 1) - G(r)) / (G(num_ids + 1) - G(1)), G an antiderivative of x^-exponent, and Id(u)
 // maps a uniform u in [0, 1) to the id whose cumulative interval holds it (the inverse of
 // that distribution function). The ids up to kTableIds are found in a table of their
-// cumulative probabilities, the others by the closed-form inverse.
+// cumulative probabilities (found through a guide table: one bucket per 1/65536 of u), the
+// others by the closed-form inverse.
 class PowerLaw {
  public:
   static constexpr uint64_t kTableIds = 16384;
@@ -132,6 +133,10 @@ class PowerLaw {
   double a_;                  // 1 - exponent
   double total_;              // G(num_ids + 1) - G(1)
   std::vector<double> upper_;  // upper_[k] = P(id <= k + 1), k < min(num_ids, kTableIds)
+  // guide_[j]: the index in upper_ of the first bound above j / kGuide, so the search for u
+  // starts at guide_[floor(u kGuide)] and ends by guide_[floor(u kGuide) + 1].
+  static constexpr size_t kGuide = 1 << 16;
+  std::vector<uint32_t> guide_;
 };
 
 }  // namespace logreg
