@@ -112,8 +112,7 @@ int main(int argc, char **argv) {
                  "the tables' updater, passed through as UpdaterSpec::name (ftrl, "
                  "ftrl:l1=1, adagrad, ...)")
       ->capture_default_str();
-  app.add_option("--lr", f.train.learning_rate, "the tables' learning rate")
-      ->capture_default_str();
+  app.add_option("--lr", f.train.learning_rate, "the tables' learning rate")->capture_default_str();
   app.add_option("--epochs", f.train.epochs, "passes of each worker over its shard")
       ->capture_default_str();
   app.add_option("--batch", f.train.batch, "examples per iteration and worker")
@@ -195,10 +194,9 @@ int main(int argc, char **argv) {
     std::printf(
         "wrote %zu training examples to %s and %zu test examples to %s%s%s (ids 1..%llu, "
         "positives %.3f); the true weights' test log-loss %.4f, auc %.4f\n",
-        g->train.num_examples(), f.train_file.c_str(), g->test.num_examples(),
-        f.test_file.c_str(), f.weights_file.empty() ? "" : ", the true weights to ",
-        f.weights_file.c_str(), static_cast<unsigned long long>(f.gen.num_ids),
-        g->train.PositiveRate(), ref.loss, ref.auc);
+        g->train.num_examples(), f.train_file.c_str(), g->test.num_examples(), f.test_file.c_str(),
+        f.weights_file.empty() ? "" : ", the true weights to ", f.weights_file.c_str(),
+        static_cast<unsigned long long>(f.gen.num_ids), g->train.PositiveRate(), ref.loss, ref.auc);
     return 0;
   }
 
@@ -250,7 +248,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (train.num_examples() >= (size_t{1} << 32) || test.ids.size() >= (size_t{1} << 32)) {
-    std::fprintf(stderr, "the example handles fewer than 2^32 training examples and test features\n");
+    std::fprintf(stderr,
+                 "the example handles fewer than 2^32 training examples and test features\n");
     return 2;
   }
   const logreg::Evaluation reference =
@@ -302,11 +301,10 @@ int main(int argc, char **argv) {
         "  data: %zu training examples (positives %.3f), %zu test examples, %s, ready after "
         "%.1f s\n"
         "  reference (the true weights on the test set): loss %s, auc %s\n",
-        f.policy.c_str(), f.servers, f.workers, launched ? " (kairos-launch)" : "",
-        f.train.epochs, trainer.IterationsPerEpoch(), f.train.batch, f.train.optimizer.c_str(),
-        static_cast<double>(f.train.learning_rate),
-        static_cast<unsigned long long>(f.train.seed), train.num_examples(),
-        train.PositiveRate(), test.num_examples(), source.c_str(), data_s,
+        f.policy.c_str(), f.servers, f.workers, launched ? " (kairos-launch)" : "", f.train.epochs,
+        trainer.IterationsPerEpoch(), f.train.batch, f.train.optimizer.c_str(),
+        static_cast<double>(f.train.learning_rate), static_cast<unsigned long long>(f.train.seed),
+        train.num_examples(), train.PositiveRate(), test.num_examples(), source.c_str(), data_s,
         OrNone(reference.loss, 4).c_str(), OrNone(reference.auc, 4).c_str());
     std::fflush(stdout);
   }

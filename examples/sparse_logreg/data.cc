@@ -14,7 +14,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <thread>
 #include <utility>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace logreg {
 namespace {
@@ -82,10 +82,11 @@ std::vector<absl::string_view> Fields(absl::string_view s) {
 
 // Reads a text file line by line, each at most kMaxLineBytes, and calls `fn(line_number, line)`
 // (without the end of line) until it returns an error or the file ends; `stop` ends early.
-absl::Status ForEachLine(const std::string &path,
-                         const std::function<absl::Status(int64_t, absl::string_view, bool *)> &fn) {
+absl::Status ForEachLine(
+    const std::string &path,
+    const std::function<absl::Status(int64_t, absl::string_view, bool *)> &fn) {
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(std::fopen(path.c_str(), "rb"),
-                                                         &std::fclose);
+                                                        &std::fclose);
   if (file == nullptr) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   }
@@ -136,7 +137,8 @@ double PowerLawIntegral(double x, double exponent) {
 }
 
 // One block of examples of a set, from its own stream of random numbers.
-void GenerateBlock(const GeneratorConfig &c, const PowerLaw &law, uint64_t set, int64_t block, int64_t count, Dataset *out) {
+void GenerateBlock(const GeneratorConfig &c, const PowerLaw &law, uint64_t set, int64_t block,
+                   int64_t count, Dataset *out) {
   Rng rng(c.seed * 0x100000001b3ULL + Mix64((set << 40) ^ static_cast<uint64_t>(block)));
   std::vector<uint64_t> ids;
   const std::vector<float> ones(static_cast<size_t>(c.max_active), 1.0f);
@@ -240,9 +242,9 @@ absl::Status ParseLibsvmLine(absl::string_view line, Dataset *out) {
     uint64_t id = 0;
     if (id_text.empty() || id_text[0] == '+' || id_text[0] == '-' ||
         !absl::SimpleAtoi(id_text, &id)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "feature ", f, " '", field, "': the id '", id_text,
-          "' is not an unsigned 64-bit integer"));
+      return absl::InvalidArgumentError(absl::StrCat("feature ", f, " '", field, "': the id '",
+                                                     id_text,
+                                                     "' is not an unsigned 64-bit integer"));
     }
     float value = 0.0f;
     if (!absl::SimpleAtof(value_text, &value) || !std::isfinite(value)) {
@@ -278,7 +280,7 @@ absl::StatusOr<Dataset> ReadLibsvm(const std::string &path, int64_t max_examples
 
 absl::Status WriteLibsvm(const std::string &path, const Dataset &data) {
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(std::fopen(path.c_str(), "w"),
-                                                         &std::fclose);
+                                                        &std::fclose);
   if (file == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
@@ -316,7 +318,7 @@ double TrueModel::Score(const Dataset &data, size_t example) const {
 
 absl::Status WriteTrueModel(const std::string &path, const TrueModel &model) {
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(std::fopen(path.c_str(), "w"),
-                                                         &std::fclose);
+                                                        &std::fclose);
   if (file == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
@@ -355,8 +357,8 @@ absl::StatusOr<TrueModel> ReadTrueModel(const std::string &path) {
         }
         uint64_t id = 0;
         if (!absl::SimpleAtoi(fields[0], &id) || id != model.weights.size() + 1) {
-          return bad(absl::StrCat("want id ", model.weights.size() + 1, ", found '", fields[0],
-                                  "'"));
+          return bad(
+              absl::StrCat("want id ", model.weights.size() + 1, ", found '", fields[0], "'"));
         }
         model.weights.push_back(static_cast<float>(value));
         return absl::OkStatus();
@@ -378,8 +380,8 @@ PowerLaw::PowerLaw(uint64_t num_ids, double exponent)
   guide_.resize(kGuide + 1);
   for (size_t j = 0; j <= kGuide; ++j) {
     const double u = static_cast<double>(j) / kGuide;
-    guide_[j] = static_cast<uint32_t>(std::upper_bound(upper_.begin(), upper_.end(), u) -
-                                      upper_.begin());
+    guide_[j] =
+        static_cast<uint32_t>(std::upper_bound(upper_.begin(), upper_.end(), u) - upper_.begin());
   }
 }
 
@@ -392,8 +394,8 @@ uint64_t PowerLaw::Id(double u) const {
   // u is in [j / kGuide, (j + 1) / kGuide), so the first bound above it is at or after the
   // first bound above j / kGuide, and at or before the first above (j + 1) / kGuide.
   const size_t j = std::min(kGuide - 1, static_cast<size_t>(u * kGuide));
-  const auto end = guide_[j + 1] < upper_.size() ? upper_.begin() + guide_[j + 1] + 1
-                                                 : upper_.end();
+  const auto end =
+      guide_[j + 1] < upper_.size() ? upper_.begin() + guide_[j + 1] + 1 : upper_.end();
   const auto it = std::upper_bound(upper_.begin() + guide_[j], end, u);
   if (it != upper_.end()) return static_cast<uint64_t>(it - upper_.begin()) + 1;
   if (upper_.size() == num_ids_) return num_ids_;

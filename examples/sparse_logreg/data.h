@@ -22,21 +22,21 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace logreg {
 
 // Examples with sparse features, stored row by row (compressed sparse rows). Thread-safety:
 // immutable once built; share it as const.
 struct Dataset {
-  std::vector<float> labels;             // 0 or 1, one per example
-  std::vector<uint64_t> offsets = {0};   // example i's features are [offsets[i], offsets[i+1])
-  std::vector<uint64_t> ids;             // the features' ids
-  std::vector<float> values;             // the features' values
+  std::vector<float> labels;            // 0 or 1, one per example
+  std::vector<uint64_t> offsets = {0};  // example i's features are [offsets[i], offsets[i+1])
+  std::vector<uint64_t> ids;            // the features' ids
+  std::vector<float> values;            // the features' values
 
   size_t num_examples() const { return labels.size(); }
   size_t num_features(size_t i) const { return offsets[i + 1] - offsets[i]; }
@@ -130,8 +130,8 @@ class PowerLaw {
   double Cumulative(double x) const;  // P(id < x), x in [1, num_ids + 1]
   uint64_t num_ids_;
   double exponent_;
-  double a_;                  // 1 - exponent
-  double total_;              // G(num_ids + 1) - G(1)
+  double a_;                   // 1 - exponent
+  double total_;               // G(num_ids + 1) - G(1)
   std::vector<double> upper_;  // upper_[k] = P(id <= k + 1), k < min(num_ids, kTableIds)
   // guide_[j]: the index in upper_ of the first bound above j / kGuide, so the search for u
   // starts at guide_[floor(u kGuide)] and ends by guide_[floor(u kGuide) + 1].

@@ -58,8 +58,8 @@ void CollectKeys(const Dataset &data, std::span<const uint32_t> examples,
   index->clear();
   for (uint32_t e : examples) {
     for (uint64_t id : data.example_ids(e)) {
-      index->push_back(static_cast<uint32_t>(
-          std::lower_bound(keys->begin(), keys->end(), id) - keys->begin()));
+      index->push_back(
+          static_cast<uint32_t>(std::lower_bound(keys->begin(), keys->end(), id) - keys->begin()));
     }
   }
 }
@@ -257,8 +257,8 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   }
   std::vector<uint32_t> shard = Shard(train_->num_examples(), rank, num_workers_, config_.seed);
   const int iters_per_epoch = IterationsPerEpoch();
-  const size_t batch = std::max<size_t>(
-      1, std::min<size_t>(config_.batch, train_->num_examples() / num_workers_));
+  const size_t batch =
+      std::max<size_t>(1, std::min<size_t>(config_.batch, train_->num_examples() / num_workers_));
   std::mt19937_64 rng(config_.seed * 1000003 + static_cast<uint64_t>(rank));
 
   WorkerSummary summary;
@@ -273,8 +273,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   for (int epoch = 0; epoch < config_.epochs; ++epoch) {
     for (size_t i = shard.size(); i > 1; --i) std::swap(shard[i - 1], shard[rng() % i]);
     if (rank == 0 && epoch > 0) {
-      KAIROS_RETURN_IF_ERROR(
-          Evaluate(worker, false, epoch, iterations, &loss_sum, &loss_examples));
+      KAIROS_RETURN_IF_ERROR(Evaluate(worker, false, epoch, iterations, &loss_sum, &loss_examples));
     }
     for (int it = 0; it < iters_per_epoch; ++it) {
       const std::span<const uint32_t> examples(shard.data() + static_cast<size_t>(it) * batch,

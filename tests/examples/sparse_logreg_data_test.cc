@@ -108,9 +108,12 @@ TEST_F(LogregLibsvmTest, MalformedLinesNameTheFileAndLine) {
                 "an unsigned 64-bit integer");
   EXPECT_EQ(ErrorOf("1 x:1\n"),
             p + ":1: feature 1 'x:1': the id 'x' is not an unsigned 64-bit integer");
-  EXPECT_EQ(ErrorOf("1 :1\n"), p + ":1: feature 1 ':1': the id '' is not an unsigned 64-bit integer");
-  EXPECT_EQ(ErrorOf("0 4:nan\n"), p + ":1: feature 1 '4:nan': the value 'nan' is not a finite number");
-  EXPECT_EQ(ErrorOf("0 4:inf\n"), p + ":1: feature 1 '4:inf': the value 'inf' is not a finite number");
+  EXPECT_EQ(ErrorOf("1 :1\n"),
+            p + ":1: feature 1 ':1': the id '' is not an unsigned 64-bit integer");
+  EXPECT_EQ(ErrorOf("0 4:nan\n"),
+            p + ":1: feature 1 '4:nan': the value 'nan' is not a finite number");
+  EXPECT_EQ(ErrorOf("0 4:inf\n"),
+            p + ":1: feature 1 '4:inf': the value 'inf' is not a finite number");
   EXPECT_EQ(ErrorOf("0 4:1e40\n"),
             p + ":1: feature 1 '4:1e40': the value '1e40' is not a finite number");
   EXPECT_EQ(ErrorOf("0 4:\n"), p + ":1: feature 1 '4:': the value '' is not a finite number");
@@ -314,8 +317,8 @@ TEST(LogregGeneratorTest, ExamplesHaveThePromisedShape) {
 TEST(LogregGeneratorTest, GeneratedFilesReadBack) {
   absl::StatusOr<Generated> g = Generate(Small());
   ASSERT_TRUE(g.ok());
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("kairos_logreg_gen_" + std::to_string(::getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("kairos_logreg_gen_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(WriteLibsvm(dir + "/train.svm", g->train).ok());
   ASSERT_TRUE(WriteTrueModel(dir + "/w.txt", g->truth).ok());

@@ -65,8 +65,7 @@ TEST(LogregAucTest, MatchesAllPairsWithManyTies) {
 }
 
 TEST(LogregLogLossTest, ExactValuesAndNoOverflow) {
-  EXPECT_DOUBLE_EQ(LogLoss(std::vector<double>{0.0, 0.0}, std::vector<float>{0, 1}),
-                   std::log(2.0));
+  EXPECT_DOUBLE_EQ(LogLoss(std::vector<double>{0.0, 0.0}, std::vector<float>{0, 1}), std::log(2.0));
   EXPECT_NEAR(LogLoss(std::vector<double>{2.0}, std::vector<float>{1}),
               -std::log(1.0 / (1.0 + std::exp(-2.0))), 1e-14);
   EXPECT_NEAR(LogLoss(std::vector<double>{2.0}, std::vector<float>{0}),
@@ -199,8 +198,7 @@ TEST_P(LogregPolicyTest, LearnsTheSyntheticClicks) {
   EXPECT_LT(r.evals[1].test.loss, 0.9 * std::log(2.0));
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, LogregPolicyTest,
-                         ::testing::Values("asp", "ssp:s=2", "bsp"),
+INSTANTIATE_TEST_SUITE_P(Policies, LogregPolicyTest, ::testing::Values("asp", "ssp:s=2", "bsp"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                            std::string name;
                            for (char c : info.param) {
