@@ -162,7 +162,8 @@ Dataset GenerateSet(const GeneratorConfig &c, const PowerLaw &law, uint64_t set,
   const int64_t blocks = (count + kBlock - 1) / kBlock;
   std::vector<Dataset> parts(static_cast<size_t>(blocks));
   const int threads = static_cast<int>(
-      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, blocks)));
+      std::clamp<int64_t>(c.threads > 0 ? c.threads : std::thread::hardware_concurrency(), 1,
+                          std::max<int64_t>(1, blocks)));
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {

@@ -101,6 +101,7 @@ struct GeneratorConfig {
   double weight_stddev = 0.4;
   double bias = -1.5;
   uint64_t seed = 1;
+  int threads = 0;  // generating threads; 0: the machine's (the data do not depend on it)
 };
 
 struct Generated {

@@ -269,6 +269,22 @@ TEST(LogregGeneratorTest, DeterministicPerSeed) {
   EXPECT_NE(a->train.ids, a->test.ids);  // the sets are drawn from different streams
 }
 
+TEST(LogregGeneratorTest, TheSameDataWithAnyNumberOfThreads) {
+  GeneratorConfig one = Small();
+  one.threads = 1;
+  GeneratorConfig three = Small();
+  three.threads = 3;
+  absl::StatusOr<Generated> a = Generate(one);
+  absl::StatusOr<Generated> b = Generate(three);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->train.ids, b->train.ids);
+  EXPECT_EQ(a->train.offsets, b->train.offsets);
+  EXPECT_EQ(a->train.labels, b->train.labels);
+  EXPECT_EQ(a->test.ids, b->test.ids);
+  EXPECT_EQ(a->test.labels, b->test.labels);
+  EXPECT_EQ(a->truth.bias, b->truth.bias);
+}
+
 TEST(LogregGeneratorTest, ExamplesHaveThePromisedShape) {
   const GeneratorConfig config = Small();
   absl::StatusOr<Generated> g = Generate(config);
