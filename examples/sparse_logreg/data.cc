@@ -324,7 +324,7 @@ absl::Status WriteTrueModel(const std::string &path, const TrueModel &model) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   }
-  bool ok = std::fprintf(file.get(), "bias %s\n", Float(model.bias).c_str()) > 0;
+  bool ok = std::fprintf(file.get(), "bias %.17g\n", model.bias) > 0;  // a double, exactly
   for (size_t k = 0; k < model.weights.size() && ok; ++k) {
     ok = std::fprintf(file.get(), "%zu %s\n", k + 1, Float(model.weights[k]).c_str()) > 0;
   }
