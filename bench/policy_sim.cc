@@ -4,15 +4,21 @@
 // simulator (src/sim/, docs/simulator.md), under one heterogeneity setting, and prints per
 // policy the virtual time to reach a target, the final loss (and accuracy), iterations
 // per virtual second, total time blocked in the gate, and the staleness of the pushes.
-// Every number except the wall time is deterministic for a seed.
+// Every number except the wall time is deterministic for a seed; with --seeds=N each
+// policy runs on N seeds and the line gives the median and the range.
 //
 //   kairos_policy_sim [--policies=bsp,ssp:s=3,asp] [--workers=16] [--slow-factor=4]
 //                     [--jitter=0.2] [--straggler-prob=0.05] [--model=quadratic|fashion]
-//                     [--csv=FILE] [--curves=FILE]
+//                     [--seeds=5] [--csv=FILE] [--curves=FILE] [--fail-on-divergence]
 //
 // Specs in --policies are separated by commas; a piece that is only key=value (r=12 in
 // "dssp:s=3,r=12") continues the parameters of the spec before it.
+//
+// Exit status: 0 when every simulation ran; 1 when any failed (a spec that does not parse,
+// options out of range, a stall; each is named on stderr with its seed and the reason), or
+// with --fail-on-divergence when any diverged; 2 for bad flags.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -68,6 +74,8 @@ struct Flags {
   int fashion_train = 10000;
   int fashion_test = 2000;
   uint64_t seed = 1;
+  int seeds = 1;  // runs per policy, on seeds seed, seed + 1, ...
+  bool fail_on_divergence = false;
   std::string csv;
   std::string curves;
 };
@@ -122,6 +130,13 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->check(CLI::Range(1, 10000))->capture_default_str();
   app.add_option("--seed", f.seed, "Seed of the compute times, mini-batches and model")
       ->capture_default_str();
+  app.add_option("--seeds", f.seeds,
+                 "Runs per policy, on seeds --seed, --seed + 1, ...; above 1 each line gives "
+                 "the median and the range over the seeds")
+      ->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_flag("--fail-on-divergence", f.fail_on_divergence,
+               "Exit 1 when a run diverged (a loss that is not finite or ends over 1000 times "
+               "the initial one, or a gradient with NaN or Inf), as for a failure");
   app.add_option("--csv", f.csv, "Write one row per policy to this CSV file");
   app.add_option("--curves", f.curves, "Write every loss sample of every policy to this file");
 }
@@ -153,20 +168,22 @@ std::vector<std::string> SplitPolicies(const std::string& text) {
   return specs;
 }
 
-absl::StatusOr<std::shared_ptr<const Model>> BuildModel(const Flags& f) {
+// The model of one seed (the quadratic problem and Fashion-MNIST's synthetic stand-in depend
+// on it; the Fashion-MNIST files do not).
+absl::StatusOr<std::shared_ptr<const Model>> BuildModel(const Flags& f, uint64_t seed) {
   if (f.model == "fashion") {
     FashionOptions o;
     o.dir = f.fashion_dir;
     o.max_train = f.fashion_train;
     o.max_test = f.fashion_test;
     o.softmax.max_eval_examples = f.fashion_test;
-    o.fallback.seed = f.seed;
+    o.fallback.seed = seed;
     return MakeFashionModel(o);
   }
-  return MakeQuadraticModel({.seed = f.seed});
+  return MakeQuadraticModel({.seed = seed});
 }
 
-SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model) {
+SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint64_t seed) {
   SimOptions o;
   o.num_workers = f.workers;
   o.model = std::move(model);
@@ -183,7 +200,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model) {
   o.network.latency = absl::Milliseconds(f.latency_ms);
   o.network.bandwidth_bytes_per_s = f.bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
-  o.seed = f.seed;
+  o.seed = seed;
   return o;
 }
 
@@ -199,22 +216,35 @@ std::optional<absl::Duration> TimeToTarget(const Flags& f, const SimResult& r) {
   return std::nullopt;
 }
 
+// A run whose final loss is this many times its initial loss diverged.
+constexpr double kDivergedFactor = 1000.0;
+
 struct Row {
   std::string policy;
+  uint64_t seed = 0;
   std::string error;  // empty when the run succeeded
   bool has_accuracy = false;
   std::optional<absl::Duration> to_target;
-  double final_loss = 0, final_accuracy = 0, iterations_per_s = 0;
+  double initial_loss = 0, final_loss = 0, final_accuracy = 0, iterations_per_s = 0;
   uint64_t nonfinite_pushes = 0;  // refused, as a server refuses them: the run diverged
   double blocked_s = 0, mean_staleness = 0, end_s = 0, wall_ms = 0;
   uint64_t max_staleness = 0;
   int64_t max_lead = 0, iterations = 0;
+
+  // A loss that is not finite or grew a thousandfold, or a gradient that was not finite
+  // (the server refuses such pushes, so the values stay finite): the learning rate is too
+  // large for the staleness.
+  bool diverged() const {
+    return !std::isfinite(final_loss) || nonfinite_pushes > 0 ||
+           final_loss > kDivergedFactor * std::abs(initial_loss);
+  }
 };
 
 Row Summarize(const Flags& f, const SimResult& r, absl::Duration wall) {
   Row row;
   row.policy = r.policy;
   row.to_target = TimeToTarget(f, r);
+  row.initial_loss = r.samples.front().loss;
   row.final_loss = r.samples.back().loss;
   row.nonfinite_pushes = r.nonfinite_pushes;
   row.final_accuracy = r.samples.back().accuracy;
@@ -245,12 +275,17 @@ std::string Budget(const Flags& f) {
 }
 
 void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
+  const std::string seeds =
+      f.seeds == 1 ? absl::StrCat("seed ", f.seed)
+                   : absl::StrFormat("seeds %d..%d (median [min, max] over %d runs per policy)",
+                                     f.seed, f.seed + static_cast<uint64_t>(f.seeds) - 1,
+                                     f.seeds);
   std::cout << absl::StrFormat(
-      "kairos_policy_sim: build %s, seed %d\n"
+      "kairos_policy_sim: build %s, %s\n"
       "model %s, %d workers, %s, lr %g, batch %d\n"
       "compute %g ms, worker 0 x%g, jitter %g, stragglers p=%g x%g; "
       "latency %g ms, %g Gbit/s\n",
-      KAIROS_BENCH_BUILD_TYPE, f.seed, model.name(), f.workers, Budget(f),
+      KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f),
       o.learning_rate, f.batch, f.compute_ms, f.slow_factor, f.jitter, f.straggler_prob,
       f.straggler_factor, f.latency_ms, f.bandwidth_gbps);
 #ifndef NDEBUG
@@ -260,9 +295,16 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
                     ? absl::StrFormat("target: test accuracy >= %g\n", f.target_accuracy)
                     : absl::StrFormat("target: loss - optimum <= %g x initial gap "
                                       "(optimum %.6g)\n", f.target_gap, model.optimal_loss()));
-  std::cout << absl::StrFormat("%-26s %10s %12s %8s %10s %10s %10s %9s %8s %9s\n", "policy",
-                               "target_s", "final_loss", "acc", "iters/s", "blocked_s",
-                               "stale_avg", "stale_max", "lead_max", "wall_ms");
+  if (f.seeds == 1) {
+    std::cout << absl::StrFormat("%-26s %10s %12s %8s %10s %10s %10s %9s %8s %9s\n", "policy",
+                                 "target_s", "final_loss", "acc", "iters/s", "blocked_s",
+                                 "stale_avg", "stale_max", "lead_max", "wall_ms");
+  } else {
+    std::cout << absl::StrFormat("%-26s %7s %22s %38s %22s %10s %10s %10s %9s %8s %9s\n",
+                                 "policy", "reached", "target_s", "final_loss", "acc",
+                                 "iters/s", "blocked_s", "stale_avg", "stale_max", "lead_max",
+                                 "wall_ms");
+  }
 }
 
 void PrintRow(const Row& row) {
@@ -272,8 +314,6 @@ void PrintRow(const Row& row) {
   }
   const std::string accuracy =
       row.has_accuracy ? absl::StrFormat("%.4f", row.final_accuracy) : std::string("-");
-  // A loss that is not finite, or a gradient that was (the server refuses such pushes, so
-  // the values stay finite), means the learning rate is too large for the staleness.
   const std::string loss = std::isfinite(row.final_loss) && row.nonfinite_pushes == 0
                                ? absl::StrFormat("%.6g", row.final_loss)
                                : std::string("diverged");
@@ -283,24 +323,81 @@ void PrintRow(const Row& row) {
                                row.max_staleness, row.max_lead, row.wall_ms);
 }
 
+// The median of `v` (the mean of the two middle values for an even count). REQUIRES: not
+// empty.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// "median [min, max]" of `v`, each printed with `format`; infinite values print as `inf`.
+std::string Spread(const std::vector<double>& v, const absl::FormatSpec<double>& format) {
+  auto one = [&format](double x) {
+    return std::isfinite(x) ? absl::StrFormat(format, x) : std::string(x > 0 ? "inf" : "-inf");
+  };
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return absl::StrCat(one(Median(v)), " [", one(*lo), ", ", one(*hi), "]");
+}
+
+// One line for a policy's runs over several seeds (all of them successful): the median and
+// range of the time to target (a seed that never reached it counts as infinite, so the
+// median is "-" when at most half reached it), the final loss (infinite for a run that had a
+// non-finite gradient) and accuracy, how many runs diverged, the medians of the rest, and
+// the largest staleness and lead.
+void PrintSeedsRow(const std::vector<Row>& runs) {
+  std::vector<double> target, loss, accuracy, ips, blocked, stale;
+  int reached = 0, diverged = 0;
+  uint64_t stale_max = 0;
+  int64_t lead_max = 0;
+  double wall = 0;
+  for (const Row& r : runs) {
+    target.push_back(r.to_target ? absl::ToDoubleSeconds(*r.to_target) : INFINITY);
+    reached += r.to_target.has_value() ? 1 : 0;
+    diverged += r.diverged() ? 1 : 0;
+    loss.push_back(r.nonfinite_pushes > 0 ? INFINITY : r.final_loss);
+    accuracy.push_back(r.final_accuracy);
+    ips.push_back(r.iterations_per_s);
+    blocked.push_back(r.blocked_s);
+    stale.push_back(r.mean_staleness);
+    stale_max = std::max(stale_max, r.max_staleness);
+    lead_max = std::max(lead_max, r.max_lead);
+    wall += r.wall_ms;
+  }
+  // The median is the time to target only if more than half of the seeds reached it.
+  std::string target_text = Spread(target, "%.2f");
+  if (2 * reached <= static_cast<int>(runs.size())) {
+    target_text = absl::StrCat("-", target_text.substr(target_text.find(' ')));
+  }
+  std::string loss_text = Spread(loss, "%.4g");
+  if (diverged > 0) absl::StrAppend(&loss_text, " (", diverged, " diverged)");
+  const std::string accuracy_text =
+      runs.front().has_accuracy ? Spread(accuracy, "%.4f") : std::string("-");
+  std::cout << absl::StrFormat("%-26s %3d/%-3d %22s %38s %22s %10.2f %10.2f %10.2f %9d %8d %9.1f\n",
+                               runs.front().policy, reached, runs.size(), target_text, loss_text,
+                               accuracy_text, Median(ips), Median(blocked), Median(stale),
+                               stale_max, lead_max, wall);
+}
+
 void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "policy,error,time_to_target_s,final_loss,final_accuracy,end_time_s,iterations,"
-         "iterations_per_s,blocked_s,mean_staleness,max_staleness,max_read_lead,wall_ms\n";
+         "iterations_per_s,blocked_s,mean_staleness,max_staleness,max_read_lead,wall_ms,"
+         "seed,diverged\n";
   for (const Row& r : rows) {
-    out << absl::StrFormat("\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f\n",
-                           r.policy, r.error, r.to_target ? Target(r) : "", r.final_loss,
-                           r.final_accuracy, r.end_s, r.iterations, r.iterations_per_s,
-                           r.blocked_s, r.mean_staleness, r.max_staleness, r.max_lead,
-                           r.wall_ms);
+    out << absl::StrFormat(
+        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d\n", r.policy,
+        r.error, r.to_target ? Target(r) : "", r.final_loss, r.final_accuracy, r.end_s,
+        r.iterations, r.iterations_per_s, r.blocked_s, r.mean_staleness, r.max_staleness,
+        r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0);
   }
 }
 
-void AppendCurves(std::ofstream& out, const SimResult& r) {
+void AppendCurves(std::ofstream& out, const SimResult& r, uint64_t seed) {
   for (const SimSample& s : r.samples) {
-    out << absl::StrFormat("\"%s\",%.6f,%d,%d,%.9g,%.6f\n", r.policy,
+    out << absl::StrFormat("\"%s\",%.6f,%d,%d,%.9g,%.6f,%d\n", r.policy,
                            absl::ToDoubleSeconds(s.time), s.version, s.iterations, s.loss,
-                           s.accuracy);
+                           s.accuracy, seed);
   }
 }
 
@@ -309,36 +406,84 @@ int Run(const Flags& f) {
     std::cerr << "kairos_policy_sim: give --iterations or --max-time-s (or both)\n";
     return 2;
   }
-  absl::StatusOr<std::shared_ptr<const Model>> model = BuildModel(f);
-  if (!model.ok()) {
-    std::cerr << "kairos_policy_sim: " << model.status() << "\n";
-    return 1;
+  // One model per seed, built once and shared by every policy; the Fashion-MNIST files are
+  // the same data whatever the seed, so they are read once.
+  std::vector<std::shared_ptr<const Model>> models;
+  for (int i = 0; i < f.seeds; ++i) {
+    if (i > 0 && absl::StrContains(models.front()->name(), "fashion-mnist")) {
+      models.push_back(models.front());
+      continue;
+    }
+    absl::StatusOr<std::shared_ptr<const Model>> model =
+        BuildModel(f, f.seed + static_cast<uint64_t>(i));
+    if (!model.ok()) {
+      std::cerr << "kairos_policy_sim: " << model.status() << "\n";
+      return 1;
+    }
+    models.push_back(*std::move(model));
   }
-  const SimOptions base = MakeOptions(f, *model);
-  PrintHeader(f, **model, base);
+  PrintHeader(f, *models.front(), MakeOptions(f, models.front(), f.seed));
   std::ofstream curves;
   if (!f.curves.empty()) {
     curves.open(f.curves);
-    curves << "policy,time_s,version,iterations,loss,accuracy\n";
+    curves << "policy,time_s,version,iterations,loss,accuracy,seed\n";
   }
   std::vector<Row> rows;
-  for (const std::string& spec : SplitPolicies(f.policies)) {
-    SimOptions o = base;
-    o.policy = spec;
-    const absl::Time start = absl::Now();
-    absl::StatusOr<SimResult> r = Simulate(o);
-    Row row = r.ok() ? Summarize(f, *r, absl::Now() - start) : Row{};
-    if (!r.ok()) {
-      row.policy = spec;
-      row.error = std::string(r.status().message());
-    } else if (curves.is_open()) {
-      AppendCurves(curves, *r);
+  std::vector<std::string> failures, divergences;
+  const std::vector<std::string> specs = SplitPolicies(f.policies);
+  for (const std::string& spec : specs) {
+    std::vector<Row> runs;
+    bool failed = false;
+    for (int i = 0; i < f.seeds; ++i) {
+      const uint64_t seed = f.seed + static_cast<uint64_t>(i);
+      SimOptions o = MakeOptions(f, models[static_cast<size_t>(i)], seed);
+      o.policy = spec;
+      const absl::Time start = absl::Now();
+      absl::StatusOr<SimResult> r = Simulate(o);
+      Row row = r.ok() ? Summarize(f, *r, absl::Now() - start) : Row{};
+      row.seed = seed;
+      if (!r.ok()) {
+        row.policy = spec;
+        row.error = r.status().ToString();
+        failed = true;
+        failures.push_back(absl::StrFormat("'%s' (seed %d): %s", spec, seed, row.error));
+      } else {
+        if (row.diverged()) {
+          divergences.push_back(absl::StrFormat(
+              "'%s' (seed %d): loss %g at the start, %g at the end; %d pushes with NaN or "
+              "Inf refused", row.policy, seed, row.initial_loss, row.final_loss,
+              row.nonfinite_pushes));
+        }
+        if (curves.is_open()) AppendCurves(curves, *r, seed);
+      }
+      if (f.seeds == 1) PrintRow(row);
+      runs.push_back(row);
+      rows.push_back(std::move(row));
+      if (failed) break;  // one failure per policy is reported; its other seeds are not run
     }
-    PrintRow(row);
-    rows.push_back(std::move(row));
+    if (f.seeds > 1) {
+      if (failed) {
+        PrintRow(runs.back());
+      } else {
+        PrintSeedsRow(runs);
+      }
+    }
   }
   if (!f.csv.empty()) WriteCsv(f.csv, rows);
-  return 0;
+  int status = 0;
+  if (!failures.empty()) {
+    std::cerr << "kairos_policy_sim: " << failures.size() << " simulation"
+              << (failures.size() == 1 ? "" : "s") << " failed:\n";
+    for (const std::string& failure : failures) std::cerr << "  " << failure << "\n";
+    status = 1;
+  }
+  if (!divergences.empty() && f.fail_on_divergence) {
+    std::cerr << "kairos_policy_sim: " << divergences.size() << " run"
+              << (divergences.size() == 1 ? "" : "s") << " diverged (--fail-on-divergence):\n";
+    for (const std::string& d : divergences) std::cerr << "  " << d << "\n";
+    status = 1;
+  }
+  return status;
 }
 
 }  // namespace

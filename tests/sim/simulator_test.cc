@@ -367,6 +367,60 @@ TEST(SimulatorTest, EagerScalesDownAWorkerThatSawManyForeignUpdates) {
   EXPECT_EQ(flat.sum(), static_cast<double>(flat.count()));
 }
 
+// A lone eager worker's local step is the server's step: x_{t+1} = W_t - lr * g_t with W_t
+// = x_t (its own previous push is the only update), so it follows sequential SGD exactly,
+// as a lone on-demand worker does. A local step of another size or sign than the server's,
+// or none, would break the equality (checked: a doubled local step fails it).
+TEST(SimulatorTest, ALoneEagerWorkerFollowsSequentialSgdExactly) {
+  SimOptions o;
+  o.num_workers = 1;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 50;
+  o.learning_rate = 0.3f;
+  o.policy = "asp";
+  absl::StatusOr<SimResult> on_demand = Simulate(o);
+  o.policy = "eager";
+  absl::StatusOr<SimResult> eager = Simulate(o);
+  ASSERT_TRUE(on_demand.ok() && eager.ok()) << eager.status();
+  // The replay: 50 steps of w -= lr * g(w, batch t).
+  Eigen::VectorXf w = o.model->InitialParams();
+  Eigen::VectorXf g;
+  for (int64_t t = 0; t < o.iterations; ++t) {
+    o.model->Gradient(w, SampleBatch(o.seed, 0, t, o.batch_size, o.model->num_examples()), &g);
+    w -= o.learning_rate * g;
+  }
+  EXPECT_EQ(on_demand->final_params, w);
+  EXPECT_EQ(eager->final_params, w);
+  // tau = 0 foreign updates: the multiplier is 1 for every push.
+  EXPECT_EQ(eager->workers[0].metrics.scale.sum(), 50.0);
+}
+
+// Why eager pull diverges where ASP converges (docs/policy_results.md): with N workers
+// of equal speed, an ASP gradient is applied N - 1 updates after the read it was computed
+// on, an eager one about 2N - 1 (it is computed on the reply of the previous request,
+// plus the worker's own update), and delayed gradient descent is stable only for
+// lr * lambda_max < 2 sin(pi / (2 (2D + 1))) with delay D. On this model (lambda_max 1.05)
+// with 8 workers that is lr < 0.20 for ASP (measured 0.201) and lr < 0.10 for eager
+// (measured 0.112): between the two, ASP converges and eager diverges; below both, both
+// converge. Eager's learning-rate modulation is 1 in lock-step, so it changes nothing here.
+TEST(SimulatorTest, EagerPullHalvesTheStableLearningRate) {
+  const auto final_over_initial = [](const char* policy, float lr) {
+    SimOptions o;
+    o.policy = policy;
+    o.num_workers = 8;
+    o.learning_rate = lr;
+    o.iterations = 400;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->samples.back().loss / r->samples.front().loss : 0.0;
+  };
+  EXPECT_LT(final_over_initial("asp", 0.15f), 0.01);
+  EXPECT_GT(final_over_initial("eager", 0.15f), 1000.0);
+  EXPECT_GT(final_over_initial("eager+pull=eager:lr=constant", 0.15f), 1000.0);
+  EXPECT_LT(final_over_initial("asp", 0.08f), 0.01);
+  EXPECT_LT(final_over_initial("eager", 0.08f), 0.01);
+}
+
 TEST(SimulatorTest, RejectsBadOptions) {
   const auto status_of = [](void (*change)(SimOptions&)) {
     SimOptions o;
