@@ -1,0 +1,175 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// kairos-server's checkpoint flags as a process (docs/durability.md): SIGUSR1 writes a
+// checkpoint and the server goes on; the job's end writes the last one; a new job started
+// with --restore-from serves the saved values. The coordinator and the worker run in this
+// test; the server is the real program, its log read from a pipe.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "apps/fd_util.h"
+#include "apps/process_group.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/kairos.h"
+
+namespace kairos::launch {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr uint64_t kSize = 1000;
+
+JobConfig Job() {
+  JobConfig job;
+  job.policy = "bsp";
+  job.chunk_elements = 256;
+  job.tables.push_back({"w", kSize, Initializer::Constant(1.0f), {"momentum", 0.1f}});
+  return job;
+}
+
+// The server program with its stdout and stderr on a pipe.
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& coordinator, const std::vector<std::string>& extra) {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    read_ = UniqueFd(fds[0]);
+    UniqueFd write(fds[1]);
+    ProcessSpec spec;
+    spec.name = "kairos-server";
+    spec.path = KAIROS_SERVER_PATH;
+    spec.args = {"--coordinator", coordinator, "--log-level", "info"};
+    spec.args.insert(spec.args.end(), extra.begin(), extra.end());
+    spec.fds = {{write.get(), 1}, {write.get(), 2}};
+    absl::StatusOr<pid_t> pid = group_.Start(spec);
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    pid_ = pid.value_or(-1);
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // Reads the server's output until a line containing `text`, within `timeout`.
+  ::testing::AssertionResult WaitFor(const std::string& text,
+                                     absl::Duration timeout = absl::Seconds(30)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (seen_.find(text) == std::string::npos) {
+      struct pollfd p = {read_.get(), POLLIN, 0};
+      const int ms = static_cast<int>(
+          std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
+      if (::poll(&p, 1, ms) <= 0) {
+        return ::testing::AssertionFailure() << "no '" << text << "' within "
+                                             << timeout << "; the server said:\n" << seen_;
+      }
+      char buf[4096];
+      const ssize_t n = ::read(read_.get(), buf, sizeof(buf));
+      if (n <= 0) {
+        return ::testing::AssertionFailure() << "the server's output ended before '" << text
+                                             << "':\n" << seen_;
+      }
+      seen_.append(buf, static_cast<std::size_t>(n));
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  int Exit() {
+    absl::StatusOr<ChildExit> e = group_.WaitForExit(pid_, absl::Now() + absl::Seconds(30));
+    if (!e.ok() || !WIFEXITED(e->wait_status)) return -1;
+    return WEXITSTATUS(e->wait_status);
+  }
+
+  const std::string& output() const { return seen_; }
+
+ private:
+  ProcessGroup group_;
+  UniqueFd read_;
+  pid_t pid_ = -1;
+  std::string seen_;
+};
+
+std::unique_ptr<Coordinator> StartCoordinator() {
+  CoordinatorOptions co;
+  co.listen = "tcp://127.0.0.1:0";
+  co.num_servers = 1;
+  co.num_workers = 1;
+  co.job = Job();
+  auto c = Coordinator::Create(co);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? *std::move(c) : nullptr;
+}
+
+std::unique_ptr<Worker> StartWorker(const Coordinator& c) {
+  WorkerOptions wo;
+  wo.coordinator = c.endpoint();
+  wo.job = Job();
+  wo.join_timeout = absl::Seconds(30);
+  auto w = Worker::Create(wo);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return w.ok() ? *std::move(w) : nullptr;
+}
+
+TEST(CheckpointProcessTest, Sigusr1AndTheEndWriteCheckpointsAndRestoreFromThemWorks) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "kairos_ckpt_process";
+  fs::remove_all(dir);
+  std::vector<float> saved(kSize);
+  {
+    std::unique_ptr<Coordinator> coordinator = StartCoordinator();
+    ASSERT_NE(coordinator, nullptr);
+    ServerProcess server(coordinator->endpoint(), {"--checkpoint-dir", dir.string()});
+    ASSERT_TRUE(server.WaitFor("listening on"));
+    std::unique_ptr<Worker> worker = StartWorker(*coordinator);
+    ASSERT_NE(worker, nullptr);
+    std::vector<float> grad(kSize);
+    for (uint64_t i = 0; i < kSize; ++i) grad[i] = 0.01f * static_cast<float>(i % 7);
+    for (int t = 0; t < 2; ++t) {
+      ASSERT_TRUE(worker->Push("w", grad).ok());
+      ASSERT_TRUE(worker->Clock().ok());
+    }
+    // A pull travels behind the clocks: once answered, the server has clock 2.
+    std::vector<float> now(kSize);
+    ASSERT_TRUE(worker->Pull("w", now).ok());
+    ASSERT_EQ(::kill(server.pid(), SIGUSR1), 0);
+    ASSERT_TRUE(server.WaitFor("checkpoint of clock 2 written to"));
+    EXPECT_TRUE(fs::exists(dir / "clock-000000000002" / "shard-00000-of-00001.kcp"));
+    // The server goes on serving after the signal.
+    ASSERT_TRUE(worker->Push("w", grad).ok());
+    ASSERT_TRUE(worker->Clock().ok());
+    ASSERT_TRUE(worker->Pull("w", saved).ok());
+    ASSERT_TRUE(worker->Finish().ok());
+    ASSERT_TRUE(server.WaitFor("checkpoint of clock 3 written to"));  // the last one
+    ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
+    EXPECT_EQ(server.Exit(), 0) << server.output();
+  }
+  {
+    std::unique_ptr<Coordinator> coordinator = StartCoordinator();
+    ASSERT_NE(coordinator, nullptr);
+    ServerProcess server(coordinator->endpoint(),
+                         {"--restore-from", dir.string(), "--no-checkpoint-at-end"});
+    ASSERT_TRUE(server.WaitFor("listening on"));
+    std::unique_ptr<Worker> worker = StartWorker(*coordinator);
+    ASSERT_NE(worker, nullptr);
+    ASSERT_TRUE(server.WaitFor("restored from"));
+    EXPECT_THAT(server.output(), HasSubstr("clock 3"));
+    std::vector<float> back(kSize);
+    ASSERT_TRUE(worker->Pull("w", back).ok());
+    EXPECT_EQ(back, saved);
+    ASSERT_TRUE(worker->Finish().ok());
+    ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
+    EXPECT_EQ(server.Exit(), 0) << server.output();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kairos::launch
