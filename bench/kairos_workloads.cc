@@ -38,6 +38,7 @@ JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
     table.name = std::string(kTable);
     table.size = table_floats;
   }
+  table.updater.name = settings.updater;
   job.tables.push_back(table);
   job.policy = settings.policy;
   job.chunk_elements = settings.chunk_elements;
@@ -152,6 +153,8 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
     so.context = context;
     so.keys = settings.keys;
     if (settings.apply_threads >= 0) so.apply_threads = settings.apply_threads;
+    so.checkpoint_dir = settings.checkpoint_dir;
+    so.checkpoint_at_end = false;
     if (settings.inline_apply_bytes >= 0) so.inline_apply_bytes = settings.inline_apply_bytes;
     if (settings.discard_updates) {
       so.updater_factory = [](const UpdaterSpec&) -> absl::StatusOr<std::unique_ptr<Updater>> {

@@ -47,6 +47,10 @@ struct ClusterSettings {
   // > 0: the table is sparse (TableSpec::Sparse) with rows of this many floats, and
   // `table_floats` of BenchCluster::Create must be 0 (kairos_sparse_bench).
   uint32_t sparse_row_width = 0;
+  // The table's server-side optimizer (UpdaterSpec::name).
+  std::string updater = "sgd";
+  // ServerOptions::checkpoint_dir of every server (empty: none; the checkpoint workload).
+  std::string checkpoint_dir;
 };
 
 // A job over tcp loopback. The destructor shuts it down.
@@ -66,6 +70,8 @@ class BenchCluster {
   int num_servers() const { return static_cast<int>(servers_.size()); }
   // REQUIRES: 0 <= i < num_workers().
   Worker& worker(int i) { return *workers_[i]; }
+  // REQUIRES: 0 <= i < num_servers().
+  Server& server(int i) { return *servers_[i]; }
 
   // Finishes the workers, waits for the job to end and stops every node. Idempotent.
   absl::Status Shutdown();

@@ -30,6 +30,10 @@
 //               the same workload without keys, in back-to-back pairs: the median ratio is
 //               the throughput cost of encryption (reported, not a target)
 //   memory      peak resident memory of a kairos-server child process holding one table
+//   checkpoint  Server::Checkpoint of one table (adam: values + 2 floats of state per
+//               element) to --checkpoint-dir, fsynced: seconds and MB/s of file; and 1 MiB
+//               push throughput while checkpoints run back to back against the same
+//               cluster without them, in pairs (docs/durability.md; reported, not a target)
 //
 // and then checks the targets (docs/benchmarks.md). Each workload prints one line; --csv
 // writes them to a file too. Run with --help for the flags; --quick is a smoke run for CI.
@@ -43,6 +47,9 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <thread>
+#include <filesystem>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -60,10 +67,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "bench/bench_report.h"
 #include "bench/kairos_workloads.h"
 #include "bench/memory_workload.h"
 #include "bench/raw_zmq_workloads.h"
+#include "kairos/status.h"
 #include "zmq.h"
 
 #ifndef KAIROS_BENCH_SERVER_BINARY
@@ -75,7 +84,7 @@ namespace {
 
 constexpr char kAllBenchmarks[] =
     "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,sweep,"
-    "push_sync,pull_sync,curve,memory";
+    "push_sync,pull_sync,curve,memory,checkpoint";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -111,6 +120,8 @@ struct Flags {
   std::vector<std::string> sweep_sizes = {"1M", "16M", "64M"};
   std::vector<int> sweep_windows = {1, 2, 4, 8, 16};
   int sweep_rounds = 3;
+  std::vector<std::string> checkpoint_sizes = {"64M", "256M"};
+  std::string checkpoint_dir = "/tmp";
   std::string server_binary = KAIROS_BENCH_SERVER_BINARY;
   std::string csv;
   bool quick = false;
@@ -218,6 +229,13 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "sweep: rounds over every window (the median of each window is reported)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app.add_option("--checkpoint-sizes", f.checkpoint_sizes, "Table sizes of the checkpoint workload")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--checkpoint-dir", f.checkpoint_dir,
+                 "Where the checkpoint workload writes (a fresh directory under it, removed "
+                 "after)")
+      ->capture_default_str();
   app.add_option("--server-binary", f.server_binary, "kairos-server for the memory workload")
       ->capture_default_str();
   app.add_option("--csv", f.csv, "Also write every result to this CSV file");
@@ -241,6 +259,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--sweep-sizes") == 0) f.sweep_sizes = {"1M"};
   if (app.count("--sweep-windows") == 0) f.sweep_windows = {1, 2};
   if (app.count("--sweep-rounds") == 0) f.sweep_rounds = 1;
+  if (app.count("--checkpoint-sizes") == 0) f.checkpoint_sizes = {"4M"};
 }
 
 // Everything the workloads need, parsed.
@@ -429,6 +448,7 @@ class Runner {
       if (b == "pull_sync") SyncAll(Op::kPull);
       if (b == "curve") Curve();
       if (b == "memory") MemoryAll();
+      if (b == "checkpoint") CheckpointAll();
     }
     return ok_;
   }
@@ -893,6 +913,94 @@ class Runner {
         }
       }
     }
+  }
+
+  // The checkpoint workload (see the file comment).
+  void CheckpointAll() {
+    for (const std::string& text : flags_.checkpoint_sizes) {
+      absl::StatusOr<uint64_t> size = ParseSize(text);
+      if (!size.ok() || *size % 4 != 0) {
+        Fail("checkpoint", absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
+        continue;
+      }
+      std::string dir = flags_.checkpoint_dir + "/kairos-bench-checkpoint-XXXXXX";
+      if (::mkdtemp(dir.data()) == nullptr) {
+        Fail("checkpoint", absl::UnavailableError(absl::StrCat("cannot create ", dir)));
+        continue;
+      }
+      absl::Status s = Checkpoint(*size, dir);
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (!s.ok()) Fail(absl::StrCat("checkpoint ", text), s);
+    }
+  }
+
+  absl::Status Checkpoint(uint64_t size, const std::string& dir) {
+    ClusterSettings settings = plan_.cluster;
+    settings.updater = "adam";
+    settings.checkpoint_dir = dir;
+    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> cluster,
+                            BenchCluster::Create(1, 1, size / 4, settings));
+    // Values, then three checkpoints timed one by one.
+    KAIROS_RETURN_IF_ERROR(RunPipelined(*cluster, Op::kPush, size, Budget{0, 0.05},
+                                        plan_.pipeline)
+                               .status());
+    std::vector<double> seconds;
+    for (int i = 0; i < 3; ++i) {
+      const absl::Time start = absl::Now();
+      KAIROS_RETURN_IF_ERROR(cluster->server(0).Checkpoint(absl::Minutes(5)).status());
+      seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double file_mb = 3.0 * static_cast<double>(size) / kMegabyte;  // adam: 3 floats
+    Result r = MakeResult("checkpoint", size, 1, 1);
+    r.policy = "asp/adam";
+    r.note = absl::StrFormat(
+        "checkpoint of %s of values + %s of adam state, fsynced: median %.3f s (%.0f MB/s of "
+        "file), range %.3f-%.3f s",
+        FormatSize(size), FormatSize(2 * size), seconds[1], file_mb / seconds[1], seconds[0],
+        seconds[2]);
+    report_.Add(r);
+    // Pushes of 1 MiB values meanwhile: a cluster of its own, whose server checkpoints
+    // back to back during the "with" runs of each pair.
+    const uint64_t push_bytes = uint64_t{1} << 20;
+    ClusterSettings push_settings = settings;
+    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> pushing,
+                            BenchCluster::Create(1, 1, size / 4, push_settings));
+    std::vector<double> ratios;
+    uint64_t taken = 0;
+    for (int pair = 0; pair < std::max(1, flags_.pairs); ++pair) {
+      KAIROS_ASSIGN_OR_RETURN(Throughput without,
+                              RunPipelined(*pushing, Op::kPush, push_bytes, plan_.budget,
+                                           plan_.pipeline));
+      std::atomic<bool> stop{false};
+      absl::Status background;
+      std::thread checkpoints([&] {
+        while (!stop.load() && background.ok()) {
+          background = pushing->server(0).Checkpoint(absl::Minutes(5)).status();
+          ++taken;
+        }
+      });
+      absl::StatusOr<Throughput> with =
+          RunPipelined(*pushing, Op::kPush, push_bytes, plan_.budget, plan_.pipeline);
+      stop.store(true);
+      checkpoints.join();
+      KAIROS_RETURN_IF_ERROR(background);
+      KAIROS_RETURN_IF_ERROR(with.status());
+      if (without.mb_per_s > 0) ratios.push_back(with->mb_per_s / without.mb_per_s);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    Result p = MakeResult("checkpoint_push", push_bytes, 1, 1);
+    p.policy = "asp/adam";
+    const double median = ratios.empty() ? 0 : ratios[ratios.size() / 2];
+    p.note = absl::StrFormat(
+        "1 MiB pushes (into a %s table) while the server checkpoints back to back (%d "
+        "checkpoints): median %.0f%% of the throughput without, over %d pairs (range "
+        "%.0f-%.0f%%)",
+        FormatSize(size), taken, 100 * median, ratios.size(),
+        ratios.empty() ? 0 : 100 * ratios.front(), ratios.empty() ? 0 : 100 * ratios.back());
+    report_.Add(p);
+    return absl::OkStatus();
   }
 
   const Flags& flags_;
