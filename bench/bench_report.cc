@@ -202,6 +202,14 @@ void PrintHeader(std::string_view program, const std::vector<std::string>& setti
   std::cout << std::string(100, '-') << std::endl;
 }
 
+void PrintFooter(const OtherLoadMeter& other_load) {
+  std::cout << "Load:       " << LoadAverage() << " (/proc/loadavg at end, this run's threads "
+            << "included)\n"
+            << "Other load: " << other_load.Describe()
+            << " while this ran; figures taken under load are low and noisy" << std::endl;
+  for (const std::string& w : BuildWarnings()) std::cout << "WARNING:    " << w << "\n";
+}
+
 LatencySummary Summarize(std::vector<double>& samples_us) {
   LatencySummary s;
   s.samples = samples_us.size();

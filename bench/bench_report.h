@@ -85,6 +85,10 @@ std::string BuildType();
 // WARNING line per BuildWarnings() entry.
 void PrintHeader(std::string_view program, const std::vector<std::string>& settings);
 
+// Prints the closing lines: the load average at the end, what other processes took while
+// the benchmark ran (`other_load`, started at its beginning) and the build's warnings.
+void PrintFooter(const OtherLoadMeter& other_load);
+
 // Latency of many identical operations.
 struct LatencySummary {
   std::size_t samples = 0;

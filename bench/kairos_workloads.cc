@@ -45,11 +45,6 @@ JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
   return job;
 }
 
-// What one worker thread of RunPipelined measured.
-struct Tally {
-  uint64_t ops = 0;  // completed in the measured interval
-  absl::Status status;
-};
 
 // One worker's memory for RunPipelined: the gradient it pushes and the destinations of its
 // pulls (request i writes into slot i % window, and request i - window, the previous
@@ -79,7 +74,7 @@ WorkerBuffers MakeWorkerBuffers(Op op, uint64_t value_bytes, int window) {
 // One worker's pipelined loop (see RunPipelined).
 void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
                   SteadyClock::time_point measure_begin, SteadyClock::time_point end,
-                  WorkerBuffers& buffers, Tally& tally) {
+                  WorkerBuffers& buffers, WorkerTally& tally) {
   const uint64_t floats = value_bytes / sizeof(float);
   const Buffer& gradient = buffers.gradient;
   std::vector<ConstBuffer>& outs = buffers.outs;
@@ -90,7 +85,7 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
     in_flight.pop_front();
     const SteadyClock::time_point now = SteadyClock::now();
     if (!s.ok() && tally.status.ok()) tally.status = s;
-    if (s.ok() && now >= measure_begin && now < end) ++tally.ops;
+    if (s.ok() && now >= measure_begin && now < end) ++tally.count;
   };
   for (uint64_t issued = 0; SteadyClock::now() < end && tally.status.ok(); ++issued) {
     if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();
@@ -238,6 +233,33 @@ WireShape KairosWireShape(uint64_t value_bytes, int servers, int workers, uint64
   return shape;
 }
 
+absl::StatusOr<MeasuredRun> RunOnWorkerThreads(
+    BenchCluster& cluster, const Budget& budget,
+    const std::function<void(int, SteadyClock::time_point, SteadyClock::time_point,
+                             WorkerTally&)>& body) {
+  const SteadyClock::time_point measure_begin = After(SteadyClock::now(), budget.warmup_s);
+  const SteadyClock::time_point end = After(measure_begin, budget.seconds);
+  std::vector<WorkerTally> tallies(cluster.num_workers());
+  std::vector<std::thread> threads;
+  for (int i = 0; i < cluster.num_workers(); ++i) {
+    threads.emplace_back([&, i] { body(i, measure_begin, end, tallies[i]); });
+  }
+  std::this_thread::sleep_until(measure_begin);
+  const double cpu_begin = ProcessCpuSeconds();
+  std::this_thread::sleep_until(end);
+  MeasuredRun run;
+  run.cpu_seconds = ProcessCpuSeconds() - cpu_begin;
+  for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < tallies.size(); ++i) {
+    if (!tallies[i].status.ok()) {
+      return absl::Status(tallies[i].status.code(),
+                          absl::StrCat("worker ", i, ": ", tallies[i].status.message()));
+    }
+    run.count += tallies[i].count;
+  }
+  return run;
+}
+
 absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t value_bytes,
                                         const Budget& budget, const PipelineOptions& pipeline) {
   const int window = EffectiveWindow(pipeline, value_bytes);
@@ -245,32 +267,15 @@ absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t v
   for (int i = 0; i < cluster.num_workers(); ++i) {
     buffers.push_back(MakeWorkerBuffers(op, value_bytes, window));
   }
-  const SteadyClock::time_point measure_begin = After(SteadyClock::now(), budget.warmup_s);
-  const SteadyClock::time_point end = After(measure_begin, budget.seconds);
-  std::vector<Tally> tallies(cluster.num_workers());
-  std::vector<std::thread> threads;
-  for (int i = 0; i < cluster.num_workers(); ++i) {
-    threads.emplace_back([&, i] {
-      PipelineLoop(cluster.worker(i), op, value_bytes, window, measure_begin, end, buffers[i],
-                   tallies[i]);
-    });
-  }
-  // The CPU time of the measured interval (every thread of the process: the workers, the
-  // servers, the coordinator and their ZeroMQ I/O threads).
-  std::this_thread::sleep_until(measure_begin);
-  const double cpu_begin = ProcessCpuSeconds();
-  std::this_thread::sleep_until(end);
-  const double cpu_seconds = ProcessCpuSeconds() - cpu_begin;
-  for (std::thread& t : threads) t.join();
-  uint64_t ops = 0;
-  for (std::size_t i = 0; i < tallies.size(); ++i) {
-    if (!tallies[i].status.ok()) {
-      return absl::Status(tallies[i].status.code(),
-                          absl::StrCat("worker ", i, ": ", tallies[i].status.message()));
-    }
-    ops += tallies[i].ops;
-  }
-  return MakeThroughput(ops, value_bytes, budget.seconds, cpu_seconds);
+  KAIROS_ASSIGN_OR_RETURN(
+      MeasuredRun run,
+      RunOnWorkerThreads(cluster, budget,
+                         [&](int i, SteadyClock::time_point measure_begin,
+                             SteadyClock::time_point end, WorkerTally& tally) {
+                           PipelineLoop(cluster.worker(i), op, value_bytes, window,
+                                        measure_begin, end, buffers[i], tally);
+                         }));
+  return MakeThroughput(run.count, value_bytes, budget.seconds, run.cpu_seconds);
 }
 
 absl::StatusOr<LatencySummary> RunSync(BenchCluster& cluster, Op op, uint64_t value_bytes,

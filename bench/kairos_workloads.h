@@ -9,7 +9,9 @@
 #ifndef KAIROS_BENCH_KAIROS_WORKLOADS_H_
 #define KAIROS_BENCH_KAIROS_WORKLOADS_H_
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -131,6 +133,27 @@ WireShape KairosWireShape(uint64_t value_bytes, int servers, int workers, uint64
 // complete in the measured interval. REQUIRES: the table holds value_bytes / 4 floats.
 absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t value_bytes,
                                         const Budget& budget, const PipelineOptions& pipeline);
+
+// What each worker thread of a pipelined workload counted in the measured interval.
+struct WorkerTally {
+  uint64_t count = 0;
+  absl::Status status;
+};
+// The measured interval of every worker thread: (count summed over the workers, the
+// process's CPU seconds in the interval), or the first worker's error (its rank prefixed).
+struct MeasuredRun {
+  uint64_t count = 0;
+  double cpu_seconds = 0;
+};
+// Runs body(worker, measure_begin, end, tally) for every worker of `cluster`, each on its
+// own thread, with the measured interval starting budget.warmup_s from now and lasting
+// budget.seconds, and measures the CPU time of the whole process (every thread: workers,
+// servers, coordinator, their ZeroMQ I/O threads) over that interval.
+absl::StatusOr<MeasuredRun> RunOnWorkerThreads(
+    BenchCluster& cluster, const Budget& budget,
+    const std::function<void(int worker, std::chrono::steady_clock::time_point measure_begin,
+                             std::chrono::steady_clock::time_point end, WorkerTally& tally)>&
+        body);
 
 // Worker 0 issues blocking Push (op kPush) or Pull (op kPull) calls of the whole table
 // (value_bytes), one at a time, and times each. At most `max_samples` are timed.

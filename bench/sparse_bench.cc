@@ -438,10 +438,7 @@ int Main(int argc, char** argv) {
   Runner runner(flags, *plan, out);
   const bool ok = runner.RunAll();
   PrintTargets(out, *plan, flags);
-  std::cout << "Load:       " << LoadAverage() << " (/proc/loadavg at end)\n"
-            << "Other load: " << other_load.Describe()
-            << " while this ran; figures taken under load are low and noisy" << std::endl;
-  for (const std::string& w : BuildWarnings()) std::cout << "WARNING:    " << w << "\n";
+  PrintFooter(other_load);
   return ok ? 0 : 1;
 }
 

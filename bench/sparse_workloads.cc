@@ -69,16 +69,10 @@ class LocalTable {
   std::vector<float> rows_;
 };
 
-// What one worker thread of RunSparsePipelined measured.
-struct Tally {
-  uint64_t keys = 0;
-  absl::Status status;
-};
-
 void SparseLoop(Worker& worker, SparseOp op, uint32_t width,
                 const std::vector<std::vector<uint64_t>>& batches, std::size_t first,
                 int window, SteadyClock::time_point measure_begin, SteadyClock::time_point end,
-                Tally& tally) {
+                WorkerTally& tally) {
   std::size_t max_batch = 0;
   for (const auto& b : batches) max_batch = std::max(max_batch, b.size());
   // Slot i % window is the gradient or destination of request i; request i - window has
@@ -96,7 +90,7 @@ void SparseLoop(Worker& worker, SparseOp op, uint32_t width,
     in_flight.pop_front();
     const SteadyClock::time_point now = SteadyClock::now();
     if (!s.ok() && tally.status.ok()) tally.status = s;
-    if (s.ok() && now >= measure_begin && now < end) tally.keys += keys;
+    if (s.ok() && now >= measure_begin && now < end) tally.count += keys;
   };
   for (uint64_t issued = 0; SteadyClock::now() < end && tally.status.ok(); ++issued) {
     if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();
@@ -193,30 +187,16 @@ absl::StatusOr<KeyThroughput> RunSparsePipelined(BenchCluster& cluster, SparseOp
                                                  uint32_t width,
                                                  const std::vector<std::vector<uint64_t>>& batches,
                                                  int window, const Budget& budget) {
-  const SteadyClock::time_point measure_begin = After(SteadyClock::now(), budget.warmup_s);
-  const SteadyClock::time_point end = After(measure_begin, budget.seconds);
-  std::vector<Tally> tallies(cluster.num_workers());
-  std::vector<std::thread> threads;
-  for (int i = 0; i < cluster.num_workers(); ++i) {
-    threads.emplace_back([&, i] {
-      SparseLoop(cluster.worker(i), op, width, batches, static_cast<std::size_t>(i), window,
-                 measure_begin, end, tallies[i]);
-    });
-  }
-  std::this_thread::sleep_until(measure_begin);
-  const double cpu_begin = ProcessCpuSeconds();
-  std::this_thread::sleep_until(end);
-  const double cpu_seconds = ProcessCpuSeconds() - cpu_begin;
-  for (std::thread& t : threads) t.join();
-  uint64_t keys = 0;
-  for (std::size_t i = 0; i < tallies.size(); ++i) {
-    if (!tallies[i].status.ok()) {
-      return absl::Status(tallies[i].status.code(),
-                          absl::StrCat("worker ", i, ": ", tallies[i].status.message()));
-    }
-    keys += tallies[i].keys;
-  }
-  return MakeKeyThroughput(keys, budget.seconds, cpu_seconds);
+  KAIROS_ASSIGN_OR_RETURN(
+      MeasuredRun run,
+      RunOnWorkerThreads(cluster, budget,
+                         [&](int i, SteadyClock::time_point measure_begin,
+                             SteadyClock::time_point end, WorkerTally& tally) {
+                           SparseLoop(cluster.worker(i), op, width, batches,
+                                      static_cast<std::size_t>(i), window, measure_begin, end,
+                                      tally);
+                         }));
+  return MakeKeyThroughput(run.count, budget.seconds, run.cpu_seconds);
 }
 
 }  // namespace kairos::bench

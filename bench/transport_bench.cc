@@ -1128,11 +1128,7 @@ int Main(int argc, char** argv) {
   const bool ok = runner.RunAll();
   PrintTargets(report, runner);
   PrintCurveCost(runner.curve_ratios());
-  std::cout << "Load:       " << LoadAverage() << " (/proc/loadavg at end, this run's threads "
-            << "included)\n"
-            << "Other load: " << other_load.Describe()
-            << " while this ran; figures taken under load are low and noisy" << std::endl;
-  for (const std::string& w : BuildWarnings()) std::cout << "WARNING:    " << w << "\n";
+  PrintFooter(other_load);
   return ok ? 0 : 1;
 }
 

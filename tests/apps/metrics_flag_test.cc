@@ -21,6 +21,7 @@
 #include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/metrics/busy_port.h"
 
 namespace kairos::launch {
 namespace {
@@ -32,26 +33,6 @@ struct ProgramRun {
   std::string output;  // stdout and stderr
 };
 
-// A TCP socket listening on 127.0.0.1 at an OS-chosen port, for as long as it lives.
-class BusyPort {
- public:
-  BusyPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr = {};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::listen(fd_, 1), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    address_ = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  }
-  ~BusyPort() { ::close(fd_); }
-  const std::string& address() const { return address_; }
-
- private:
-  int fd_;
-  std::string address_;
-};
 
 class MetricsFlagTest : public ::testing::Test {
  protected:
@@ -91,7 +72,7 @@ class MetricsFlagTest : public ::testing::Test {
 };
 
 TEST_F(MetricsFlagTest, ABusyPortEndsTheProgramNamingTheAddress) {
-  BusyPort busy;
+  testing_util::BusyPort busy;
   const std::string want =
       "metrics: cannot listen on " + busy.address() + ": Address already in use";
   ProgramRun coordinator = Run(KAIROS_COORDINATOR_PATH, {"--servers", "1", "--workers", "1",

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -146,18 +147,24 @@ TEST_F(CheckpointClusterTest, StopAndResumeEqualsTheUninterruptedJob) {
   }
 }
 
-TEST_F(CheckpointClusterTest, CheckpointOnRequestAndItsErrors) {
-  // A server without a checkpoint directory: a clear error.
-  ClusterOptions o = Options(1);
+// A coordinator of a job of one server and one worker (the tables of Options()).
+std::unique_ptr<Coordinator> OneServerJob() {
   CoordinatorOptions co;
   co.num_servers = 1;
   co.num_workers = 1;
-  co.job = o.job;
+  co.job = Options(1).job;
   co.listen = "tcp://127.0.0.1:0";
   auto coordinator = Coordinator::Create(co);
-  ASSERT_TRUE(coordinator.ok());
+  EXPECT_TRUE(coordinator.ok()) << coordinator.status();
+  return coordinator.ok() ? *std::move(coordinator) : nullptr;
+}
+
+TEST_F(CheckpointClusterTest, CheckpointOnRequestAndItsErrors) {
+  // A server without a checkpoint directory: a clear error.
+  std::unique_ptr<Coordinator> coordinator = OneServerJob();
+  ASSERT_NE(coordinator, nullptr);
   ServerOptions so;
-  so.coordinator = (*coordinator)->endpoint();
+  so.coordinator = coordinator->endpoint();
   so.checkpoint_sync = false;
   auto bare = Server::Create(so);
   ASSERT_TRUE(bare.ok());
@@ -168,17 +175,11 @@ TEST_F(CheckpointClusterTest, CheckpointOnRequestAndItsErrors) {
 }
 
 TEST_F(CheckpointClusterTest, ServerCheckpointReturnsThePathOfAWholeShard) {
-  ClusterOptions o = Options(1);
-  o.num_workers = 1;
-  CoordinatorOptions co;
-  co.num_servers = 1;
-  co.num_workers = 1;
-  co.job = o.job;
-  co.listen = "tcp://127.0.0.1:0";
-  auto coordinator = Coordinator::Create(co);
-  ASSERT_TRUE(coordinator.ok());
+  const JobConfig job = Options(1).job;
+  std::unique_ptr<Coordinator> coordinator = OneServerJob();
+  ASSERT_NE(coordinator, nullptr);
   ServerOptions so;
-  so.coordinator = (*coordinator)->endpoint();
+  so.coordinator = coordinator->endpoint();
   so.checkpoint_dir = dir_.string();
   so.checkpoint_sync = false;
   so.checkpoint_at_end = false;
@@ -188,8 +189,8 @@ TEST_F(CheckpointClusterTest, ServerCheckpointReturnsThePathOfAWholeShard) {
   EXPECT_THAT((*server)->Checkpoint(absl::Seconds(10)).status().message(),
               HasSubstr("has not started"));
   WorkerOptions wo;
-  wo.coordinator = (*coordinator)->endpoint();
-  wo.job = o.job;
+  wo.coordinator = coordinator->endpoint();
+  wo.job = job;
   auto worker = Worker::Create(wo);
   ASSERT_TRUE(worker.ok()) << worker.status();
   std::vector<float> grad(kDense, 1.0f);
@@ -202,7 +203,7 @@ TEST_F(CheckpointClusterTest, ServerCheckpointReturnsThePathOfAWholeShard) {
   EXPECT_THAT(*path, HasSubstr("clock-000000000001/shard-00000-of-00001.kcp"));
   EXPECT_EQ((*server)->stats().checkpoints_written, 1u);
   ASSERT_TRUE((*worker)->Finish().ok());
-  ASSERT_TRUE((*coordinator)->Wait(absl::Seconds(30)).ok());
+  ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
   ASSERT_TRUE((*server)->Wait(absl::Seconds(30)).ok());
   EXPECT_EQ((*server)->stats().checkpoints_written, 1u) << "checkpoint_at_end is off";
 

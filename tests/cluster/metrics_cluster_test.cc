@@ -23,6 +23,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/metrics/busy_port.h"
 #include "httplib.h"
 #include "kairos/kairos.h"
 
@@ -86,26 +87,6 @@ void ExpectConsistentHistogram(const Samples& m, const std::string& name,
   EXPECT_EQ(std::to_string(buckets.back().second), At(m, name + "_count{" + labels + "}"));
 }
 
-// A TCP socket listening on 127.0.0.1 at an OS-chosen port, for as long as it lives.
-class BusyPort {
- public:
-  BusyPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr = {};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::listen(fd_, 1), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    address_ = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  }
-  ~BusyPort() { ::close(fd_); }
-  const std::string& address() const { return address_; }
-
- private:
-  int fd_;
-  std::string address_;
-};
 
 class MetricsClusterTest : public ::testing::Test {
  protected:
@@ -271,7 +252,7 @@ TEST(MetricsEndpointTest, OffUnlessAsked) {
 }
 
 TEST(MetricsEndpointTest, ABusyPortFailsCreateNamingTheAddress) {
-  BusyPort busy;
+  testing_util::BusyPort busy;
   const std::string want =
       "metrics: cannot listen on " + busy.address() + ": Address already in use";
   CoordinatorOptions co;

@@ -18,6 +18,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/metrics/busy_port.h"
 #include "httplib.h"
 
 namespace kairos::internal {
@@ -34,28 +35,6 @@ httplib::Client ClientOf(const std::string& address) {
   return client;
 }
 
-// A TCP socket bound and listening on 127.0.0.1 at an OS-chosen port; closed on destruction.
-class BusyPort {
- public:
-  BusyPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr = {};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::listen(fd_, 1), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~BusyPort() { ::close(fd_); }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 TEST(ExporterTest, ServesTheRenderedTextAtMetrics) {
   std::atomic<int> calls{0};
@@ -111,7 +90,7 @@ TEST(ExporterTest, ServesScrapesInParallelWithBoundedThreads) {
 }
 
 TEST(ExporterTest, ABusyPortIsUnavailableNamingTheAddress) {
-  BusyPort busy;
+  testing_util::BusyPort busy;
   const std::string address = "127.0.0.1:" + std::to_string(busy.port());
   auto exporter = MetricsExporter::Start(address, [] { return std::string(); });
   ASSERT_FALSE(exporter.ok());
