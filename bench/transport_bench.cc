@@ -25,6 +25,10 @@
 //               the best smaller window (issue 15: throughput must not collapse as
 //               requests pile up; a verdict, not a test)
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
+//   small       pipelined pushes of 64 B, 1 KiB and 4 KiB (1 server, 1 worker) with 1 and 16
+//               in flight, against raw ZeroMQ DEALER -> ROUTER with 1-byte replies and the
+//               same window: requests/s and CPU us per request vs per raw message (issue
+//               15: at most 2x; 1 KiB x 16 in flight at least 100k requests/s)
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
 //   curve       push and pull (4 KiB and 1 MiB, 1 server, 1 worker) with CURVE keys against
 //               the same workload without keys, in back-to-back pairs: the median ratio is
@@ -84,7 +88,7 @@ namespace {
 
 constexpr char kAllBenchmarks[] =
     "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,sweep,"
-    "push_sync,pull_sync,curve,memory,checkpoint";
+    "push_sync,pull_sync,small,curve,memory,checkpoint";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -120,6 +124,8 @@ struct Flags {
   std::vector<std::string> sweep_sizes = {"1M", "16M", "64M"};
   std::vector<int> sweep_windows = {1, 2, 4, 8, 16};
   int sweep_rounds = 3;
+  std::vector<std::string> small_sizes = {"64", "1K", "4K"};
+  std::vector<int> small_windows = {1, 16};
   std::vector<std::string> checkpoint_sizes = {"64M", "256M"};
   std::string checkpoint_dir = "/tmp";
   std::string server_binary = KAIROS_BENCH_SERVER_BINARY;
@@ -229,6 +235,13 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "sweep: rounds over every window (the median of each window is reported)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app.add_option("--small-sizes", f.small_sizes, "Request sizes of the small workload")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--small-windows", f.small_windows, "Requests in flight of the small workload")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app.add_option("--checkpoint-sizes", f.checkpoint_sizes, "Table sizes of the checkpoint workload")
       ->delimiter(',')
       ->capture_default_str();
@@ -260,6 +273,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--sweep-windows") == 0) f.sweep_windows = {1, 2};
   if (app.count("--sweep-rounds") == 0) f.sweep_rounds = 1;
   if (app.count("--checkpoint-sizes") == 0) f.checkpoint_sizes = {"4M"};
+  if (app.count("--small-sizes") == 0) f.small_sizes = {"1K"};
 }
 
 // Everything the workloads need, parsed.
@@ -449,6 +463,7 @@ class Runner {
       if (b == "curve") Curve();
       if (b == "memory") MemoryAll();
       if (b == "checkpoint") CheckpointAll();
+      if (b == "small") Small();
     }
     return ok_;
   }
@@ -915,6 +930,62 @@ class Runner {
     }
   }
 
+  // The small workload (see the file comment): best of --repetitions on each side.
+  void Small() {
+    for (const std::string& text : flags_.small_sizes) {
+      absl::StatusOr<uint64_t> size = ParseSize(text);
+      if (!size.ok() || *size == 0 || *size % 4 != 0) {
+        Fail("small", absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
+        continue;
+      }
+      auto cluster = BenchCluster::Create(1, 1, *size / sizeof(float), plan_.cluster);
+      if (!cluster.ok()) return Fail("small", cluster.status());
+      for (const int window : flags_.small_windows) {
+        PipelineOptions pipeline = plan_.pipeline;
+        pipeline.window = window;
+        absl::StatusOr<Throughput> k = BestOf<Throughput>(
+            flags_.repetitions,
+            [&] { return RunPipelined(**cluster, Op::kPush, *size, plan_.budget, pipeline); },
+            Faster);
+        RawSpec spec;
+        spec.message_bytes = *size;
+        spec.mode = RawMode::kWindow;
+        spec.window = window;
+        absl::StatusOr<Throughput> raw = BestOf<Throughput>(
+            flags_.raw_repetitions, [&] { return RawOneWay(spec, plan_.budget); }, Faster);
+        if (!k.ok() || !raw.ok()) {
+          Fail(absl::StrCat("small ", text, " window ", window), k.ok() ? raw.status() : k.status());
+          continue;
+        }
+        const double bytes = static_cast<double>(*size);
+        const double k_cpu = k->cpu_us_per_mb * bytes / kMegabyte;    // us per request
+        const double raw_cpu = raw->cpu_us_per_mb * bytes / kMegabyte;  // us per message
+        Result r = MakeResult("small", *size, 1, 1);
+        r.ops_per_s = k->ops_per_s;
+        r.mb_per_s = k->mb_per_s;
+        r.cpu_us_per_mb = k->cpu_us_per_mb;
+        r.note = absl::StrFormat(
+            "window %d: %.0f requests/s, CPU %.1f us per request; raw ZeroMQ %.0f msgs/s, "
+            "%.1f us per message: %.2fx",
+            window, k->ops_per_s, k_cpu, raw->ops_per_s, raw_cpu,
+            raw_cpu > 0 ? k_cpu / raw_cpu : 0.0);
+        report_.Add(r);
+        small_verdicts_.push_back({*size, window, k->ops_per_s, k_cpu, raw_cpu});
+      }
+    }
+  }
+
+ public:
+  struct SmallVerdict {
+    uint64_t bytes;
+    int window;
+    double requests_per_s, cpu_us, raw_cpu_us;
+  };
+  const std::vector<SmallVerdict>& small_verdicts() const { return small_verdicts_; }
+
+ private:
+  std::vector<SmallVerdict> small_verdicts_;
+
   // The checkpoint workload (see the file comment).
   void CheckpointAll() {
     for (const std::string& text : flags_.checkpoint_sizes) {
@@ -1065,6 +1136,21 @@ void PrintTargets(const Report& report, const Runner& runner) {
           "CPU-cost ratio %s)\n",
           op, FormatSize(r.value_bytes), paired ? " (best-of)" : "", 100 * *r.raw_ratio,
           *r.raw_ratio >= 0.8 ? "PASS" : "FAIL", variant, cpu_ratio);
+    }
+  }
+  // Small requests (issue 15): CPU per request at most 2x raw ZeroMQ's per message; 1 KiB
+  // pushes with 16 in flight at least 100k requests/s.
+  for (const Runner::SmallVerdict& v : runner.small_verdicts()) {
+    const double ratio = v.raw_cpu_us > 0 ? v.cpu_us / v.raw_cpu_us : 0;
+    std::cout << absl::StrFormat(
+        "  small %6s window %2d CPU per request <= 2x raw ZeroMQ's per message: %.1f vs %.1f "
+        "us = %.2fx  %s\n",
+        FormatSize(v.bytes), v.window, v.cpu_us, v.raw_cpu_us, ratio,
+        ratio <= 2 ? "PASS" : "FAIL");
+    if (v.bytes == 1024 && v.window == 16) {
+      std::cout << absl::StrFormat(
+          "  small   1 KiB window 16 >= 100000 requests/s: %.0f  %s\n", v.requests_per_s,
+          v.requests_per_s >= 100000 ? "PASS" : "FAIL");
     }
   }
   // The sweep's verdict (issue 15): no window below 80% of the best smaller window.
