@@ -61,6 +61,16 @@ absl::Status CheckConfig(const TrainConfig &c) {
                               c.slowdown[i]));
     }
   }
+  if (!(c.straggler_prob >= 0.0 && c.straggler_prob <= 1.0)) {
+    return bad(absl::StrCat("--straggler-prob must be in [0, 1], got ", c.straggler_prob));
+  }
+  if (!(c.straggler_factor >= 1.0) || !std::isfinite(c.straggler_factor)) {
+    return bad(absl::StrCat("--straggler-factor must be at least 1, got ", c.straggler_factor));
+  }
+  if (!(c.max_wall_s >= 0.0) || !std::isfinite(c.max_wall_s)) {
+    return bad(absl::StrCat("--budget-s must be 0 (none) or a positive number of seconds, got ",
+                            c.max_wall_s));
+  }
   if (!(c.target_accuracy >= 0.0 && c.target_accuracy <= 1.0)) {
     return bad(absl::StrCat("--target-accuracy must be in [0, 1], got ", c.target_accuracy));
   }
@@ -131,7 +141,9 @@ absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int
   if (*loss_count > 0) r.train_loss = *loss_sum / static_cast<double>(*loss_count);
   *loss_sum = 0.0;
   *loss_count = 0;
-  r.iterations_per_s = r.wall_s > 0.0 ? static_cast<double>(iterations_.load()) / r.wall_s : 0.0;
+  r.total_iterations = iterations_.load();
+  r.iterations_per_s =
+      r.wall_s > 0.0 ? static_cast<double>(r.total_iterations) / r.wall_s : 0.0;
   if (hooks_.staleness) {
     const Staleness now = hooks_.staleness();
     if (final) {
@@ -203,6 +215,11 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   const double slowdown =
       static_cast<size_t>(rank) < config_.slowdown.size() ? config_.slowdown[rank] : 1.0;
   std::mt19937_64 rng(config_.seed * 1000003 + static_cast<uint64_t>(rank));
+  // The transient stragglers' draws: a generator of their own, so the data order is that of
+  // a run without them.
+  std::mt19937_64 straggle_rng((config_.seed + 0x9e3779b97f4a7c15ULL) * 998244353 +
+                               static_cast<uint64_t>(rank));
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
 
   WorkerSummary summary;
   summary.rank = rank;
@@ -238,6 +255,11 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
           KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
         }
       }
+      if (rank == 0 && !stopping && config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s) {
+        stopping = true;  // the time budget is spent
+        const float flag = -1.0f;
+        KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+      }
       if (stop > 0.0f) stopping = true;
       if (stopping) break;
 
@@ -250,8 +272,13 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
       summary.compute_s += compute_s;
       loss_sum += loss;
       ++loss_count;
-      if (slowdown > 1.0) {
-        const double extra = (slowdown - 1.0) * compute_s;
+      double factor = slowdown;
+      if (config_.straggler_prob > 0.0 && uniform(straggle_rng) < config_.straggler_prob) {
+        factor *= config_.straggler_factor;
+        ++summary.straggled;
+      }
+      if (factor > 1.0) {
+        const double extra = (factor - 1.0) * compute_s;
         std::this_thread::sleep_for(std::chrono::duration<double>(extra));
         summary.slowed_s += extra;
       }
