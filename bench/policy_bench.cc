@@ -290,6 +290,9 @@ struct Run {
   int64_t iterations = 0;
   double iterations_per_s = 0, blocked_share = 0;
   double staleness_mean = 0, staleness_p99 = 0, staleness_max = 0;
+  // Real runs: the workers' time computing gradients and sleeping for their slowdown, as
+  // shares of workers x end_s; and the cores other processes kept busy meanwhile.
+  double compute_share = kNaN, slowed_share = kNaN, other_cores = kNaN;
   double run_wall_s = 0;  // the whole run, cluster start and stop included
   std::vector<Sample> samples;
   std::map<uint64_t, uint64_t> staleness;  // value -> pushes
@@ -340,6 +343,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   run.workers = sc.workers;
   run.servers = f.servers;
   const absl::Time run_start = absl::Now();
+  const OtherLoadMeter other_load;
 
   fmnist::TrainConfig config;
   config.model = "mlp";
@@ -460,6 +464,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   servers.clear();
   coordinator->reset();
   run.run_wall_s = absl::ToDoubleSeconds(absl::Now() - run_start);
+  run.other_cores = other_load.OtherCores();
   if (!run.error.empty()) return run;
 
   std::sort(run.samples.begin(), run.samples.end(),
@@ -472,13 +477,18 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   run.end_s = last.time_s;
   run.final_accuracy = last.accuracy;
   run.final_loss = last.loss;
-  double blocked = 0;
+  double blocked = 0, compute = 0, slowed = 0;
   for (const fmnist::WorkerSummary& s : summaries) {
     run.iterations += s.iterations;
     blocked += s.blocked_s;
+    compute += s.compute_s;
+    slowed += s.slowed_s;
   }
+  const double worker_s = run.end_s * sc.workers;
   run.iterations_per_s = run.end_s > 0 ? static_cast<double>(run.iterations) / run.end_s : 0;
-  run.blocked_share = run.end_s > 0 ? blocked / (run.end_s * sc.workers) : 0;
+  run.blocked_share = run.end_s > 0 ? blocked / worker_s : 0;
+  run.compute_share = run.end_s > 0 ? compute / worker_s : 0;
+  run.slowed_share = run.end_s > 0 ? slowed / worker_s : 0;
   SetTarget(run, f.target);
   SetStaleness(run);
   if (!std::isfinite(run.final_loss)) run.error = "diverged: the final test loss is not finite";
@@ -668,7 +678,8 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
   if (!r || !s || !h || !m) return absl::UnavailableError(absl::StrCat("cannot write in ", dir));
   r << "scenario,policy,seed,simulated,workers,servers,error,time_to_target_s,"
        "iterations_to_target,final_accuracy,final_loss,end_s,iterations,iterations_per_s,"
-       "blocked_share,staleness_mean,staleness_p99,staleness_max,run_wall_s\n";
+       "blocked_share,staleness_mean,staleness_p99,staleness_max,compute_share,slowed_share,"
+       "other_cores,run_wall_s\n";
   s << "scenario,policy,seed,simulated,time_s,iterations,test_accuracy,loss,train_loss\n";
   h << "scenario,policy,seed,staleness,pushes\n";
   for (const Run& x : runs) {
@@ -679,7 +690,8 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
               x.iterations_to_target >= 0 ? absl::StrCat(x.iterations_to_target) : "",
               Csv(x.final_accuracy), Csv(x.final_loss), Csv(x.end_s), absl::StrCat(x.iterations),
               Csv(x.iterations_per_s), Csv(x.blocked_share), Csv(x.staleness_mean),
-              Csv(x.staleness_p99), Csv(x.staleness_max), Csv(x.run_wall_s)},
+              Csv(x.staleness_p99), Csv(x.staleness_max), Csv(x.compute_share),
+              Csv(x.slowed_share), Csv(x.other_cores), Csv(x.run_wall_s)},
              ",")
       << "\n";
     for (const Sample& p : x.samples) {
