@@ -937,11 +937,14 @@ int RunBench(const Flags& f) {
   std::vector<Summary> summaries;
   std::vector<std::string> failures;
   PrintColumns();
+  // Seed by seed, every policy in turn: a change of the machine's load during a scenario
+  // then falls on every policy alike rather than on the policies that run last.
   for (const Scenario& sc : *scenarios) {
-    for (const std::string& policy : policies) {
-      std::vector<size_t> mine;
-      for (int i = 0; i < f.seeds; ++i) {
-        const uint64_t seed = f.seed + static_cast<uint64_t>(i);
+    std::vector<std::vector<size_t>> mine(policies.size());
+    for (int i = 0; i < f.seeds; ++i) {
+      const uint64_t seed = f.seed + static_cast<uint64_t>(i);
+      for (size_t p = 0; p < policies.size(); ++p) {
+        const std::string& policy = policies[p];
         Run r = sc.simulated ? RunSimulated(f, sc, policy, seed, sim_model)
                              : RunReal(f, sc, policy, seed, *data);
         PrintRun(r);
@@ -949,11 +952,13 @@ int RunBench(const Flags& f) {
           failures.push_back(
               absl::StrFormat("%s '%s' (seed %d): %s", sc.name, policy, seed, r.error));
         }
-        mine.push_back(runs.size());
+        mine[p].push_back(runs.size());
         runs.push_back(std::move(r));
       }
+    }
+    for (const std::vector<size_t>& indices : mine) {
       std::vector<const Run*> seeds;
-      for (size_t i : mine) seeds.push_back(&runs[i]);
+      for (size_t i : indices) seeds.push_back(&runs[i]);
       summaries.push_back(Summarize(seeds));
     }
   }
