@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -40,6 +41,22 @@ constexpr absl::Duration kMaxWaitForOthers = absl::Minutes(30);
 
 double SecondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// Pushes the stop flag right after a read of the control element, so that the push is fresh.
+// A straggler policy (SaPS) drops a push whose worker last read the chunk too many versions
+// before; rank 0's evaluation between its pull and the flag, or its waiting for the others
+// (when it reads nothing), lets the others' pushes of 0 pile up, and a dropped flag would
+// leave them training until their epochs run out. The read waits until `deadline` at most
+// (in the barrier a gate may hold it); the flag goes either way.
+absl::Status RaiseStopFlag(kairos::Worker &worker, std::optional<absl::Time> deadline) {
+  float current = 0.0f;
+  kairos::CallOptions options;
+  options.deadline = deadline;
+  absl::Status read = worker.Pull(kControlTable, std::span<float>(&current, 1), options);
+  if (!read.ok() && !absl::IsDeadlineExceeded(read)) return read;
+  const float flag = -1.0f;
+  return worker.Push(kControlTable, std::span<const float>(&flag, 1));
 }
 
 }  // namespace
@@ -176,7 +193,6 @@ absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int
 
 absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
   const absl::Time give_up = absl::Now() + kMaxWaitForOthers;
-  const float flag = -1.0f;
   while (true) {
     kairos::CallOptions slice;
     slice.deadline = absl::Now() + kBarrierSlice;
@@ -190,7 +206,7 @@ absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
     }
     // Keep the gates of the others open, and the flag coming.
     if (stopping) {
-      KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+      KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, absl::Now() + kBarrierSlice));
     }
     KAIROS_RETURN_IF_ERROR(worker.Clock());
   }
@@ -251,14 +267,12 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
                                         &loss_count, &staleness));
         if (std::isnan(previous) && !std::isnan(time_to_target_s_)) {
           stopping = true;
-          const float flag = -1.0f;
-          KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+          KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
         }
       }
       if (rank == 0 && !stopping && config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s) {
         stopping = true;  // the time budget is spent
-        const float flag = -1.0f;
-        KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+        KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
       }
       if (stop > 0.0f) stopping = true;
       if (stopping) break;

@@ -19,7 +19,9 @@
 // target accuracy: rank 0 writes a stop flag into the one-element table "control" (SGD,
 // learning rate 1, whatever --optimizer says) by pushing -1; every worker pushes 0 there at
 // each iteration, so that aggregations that wait for several pushes (n-softsync) still
-// apply the flag, and stops at the first pull that shows it > 0. A worker that stops or
+// apply the flag, and stops at the first pull that shows it > 0. Rank 0 reads the control
+// element right before each flag it pushes, so that a straggler policy that drops stale
+// pushes (SaPS) never drops the flag. A worker that stops or
 // runs out of epochs finishes (leaving every gate). Rank 0 then waits for the others in the
 // coordinator's barrier, in short waits between which it advances its clock (and repeats
 // the flag), so that no other worker's read ever waits for rank 0's clock: a read gated on

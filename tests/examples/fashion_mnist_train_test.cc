@@ -197,6 +197,33 @@ TEST(TrainTest, TimeBudgetStopsEveryWorker) {
   }
 }
 
+// SaPS drops a push whose worker read the chunk more than S_max versions before. Rank 0
+// (slow, and evaluating between its pull and its flag) must still get its stop flag applied:
+// every worker stops at the budget instead of training until its epochs run out.
+TEST(TrainTest, TheStopFlagIsNotDroppedAsStale) {
+  // A large test set: rank 0's evaluation takes long enough for the others to push many
+  // times between its pull and its flag.
+  FashionMnist data = SyntheticSplit();
+  data.test = Synthetic(200000, 2);
+  data.test.scale = data.train.scale;
+  data.test.offset = data.train.offset;
+  TrainConfig config;
+  config.model = "softmax";
+  config.epochs = 20;  // 1600 iterations per worker: far more than the budget allows
+  config.batch = 10;
+  config.schedule = "constant";
+  config.slowdown = {3.0};
+  config.eval_every = 1;
+  config.max_wall_s = 0.2;
+  const RunResult r = Train(data, config, 3, "saps");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.workers.size(), 3u);
+  for (const WorkerSummary &w : r.workers) {
+    EXPECT_TRUE(w.stopped) << "worker " << w.rank;
+    EXPECT_LT(w.iterations, 1600) << "worker " << w.rank;
+  }
+}
+
 TEST(TrainTest, CheckConfigNamesTheStragglerAndBudgetFlags) {
   TrainConfig config;
   config.straggler_prob = 1.5;
