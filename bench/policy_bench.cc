@@ -112,18 +112,24 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "Policy specs, comma-separated (a bare key=value continues the spec before "
                  "it, as r=12 in dssp:s=3,r=12)")
       ->capture_default_str();
-  app.add_option("--seeds", f.seeds, "Runs per scenario and policy, on seeds --seed, --seed + 1, ...")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--seeds", f.seeds,
+                 "Runs per scenario and policy, on seeds --seed, --seed + 1, ...")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--seed", f.seed, "The first seed")->capture_default_str();
   app.add_option("--target", f.target, "Target test accuracy of the real runs (the MLP)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--sim-target", f.sim_target,
                  "Target test accuracy of the simulated runs (softmax regression)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--budget-s", f.budget_s, "Wall-time budget of each real run, s")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--sim-budget-s", f.sim_budget_s, "Virtual-time budget of each simulated run, s")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--out", f.out,
                  "Write runs.csv, samples.csv, staleness.csv, summary.csv, the gnuplot "
                  "scripts and their PNG plots to this directory");
@@ -131,21 +137,29 @@ void AddOptions(CLI::App& app, Flags& f) {
                "Smoke run: 1 seed, 0.6 s budgets, 2000 training and 500 test images, targets "
                "0.6, 16 and 64 simulated workers for 2 s (flags given explicitly still win)");
   app.add_option("--workers", f.workers, "Workers of the real scenarios")
-      ->check(CLI::Range(2, 64))->capture_default_str();
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
   app.add_option("--servers", f.servers, "Servers of the real scenarios")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--hidden", f.hidden, "Hidden units of the MLP")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   app.add_option("--batch", f.batch, "Examples per iteration and worker")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   app.add_option("--lr", f.lr, "Learning rate of the real runs (constant)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--eval-every", f.eval_every, "Rank 0's iterations between evaluations")
-      ->check(CLI::Range(1, 1000000))->capture_default_str();
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   app.add_option("--max-train", f.max_train, "Training images (real runs and simulator)")
-      ->check(CLI::Range(100, 60000))->capture_default_str();
+      ->check(CLI::Range(100, 60000))
+      ->capture_default_str();
   app.add_option("--max-test", f.max_test, "Test images evaluated on")
-      ->check(CLI::Range(10, 10000))->capture_default_str();
+      ->check(CLI::Range(10, 10000))
+      ->capture_default_str();
   app.add_option("--data-dir", f.data_dir, "Fashion-MNIST directory")->capture_default_str();
   app.add_option("--scale-workers", f.scale_workers, "Worker counts of the scale scenario")
       ->capture_default_str();
@@ -153,13 +167,17 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "The scale scenario's heterogeneity: straggler (worker 0 4x slower), "
                  "two-speeds (half the workers 2.5x slower) or transient (10 % of the "
                  "iterations 5x slower)")
-      ->check(CLI::IsMember({"straggler", "two-speeds", "transient"}))->capture_default_str();
+      ->check(CLI::IsMember({"straggler", "two-speeds", "transient"}))
+      ->capture_default_str();
   app.add_option("--sim-compute-ms", f.sim_compute_ms, "Simulator: base compute time, ms")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--sim-lr", f.sim_lr, "Simulator: learning rate (softmax regression)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--sim-sample-ms", f.sim_sample_ms, "Simulator: virtual ms between samples")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 // --quick's values for the flags not given on the command line.
@@ -208,8 +226,8 @@ std::vector<std::string> SplitPolicies(const std::string& text) {
 
 // One scenario: real (a kairos cluster) or simulated.
 struct Scenario {
-  std::string name;     // as printed and in the files ("scale-64" for one of scale's)
-  std::string family;   // as given in --scenarios
+  std::string name;    // as printed and in the files ("scale-64" for one of scale's)
+  std::string family;  // as given in --scenarios
   bool simulated = false;
   int workers = 4;
   std::vector<double> slowdown;  // per rank (missing: 1)
@@ -266,8 +284,8 @@ absl::StatusOr<std::vector<Scenario>> MakeScenarios(const Flags& f) {
       }
       continue;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--scenarios: unknown scenario '", name, "'; known: ", kAllScenarios));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--scenarios: unknown scenario '", name, "'; known: ", kAllScenarios));
     }
     out.push_back(s);
   }
@@ -409,8 +427,8 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   fmnist::Trainer::Hooks hooks;
   hooks.on_eval = [&](const fmnist::EvalRecord& r) {
     std::lock_guard<std::mutex> lock(mu);
-    run.samples.push_back({r.wall_s, r.total_iterations, r.test.accuracy, r.test.loss,
-                           r.train_loss});
+    run.samples.push_back(
+        {r.wall_s, r.total_iterations, r.test.accuracy, r.test.loss, r.train_loss});
   };
   hooks.on_worker_done = [&](const fmnist::WorkerSummary& s) {
     std::lock_guard<std::mutex> lock(mu);
@@ -585,9 +603,9 @@ std::string Fixed(double v, int decimals) {
 }
 
 void PrintColumns() {
-  std::cout << absl::StrFormat("%-12s %-22s %4s %9s %10s %8s %9s %8s %8s %6s %6s %8s\n",
-                               "scenario", "policy", "seed", "target_s", "target_it", "acc_end",
-                               "iters/s", "blocked", "stale", "p99", "max", "time_s");
+  std::cout << absl::StrFormat("%-12s %-22s %4s %9s %10s %8s %9s %8s %8s %6s %6s %8s\n", "scenario",
+                               "policy", "seed", "target_s", "target_it", "acc_end", "iters/s",
+                               "blocked", "stale", "p99", "max", "time_s");
 }
 
 void PrintRun(const Run& r) {
@@ -599,9 +617,9 @@ void PrintRun(const Run& r) {
   std::cout << absl::StrFormat(
       "%-12s %-22s %4d %9s %10s %8.4f %9.1f %7.1f%% %8.2f %6.0f %6.0f %8.2f\n", r.scenario,
       r.policy, r.seed, Fixed(r.to_target_s, 2),
-      r.iterations_to_target >= 0 ? absl::StrCat(r.iterations_to_target) : "-",
-      r.final_accuracy, r.iterations_per_s, 100 * r.blocked_share, r.staleness_mean,
-      r.staleness_p99, r.staleness_max, r.end_s);
+      r.iterations_to_target >= 0 ? absl::StrCat(r.iterations_to_target) : "-", r.final_accuracy,
+      r.iterations_per_s, 100 * r.blocked_share, r.staleness_mean, r.staleness_p99, r.staleness_max,
+      r.end_s);
   std::cout.flush();
 }
 
@@ -674,11 +692,10 @@ void PrintSummaryColumns() {
 }
 
 void PrintSummary(const Summary& s) {
-  const std::string target =
-      std::isnan(s.target_min)
-          ? std::string("-")
-          : absl::StrFormat("%s [%.2f, %.2f]", Fixed(s.target_median, 2), s.target_min,
-                            s.target_max);
+  const std::string target = std::isnan(s.target_min)
+                                 ? std::string("-")
+                                 : absl::StrFormat("%s [%.2f, %.2f]", Fixed(s.target_median, 2),
+                                                   s.target_min, s.target_max);
   const std::string acc =
       std::isnan(s.acc_median)
           ? std::string("-")
@@ -712,23 +729,36 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
   s << "scenario,policy,seed,simulated,time_s,iterations,test_accuracy,loss,train_loss\n";
   h << "scenario,policy,seed,staleness,pushes\n";
   for (const Run& x : runs) {
-    r << absl::StrJoin(
-             {Quoted(x.scenario), Quoted(x.policy), absl::StrCat(x.seed),
-              absl::StrCat(x.simulated ? 1 : 0), absl::StrCat(x.workers),
-              absl::StrCat(x.servers), Quoted(x.error), Csv(x.to_target_s),
-              x.iterations_to_target >= 0 ? absl::StrCat(x.iterations_to_target) : "",
-              Csv(x.final_accuracy), Csv(x.final_loss), Csv(x.end_s), absl::StrCat(x.iterations),
-              Csv(x.iterations_per_s), Csv(x.blocked_share), Csv(x.staleness_mean),
-              Csv(x.staleness_p99), Csv(x.staleness_max), Csv(x.compute_share),
-              Csv(x.slowed_share), Csv(x.other_cores), Csv(x.run_wall_s)},
-             ",")
+    r << absl::StrJoin({Quoted(x.scenario),
+                        Quoted(x.policy),
+                        absl::StrCat(x.seed),
+                        absl::StrCat(x.simulated ? 1 : 0),
+                        absl::StrCat(x.workers),
+                        absl::StrCat(x.servers),
+                        Quoted(x.error),
+                        Csv(x.to_target_s),
+                        x.iterations_to_target >= 0 ? absl::StrCat(x.iterations_to_target) : "",
+                        Csv(x.final_accuracy),
+                        Csv(x.final_loss),
+                        Csv(x.end_s),
+                        absl::StrCat(x.iterations),
+                        Csv(x.iterations_per_s),
+                        Csv(x.blocked_share),
+                        Csv(x.staleness_mean),
+                        Csv(x.staleness_p99),
+                        Csv(x.staleness_max),
+                        Csv(x.compute_share),
+                        Csv(x.slowed_share),
+                        Csv(x.other_cores),
+                        Csv(x.run_wall_s)},
+                       ",")
       << "\n";
     for (const Sample& p : x.samples) {
-      s << absl::StrJoin({Quoted(x.scenario), Quoted(x.policy), absl::StrCat(x.seed),
-                          absl::StrCat(x.simulated ? 1 : 0), Csv(p.time_s),
-                          absl::StrCat(p.iterations), Csv(p.accuracy), Csv(p.loss),
-                          Csv(p.train_loss)},
-                         ",")
+      s << absl::StrJoin(
+               {Quoted(x.scenario), Quoted(x.policy), absl::StrCat(x.seed),
+                absl::StrCat(x.simulated ? 1 : 0), Csv(p.time_s), absl::StrCat(p.iterations),
+                Csv(p.accuracy), Csv(p.loss), Csv(p.train_loss)},
+               ",")
         << "\n";
     }
     for (const auto& [value, count] : x.staleness) {
@@ -741,12 +771,12 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
        "final_accuracy_min,final_accuracy_max,iterations_per_s_median,blocked_share_median,"
        "staleness_mean_median,staleness_p99_median\n";
   for (const Summary& x : summaries) {
-    m << absl::StrJoin({Quoted(x.scenario), Quoted(x.policy), absl::StrCat(x.runs),
-                        absl::StrCat(x.failed), absl::StrCat(x.reached), Csv(x.target_median),
-                        Csv(x.target_min), Csv(x.target_max), Csv(x.iters_target_median),
-                        Csv(x.acc_median), Csv(x.acc_min), Csv(x.acc_max), Csv(x.ips_median),
-                        Csv(x.blocked_median), Csv(x.stale_median), Csv(x.p99_median)},
-                       ",")
+    m << absl::StrJoin(
+             {Quoted(x.scenario), Quoted(x.policy), absl::StrCat(x.runs), absl::StrCat(x.failed),
+              absl::StrCat(x.reached), Csv(x.target_median), Csv(x.target_min), Csv(x.target_max),
+              Csv(x.iters_target_median), Csv(x.acc_median), Csv(x.acc_min), Csv(x.acc_max),
+              Csv(x.ips_median), Csv(x.blocked_median), Csv(x.stale_median), Csv(x.p99_median)},
+             ",")
       << "\n";
   }
   r.close();
@@ -791,9 +821,10 @@ absl::StatusOr<std::string> WritePlots(const std::string& dir, const Scenario& s
     curves << "# " << policy << "\n# time_s iterations accuracy loss\n";
     if (first != nullptr) {
       for (const Sample& s : first->samples) {
-        curves << absl::StrFormat("%.6g %d %s %s\n", s.time_s, s.iterations,
-                                  std::isnan(s.accuracy) ? "NaN" : absl::StrFormat("%.6g", s.accuracy),
-                                  std::isfinite(s.loss) ? absl::StrFormat("%.6g", s.loss) : "NaN");
+        curves << absl::StrFormat(
+            "%.6g %d %s %s\n", s.time_s, s.iterations,
+            std::isnan(s.accuracy) ? "NaN" : absl::StrFormat("%.6g", s.accuracy),
+            std::isfinite(s.loss) ? absl::StrFormat("%.6g", s.loss) : "NaN");
       }
     } else {
       curves << "NaN NaN NaN NaN\n";
@@ -802,17 +833,15 @@ absl::StatusOr<std::string> WritePlots(const std::string& dir, const Scenario& s
     hist << "# " << policy << "\n# staleness share_of_pushes\n";
     if (pushes == 0) hist << "0 NaN\n";
     for (const auto& [value, count] : staleness) {
-      hist << value << " " << absl::StrFormat("%.6g", static_cast<double>(count) / pushes)
-           << "\n";
+      hist << value << " " << absl::StrFormat("%.6g", static_cast<double>(count) / pushes) << "\n";
     }
     hist << "\n\n";
     for (const Summary& s : summaries) {
       if (s.scenario != sc.name || s.policy != policy) continue;
       bars << bar_index << " " << Quoted(policy) << " "
-           << (std::isnan(s.target_min) ? "NaN" : absl::StrFormat("%.6g", s.target_median))
-           << " " << (std::isnan(s.target_min) ? "NaN" : absl::StrFormat("%.6g", s.target_min))
-           << " " << (std::isnan(s.target_max) ? "NaN" : absl::StrFormat("%.6g", s.target_max))
-           << "\n";
+           << (std::isnan(s.target_min) ? "NaN" : absl::StrFormat("%.6g", s.target_median)) << " "
+           << (std::isnan(s.target_min) ? "NaN" : absl::StrFormat("%.6g", s.target_min)) << " "
+           << (std::isnan(s.target_max) ? "NaN" : absl::StrFormat("%.6g", s.target_max)) << "\n";
     }
     ++bar_index;
   }
@@ -889,10 +918,11 @@ int RunBench(const Flags& f) {
   for (const Scenario& s : *scenarios) (s.simulated ? any_sim : any_real) = true;
 
   std::vector<std::string> settings = {
-      absl::StrFormat("Scenarios:  %s", absl::StrJoin(*scenarios, ", ", [](std::string* o,
-                                                                            const Scenario& s) {
-                        absl::StrAppend(o, s.name, " (", s.describe, ")");
-                      })),
+      absl::StrFormat("Scenarios:  %s", absl::StrJoin(*scenarios, ", ",
+                                                      [](std::string* o, const Scenario& s) {
+                                                        absl::StrAppend(o, s.name, " (", s.describe,
+                                                                        ")");
+                                                      })),
       absl::StrFormat("Policies:   %s", absl::StrJoin(policies, " ")),
       absl::StrFormat("Seeds:      %d..%d%s", f.seed, f.seed + f.seeds - 1,
                       f.seeds > 1 ? " (median [min, max] after each scenario)" : ""),
@@ -927,8 +957,8 @@ int RunBench(const Flags& f) {
     std::error_code ec;
     std::filesystem::create_directories(f.out + "/plots", ec);
     if (ec) {
-      std::cerr << "kairos_policy_bench: --out: cannot create " << f.out << "/plots: "
-                << ec.message() << "\n";
+      std::cerr << "kairos_policy_bench: --out: cannot create " << f.out
+                << "/plots: " << ec.message() << "\n";
       return 2;
     }
   }
