@@ -152,14 +152,19 @@ OtherLoadMeter::OtherLoadMeter()
       start_own_s_(OwnCpuSeconds()),
       start_wall_s_(WallSeconds()) {}
 
-std::string OtherLoadMeter::Describe() const {
+double OtherLoadMeter::OtherCores() const {
   const double wall = WallSeconds() - start_wall_s_;
   const double other =
       std::max(0.0, (MachineBusySeconds() - start_busy_s_) - (OwnCpuSeconds() - start_own_s_));
+  return wall > 0 ? other / wall : 0.0;
+}
+
+std::string OtherLoadMeter::Describe() const {
+  const double wall = WallSeconds() - start_wall_s_;
+  const double other_cores = OtherCores();
   const int cores = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   return absl::StrFormat("other processes used %.2f of %d cores (%.0f%%) over %.1f s",
-                         wall > 0 ? other / wall : 0.0, cores,
-                         wall > 0 ? 100 * other / wall / cores : 0.0, wall);
+                         other_cores, cores, 100 * other_cores / cores, wall);
 }
 
 std::string BuildType() { return KAIROS_BENCH_BUILD_TYPE; }

@@ -66,6 +66,8 @@ std::string LoadAverage();
 class OtherLoadMeter {
  public:
   OtherLoadMeter();  // starts measuring
+  // The cores other processes kept busy on average since the start (0.42).
+  double OtherCores() const;
   // "other processes used 0.42 of 2 cores (21%) over 200.1 s".
   std::string Describe() const;
 

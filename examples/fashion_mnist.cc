@@ -144,6 +144,16 @@ int main(int argc, char **argv) {
                  "comma-separated factor per worker, e.g. 1,1,1,4: worker i "
                  "waits (factor - 1) "
                  "x its compute time each iteration");
+  app.add_option("--straggler-prob", f.train.straggler_prob,
+                 "transient stragglers: each iteration of each worker is, with this "
+                 "probability, --straggler-factor times slower (seeded by --seed and the rank)")
+      ->capture_default_str();
+  app.add_option("--straggler-factor", f.train.straggler_factor,
+                 "the slowdown of an iteration that straggles (--straggler-prob)")
+      ->capture_default_str();
+  app.add_option("--budget-s", f.train.max_wall_s,
+                 "stop every worker after this many seconds of training (0: no limit)")
+      ->capture_default_str();
   app.add_option("--seed", f.train.seed, "data order, shards and initial values")
       ->capture_default_str();
   app.add_option("--csv", f.csv, "write one row per evaluation to FILE (docs/examples.md)");

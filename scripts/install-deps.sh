@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and benchmarks
   clang-14 libclang-rt-14-dev                   # fuzz targets: clang, libFuzzer, ASan, UBSan
   dataset-fashion-mnist                         # data of the examples and benchmarks
+  gnuplot-nox                                   # kairos_policy_bench draws its plots
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -42,6 +43,22 @@ double SecondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// Pushes the stop flag right after a read of the control element, so that the push is fresh.
+// A straggler policy (SaPS) drops a push whose worker last read the chunk too many versions
+// before; rank 0's evaluation between its pull and the flag, or its waiting for the others
+// (when it reads nothing), lets the others' pushes of 0 pile up, and a dropped flag would
+// leave them training until their epochs run out. The read waits until `deadline` at most
+// (in the barrier a gate may hold it); the flag goes either way.
+absl::Status RaiseStopFlag(kairos::Worker &worker, std::optional<absl::Time> deadline) {
+  float current = 0.0f;
+  kairos::CallOptions options;
+  options.deadline = deadline;
+  absl::Status read = worker.Pull(kControlTable, std::span<float>(&current, 1), options);
+  if (!read.ok() && !absl::IsDeadlineExceeded(read)) return read;
+  const float flag = -1.0f;
+  return worker.Push(kControlTable, std::span<const float>(&flag, 1));
+}
+
 }  // namespace
 
 absl::Status CheckConfig(const TrainConfig &c) {
@@ -60,6 +77,16 @@ absl::Status CheckConfig(const TrainConfig &c) {
       return bad(absl::StrCat("--slowdown: worker ", i, "'s factor must be at least 1, got ",
                               c.slowdown[i]));
     }
+  }
+  if (!(c.straggler_prob >= 0.0 && c.straggler_prob <= 1.0)) {
+    return bad(absl::StrCat("--straggler-prob must be in [0, 1], got ", c.straggler_prob));
+  }
+  if (!(c.straggler_factor >= 1.0) || !std::isfinite(c.straggler_factor)) {
+    return bad(absl::StrCat("--straggler-factor must be at least 1, got ", c.straggler_factor));
+  }
+  if (!(c.max_wall_s >= 0.0) || !std::isfinite(c.max_wall_s)) {
+    return bad(absl::StrCat("--budget-s must be 0 (none) or a positive number of seconds, got ",
+                            c.max_wall_s));
   }
   if (!(c.target_accuracy >= 0.0 && c.target_accuracy <= 1.0)) {
     return bad(absl::StrCat("--target-accuracy must be in [0, 1], got ", c.target_accuracy));
@@ -131,7 +158,9 @@ absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int
   if (*loss_count > 0) r.train_loss = *loss_sum / static_cast<double>(*loss_count);
   *loss_sum = 0.0;
   *loss_count = 0;
-  r.iterations_per_s = r.wall_s > 0.0 ? static_cast<double>(iterations_.load()) / r.wall_s : 0.0;
+  r.total_iterations = iterations_.load();
+  r.iterations_per_s =
+      r.wall_s > 0.0 ? static_cast<double>(r.total_iterations) / r.wall_s : 0.0;
   if (hooks_.staleness) {
     const Staleness now = hooks_.staleness();
     if (final) {
@@ -164,7 +193,6 @@ absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int
 
 absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
   const absl::Time give_up = absl::Now() + kMaxWaitForOthers;
-  const float flag = -1.0f;
   while (true) {
     kairos::CallOptions slice;
     slice.deadline = absl::Now() + kBarrierSlice;
@@ -178,7 +206,7 @@ absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
     }
     // Keep the gates of the others open, and the flag coming.
     if (stopping) {
-      KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+      KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, absl::Now() + kBarrierSlice));
     }
     KAIROS_RETURN_IF_ERROR(worker.Clock());
   }
@@ -203,6 +231,11 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   const double slowdown =
       static_cast<size_t>(rank) < config_.slowdown.size() ? config_.slowdown[rank] : 1.0;
   std::mt19937_64 rng(config_.seed * 1000003 + static_cast<uint64_t>(rank));
+  // The transient stragglers' draws: a generator of their own, so the data order is that of
+  // a run without them.
+  std::mt19937_64 straggle_rng((config_.seed + 0x9e3779b97f4a7c15ULL) * 998244353 +
+                               static_cast<uint64_t>(rank));
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
 
   WorkerSummary summary;
   summary.rank = rank;
@@ -234,9 +267,12 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
                                         &loss_count, &staleness));
         if (std::isnan(previous) && !std::isnan(time_to_target_s_)) {
           stopping = true;
-          const float flag = -1.0f;
-          KAIROS_RETURN_IF_ERROR(worker.Push(kControlTable, std::span<const float>(&flag, 1)));
+          KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
         }
+      }
+      if (rank == 0 && !stopping && config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s) {
+        stopping = true;  // the time budget is spent
+        KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
       }
       if (stop > 0.0f) stopping = true;
       if (stopping) break;
@@ -250,8 +286,13 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
       summary.compute_s += compute_s;
       loss_sum += loss;
       ++loss_count;
-      if (slowdown > 1.0) {
-        const double extra = (slowdown - 1.0) * compute_s;
+      double factor = slowdown;
+      if (config_.straggler_prob > 0.0 && uniform(straggle_rng) < config_.straggler_prob) {
+        factor *= config_.straggler_factor;
+        ++summary.straggled;
+      }
+      if (factor > 1.0) {
+        const double extra = (factor - 1.0) * compute_s;
         std::this_thread::sleep_for(std::chrono::duration<double>(extra));
         summary.slowed_s += extra;
       }

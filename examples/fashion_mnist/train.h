@@ -9,7 +9,8 @@
 //   pull the parameters (kairos::PullAll, gated by the policy) and the control table
 //   [rank 0: evaluate on the test set when due; stop if the target accuracy is reached]
 //   stop if the control table says so
-//   compute the batch's loss and gradients; wait (slowdown - 1) x that compute time
+//   compute the batch's loss and gradients; wait (slowdown - 1) x that compute time, where
+//   slowdown is the rank's factor, times straggler_factor in the iterations that straggle
 //   push the gradients (kairos::PushAll) and the control value; Clock()
 //
 // Rank 0 evaluates the parameters it pulled at the start of its iteration after each of
@@ -18,11 +19,21 @@
 // target accuracy: rank 0 writes a stop flag into the one-element table "control" (SGD,
 // learning rate 1, whatever --optimizer says) by pushing -1; every worker pushes 0 there at
 // each iteration, so that aggregations that wait for several pushes (n-softsync) still
-// apply the flag, and stops at the first pull that shows it > 0. A worker that stops or
+// apply the flag, and stops at the first pull that shows it > 0. Rank 0 reads the control
+// element right before each flag it pushes, so that a straggler policy that drops stale
+// pushes (SaPS) never drops the flag. A worker that stops or
 // runs out of epochs finishes (leaving every gate). Rank 0 then waits for the others in the
 // coordinator's barrier, in short waits between which it advances its clock (and repeats
 // the flag), so that no other worker's read ever waits for rank 0's clock: a read gated on
 // a worker that sits in a barrier would never be served.
+//
+// Transient stragglers: with straggler_prob > 0 each iteration of each worker straggles with
+// that probability, drawn from a generator of its own seeded by (seed, rank) (the data order
+// does not change), so the same seed slows the same iterations in every run.
+//
+// Time budget: with max_wall_s > 0, rank 0 raises the stop flag (as for the target) at its
+// first pull after that much wall time; the final evaluation is then the accuracy after the
+// budget.
 //
 // Time blocked: the wall time a worker spends in its pulls (mostly the gate's wait).
 
@@ -64,6 +75,11 @@ struct TrainConfig {
   std::string schedule = "cosine";
   std::string optimizer = "sgd";  // the tables' UpdaterSpec name, passed through
   std::vector<double> slowdown;   // per rank, >= 1 (missing ranks: 1)
+  // Transient stragglers: each iteration of each worker is, with this probability in
+  // [0, 1], straggler_factor (>= 1) times slower on top of its rank's slowdown.
+  double straggler_prob = 0.0;
+  double straggler_factor = 5.0;
+  double max_wall_s = 0.0;        // > 0: stop every worker after this much wall time
   uint64_t seed = 1;              // data order, shards, initial values
   double target_accuracy = 0.0;   // > 0: stop every worker once an evaluation reaches it
   int eval_every = 0;             // rank 0's iterations between evaluations; 0: each epoch
@@ -88,6 +104,7 @@ struct EvalRecord {
   bool final = false;             // the one after every worker finished
   double epoch = 0.0;             // rank 0's epochs done (fractional between epoch ends)
   int64_t iterations = 0;         // rank 0's iterations done
+  int64_t total_iterations = 0;   // iterations of the workers of this process
   double wall_s = 0.0;            // since Trainer::Start
   double train_loss = kUnknown;   // mean of rank 0's batch losses since the last evaluation
   Evaluation test;                // on the whole test set
@@ -106,8 +123,9 @@ struct WorkerSummary {
   int64_t iterations = 0;
   double compute_s = 0.0;  // computing gradients
   double blocked_s = 0.0;  // in pulls
-  double slowed_s = 0.0;   // waiting for --slowdown
-  bool stopped = false;    // by the target accuracy
+  double slowed_s = 0.0;   // waiting for --slowdown and the transient stragglers
+  int64_t straggled = 0;   // iterations that straggled (straggler_prob)
+  bool stopped = false;    // by the target accuracy or the time budget
 };
 
 // The servers' push staleness so far (every worker and chunk).

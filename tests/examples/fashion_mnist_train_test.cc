@@ -138,6 +138,107 @@ TEST(TrainTest, MlpLearnsSyntheticData) {
   EXPECT_GE(r.final_accuracy, 0.95);
 }
 
+// Transient stragglers (TrainConfig::straggler_prob): every iteration with probability 1, none
+// with 0, and with 0.5 the same iterations of each rank in two runs of one seed (a generator
+// per rank, seeded by the seed and the rank). A factor of 1 makes them cost no time.
+TEST(TrainTest, TransientStragglersAreDrawnPerRankFromTheSeed) {
+  const FashionMnist data = SyntheticSplit();
+  TrainConfig config;
+  config.model = "softmax";
+  config.epochs = 2;
+  config.batch = 40;  // 30 iterations per epoch and worker
+  config.straggler_factor = 1.0;
+  const auto straggled = [&](double prob) {
+    config.straggler_prob = prob;
+    const RunResult r = Train(data, config, 2, "asp");
+    EXPECT_TRUE(r.status.ok()) << r.status;
+    std::vector<int64_t> per_rank(2, -1);
+    for (const WorkerSummary &w : r.workers) {
+      EXPECT_EQ(w.iterations, 60);
+      per_rank[static_cast<size_t>(w.rank)] = w.straggled;
+    }
+    return per_rank;
+  };
+  EXPECT_EQ(straggled(0.0), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(straggled(1.0), (std::vector<int64_t>{60, 60}));
+  const std::vector<int64_t> half = straggled(0.5);
+  EXPECT_EQ(straggled(0.5), half);
+  for (int64_t n : half) {
+    EXPECT_GT(n, 10);
+    EXPECT_LT(n, 50);
+  }
+  EXPECT_NE(half[0], half[1]);  // each rank its own draws
+}
+
+// TrainConfig::max_wall_s: rank 0 raises the stop flag after the budget, every worker stops
+// (a gated policy too, with a slow worker), and the final evaluation comes after the budget.
+TEST(TrainTest, TimeBudgetStopsEveryWorker) {
+  const FashionMnist data = SyntheticSplit();
+  for (const std::string policy : {"bsp", "asp", "ssp:s=1"}) {
+    TrainConfig config;
+    config.model = "softmax";
+    config.epochs = 100000;  // far more than the budget allows
+    config.batch = 10;
+    config.schedule = "constant";
+    config.slowdown = {1.0, 2.0};
+    config.max_wall_s = 0.3;
+    const RunResult r = Train(data, config, 2, policy);
+    ASSERT_TRUE(r.status.ok()) << policy << ": " << r.status;
+    ASSERT_EQ(r.workers.size(), 2u) << policy;
+    for (const WorkerSummary &w : r.workers) {
+      EXPECT_TRUE(w.stopped) << policy << ", worker " << w.rank;
+      EXPECT_GT(w.iterations, 0) << policy << ", worker " << w.rank;
+    }
+    ASSERT_FALSE(r.evals.empty()) << policy;
+    EXPECT_TRUE(r.evals.back().final) << policy;
+    EXPECT_GE(r.evals.back().wall_s, 0.3) << policy;
+    EXPECT_EQ(r.evals.back().total_iterations, r.workers[0].iterations + r.workers[1].iterations)
+        << policy;
+  }
+}
+
+// SaPS drops a push whose worker read the chunk more than S_max versions before. Rank 0
+// (slow, and evaluating between its pull and its flag) must still get its stop flag applied:
+// every worker stops at the budget instead of training until its epochs run out.
+TEST(TrainTest, TheStopFlagIsNotDroppedAsStale) {
+  // A large test set: rank 0's evaluation takes long enough for the others to push many
+  // times between its pull and its flag.
+  FashionMnist data = SyntheticSplit();
+  data.test = Synthetic(200000, 2);
+  data.test.scale = data.train.scale;
+  data.test.offset = data.train.offset;
+  TrainConfig config;
+  config.model = "softmax";
+  config.epochs = 20;  // 1600 iterations per worker: far more than the budget allows
+  config.batch = 10;
+  config.schedule = "constant";
+  config.slowdown = {3.0};
+  config.eval_every = 1;
+  config.max_wall_s = 0.2;
+  const RunResult r = Train(data, config, 3, "saps");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.workers.size(), 3u);
+  for (const WorkerSummary &w : r.workers) {
+    EXPECT_TRUE(w.stopped) << "worker " << w.rank;
+    EXPECT_LT(w.iterations, 1600) << "worker " << w.rank;
+  }
+}
+
+TEST(TrainTest, CheckConfigNamesTheStragglerAndBudgetFlags) {
+  TrainConfig config;
+  config.straggler_prob = 1.5;
+  EXPECT_EQ(CheckConfig(config).message(), "--straggler-prob must be in [0, 1], got 1.5");
+  config.straggler_prob = 0.1;
+  config.straggler_factor = 0.5;
+  EXPECT_EQ(CheckConfig(config).message(), "--straggler-factor must be at least 1, got 0.5");
+  config.straggler_factor = 5;
+  config.max_wall_s = -1;
+  EXPECT_EQ(CheckConfig(config).message(),
+            "--budget-s must be 0 (none) or a positive number of seconds, got -1");
+  config.max_wall_s = 2;
+  EXPECT_TRUE(CheckConfig(config).ok());
+}
+
 // Every policy kind: the target stops every worker early, with one worker three times slower; the
 // job ends (no read waits forever for a worker that stopped).
 class StopTest : public ::testing::TestWithParam<std::string> {};
