@@ -15,6 +15,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and benchmarks
   clang-14 libclang-rt-14-dev                   # fuzz targets: clang, libFuzzer, ASan, UBSan
   dataset-fashion-mnist                         # data of the examples and benchmarks
+  openmpi-bin                                   # mpirun, for jobs started by ranks (docs/multi_host.md)
+  iproute2                                      # ip netns: the three-host test (docs/multi_host.md)
 )
 
 missing=()
