@@ -74,13 +74,16 @@ absl::Status RunCoordinator(const LaunchEnvironment& env, const ClusterOptions& 
   KAIROS_ASSIGN_OR_RETURN(co.keys, KeysFromEnvironment());
   if (!env.coordinator.empty()) {
     // A fixed endpoint: its port, on every interface (its host is how others name this one).
-    co.listen = internal::HasWildcardHost(env.coordinator) || !absl::StartsWith(env.coordinator, "tcp://")
-                    ? env.coordinator
-                    : WithHost(env.coordinator, "0.0.0.0");
+    const bool as_is = internal::HasWildcardHost(env.coordinator) ||
+                       !absl::StartsWith(env.coordinator, "tcp://");
+    co.listen = as_is ? env.coordinator : WithHost(env.coordinator, "0.0.0.0");
   } else {
     co.listen = ListenEndpoint(env, env.multi_host ? "0.0.0.0" : "127.0.0.1");
   }
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> coordinator, Coordinator::Create(co));
+  if (env.rendezvous.empty()) {  // a fixed endpoint: nothing to publish
+    return coordinator->Wait(absl::InfiniteDuration());
+  }
   std::string published = coordinator->endpoint();
   if (internal::HasWildcardHost(published)) {
     std::string host = env.advertise_host;
@@ -94,17 +97,13 @@ absl::Status RunCoordinator(const LaunchEnvironment& env, const ClusterOptions& 
     }
     published = WithHost(published, host);
   }
-  if (!env.rendezvous.empty()) {
-    if (absl::Status s = PublishRendezvous(env.rendezvous, env.job_id, published); !s.ok()) {
-      coordinator->Stop();
-      return s;
-    }
+  if (absl::Status s = PublishRendezvous(env.rendezvous, env.job_id, published); !s.ok()) {
+    coordinator->Stop();
+    return s;
   }
   absl::Status status = coordinator->Wait(absl::InfiniteDuration());
-  if (!env.rendezvous.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove(env.rendezvous, ignored);
-  }
+  std::error_code ignored;
+  std::filesystem::remove(env.rendezvous, ignored);
   return status;
 }
 

@@ -9,6 +9,8 @@
 # 1. A job across the hosts, started by hand: the coordinator on h1 at a fixed address, a
 #    server on h2 listening on every interface in a port range without --advertise-host
 #    (the coordinator must advertise it at 10.77.n.2), worker 0 on h3, worker 1 on h1.
+#    The same program started by rank variables (KAIROS_WORLD_RANK), finding the coordinator
+#    at a fixed KAIROS_COORDINATOR, then through a rendezvous file.
 # 2. The same job with worker 0's link cut in the middle: the coordinator declares it dead
 #    after its heartbeat timeout, the other worker finishes, the job ends with an error
 #    naming the dead worker, and the cut worker ends on its own with an error.
@@ -117,6 +119,40 @@ grep -Eq "listening on tcp://0\.0\.0\.0:71[0-9][0-9]$" "$tmp/whole-server.out" |
 grep -Eq "advertised to the workers as tcp://$net\.2:71[0-9][0-9] \(the address it joined from\)" \
   "$tmp/whole-coordinator.out" || fail "whole job: the server was not advertised at $net.2"
 echo "PASSED: a job across three hosts; the server advertised at its address on h2"
+
+# -------------------------------------- 1b and 1c. the same program started by ranks
+# KAIROS_WORLD_RANK/SIZE as a StatefulSet gives them; rank 0 on h1 (coordinator), rank 1 on
+# h2 (server), ranks 2 and 3 on h3 and h1 (workers 0 and 1). 1b: a fixed KAIROS_COORDINATOR.
+# 1c: a rendezvous file (the namespaces share this file system), each host's own address in
+# KAIROS_ADVERTISE_HOST.
+run_ranks() {  # NAME EXTRA-ENV...
+  local name=$1
+  shift
+  local pids=() rank host own
+  local place=(1 2 3 1)
+  for rank in 0 1 2 3; do
+    host=${place[$rank]}
+    own=()
+    [[ -n "${host_env[$host]:-}" ]] && own=("${host_env[$host]}")
+    on "$host" timeout 40 env -u KAIROS_NUM_WORKERS KAIROS_WORLD_RANK=$rank KAIROS_WORLD_SIZE=4 \
+      KAIROS_JOB_ID="$name" KAIROS_PORT_RANGE=7200-7299 "$@" "${own[@]}" \
+      "$training" --iterations 30 --pace-ms 10 >"$tmp/$name-rank$rank.out" 2>&1 &
+    pids+=($!)
+  done
+  for rank in 0 1 2 3; do
+    wait "${pids[$rank]}" || fail "$name: rank $rank exited $?"
+  done
+  grep -q "rank 0 done" "$tmp/$name-rank2.out" || fail "$name: worker 0 did not finish"
+  grep -q "rank 1 done" "$tmp/$name-rank3.out" || fail "$name: worker 1 did not finish"
+}
+declare -A host_env=()
+run_ranks fixed KAIROS_COORDINATOR="tcp://$net.1:7001"
+echo "PASSED: ranks across three hosts with a fixed KAIROS_COORDINATOR"
+host_env=([1]="KAIROS_ADVERTISE_HOST=$net.1" [2]="KAIROS_ADVERTISE_HOST=$net.2"
+  [3]="KAIROS_ADVERTISE_HOST=$net.3")
+run_ranks file KAIROS_RENDEZVOUS="$tmp/job.rdv"
+[[ ! -e "$tmp/job.rdv" ]] || fail "file: the rendezvous file was left behind"
+echo "PASSED: ranks across three hosts through a shared rendezvous file"
 
 # --------------------------------------------------- 2. worker 0's link cut in the middle
 start_job cut 300

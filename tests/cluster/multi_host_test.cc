@@ -143,7 +143,8 @@ TEST(MultiHostTest, PortRangeTakesTheFirstFreePort) {
   auto refused = Coordinator::Create(only_taken);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(std::string(refused.status().message()),
-              HasSubstr(absl::StrCat("every port of ", port, "-", port, " on 127.0.0.1 is in use")));
+              HasSubstr(absl::StrCat("every port of ", port, "-", port,
+                                     " on 127.0.0.1 is in use")));
   if (port + 64 > 65535) GTEST_SKIP() << "the OS gave a port too near 65535 for a range";
   CoordinatorOptions range = first;
   range.listen = absl::StrCat("tcp://127.0.0.1:", port, "-", port + 64);
