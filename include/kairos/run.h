@@ -10,7 +10,7 @@
 //
 // Started by kairos-launch (the environment has KAIROS_COORDINATOR), the process is one
 // worker of a multi-process job and fn runs once. Started by mpirun or srun (rank variables
-// in the environment: OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS, or
+// in the environment: OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/STEP_NUM_TASKS, or
 // KAIROS_WORLD_RANK/SIZE), rank 0 runs the coordinator, ranks 1..S the servers
 // (S = KAIROS_NUM_SERVERS, default 1) and the others are the workers, fn running once in each
 // (docs/multi_host.md). Started directly, a LocalCluster with options.num_servers servers and

@@ -33,18 +33,20 @@ using Role = LaunchEnvironment::Role;
 // One way a launcher names a process's rank: its variables, in the order they are tried.
 struct RankSource {
   const char* rank;
-  const char* size;        // the first of these that is set
-  const char* size_alt;    // or null
+  const char* size;
+  // Without `size`, the rank alone is an error (true), or says nothing (false: an sbatch
+  // script has SLURM_PROCID but is no task of a step; only srun sets the step's size).
+  bool size_required;
   const char* local_size;  // processes on this host, or null (unknown)
   const char* nodes;       // hosts of the job, or null (unknown)
 };
 
 constexpr RankSource kSources[] = {
-    {"KAIROS_WORLD_RANK", "KAIROS_WORLD_SIZE", nullptr, nullptr, nullptr},
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", nullptr, "OMPI_COMM_WORLD_LOCAL_SIZE",
+    {"KAIROS_WORLD_RANK", "KAIROS_WORLD_SIZE", true, nullptr, nullptr},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true, "OMPI_COMM_WORLD_LOCAL_SIZE",
      nullptr},
-    {"PMI_RANK", "PMI_SIZE", nullptr, "MPI_LOCALNRANKS", nullptr},
-    {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", nullptr, "SLURM_STEP_NUM_NODES"},
+    {"PMI_RANK", "PMI_SIZE", true, "MPI_LOCALNRANKS", nullptr},
+    {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", false, nullptr, "SLURM_STEP_NUM_NODES"},
 };
 
 absl::Status Malformed(const char* name, const char* value, const char* want) {
@@ -128,10 +130,7 @@ absl::StatusOr<LaunchEnvironment> ReadLaunchEnvironment(const EnvLookup& env, un
     if (rank_text == nullptr) continue;
     const char* size_name = source.size;
     const char* size_text = env(size_name);
-    if (size_text == nullptr && source.size_alt != nullptr) {
-      size_name = source.size_alt;
-      size_text = env(size_name);
-    }
+    if (size_text == nullptr && !source.size_required) continue;
     if (size_text == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s is set but %s is not", source.rank, source.size));
@@ -183,7 +182,6 @@ absl::StatusOr<LaunchEnvironment> ReadLaunchEnvironment(const EnvLookup& env, un
     }
     if (source.nodes != nullptr) {
       const char* nodes = env(source.nodes);
-      if (nodes == nullptr) nodes = env("SLURM_NNODES");
       int n = 0;
       e.multi_host = nodes != nullptr && absl::SimpleAtoi(nodes, &n) && n > 1;
     }

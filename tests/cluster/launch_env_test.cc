@@ -168,6 +168,10 @@ TEST(LaunchEnvTest, SlurmRanksOnSeveralNodes) {
   EXPECT_TRUE(e.multi_host);
   EXPECT_EQ(e.job_id, "4242.3");
   EXPECT_EQ(e.rendezvous, "/home/u/rdv");
+  // An sbatch script has SLURM_PROCID and SLURM_NTASKS but is no task of a step: embedded.
+  EXPECT_EQ(MustRead({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}, {"SLURM_JOB_ID", "4242"}})
+                .role,
+            Role::kEmbedded);
   // Several nodes and nothing shared: refused, naming the way out.
   vars.erase("KAIROS_RENDEZVOUS");
   EXPECT_THAT(ErrorOf(vars), HasSubstr("set KAIROS_RENDEZVOUS to a path on a file system every "
