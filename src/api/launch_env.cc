@@ -2,17 +2,19 @@
 
 #include "api/launch_env.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <utility>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -29,6 +31,9 @@ namespace kairos::internal {
 namespace {
 
 using Role = LaunchEnvironment::Role;
+
+// A rendezvous file is three short lines; only this much of a file is read.
+constexpr std::size_t kMaxRendezvousBytes = 4096;
 
 // One way a launcher names a process's rank: its variables, in the order they are tried.
 struct RankSource {
@@ -112,6 +117,42 @@ absl::StatusOr<LaunchEnvironment> ReadWorker(const EnvLookup& env, const char* s
   }
   if (const char* id = env("KAIROS_JOB_ID")) e.job_id = id;
   return e;
+}
+
+// The contents of `path` (at most kMaxRendezvousBytes), nullopt when it does not exist yet.
+// A file another user owns is refused: in a shared directory (/tmp) anyone could otherwise
+// point this job at a coordinator of theirs.
+absl::StatusOr<std::optional<std::string>> ReadOwnFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return absl::UnavailableError(
+        absl::StrFormat("cannot read the rendezvous file %s: %s", path, std::strerror(errno)));
+  }
+  struct stat st = {};
+  std::string text;
+  absl::Status status = absl::OkStatus();
+  if (::fstat(fd, &st) != 0) {
+    status = absl::UnavailableError(
+        absl::StrFormat("cannot stat the rendezvous file %s: %s", path, std::strerror(errno)));
+  } else if (st.st_uid != ::getuid()) {
+    status = absl::PermissionDeniedError(absl::StrFormat(
+        "the rendezvous file %s belongs to user %d, not to this user (%d): refusing the "
+        "coordinator it names; remove it or use another KAIROS_RENDEZVOUS",
+        path, st.st_uid, ::getuid()));
+  } else {
+    char buffer[kMaxRendezvousBytes];
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      status = absl::UnavailableError(
+          absl::StrFormat("cannot read the rendezvous file %s: %s", path, std::strerror(errno)));
+    } else {
+      text.assign(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return std::optional<std::string>(std::move(text));
 }
 
 }  // namespace
@@ -279,11 +320,10 @@ absl::StatusOr<std::string> AwaitRendezvous(const std::string& path, const std::
   const absl::Time deadline = start + timeout;
   std::string problem = "it does not exist";
   while (true) {
-    std::ifstream in(path);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      absl::StatusOr<std::optional<std::string>> endpoint = ParseRendezvous(text.str(), job_id);
+    absl::StatusOr<std::optional<std::string>> text = ReadOwnFile(path);
+    if (!text.ok()) return text.status();
+    if (text->has_value()) {
+      absl::StatusOr<std::optional<std::string>> endpoint = ParseRendezvous(**text, job_id);
       if (!endpoint.ok()) {
         return absl::InvalidArgumentError(
             absl::StrFormat("rendezvous file %s: %s", path, endpoint.status().message()));

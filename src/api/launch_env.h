@@ -39,6 +39,8 @@ absl::Status PublishRendezvous(const std::string& path, const std::string& job_i
                                const std::string& endpoint);
 // Polls `path` (every 20 ms, then every 200 ms after the first 2 s) until it holds this job's
 // endpoint; DeadlineExceeded after `timeout`, naming the file and what to check.
+// PermissionDenied for a file another user owns (in a shared directory such as /tmp anyone
+// could otherwise send the job to a coordinator of theirs).
 absl::StatusOr<std::string> AwaitRendezvous(const std::string& path, const std::string& job_id,
                                             absl::Duration timeout);
 

@@ -302,6 +302,16 @@ TEST_F(RendezvousFileTest, DeadlineNamesTheFile) {
   EXPECT_THAT(std::string(endpoint.status().message()), HasSubstr("it belongs to another job"));
 }
 
+TEST_F(RendezvousFileTest, AnotherUsersFileIsRefused) {
+  ASSERT_TRUE(PublishRendezvous(path_, "j4", "tcp://127.0.0.1:4").ok());
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the file to another user";
+  ASSERT_EQ(::chown(path_.c_str(), 65534, 65534), 0);
+  auto endpoint = AwaitRendezvous(path_, "j4", absl::Seconds(5));
+  EXPECT_TRUE(absl::IsPermissionDenied(endpoint.status())) << endpoint.status();
+  EXPECT_THAT(std::string(endpoint.status().message()),
+              HasSubstr("belongs to user 65534, not to this user (0): refusing the coordinator"));
+}
+
 TEST_F(RendezvousFileTest, UnwritablePlaceIsAnError) {
   absl::Status s = PublishRendezvous((dir_ / "missing" / "rdv").string(), "j", "tcp://h:1");
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
