@@ -46,7 +46,8 @@ struct Flags {
 
 void AddOptions(CLI::App& app, Flags& flags) {
   app.add_option("--listen", flags.options.listen,
-                 "Endpoint to listen on; port 0 picks a free port (tcp://HOST:PORT, ipc://PATH)")
+                 "Endpoint to listen on; port 0 picks a free port, FIRST-LAST the first free port "
+                 "of a range (tcp://HOST:PORT, ipc://PATH)")
       ->capture_default_str();
   app.add_option("--servers", flags.options.num_servers, "Number of servers of the job")
       ->required()

@@ -42,11 +42,12 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
       ->envname("KAIROS_COORDINATOR")
       ->required();
   app.add_option("--listen", options.listen,
-                 "Endpoint to accept workers on; port * picks a free port")
+                 "Endpoint to accept workers on; port * picks a free port, FIRST-LAST the "
+                 "first free port of a range")
       ->capture_default_str();
   app.add_option("--advertise-host", options.advertise_host,
                  "Host workers use to reach a server listening on a wildcard address "
-                 "(default: the address as bound)");
+                 "(default: the address the coordinator saw this server connect from)");
   app.add_option("--apply-threads", options.apply_threads,
                  "Threads that apply updates; 0: one per hardware thread, at most 4")
       ->check(CLI::Range(0, 1024))

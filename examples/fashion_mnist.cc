@@ -98,12 +98,6 @@ class CsvWriter {
   std::FILE *file_ = nullptr;
 };
 
-int EnvInt(const char *name, int fallback) {
-  const char *v = std::getenv(name);
-  int n = 0;
-  return v != nullptr && absl::SimpleAtoi(v, &n) ? n : fallback;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -176,13 +170,26 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   ApplyModelDefaults(app, f);
 
-  const bool launched = kairos::LaunchedByKairos();
-  if (launched) {  // the job's shape comes from kairos-launch
-    f.workers = EnvInt("KAIROS_NUM_WORKERS", 1);
-    f.servers = EnvInt("KAIROS_NUM_SERVERS", 1);
+  absl::StatusOr<kairos::LaunchEnvironment> launch = kairos::DetectLaunch();
+  if (!launch.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(launch.status().message()).c_str());
+    return 2;
   }
-  // Under kairos-launch every process is one worker; rank 0 reports.
-  const bool reporter = !launched || EnvInt("KAIROS_RANK", -1) == 0;
+  using Role = kairos::LaunchEnvironment::Role;
+  if (launch->role == Role::kCoordinator || launch->role == Role::kServer) {
+    // Under mpirun or srun this rank is the job's coordinator or a server
+    // (docs/multi_host.md): it needs no data.
+    absl::Status s = kairos::RunWorkers(kairos::ClusterOptions(), nullptr);
+    if (!s.ok()) std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return s.ok() ? 0 : 1;
+  }
+  const bool launched = launch->role == Role::kWorker;
+  if (launched) {  // the job's shape comes from the launcher
+    f.workers = std::max(1, launch->num_workers);
+    f.servers = std::max(1, launch->num_servers);
+  }
+  // Launched, every process is one worker; rank 0 reports.
+  const bool reporter = !launched || launch->rank == 0;
   if (f.workers < 1 || f.servers < 1) {
     std::fprintf(stderr, "--workers and --servers must be at least 1\n");
     return 2;
@@ -256,7 +263,7 @@ int main(int argc, char **argv) {
         "  data: %d training and %d test examples from %s\n",
         f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
                                : "softmax",
-        f.policy.c_str(), f.servers, f.workers, launched ? " (kairos-launch)" : "", f.train.epochs,
+        f.policy.c_str(), f.servers, f.workers, launched ? " (launched)" : "", f.train.epochs,
         std::max(1, shard / batch), batch, shard, f.train.optimizer.c_str(),
         static_cast<double>(f.train.learning_rate),
         f.slowdown.empty() ? "none" : f.slowdown.c_str(),

@@ -6,6 +6,7 @@
 // LocalCluster in this process); under
 // `kairos-launch -s S -w W -- linear_regression --policy bsp` each process is one worker.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -149,23 +150,33 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> policies = absl::StrSplit(f.policies, ',', absl::SkipEmpty());
-  if (kairos::LaunchedByKairos() && policies.size() != 1) {
-    std::fprintf(stderr, "under kairos-launch, give exactly one --policy\n");
+  absl::StatusOr<kairos::LaunchEnvironment> launch = kairos::DetectLaunch();
+  if (!launch.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(launch.status().message()).c_str());
     return 2;
   }
-  if (kairos::LaunchedByKairos()) {
-    // The job's shape comes from kairos-launch; -s/-w of this program do not apply.
-    f.workers = std::atoi(std::getenv("KAIROS_NUM_WORKERS") ? std::getenv("KAIROS_NUM_WORKERS")
-                                                            : "1");
-    f.servers = std::atoi(std::getenv("KAIROS_NUM_SERVERS") ? std::getenv("KAIROS_NUM_SERVERS")
-                                                            : "1");
+  const bool launched = launch->role != kairos::LaunchEnvironment::Role::kEmbedded;
+  if (launched && policies.size() != 1) {
+    std::fprintf(stderr, "launched as one process of a job, give exactly one --policy\n");
+    return 2;
   }
-  std::printf("kairos linear regression: %d servers, %d workers, %d parameters, %d "
-              "iterations per worker, last worker %.1f ms slower per iteration\n",
-              f.servers, f.workers, f.dim, f.iterations, f.straggler_ms);
+  // Under kairos-launch, mpirun or srun every process is one node of the job; the worker of
+  // rank 0 reports.
+  const bool reporter =
+      !launched || (launch->role == kairos::LaunchEnvironment::Role::kWorker && launch->rank == 0);
+  if (launched) {
+    // The job's shape comes from the launcher; -s/-w of this program do not apply.
+    f.workers = std::max(1, launch->num_workers);
+    f.servers = std::max(1, launch->num_servers);
+  }
+  if (reporter) {
+    std::printf("kairos linear regression: %d servers, %d workers, %d parameters, %d "
+                "iterations per worker, last worker %.1f ms slower per iteration\n",
+                f.servers, f.workers, f.dim, f.iterations, f.straggler_ms);
+  }
   std::vector<Result> results;
   for (const std::string& policy : policies) {
-    std::printf("training under %s\n", policy.c_str());
+    if (reporter) std::printf("training under %s\n", policy.c_str());
     absl::StatusOr<Result> r = Train(f, policy);
     if (!r.ok()) {
       std::fprintf(stderr, "%s: %s\n", policy.c_str(), r.status().ToString().c_str());
@@ -173,9 +184,7 @@ int main(int argc, char** argv) {
     }
     results.push_back(*r);
   }
-  // Under kairos-launch every process is one worker; rank 0 reports.
-  const char* rank = std::getenv("KAIROS_RANK");
-  if (kairos::LaunchedByKairos() && rank != nullptr && std::string(rank) != "0") return 0;
+  if (!reporter) return 0;
   std::printf("\n%-8s %12s %10s %14s\n", "policy", "final loss", "wall s", "iterations/s");
   for (const Result& r : results) {
     std::printf("%-8s %12.6f %10.2f %14.0f\n", r.policy.c_str(), r.final_loss, r.seconds,

@@ -80,12 +80,6 @@ class CsvWriter {
   std::FILE *file_ = nullptr;
 };
 
-int EnvInt(const char *name, int fallback) {
-  const char *v = std::getenv(name);
-  int n = 0;
-  return v != nullptr && absl::SimpleAtoi(v, &n) ? n : fallback;
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -144,12 +138,25 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   f.gen.seed = f.train.seed;
 
-  const bool launched = kairos::LaunchedByKairos();
-  if (launched) {  // the job's shape comes from kairos-launch
-    f.workers = EnvInt("KAIROS_NUM_WORKERS", 1);
-    f.servers = EnvInt("KAIROS_NUM_SERVERS", 1);
+  absl::StatusOr<kairos::LaunchEnvironment> launch = kairos::DetectLaunch();
+  if (!launch.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(launch.status().message()).c_str());
+    return 2;
   }
-  const bool reporter = !launched || EnvInt("KAIROS_RANK", -1) == 0;
+  using Role = kairos::LaunchEnvironment::Role;
+  if (launch->role == Role::kCoordinator || launch->role == Role::kServer) {
+    // Under mpirun or srun this rank is the job's coordinator or a server
+    // (docs/multi_host.md): it needs no data.
+    absl::Status s = kairos::RunWorkers(kairos::ClusterOptions(), nullptr);
+    if (!s.ok()) std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return s.ok() ? 0 : 1;
+  }
+  const bool launched = launch->role == Role::kWorker;
+  if (launched) {  // the job's shape comes from the launcher
+    f.workers = std::max(1, launch->num_workers);
+    f.servers = std::max(1, launch->num_servers);
+  }
+  const bool reporter = !launched || launch->rank == 0;
   if (f.workers < 1 || f.servers < 1) {
     std::fprintf(stderr, "--workers and --servers must be at least 1\n");
     return 2;
@@ -301,7 +308,7 @@ int main(int argc, char **argv) {
         "  data: %zu training examples (positives %.3f), %zu test examples, %s, ready after "
         "%.1f s\n"
         "  reference (the true weights on the test set): loss %s, auc %s\n",
-        f.policy.c_str(), f.servers, f.workers, launched ? " (kairos-launch)" : "", f.train.epochs,
+        f.policy.c_str(), f.servers, f.workers, launched ? " (launched)" : "", f.train.epochs,
         trainer.IterationsPerEpoch(), f.train.batch, f.train.optimizer.c_str(),
         static_cast<double>(f.train.learning_rate), static_cast<unsigned long long>(f.train.seed),
         train.num_examples(), train.PositiveRate(), test.num_examples(), source.c_str(), data_s,

@@ -16,6 +16,8 @@ packages=(
   clang-14 libclang-rt-14-dev                   # fuzz targets: clang, libFuzzer, ASan, UBSan
   dataset-fashion-mnist                         # data of the examples and benchmarks
   gnuplot-nox                                   # kairos_policy_bench draws its plots
+  openmpi-bin                                   # mpirun, for jobs started by ranks (docs/multi_host.md)
+  iproute2                                      # ip netns: the three-host test (docs/multi_host.md)
 )
 
 missing=()

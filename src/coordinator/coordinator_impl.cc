@@ -30,6 +30,7 @@
 #include "common/limits.h"
 #include "metrics/exporter.h"
 #include "metrics/prometheus.h"
+#include "transport/endpoint.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
 #include "wire/credential.h"
@@ -296,8 +297,8 @@ class CoordinatorImpl final : public Coordinator {
                  std::string(rank.status().message()));
       return Reply(from, h, wire::JOIN_REPLY, rank.status());
     }
-    const NodeRecord& node = roster_.Add(h.join().role(), *rank, h.join().endpoint(), from,
-                                         clock_.Now(), *credential);
+    const NodeRecord& node = roster_.Add(h.join().role(), *rank, ReachableEndpoint(from, h),
+                                         from, clock_.Now(), *credential);
     CountJoin(node);
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
@@ -307,6 +308,25 @@ class CoordinatorImpl final : public Coordinator {
     reply.header.mutable_join_reply()->set_token_lo(node.credential.lo);
     transport_->Send(from, std::move(reply));
     if (roster_.full()) StartServers();
+  }
+
+  // The endpoint workers are given for a joining server: the one it sent, except that a
+  // wildcard host ("tcp://0.0.0.0:7001", a server listening on every interface without
+  // --advertise-host) becomes the address its connection to this coordinator came from
+  // (docs/multi_host.md).
+  std::string ReachableEndpoint(PeerId from, const wire::Header& h) {
+    const std::string& sent = h.join().endpoint();
+    if (h.join().role() != wire::SERVER || !HasWildcardHost(sent)) return sent;
+    const std::string address = transport_->PeerAddress(from);
+    if (address.empty()) {
+      log_->warn("coordinator: a server joined with the wildcard endpoint {} and its address "
+                 "is unknown; workers cannot reach it (give it --advertise-host)", sent);
+      return sent;
+    }
+    std::string reachable = WithHost(sent, address);
+    log_->info("coordinator: the server listening at {} is advertised to the workers as {} "
+               "(the address it joined from)", sent, reachable);
+    return reachable;
   }
 
   // Servers first: workers start only once every shard exists.

@@ -155,6 +155,8 @@ class FaultyTransport final : public Transport {
   void Post(std::function<void()> fn) override;
   void Stop() override;
   bool OnIoThread() const override { return inner_->OnIoThread(); }
+  std::string PeerAddress(PeerId peer) const override { return inner_->PeerAddress(peer); }
+  bool Connected(PeerId peer) const override { return inner_->Connected(peer); }
   uint64_t dropped() const override { return inner_->dropped(); }
   uint64_t peers_forgotten() const override { return inner_->peers_forgotten(); }
   uint64_t handshakes_refused() const override { return inner_->handshakes_refused(); }

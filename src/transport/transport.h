@@ -113,6 +113,17 @@ class Transport {
   // True when called on this transport's I/O thread.
   virtual bool OnIoThread() const = 0;
 
+  // The address a remote peer's connection to the listening endpoint came from, as this
+  // host's kernel saw it ("10.0.0.2", "::1"): known once the peer sent a message over tcp://,
+  // empty otherwise (ipc://, inproc://, a peer not seen or forgotten). The coordinator uses
+  // it to advertise a server listening on a wildcard address (docs/multi_host.md). Call on
+  // the I/O thread (from a handler or a posted function).
+  virtual std::string PeerAddress(PeerId /*peer*/) const { return std::string(); }
+  // False while a connection opened by Connect has not completed its handshake with the
+  // peer (nothing listens there yet, or the address cannot be reached); inproc:// and
+  // transports that cannot tell are always true. Call on the I/O thread.
+  virtual bool Connected(PeerId /*peer*/) const { return true; }
+
   // Messages dropped: undeliverable sends and malformed receives.
   virtual uint64_t dropped() const = 0;
   // Incoming peers forgotten to keep the routing table within max_peers.

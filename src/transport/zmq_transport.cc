@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "transport/curve_keys.h"
+#include "transport/endpoint.h"
 #include "transport/transport.h"
 #include "transport/zap_handler.h"
 #include "zmq.h"
@@ -198,6 +199,16 @@ class ZmqTransport final : public Transport {
     return io_thread_id_.load() == std::this_thread::get_id();
   }
 
+  std::string PeerAddress(PeerId peer) const override {
+    auto it = routing_id_of_peer_.find(peer);
+    return it == routing_id_of_peer_.end() ? std::string() : it->second.address;
+  }
+
+  bool Connected(PeerId peer) const override {
+    if (peer & kIncomingBit) return routing_id_of_peer_.contains(peer);
+    return peer < dealers_.size() && dealers_[peer].connected;
+  }
+
   uint64_t dropped() const override { return dropped_.load(); }
   uint64_t peers_forgotten() const override { return peers_forgotten_.load(); }
   uint64_t handshakes_refused() const override { return handshakes_refused_.load(); }
@@ -213,6 +224,7 @@ class ZmqTransport final : public Transport {
     bool monitor_done = false;
     int failed_handshakes = 0;  // in a row, without detail (the peer closed)
     bool refused = false;       // disconnected for good; sends are dropped
+    bool connected = false;     // a handshake with the peer succeeded (inproc: at once)
   };
 
   enum class LoopState { kNotStarted, kRunning, kEnded };
@@ -363,14 +375,11 @@ class ZmqTransport final : public Transport {
       zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, domain.data(), domain.size());
     }
     void* monitor = IsInproc(endpoint) ? nullptr : Monitor(s, kListenerEvents);
-    if (zmq_bind(s, normalized.c_str()) != 0) {
-      const int err = zmq_errno();
+    if (absl::Status bound = Bind(s, endpoint, normalized); !bound.ok()) {
       StopMonitor(s, monitor);
       zmq_close(s);
       if (zap != nullptr) zap->Unregister(domain);
-      return absl::UnavailableError(absl::StrFormat("%s: cannot listen at %s: %s",
-                                                    options_.name, endpoint,
-                                                    zmq_strerror(err)));
+      return bound;
     }
     zap_ = zap;
     zap_domain_ = domain;
@@ -383,6 +392,36 @@ class ZmqTransport final : public Transport {
     poll_dirty_ = true;
     NoticePlain(listen_endpoint_);
     return listen_endpoint_;
+  }
+
+  // Binds `s` to `endpoint` (`normalized`: with port 0 written "*"), or to the first free
+  // port of a "tcp://HOST:FIRST-LAST" range: a port in use moves on to the next, any other
+  // error ends the attempt.
+  absl::Status Bind(void* s, const std::string& endpoint, const std::string& normalized) {
+    absl::StatusOr<std::optional<PortRange>> range = ParsePortRange(endpoint);
+    if (!range.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: cannot listen at %s: %s",
+                                                        options_.name, endpoint,
+                                                        range.status().message()));
+    }
+    if (!range->has_value()) {
+      if (zmq_bind(s, normalized.c_str()) == 0) return absl::OkStatus();
+      return absl::UnavailableError(absl::StrFormat("%s: cannot listen at %s: %s", options_.name,
+                                                    endpoint, zmq_strerror(zmq_errno())));
+    }
+    const PortRange& r = **range;
+    for (int port = r.first; port <= r.last; ++port) {
+      const std::string one = absl::StrCat("tcp://", r.host, ":", port);
+      if (zmq_bind(s, one.c_str()) == 0) return absl::OkStatus();
+      const int err = zmq_errno();
+      if (err != EADDRINUSE) {
+        return absl::UnavailableError(absl::StrFormat("%s: cannot listen at %s: %s",
+                                                      options_.name, one, zmq_strerror(err)));
+      }
+    }
+    return absl::UnavailableError(absl::StrFormat(
+        "%s: cannot listen at %s: every port of %d-%d on %s is in use", options_.name, endpoint,
+        r.first, r.last, r.host));
   }
 
   absl::StatusOr<PeerId> ConnectNow(const std::string& endpoint) {
@@ -401,6 +440,7 @@ class ZmqTransport final : public Transport {
     dealer.socket = s;
     dealer.endpoint = endpoint;
     dealer.monitor = IsInproc(endpoint) ? nullptr : Monitor(s, kDealerEvents);
+    dealer.connected = dealer.monitor == nullptr;
     if (zmq_connect(s, endpoint.c_str()) != 0) {
       const int err = zmq_errno();
       StopMonitor(s, dealer.monitor);
@@ -511,6 +551,7 @@ class ZmqTransport final : public Transport {
           first = false;
           continue;
         }
+        if (router && frames.empty()) NotePeerAddress(from, msg.get());
         first = false;
         RawFrame frame;
         frame.data = zmq_msg_data(msg.get());
@@ -551,7 +592,7 @@ class ZmqTransport final : public Transport {
     }
     const PeerId peer = kIncomingBit | next_incoming_++;
     peer_by_routing_id_.emplace(routing_id, peer);
-    routing_id_of_peer_.emplace(peer, Incoming{routing_id, activity_});
+    routing_id_of_peer_.emplace(peer, Incoming{routing_id, activity_, std::string(), false});
     return peer;
   }
 
@@ -576,6 +617,16 @@ class ZmqTransport final : public Transport {
       }
     }
     peers_forgotten_.fetch_add(forgotten);
+  }
+
+  // Keeps the address an incoming peer's connection came from (ZeroMQ's "Peer-Address"
+  // property of its messages: the TCP peer's IP), read from its first message only.
+  void NotePeerAddress(PeerId from, zmq_msg_t* msg) {
+    auto it = routing_id_of_peer_.find(from);
+    if (it == routing_id_of_peer_.end() || it->second.address_known) return;
+    it->second.address_known = true;
+    const char* address = zmq_msg_gets(msg, "Peer-Address");
+    if (address != nullptr) it->second.address = address;
   }
 
   PeerId DealerPeer(void* s) const {
@@ -638,6 +689,7 @@ class ZmqTransport final : public Transport {
       switch (event) {
         case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
           d.failed_handshakes = 0;
+          d.connected = true;
           d.monitor_done = true;  // the connection is what it should be: stop watching
           poll_dirty_ = true;
           break;
@@ -835,6 +887,8 @@ class ZmqTransport final : public Transport {
   struct Incoming {
     std::string routing_id;
     uint64_t last_active = 0;  // activity_ when it last sent
+    std::string address;       // where its connection came from (tcp only), else empty
+    bool address_known = false;
   };
   ZapHandler* zap_ = nullptr;  // the context's, which outlives this transport
   std::string zap_domain_;

@@ -36,7 +36,8 @@ Part OutstandingParts::Take(uint64_t id) {
 }
 
 void OutstandingParts::Expire(absl::Time now,
-                              absl::FunctionRef<void(uint64_t id, const Part&)> released) {
+                              absl::FunctionRef<void(uint64_t id, const Part&)> released,
+                              const std::function<std::string(int shard)>& describe) {
   // Ordered by request, so that each request is failed once, naming all its silent nodes.
   std::map<std::shared_ptr<RequestState>, std::vector<int>> expired;
   for (auto it = parts_.begin(); it != parts_.end();) {
@@ -53,7 +54,9 @@ void OutstandingParts::Expire(absl::Time now,
   for (const auto& [state, shards] : expired) {
     std::vector<std::string> who;
     for (int s : shards) {
-      who.push_back(s < 0 ? std::string("the coordinator") : absl::StrCat("server ", s));
+      who.push_back(s < 0      ? std::string("the coordinator")
+                    : describe ? describe(s)
+                               : absl::StrCat("server ", s));
     }
     state->Fail(absl::DeadlineExceededError(
         absl::StrCat("no answer before the deadline from ", absl::StrJoin(who, ", "))));

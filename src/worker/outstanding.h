@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
@@ -37,8 +39,10 @@ class OutstandingParts {
 
   // Removes every part whose request's deadline is at or before `now`, calling
   // `released(id, part)` for each, then fails each of those requests with DeadlineExceeded
-  // naming the nodes that did not answer ("server 0, server 2", "the coordinator").
-  void Expire(absl::Time now, absl::FunctionRef<void(uint64_t id, const Part&)> released);
+  // naming the nodes that did not answer ("server 0, server 2", "the coordinator"; a server
+  // as `describe(shard)` says when given, e.g. with the address that was tried).
+  void Expire(absl::Time now, absl::FunctionRef<void(uint64_t id, const Part&)> released,
+              const std::function<std::string(int shard)>& describe = nullptr);
   // Fails every part's request with `status` and forgets every part.
   void FailAll(const absl::Status& status);
 

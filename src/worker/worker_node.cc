@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,6 +16,9 @@
 
 namespace kairos::internal {
 namespace {
+
+// How long after START a server may stay unconnected before the worker says so in its log.
+constexpr absl::Duration kUnreachableWarning = absl::Seconds(5);
 
 // A request's messages on their way to the I/O thread. The transport discards what is
 // still queued when it stops (a crash, or a request racing the worker's end); the requests
@@ -249,6 +254,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   num_servers_ = start.num_servers();
   num_workers_ = start.num_workers();
   servers_.assign(num_servers_, 0);
+  server_endpoints_.assign(num_servers_, std::string());
   flow_.emplace(num_servers_, options_.max_bytes_in_flight_per_server,
                 [this](int shard, Message m) {
                   SetCredential(credential_, &m.header);  // proves to the server who sends
@@ -263,7 +269,9 @@ void WorkerNode::HandleStart(const wire::Start& start) {
     absl::StatusOr<PeerId> peer = transport_->Connect(n.endpoint());
     if (!peer.ok()) return End(peer.status());
     servers_[n.rank()] = *peer;
+    server_endpoints_[n.rank()] = n.endpoint();
   }
+  started_at_ = ClockOf(options_).Now();
   job_ = FromWire(start.job());
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
     const TableSpec& ts = job_.tables[id];
@@ -292,9 +300,40 @@ void WorkerNode::End(const absl::Status& status) {
 void WorkerNode::OnTick(absl::Time now) {
   if (!started_.HasBeenNotified() && now >= join_deadline_) return End(JoinTimedOut());
   if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
-  parts_.Expire(now, [this](uint64_t id, const Part& part) {
-    if (part.shard >= 0) flow_->Complete(id);
-  });
+  WarnUnreachable(now);
+  parts_.Expire(
+      now,
+      [this](uint64_t id, const Part& part) {
+        if (part.shard >= 0) flow_->Complete(id);
+      },
+      [this](int shard) { return DescribeServer(shard); });
+}
+
+std::string WorkerNode::DescribeServer(int shard) const {
+  if (shard < 0 || shard >= static_cast<int>(servers_.size())) {
+    return absl::StrCat("server ", shard);
+  }
+  std::string what = absl::StrCat("server ", shard, " at ", server_endpoints_[shard]);
+  if (!transport_->Connected(servers_[shard])) {
+    absl::StrAppend(&what, " (never connected: is that address reachable from this host? "
+                           "docs/multi_host.md)");
+  }
+  return what;
+}
+
+void WorkerNode::WarnUnreachable(absl::Time now) {
+  if (unreachable_warned_ || now < started_at_ + kUnreachableWarning) return;
+  unreachable_warned_ = true;
+  std::vector<std::string> missing;
+  for (int s = 0; s < static_cast<int>(servers_.size()); ++s) {
+    if (!transport_->Connected(servers_[s])) {
+      missing.push_back(absl::StrCat("server ", s, " at ", server_endpoints_[s]));
+    }
+  }
+  if (missing.empty()) return;
+  log_->warn("worker {}: no connection to {} {} after the job started; is the address "
+             "reachable from this host? (docs/multi_host.md)",
+             rank_, absl::StrJoin(missing, ", "), absl::FormatDuration(kUnreachableWarning));
 }
 
 }  // namespace kairos::internal

@@ -108,6 +108,11 @@ class WorkerNode {
   void HandleJoinReply(const wire::Header& h);
   void HandleStart(const wire::Start& start);
   void OnTick(absl::Time now);
+  // "server 1 at tcp://10.0.0.2:7001", with "(never connected...)" while no connection to
+  // it completed a handshake. I/O thread.
+  std::string DescribeServer(int shard) const;
+  // Logs, once, the servers still not connected kUnreachableWarning after START.
+  void WarnUnreachable(absl::Time now);
   absl::Status JoinTimedOut() const;
   // The job is over for this worker: fail everything outstanding.
   void End(const absl::Status& status);
@@ -132,8 +137,14 @@ class WorkerNode {
   int num_servers_ = 0;
   int num_workers_ = 0;
   std::vector<PeerId> servers_;
+  std::vector<std::string> server_endpoints_;  // by shard, as START gave them
   JobConfig job_;
   std::map<std::string, TableEntry, std::less<>> tables_;
+
+  // I/O thread only: when START connected to the servers, and whether the servers not
+  // connected some time after it were reported (WarnUnreachable).
+  absl::Time started_at_ = absl::InfiniteFuture();
+  bool unreachable_warned_ = false;
 
   // The transport's I/O thread, bound by the first handler that runs (debug builds).
   ThreadChecker io_thread_{"worker I/O thread"};
