@@ -62,6 +62,12 @@ absl::Status WorkerNode::Join() {
 }
 
 absl::Status WorkerNode::SendJoin() {
+  // A fresh random number per Worker: a JOIN for a rank the coordinator counts active is
+  // a new incarnation of it only when this differs (docs/design.md, "Failures").
+  absl::StatusOr<Credential> nonce = NewCredential();
+  incarnation_ = nonce.ok() ? nonce->hi ^ nonce->lo
+                            : (static_cast<uint64_t>(::getpid()) << 32) ^
+                                  static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
   if (transport_ == nullptr) {
     TransportOptions t;
     t.context = options_.context;
@@ -100,20 +106,11 @@ absl::Status WorkerNode::SendJoin() {
         KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
         OnTick(now);
       });
-  // A fresh random number per Worker: a JOIN for a rank the coordinator counts active is
-  // a new incarnation of it only when this differs (docs/design.md, "Failures").
-  absl::StatusOr<Credential> nonce = NewCredential();
-  incarnation_ = nonce.ok() ? nonce->hi ^ nonce->lo
-                            : (static_cast<uint64_t>(::getpid()) << 32) ^
-                                  static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
-  transport_->Post([this] {
-    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-    SendJoinMessage();
-  });
+  SendJoinMessage();
   return absl::OkStatus();
 }
 
-// I/O thread.
+// From SendJoin, then (a JOIN to send again) from the I/O thread's tick.
 void WorkerNode::SendJoinMessage() {
   Message join;
   join.header.set_kind(wire::JOIN);

@@ -134,7 +134,7 @@ class WorkerNode {
   Credential credential_;  // from JOIN_REPLY
   int rank_ = -1;
   int64_t start_clock_ = 0;  // from JOIN_REPLY
-  uint64_t incarnation_ = 0;  // written by SendJoin before the JOIN is posted
+  uint64_t incarnation_ = 0;  // written by SendJoin before the transport starts
   bool join_retry_ = false;   // I/O thread: send JOIN again at the next tick
   int num_servers_ = 0;
   int num_workers_ = 0;
