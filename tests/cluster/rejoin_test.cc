@@ -137,7 +137,9 @@ TEST_P(RejoinTest, AReplacedWorkerContinuesFromItsClock) {
     KAIROS_RETURN_IF_ERROR(w.Barrier());
     return w.Finish();
   });
-  for (int r = 0; r < kWorkers; ++r) EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  for (int r = 0; r < kWorkers; ++r) {
+    EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  }
   EXPECT_EQ(rejoined_at, 2);
   EXPECT_EQ(final_params,
             Expected(kRounds, [](int) { return std::vector<int>{0, 1, 2}; }, bsp()));
@@ -192,7 +194,9 @@ TEST_P(RejoinTest, ADeadWorkerRejoinsAtTheSlowestActiveClock) {
     KAIROS_RETURN_IF_ERROR(w.Barrier());
     return w.Finish();
   });
-  for (int r = 0; r < kWorkers; ++r) EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  for (int r = 0; r < kWorkers; ++r) {
+    EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  }
   EXPECT_EQ(rejoined_at, kRejoin);
   EXPECT_EQ(final_params, Expected(kRounds,
                                    [](int t) {
@@ -229,7 +233,9 @@ TEST(RejoinTest, ToleratedDeadWorkerLetsTheJobSucceed) {
     }
     return c.worker(rank).Finish();
   });
-  for (int r = 0; r < kWorkers; ++r) EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  for (int r = 0; r < kWorkers; ++r) {
+    EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  }
   EXPECT_TRUE(c.Shutdown().ok());
 }
 
