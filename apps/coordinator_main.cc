@@ -5,13 +5,15 @@
 //   kairos-coordinator --servers S --workers W [--listen ENDPOINT] [--join-timeout SECONDS]
 //                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--keys DIR]
 //                      [--log-level LEVEL] [--metrics-listen HOST:PORT]
+//                      [--tolerate-worker-failures]
 //
 // Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout (and, with
 // --metrics-listen, "kairos-coordinator metrics on http://<HOST:PORT>/metrics") and, with
 // --ready-fd, writes "<endpoint>\n" to that descriptor and closes it (kairos-launch reads
 // it there). It runs until the job ends. Exit codes (node_main.h): 0 the job ended well,
-// 1 it failed, 2 usage error or cannot listen, 128 + N stopped by signal N (SIGINT,
-// SIGTERM).
+// 1 it failed (a dead server, a worker declared dead and not rejoined unless
+// --tolerate-worker-failures, a job that never started), 2 usage error or cannot listen,
+// 128 + N stopped by signal N (SIGINT, SIGTERM).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -63,6 +65,9 @@ void AddOptions(CLI::App& app, Flags& flags) {
                  "A node silent for this many milliseconds is declared dead")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
+  app.add_flag("--tolerate-worker-failures", flags.options.tolerate_worker_failures,
+               "The job succeeds when workers were declared dead and never rejoined, if at "
+               "least one worker finished (default: such a job fails, exit code 1)");
   app.add_option("--ready-fd", flags.ready_fd,
                  "Once bound, write the endpoint and a newline to this open file descriptor "
                  "and close it")

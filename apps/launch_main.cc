@@ -3,18 +3,26 @@
 // kairos-launch: runs one job on this host.
 //
 //   kairos-launch -s S -w W [--transport tcp|ipc] [--timeout SECONDS] [--grace SECONDS]
-//                 [--keys DIR] [--updater-plugin PATH.so ...] -- program [args...]
+//                 [--keys DIR] [--updater-plugin PATH.so ...] [--restart-workers N]
+//                 [--tolerate-worker-failures] [--heartbeat-timeout SECONDS]
+//                 -- program [args...]
 //
 // starts kairos-coordinator, S kairos-server processes and W copies of the program (the
 // workers, told where the job is through KAIROS_* environment variables), and supervises
 // them with ProcessGroup's exit policy (process_group.h): the first process to fail stops
-// the job. With --keys DIR (the job's CURVE keys) the coordinator and servers get --keys DIR
-// and the workers KAIROS_KEYS=DIR; each --updater-plugin PATH is passed on to every server
-// (docs/optimizers.md, "Plugins"). docs/launching.md is the user's guide.
+// the job, except a worker: with --restart-workers N a worker that fails is started again
+// with its rank (KAIROS_RESTARTS tells it how many times), up to N times per worker, and
+// rejoins the running job; with --tolerate-worker-failures a worker that fails (past its
+// restarts) does not stop the job, and the coordinator (--tolerate-worker-failures) lets
+// the job succeed if at least one worker finished. With --keys DIR (the job's CURVE keys)
+// the coordinator and servers get --keys DIR and the workers KAIROS_KEYS=DIR; each
+// --updater-plugin PATH is passed on to every server (docs/optimizers.md, "Plugins").
+// docs/launching.md is the user's guide.
 //
-// Exit codes: 0 every process succeeded; 1 a process failed or could not be started;
-// 2 usage error; 124 --timeout passed; 128 + N after forwarding signal N (SIGINT, SIGTERM,
-// SIGHUP).
+// Exit codes: 0 every process succeeded (tolerated worker failures and restarts
+// included); 1 a process failed or could not be started, or the coordinator ended the job
+// with an error; 2 usage error; 124 --timeout passed; 128 + N after forwarding signal N
+// (SIGINT, SIGTERM, SIGHUP).
 
 #include <signal.h>
 #include <stdlib.h>
@@ -62,6 +70,9 @@ struct LaunchConfig {
   absl::Duration grace = absl::Seconds(10);
   std::string keys_dir;              // absolute; empty: no CURVE keys
   std::vector<std::string> updater_plugins;  // absolute; passed to every server
+  int restart_workers = 0;           // restarts per worker
+  bool tolerate_worker_failures = false;
+  std::optional<absl::Duration> heartbeat_timeout;  // the coordinator's; unset: its default
   std::vector<std::string> program;  // the program and its arguments
 };
 
@@ -74,7 +85,7 @@ int UsageError(const std::string& message) {
 }
 
 void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, double& timeout_s,
-                double& grace_s) {
+                double& grace_s, double& heartbeat_timeout_s) {
   app.add_option("-s,--servers", config.servers, "Number of kairos-server processes")
       ->required()
       ->check(apps::ProcessCount());
@@ -106,6 +117,20 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
                  "Shared object with user-defined updaters (KAIROS_UPDATER_PLUGIN), passed to "
                  "every server as --updater-plugin; may be repeated")
       ->check(CLI::ExistingFile);
+  app.add_option("--restart-workers", config.restart_workers,
+                 "Start a worker that exits non-zero or is killed again, with its rank, up to "
+                 "N times per worker; it rejoins the running job (KAIROS_RESTARTS counts its "
+                 "restarts)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_flag("--tolerate-worker-failures", config.tolerate_worker_failures,
+               "A worker that fails (past its restarts) does not stop the job: the job "
+               "succeeds if at least one worker finished (passed on to the coordinator)");
+  app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
+                 "Seconds of silence after which the coordinator declares a node dead "
+                 "(its --heartbeat-timeout-ms); 0: the coordinator's default (10)")
+      ->check(apps::Seconds(/*allow_zero=*/true))
+      ->capture_default_str();
 }
 
 // Parses argv into `config`. Returns the exit code when the program should exit now
@@ -119,13 +144,16 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
       "kairos-launch");
   app.footer(
       "Workers get KAIROS_COORDINATOR, KAIROS_RANK, KAIROS_NUM_WORKERS, KAIROS_NUM_SERVERS and "
-      "KAIROS_ROLE=worker (and KAIROS_KEYS with --keys).\nExit codes: 0 success, 1 a process "
-      "failed, 2 usage error, 124 --timeout, 128+N signal N.\nSee docs/launching.md.");
+      "KAIROS_ROLE=worker, KAIROS_RESTARTS (how many times this worker was restarted) (and "
+      "KAIROS_KEYS with --keys).\nExit codes: 0 success (tolerated worker failures "
+      "included), 1 a process failed, 2 usage error, 124 --timeout, 128+N signal N.\nSee "
+      "docs/launching.md.");
   app.allow_extras();
   std::string transport = "tcp";
   double timeout_s = 0;
   double grace_s = 10;
-  AddOptions(app, config, transport, timeout_s, grace_s);
+  double heartbeat_timeout_s = 0;
+  AddOptions(app, config, transport, timeout_s, grace_s, heartbeat_timeout_s);
   try {
     app.parse(split, argv);
   } catch (const CLI::ParseError& e) {
@@ -146,6 +174,7 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
   config.transport = transport == "ipc" ? Transport::kIpc : Transport::kTcp;
   config.timeout = absl::Seconds(timeout_s);
   config.grace = absl::Seconds(grace_s);
+  if (heartbeat_timeout_s > 0) config.heartbeat_timeout = absl::Seconds(heartbeat_timeout_s);
   if (!config.keys_dir.empty()) {
     // The children may run elsewhere than here; an absolute path means the same to all.
     std::error_code error;
@@ -272,6 +301,13 @@ absl::Status Launcher::StartCoordinator() {
                "--workers",  absl::StrCat(config_.workers),
                "--ready-fd", absl::StrCat(kReadyFd)};
   if (!config_.keys_dir.empty()) spec.args.insert(spec.args.end(), {"--keys", config_.keys_dir});
+  if (config_.tolerate_worker_failures) spec.args.push_back("--tolerate-worker-failures");
+  if (config_.heartbeat_timeout.has_value()) {
+    spec.args.insert(spec.args.end(),
+                     {"--heartbeat-timeout-ms",
+                      absl::StrCat(std::max<int64_t>(
+                          1, absl::ToInt64Milliseconds(*config_.heartbeat_timeout)))});
+  }
   spec.fds = {{ready->write.get(), kReadyFd}};
   spec.role = ProcessRole::kService;
   absl::StatusOr<pid_t> pid = group_.Start(spec);
@@ -331,7 +367,8 @@ absl::Status Launcher::StartWorkers() {
                 {"KAIROS_RANK", absl::StrCat(i)},
                 {"KAIROS_NUM_WORKERS", absl::StrCat(config_.workers)},
                 {"KAIROS_NUM_SERVERS", absl::StrCat(config_.servers)},
-                {"KAIROS_ROLE", "worker"}};
+                {"KAIROS_ROLE", "worker"},
+                {"KAIROS_RESTARTS", "0"}};
     if (!config_.keys_dir.empty()) spec.env.push_back({"KAIROS_KEYS", config_.keys_dir});
     spec.role = ProcessRole::kPrimary;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
@@ -362,6 +399,19 @@ SuperviseOptions Launcher::supervise_options() const {
   options.deadline = deadline_;
   options.signals = signals_;
   options.report = Report;
+  const int restarts = config_.restart_workers;
+  const bool tolerate = config_.tolerate_worker_failures;
+  if (restarts > 0 || tolerate) {
+    options.on_primary_failure = [restarts, tolerate](const ChildExit&, int restarted) {
+      if (restarted < restarts) return FailureAction::kRestart;
+      return tolerate ? FailureAction::kTolerate : FailureAction::kStopJob;
+    };
+  }
+  options.restart_count_env = "KAIROS_RESTARTS";
+  if (tolerate) {
+    // The coordinator ends the job only once it has declared the failed worker dead.
+    options.drain_grace = config_.grace + config_.heartbeat_timeout.value_or(absl::Seconds(10));
+  }
   return options;
 }
 

@@ -222,6 +222,9 @@ struct ProcessGroup::RunState {
   absl::Time phase_deadline = absl::InfiniteFuture();
   bool outcome_set = false;
   JobResult result;
+  // Indices in children_ of failed children to start again once the current events are
+  // handled (starting one adds to children_, which the event loop is walking).
+  std::vector<size_t> to_restart;
 };
 
 ProcessGroup::~ProcessGroup() {
@@ -271,6 +274,7 @@ absl::StatusOr<pid_t> ProcessGroup::Start(const ProcessSpec& spec) {
   child.exit.pid = pid;
   child.exit.role = spec.role;
   child.pidfd = std::move(pidfd);
+  child.spec = spec;
   children_.push_back(std::move(child));
   return pid;
 }
@@ -310,7 +314,10 @@ absl::StatusOr<ChildExit> ProcessGroup::WaitForExit(pid_t pid, absl::Time deadli
 }
 
 JobResult ProcessGroup::Run(RunState& state) {
-  while (running() > 0) WaitForEvents(state);
+  while (running() > 0 || !state.to_restart.empty()) {
+    WaitForEvents(state);
+    StartRestarts(state);
+  }
   if (!state.outcome_set) state.result.outcome = JobOutcome::kSucceeded;
   for (const Child& child : children_) state.result.exits.push_back(child.exit);
   return std::move(state.result);
@@ -351,6 +358,23 @@ void ProcessGroup::WaitForEvents(RunState& state) {
 
 void ProcessGroup::OnChildExit(RunState& state, Child& child) {
   if (state.phase != Phase::kRunning && state.phase != Phase::kDraining) return;
+  if (!child.exit.ok() && child.exit.role == ProcessRole::kPrimary &&
+      state.phase == Phase::kRunning && state.options.on_primary_failure) {
+    switch (state.options.on_primary_failure(child.exit, child.restarts)) {
+      case FailureAction::kRestart:
+        state.Report(absl::StrCat(child.exit.Describe(), "; starting it again (restart ",
+                                  child.restarts + 1, ")"));
+        state.to_restart.push_back(static_cast<size_t>(&child - children_.data()));
+        return;
+      case FailureAction::kTolerate:
+        state.Report(absl::StrCat(child.exit.Describe(), "; the job goes on without it"));
+        ++state.result.tolerated;
+        StartDrainingIfPrimariesDone(state);
+        return;
+      case FailureAction::kStopJob:
+        break;
+    }
+  }
   if (!child.exit.ok()) {
     std::string what = child.exit.Describe();
     state.Report(absl::StrCat(what, "; stopping the job"));
@@ -394,7 +418,8 @@ void ProcessGroup::OnTimeout(RunState& state) {
       std::string what = absl::StrFormat(
           "%s (pid %d) did not exit within %s after the workers "
           "finished",
-          child.exit.name, child.exit.pid, absl::FormatDuration(state.options.grace));
+          child.exit.name, child.exit.pid,
+          absl::FormatDuration(state.options.drain_grace.value_or(state.options.grace)));
       state.Report(absl::StrCat(what, "; stopping it"));
       if (reason.empty()) reason = std::move(what);
     }
@@ -430,7 +455,31 @@ void ProcessGroup::StartDrainingIfPrimariesDone(RunState& state) {
   });
   if (!primaries_done) return;
   state.phase = Phase::kDraining;
-  state.phase_deadline = absl::Now() + state.options.grace;
+  state.phase_deadline = absl::Now() + state.options.drain_grace.value_or(state.options.grace);
+}
+
+void ProcessGroup::StartRestarts(RunState& state) {
+  std::vector<size_t> indices;
+  indices.swap(state.to_restart);
+  for (size_t i : indices) {
+    if (state.phase != Phase::kRunning) return;  // stopping meanwhile: nothing restarts
+    ProcessSpec spec = children_[i].spec;
+    const int restarts = children_[i].restarts + 1;
+    if (!state.options.restart_count_env.empty()) {
+      spec.env.push_back({state.options.restart_count_env, absl::StrCat(restarts)});
+    }
+    absl::StatusOr<pid_t> pid = Start(spec);
+    if (!pid.ok()) {
+      std::string what =
+          absl::StrCat(spec.name, " could not be started again: ", pid.status().message());
+      state.Report(absl::StrCat(what, "; stopping the job"));
+      state.result.failed_child = i;
+      BeginStopping(state, SIGTERM, JobOutcome::kChildFailed, std::move(what));
+      return;
+    }
+    children_.back().restarts = restarts;
+    ++state.result.restarts;
+  }
 }
 
 void ProcessGroup::KillAll(RunState& state) {

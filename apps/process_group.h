@@ -5,7 +5,9 @@
 // applies the job's exit policy:
 //
 //   - a child that exits non-zero or by a signal fails the job: every other child gets
-//     SIGTERM, then SIGKILL if it is still running `grace` later;
+//     SIGTERM, then SIGKILL if it is still running `grace` later; unless it is a kPrimary
+//     and SuperviseOptions::on_primary_failure says otherwise: restart it (the same spec,
+//     started again at once) or tolerate it (the job goes on without it);
 //   - when every kPrimary child (the workers) has exited 0, the kService children (the
 //     coordinator and the servers) get `grace` to exit on their own; one that exits non-zero
 //     fails the job, one that is still running is stopped and the job fails;
@@ -99,6 +101,13 @@ struct ChildExit {
   std::string Describe() const;
 };
 
+// What a failed kPrimary child means for the job (SuperviseOptions::on_primary_failure).
+enum class FailureAction {
+  kStopJob,   // the job fails (the default)
+  kRestart,   // start the child again with the same spec; the job goes on
+  kTolerate,  // the job goes on without it, and may still succeed
+};
+
 // Why a Supervise or Shutdown call ended.
 enum class JobOutcome {
   kSucceeded,           // every child exited 0 (the services after the primaries)
@@ -117,8 +126,12 @@ struct JobResult {
   std::optional<size_t> failed_child;
   // kInterrupted: the signal received (and forwarded).
   int signal = 0;
-  // Every child of the group, in start order.
+  // Every child of the group, in start order (a restarted child once per run).
   std::vector<ChildExit> exits;
+  // Children started again after a failure (FailureAction::kRestart), and failures
+  // tolerated (FailureAction::kTolerate).
+  int restarts = 0;
+  int tolerated = 0;
 
   // The launcher's exit code: 0 succeeded; 1 a child failed, a service did not exit, or
   // stopped; 124 deadline; 128 + signal when interrupted.
@@ -136,6 +149,18 @@ struct SuperviseOptions {
   // Called with a one-line message for each decision (a failure seen, a signal forwarded,
   // a child killed); may be empty. Called on the supervising thread.
   std::function<void(const std::string&)> report;
+  // Called when a kPrimary child exits non-zero or by a signal the group did not send,
+  // while the job runs, with how it ended and how many times that child was restarted
+  // already; empty: kStopJob. A restart starts the child's ProcessSpec again (its
+  // FdMapping descriptors must still be open here); one that cannot be started fails the
+  // job.
+  std::function<FailureAction(const ChildExit&, int restarts)> on_primary_failure;
+  // Non-empty: a restarted child gets this environment variable set to how many times it
+  // was restarted (1 for its first restart).
+  std::string restart_count_env;
+  // How long the kService children get to exit on their own once every kPrimary child has
+  // exited (or failed, tolerated); unset: `grace`.
+  std::optional<absl::Duration> drain_grace;
 };
 
 class ProcessGroup {
@@ -173,6 +198,8 @@ class ProcessGroup {
     ChildExit exit;
     UniqueFd pidfd;  // readable once the child has exited
     bool running = true;
+    ProcessSpec spec;  // what was started, for a restart
+    int restarts = 0;  // how many times this child was started again before this run
   };
   enum class Phase { kRunning, kDraining, kStopping, kKilling };
   struct RunState;
@@ -184,6 +211,7 @@ class ProcessGroup {
   void OnTimeout(RunState& state);
   void BeginStopping(RunState& state, int signo, JobOutcome outcome, std::string reason);
   void StartDrainingIfPrimariesDone(RunState& state);
+  void StartRestarts(RunState& state);
   bool Reap(Child& child, bool block);
   void SignalChild(Child& child, int signo);
   void SignalAll(int signo);

@@ -50,6 +50,10 @@ struct CoordinatorStats {
   // ends the job.
   int servers_dead = 0;
   int workers_dead = 0;
+  // Workers that joined the running job again with their rank (a new incarnation replacing
+  // a dead or vanished one; docs/design.md, "Failures"). The replaced node leaves every
+  // count above; the new one counts as active.
+  uint64_t workers_rejoined = 0;
   uint64_t barriers_released = 0;  // barriers that every active worker reached
   int barrier_waiting = 0;         // workers waiting in the barrier now
 };

@@ -52,6 +52,13 @@ class KAIROS_EXPORT LocalCluster {
   // blocked in a call of that worker.
   virtual void KillWorker(int rank) = 0;
 
+  // Starts a new incarnation of worker `rank` (after KillWorker): a Worker created with the
+  // cluster's worker options and that rank, which joins the running job again and replaces
+  // worker(rank) (the killed object is destroyed). Returns once it has rejoined; its
+  // clock() is the clock it continues from (docs/policies.md, "Membership"). Must not be
+  // called while another thread uses worker(rank).
+  virtual absl::Status RestartWorker(int rank) = 0;
+
   // Finishes every worker, waits for the job to end, and stops every node.
   virtual absl::Status Shutdown() = 0;
 

@@ -179,6 +179,17 @@ struct CoordinatorOptions {
   absl::Duration join_timeout = absl::Seconds(120);
   // A node silent for this long is declared dead. Default 10 s.
   absl::Duration heartbeat_timeout = absl::Seconds(10);
+  // The job's verdict when workers were declared dead and never rejoined (docs/design.md,
+  // "Failures"). false (default): the job fails (Unavailable naming them) once the others
+  // are done. true: it succeeds when at least one worker finished and every other one
+  // finished or is dead; the dead ones are logged. Either way a worker that rejoined with
+  // its rank counts as that rank.
+  bool tolerate_worker_failures = false;
+  // A worker rank may be joined again by a new process (a restart) while the coordinator
+  // still counts the old one active, once the old one has been silent this long; until
+  // then the new one's JOIN is refused with Unavailable and the worker asks again at each
+  // tick. Longer than the workers' heartbeat interval. Default 1 s.
+  absl::Duration rejoin_silence = absl::Seconds(1);
   // Largest message accepted. Default 16 MiB (control messages are small).
   int64_t max_message_bytes = int64_t{16} << 20;
   std::string logger = "kairos";

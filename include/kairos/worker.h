@@ -104,7 +104,10 @@ class KAIROS_EXPORT Worker {
   virtual int num_servers() const = 0;
   // The job's configuration, as agreed with the coordinator.
   virtual const JobConfig& job() const = 0;
-  // The current clock: the number of completed Clock() calls.
+  // The current clock: the number of completed Clock() calls. A worker that joined a
+  // running job again with its rank (a restart; docs/design.md, "Failures") starts from the
+  // clock the job counts it from (docs/policies.md, "Membership"), not 0: continue the
+  // training loop from it, after a Pull of the current parameters.
   virtual int64_t clock() const = 0;
   // The table named `name`, or NotFound.
   virtual absl::StatusOr<TableInfo> table(std::string_view name) const = 0;

@@ -98,6 +98,16 @@ class LocalClusterImpl final : public LocalCluster {
 
   void KillWorker(int rank) override { internal::CrashWorker(*workers_[rank]); }
 
+  absl::Status RestartWorker(int rank) override {
+    if (rank < 0 || rank >= static_cast<int>(workers_.size())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "worker %d is out of range: the cluster has %d workers", rank, workers_.size()));
+    }
+    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(WorkerOptionsOf(rank)));
+    workers_[rank] = std::move(worker);
+    return absl::OkStatus();
+  }
+
   absl::Status Shutdown() override {
     if (coordinator_ == nullptr) return absl::OkStatus();
     for (auto& w : workers_) w->Finish().IgnoreError();
@@ -152,19 +162,7 @@ class LocalClusterImpl final : public LocalCluster {
     std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(n);
     std::vector<std::thread> threads;
     for (int r = 0; r < n; ++r) {
-      threads.emplace_back([&, r] {
-        WorkerOptions wo = options_.worker;
-        wo.coordinator = coordinator_->endpoint();
-        wo.job = options_.job;
-        wo.rank = r;
-        wo.context = context_;
-        if (options_.keys.has_value()) wo.keys = options_.keys;
-        if (options_.clock != nullptr) wo.clock = options_.clock;
-        if (options_.transport_factory != nullptr) {
-          wo.transport_factory = options_.transport_factory;
-        }
-        made[r] = Worker::Create(wo);
-      });
+      threads.emplace_back([&, r] { made[r] = Worker::Create(WorkerOptionsOf(r)); });
     }
     for (std::thread& t : threads) t.join();
     for (int r = 0; r < n; ++r) {
@@ -175,6 +173,18 @@ class LocalClusterImpl final : public LocalCluster {
       workers_.push_back(*std::move(made[r]));
     }
     return absl::OkStatus();
+  }
+
+  WorkerOptions WorkerOptionsOf(int rank) const {
+    WorkerOptions wo = options_.worker;
+    wo.coordinator = coordinator_->endpoint();
+    wo.job = options_.job;
+    wo.rank = rank;
+    wo.context = context_;
+    if (options_.keys.has_value()) wo.keys = options_.keys;
+    if (options_.clock != nullptr) wo.clock = options_.clock;
+    if (options_.transport_factory != nullptr) wo.transport_factory = options_.transport_factory;
+    return wo;
   }
 
   const ClusterOptions options_;

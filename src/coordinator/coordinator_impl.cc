@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -176,6 +177,14 @@ class CoordinatorImpl final : public Coordinator {
       }
       return Reply(from, h, wire::ERROR, absl::PermissionDeniedError(why));
     }
+    if (!roster_.Current(*node)) {
+      // A worker's old incarnation, replaced by a rejoin: nothing it says counts any more.
+      Count(&RefusalCounts::unauthenticated);
+      return Reply(from, h, wire::ERROR,
+                   absl::PermissionDeniedError(absl::StrFormat(
+                       "node %d was worker %d, which a new incarnation has replaced", node->id,
+                       node->rank)));
+    }
     node->last_seen = clock_.Now();
     switch (h.kind()) {
       case wire::HEARTBEAT:
@@ -187,6 +196,11 @@ class CoordinatorImpl final : public Coordinator {
         return HandleBarrier(*node, from, h);
       case wire::FINISH:
         return HandleFinish(*node, from, h);
+      case wire::MEMBERSHIP:
+        if (node->role == wire::SERVER && h.has_membership()) {
+          return HandleRejoinAnswer(*node, h);
+        }
+        [[fallthrough]];
       default:
         Count(&RefusalCounts::wrong_kind);
         return Reply(from, h, wire::ERROR,
@@ -285,6 +299,9 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void HandleJoin(PeerId from, const wire::Header& h) {
+    if (phase_ == Phase::kRunning && h.join().role() == wire::WORKER) {
+      return HandleRejoin(from, h);
+    }
     absl::StatusOr<int> rank = roster_.Admit(h.join(), phase_ != Phase::kJoining);
     absl::StatusOr<Credential> credential = Credential();
     if (rank.ok() && h.join().role() == wire::WORKER) {
@@ -297,8 +314,9 @@ class CoordinatorImpl final : public Coordinator {
                  std::string(rank.status().message()));
       return Reply(from, h, wire::JOIN_REPLY, rank.status());
     }
-    const NodeRecord& node = roster_.Add(h.join().role(), *rank, ReachableEndpoint(from, h),
-                                         from, clock_.Now(), *credential);
+    NodeRecord& node = roster_.Add(h.join().role(), *rank, ReachableEndpoint(from, h), from,
+                                   clock_.Now(), *credential);
+    node.incarnation = h.join().incarnation();
     CountJoin(node);
     Message reply;
     reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
@@ -327,6 +345,115 @@ class CoordinatorImpl final : public Coordinator {
     log_->info("coordinator: the server listening at {} is advertised to the workers as {} "
                "(the address it joined from)", sent, reachable);
     return reachable;
+  }
+
+  // ------------------------------------------------------------------------ rejoin
+  // A worker joining the running job with its rank (docs/design.md, "Failures"): a new
+  // incarnation of a rank declared dead, or of one still active whose process is gone (a
+  // restart faster than the heartbeat timeout). The new node replaces the old one at once
+  // (the old one's messages are refused from now on), every server is told (MEMBERSHIP
+  // ACTIVE with the new credential, which revokes the old one there) and answers with the
+  // clock it counts the worker from; once all have answered the worker gets its JOIN_REPLY,
+  // with the largest of those clocks, and START.
+  void HandleRejoin(PeerId from, const wire::Header& h) {
+    absl::StatusOr<int> rank =
+        roster_.AdmitRejoin(h.join(), rejoins_.contains(h.join().requested_rank()),
+                            clock_.Now(), options_.rejoin_silence);
+    absl::StatusOr<Credential> credential =
+        rank.ok() ? NewCredential() : absl::StatusOr<Credential>(rank.status());
+    if (!credential.ok()) {
+      Count(&RefusalCounts::joins);
+      // "Not yet" (the old process was heard too recently) is expected while a restarted
+      // worker waits for its predecessor's silence, and asked again at every tick.
+      if (absl::IsUnavailable(credential.status())) {
+        log_->debug("coordinator: a worker's rejoin must wait: {}",
+                    std::string(credential.status().message()));
+      } else {
+        log_->warn("coordinator: refused a worker's rejoin: {}",
+                   std::string(credential.status().message()));
+      }
+      return Reply(from, h, wire::JOIN_REPLY, credential.status());
+    }
+    NodeRecord& old = roster_.node(roster_.workers().at(*rank));
+    const bool was_active = old.active();
+    Retire(old, was_active ? "replaced by a new incarnation"
+                           : "replaced by a new incarnation after it was declared dead");
+    NodeRecord& node =
+        roster_.Add(wire::WORKER, *rank, std::string(), from, clock_.Now(), *credential);
+    node.incarnation = h.join().incarnation();
+    {
+      absl::MutexLock lock(&mu_);
+      Tally(node, +1);
+      ++stats_.workers_rejoined;
+    }
+    Rejoin& r = rejoins_[*rank];
+    r.node_id = node.id;
+    r.peer = from;
+    r.join = h;
+    r.request_id = next_rejoin_id_++;
+    for (const auto& [shard, id] : roster_.servers()) {
+      r.waiting.insert(shard);
+      Message m;
+      m.header.set_kind(wire::MEMBERSHIP);
+      m.header.set_request_id(r.request_id);
+      wire::Membership* ms = m.header.mutable_membership();
+      ms->set_node_id(node.id);
+      ms->set_rank(*rank);
+      ms->set_state(wire::Membership::ACTIVE);
+      ms->set_token_hi(node.credential.hi);
+      ms->set_token_lo(node.credential.lo);
+      transport_->Send(roster_.node(id).peer, std::move(m));
+    }
+    log_->info("coordinator: worker {} is rejoining as node {} ({} node {})", *rank, node.id,
+               was_active ? "replacing the still active" : "after the dead", old.id);
+  }
+
+  // The old node of a rank that rejoins: no longer the rank's (its messages are refused);
+  // it leaves the counts and any barrier, and is told to stop in case it still runs.
+  void Retire(NodeRecord& old, const std::string& why) {
+    {
+      absl::MutexLock lock(&mu_);
+      Tally(old, -1);
+    }
+    old.state = NodeState::kDead;
+    barrier_.Remove(old.rank);
+    CountBarrier(/*released=*/false);
+    Message m;
+    m.header.set_kind(wire::SHUTDOWN);
+    ToWire(absl::AbortedError(absl::StrFormat("worker %d (node %d) was %s", old.rank, old.id,
+                                              why)),
+           m.header.mutable_status());
+    transport_->Send(old.peer, std::move(m));
+  }
+
+  // A server's answer to MEMBERSHIP ACTIVE: the clock it re-admitted the worker at.
+  void HandleRejoinAnswer(const NodeRecord& server, const wire::Header& h) {
+    const int rank = h.membership().rank();
+    auto it = rejoins_.find(rank);
+    if (it == rejoins_.end() || it->second.request_id != h.request_id() ||
+        it->second.node_id != h.membership().node_id()) {
+      return;  // an answer about a rejoin that ended (the worker died again meanwhile)
+    }
+    Rejoin& r = it->second;
+    r.waiting.erase(server.rank);
+    r.clock = std::max(r.clock, h.membership().clock());
+    if (!r.waiting.empty()) return;
+    const NodeRecord& node = roster_.node(r.node_id);
+    Message reply;
+    reply.header = ReplyHeader(r.join, wire::JOIN_REPLY, 0);
+    wire::JoinReply* jr = reply.header.mutable_join_reply();
+    jr->set_node_id(node.id);
+    jr->set_rank(node.rank);
+    jr->set_token_hi(node.credential.hi);
+    jr->set_token_lo(node.credential.lo);
+    jr->set_clock(r.clock);
+    transport_->Send(r.peer, std::move(reply));
+    Message start;
+    start.header.set_kind(wire::START);
+    *start.header.mutable_start() = roster_.StartMessage(/*with_credentials=*/false);
+    transport_->Send(r.peer, std::move(start));
+    log_->info("coordinator: worker {} rejoined the job at clock {}", rank, r.clock);
+    rejoins_.erase(it);
   }
 
   // Servers first: workers start only once every shard exists.
@@ -410,7 +537,13 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void MaybeEndJob() {
-    if (std::optional<absl::Status> outcome = roster_.Outcome()) EndJob(*outcome);
+    std::optional<absl::Status> outcome = roster_.Outcome(options_.tolerate_worker_failures);
+    if (!outcome.has_value()) return;
+    if (outcome->ok() && stats().workers_dead > 0) {
+      log_->warn("coordinator: the job ends without {} worker(s) declared dead, tolerated "
+                 "(tolerate_worker_failures)", stats().workers_dead);
+    }
+    EndJob(*outcome);
   }
 
   void EndJob(const absl::Status& status) {
@@ -461,6 +594,9 @@ class CoordinatorImpl final : public Coordinator {
     if (n.role == wire::SERVER) {
       return EndJob(absl::UnavailableError(absl::StrCat(what, "; the job cannot go on")));
     }
+    if (auto it = rejoins_.find(n.rank); it != rejoins_.end() && it->second.node_id == n.id) {
+      rejoins_.erase(it);  // it died while rejoining: the servers' answers are ignored
+    }
     for (const auto& [rank, id] : roster_.servers()) {
       Message m;
       m.header.set_kind(wire::MEMBERSHIP);
@@ -506,6 +642,17 @@ class CoordinatorImpl final : public Coordinator {
   Phase phase_ = Phase::kJoining;
   Roster roster_;
   BarrierBook barrier_;
+  // Workers rejoining the running job, by rank: waiting for the servers' answers.
+  struct Rejoin {
+    uint32_t node_id = 0;
+    PeerId peer = 0;
+    wire::Header join;          // the JOIN, answered once every server re-admitted it
+    uint64_t request_id = 0;    // of the MEMBERSHIP ACTIVE sent to the servers
+    std::set<int> waiting;      // shards that have not answered
+    int64_t clock = 0;          // the largest clock a server answered
+  };
+  std::map<int, Rejoin> rejoins_;
+  uint64_t next_rejoin_id_ = 1;
   absl::Time join_deadline_;
   LogOnce refusal_log_;
   // GET /metrics (CoordinatorOptions::metrics_listen), or null. Set in Init before any

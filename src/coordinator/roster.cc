@@ -58,6 +58,49 @@ absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
   return rank;
 }
 
+absl::StatusOr<int> Roster::AdmitRejoin(const wire::Join& join, bool rejoining,
+                                        absl::Time now, absl::Duration min_silence) const {
+  if (join.role() != wire::WORKER) {
+    return absl::FailedPreconditionError("the job has already started");
+  }
+  const int rank = join.requested_rank();
+  if (rank < 0) {
+    return absl::FailedPreconditionError(
+        "the job has already started; a worker joining it again must name its rank "
+        "(KAIROS_RANK)");
+  }
+  if (rank >= num_workers_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "worker rank %d is out of range: the job has %d workers", rank, num_workers_));
+  }
+  if (!join.has_job()) return absl::InvalidArgumentError("a worker must send its job");
+  KAIROS_RETURN_IF_ERROR(CompareJobConfig(*job_, FromWire(join.job())));
+  auto it = worker_ids_.find(rank);
+  if (it == worker_ids_.end()) {
+    return absl::FailedPreconditionError("the job has already started");
+  }
+  const NodeRecord& old = nodes_.at(it->second);
+  if (rejoining) {
+    return absl::UnavailableError(
+        absl::StrFormat("worker rank %d is rejoining the job already", rank));
+  }
+  if (old.state == NodeState::kFinished) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("worker rank %d has finished; it cannot rejoin", rank));
+  }
+  if (old.active() && old.incarnation == join.incarnation()) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("worker rank %d has already joined", rank));
+  }
+  if (old.active() && now - old.last_seen < min_silence) {
+    return absl::UnavailableError(absl::StrFormat(
+        "the job has already started and worker rank %d is active (heard %s ago); a new "
+        "incarnation replaces it once it has been silent for %s",
+        rank, absl::FormatDuration(now - old.last_seen), absl::FormatDuration(min_silence)));
+  }
+  return rank;
+}
+
 NodeRecord& Roster::Add(wire::Role role, int rank, std::string endpoint, PeerId peer,
                         absl::Time now, Credential credential) {
   NodeRecord node;
@@ -117,15 +160,28 @@ wire::Start Roster::StartMessage(bool with_credentials) const {
   return start;
 }
 
-std::optional<absl::Status> Roster::Outcome() const {
+bool Roster::Current(const NodeRecord& n) const {
+  const std::map<int, uint32_t>& ids = n.role == wire::SERVER ? server_ids_ : worker_ids_;
+  auto it = ids.find(n.rank);
+  return it != ids.end() && it->second == n.id;
+}
+
+std::optional<absl::Status> Roster::Outcome(bool tolerate_dead_workers) const {
   std::vector<int> dead;
+  int finished = 0;
   for (const auto& [rank, id] : worker_ids_) {
     const NodeRecord& n = nodes_.at(id);
     if (n.active()) return std::nullopt;
     if (n.state == NodeState::kDead) dead.push_back(rank);
+    if (n.state == NodeState::kFinished) ++finished;
   }
   if (static_cast<int>(worker_ids_.size()) < num_workers_) return std::nullopt;
   if (dead.empty()) return absl::OkStatus();
+  if (tolerate_dead_workers && finished > 0) return absl::OkStatus();
+  if (tolerate_dead_workers) {
+    return absl::UnavailableError(absl::StrFormat(
+        "no worker finished: workers %s were declared dead", absl::StrJoin(dead, ", ")));
+  }
   return absl::UnavailableError(absl::StrFormat(
       "the job ended without workers %s, declared dead", absl::StrJoin(dead, ", ")));
 }

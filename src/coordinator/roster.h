@@ -38,6 +38,8 @@ struct NodeRecord {
   absl::Time last_seen;
   NodeState state = NodeState::kJoined;
   Credential credential;  // workers: what proves them to the servers
+  // A worker's JOIN.incarnation: a new incarnation of the rank has another.
+  uint64_t incarnation = 0;
 
   // Joined or ready: watched by heartbeats, waited for by barriers and the job's end.
   bool active() const { return state == NodeState::kJoined || state == NodeState::kReady; }
@@ -57,7 +59,16 @@ class Roster {
   // full, the rank is taken or out of range, a server names no endpoint, a worker's job
   // differs from the job's (naming the field) or is invalid.
   absl::StatusOr<int> Admit(const wire::Join& join, bool started);
-  // Records a node that Admit accepted with `rank`; returns it with its new node id.
+  // A worker joining the running job again (docs/design.md, "Failures"): the rank it
+  // names, or why it is refused: a server, a worker naming no rank, or a rank out of
+  // range, finished, already rejoining (`rejoining`, Unavailable), still active with the
+  // same incarnation (a repeated JOIN, not a new process), or still active and heard less
+  // than `min_silence` before `now` (Unavailable: the worker retries); a job that differs.
+  // The caller retires the rank's old record (Add replaces it in workers()).
+  absl::StatusOr<int> AdmitRejoin(const wire::Join& join, bool rejoining, absl::Time now,
+                                  absl::Duration min_silence) const;
+  // Records a node that Admit accepted with `rank`; returns it with its new node id. For a
+  // worker rank that is taken (a rejoin), the new node replaces the old one in workers().
   NodeRecord& Add(wire::Role role, int rank, std::string endpoint, PeerId peer, absl::Time now,
                   Credential credential);
   // Every server and worker has joined.
@@ -78,9 +89,14 @@ class Roster {
   // learn another's). REQUIRES: a job configuration is known (full()).
   wire::Start StartMessage(bool with_credentials) const;
 
+  // Whether `n` is the node that holds its rank now (not one a rejoin replaced).
+  bool Current(const NodeRecord& n) const;
+
   // Once every worker joined and none is active: OK, or Unavailable naming the workers
-  // declared dead. Nullopt while the job goes on.
-  std::optional<absl::Status> Outcome() const;
+  // declared dead. With `tolerate_dead_workers` the dead ones are tolerated when at least
+  // one worker finished (OK); when none finished it is Unavailable all the same. Nullopt
+  // while the job goes on.
+  std::optional<absl::Status> Outcome(bool tolerate_dead_workers = false) const;
 
   int num_servers() const { return num_servers_; }
   int num_workers() const { return num_workers_; }

@@ -717,6 +717,28 @@ void ShardEngine::OnLeave(int rank, MemberState why, absl::Time now) {
   if (rank < 0 || rank >= num_workers_ || !gate_->clocks().active(rank)) return;
   gate_->OnLeave(rank, why);
   // Reads of a worker that left have nobody to answer; their wait ends now.
+  DropWaitingOf(rank, now);
+  Reevaluate(now);
+}
+
+int64_t ShardEngine::OnRejoin(int rank, absl::Time now) {
+  if (rank < 0 || rank >= num_workers_) return -1;
+  const policy::WorkerClocks& clocks = gate_->clocks();
+  // The old incarnation's waiting reads have nobody to answer: their wait ends now.
+  DropWaitingOf(rank, now);
+  if (clocks.active(rank)) {
+    Reevaluate(now);
+    return clocks.clock(rank);
+  }
+  const policy::Tick min = clocks.MinActiveClock();
+  const policy::Tick clock =
+      min == policy::kUnbounded ? clocks.clock(rank) : std::max(clocks.clock(rank), min);
+  gate_->OnRejoin(rank, clock, now);
+  Reevaluate(now);
+  return clock;
+}
+
+void ShardEngine::DropWaitingOf(int rank, absl::Time now) {
   absl::Duration waited;
   std::erase_if(waiting_, [&](const WaitingRead& read) {
     if (read.request.rank != rank) return false;
@@ -728,7 +750,6 @@ void ShardEngine::OnLeave(int rank, MemberState why, absl::Time now) {
     metrics_[rank].blocked_time += waited;
   }
   waiting_of_rank_[rank] = 0;
-  Reevaluate(now);
 }
 
 // ------------------------------------------------------------------------ time

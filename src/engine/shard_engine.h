@@ -184,6 +184,14 @@ class ShardEngine {
   // Worker `rank` finished or was declared dead: it leaves the gate, its waiting reads are
   // dropped unanswered (their wait counted until now), and the others are re-checked.
   void OnLeave(int rank, policy::MemberState why, absl::Time now);
+  // A new incarnation of worker `rank` joined the running job (docs/policies.md,
+  // "Membership"); returns the clock this shard counts it from:
+  //   - `rank` still active here (the old process was replaced before it was declared
+  //     dead): its clock, unchanged; its waiting reads (the old process's) are dropped;
+  //   - `rank` dead or finished: the larger of its last clock and the slowest active
+  //     worker's clock (its last clock when no other worker is active); it is active again.
+  // -1 for a rank out of range.
+  int64_t OnRejoin(int rank, absl::Time now);
   // Time passed: reads waiting past their deadline are answered DeadlineExceeded, naming
   // the workers they waited for.
   void OnTick(absl::Time now);
@@ -268,6 +276,8 @@ class ShardEngine {
   void Admit(WaitingRead read, absl::Time now);
   void ServeRead(const WaitingRead& read, absl::Time now);
   void Reevaluate(absl::Time now);
+  // Drops the waiting reads of `rank` unanswered, counting their wait until `now`.
+  void DropWaitingOf(int rank, absl::Time now);
 
   void RecordPush(int rank, const policy::StalenessInfo& info,
                   const policy::StragglerDecision& verdict);

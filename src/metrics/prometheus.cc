@@ -372,6 +372,9 @@ void RenderCoordinatorMetrics(const CoordinatorStats& s, uint64_t handshakes_ref
   by_role("kairos_coordinator_dead_nodes",
           "Nodes declared dead (silent for the heartbeat timeout), by role.", s.servers_dead,
           s.workers_dead);
+  out.Family("kairos_coordinator_worker_rejoins_total", Type::kCounter,
+             "Workers that joined the running job again with their rank.");
+  out.Sample("kairos_coordinator_worker_rejoins_total", {}, s.workers_rejoined);
   gauge("kairos_coordinator_ready_servers", "Servers that built their shards.",
         static_cast<uint64_t>(s.servers_ready));
   gauge("kairos_coordinator_active_workers",

@@ -73,6 +73,15 @@ class DsspGate final : public Gate {
 
   void OnLeave(WorkerId w, MemberState why) override { clocks_.SetState(w, why); }
 
+  // A rejoined worker starts a fresh row of table A (its old boundaries would span the
+  // time it was away) and holds no grant.
+  void OnRejoin(WorkerId w, Tick clock, absl::Time now) override {
+    clocks_.SetClock(w, clock);
+    table_[w] = Row();
+    granted_until_[w] = kNoGrant;
+    clocks_.SetState(w, MemberState::kActive);
+  }
+
   bool Admits(WorkerId w, Tick clock) override { return Decide(w, clock); }
 
   // As SSP(s_L) for a read its grant does not cover: the active workers below clock - s_L.

@@ -115,6 +115,15 @@ class Gate {
   virtual void OnPush(WorkerId w, Tick clock, absl::Time now) {}
   // Worker w left (dead or finished): it leaves every minimum.
   virtual void OnLeave(WorkerId w, MemberState why) = 0;
+  // Worker w, not active, is active again from clock `clock`: a restarted worker that
+  // rejoined the job (docs/policies.md, "Membership"). REQUIRES: !clocks().active(w) and
+  // clock >= clocks().clock(w). The default raises w's clock (OnClock, which ignores an
+  // inactive worker otherwise) and makes it active (OnLeave with kActive); a gate that keeps
+  // more per-worker history than the clocks overrides it to start that history afresh.
+  virtual void OnRejoin(WorkerId w, Tick clock, absl::Time now) {
+    OnClock(w, clock, now);
+    OnLeave(w, MemberState::kActive);
+  }
 
   // May w's read at clock `clock` be served now? May update internal state (a PSP sample,
   // a DSSP grant), but answers the same until the next event.

@@ -411,7 +411,7 @@ class ServerImpl final : public Server, private EngineHost {
       case wire::START:
         return HandleStart(h.start());
       case wire::MEMBERSHIP:
-        return HandleMembership(h.membership());
+        return HandleMembership(h);
       case wire::SHUTDOWN:
         // The last checkpoint, and one being written, finish first.
         FinalCheckpoint();
@@ -510,12 +510,52 @@ class ServerImpl final : public Server, private EngineHost {
     Ready(absl::OkStatus());
   }
 
-  void HandleMembership(const wire::Membership& m) {
-    if (engine_ == nullptr || m.state() == wire::Membership::ACTIVE) return;
+  void HandleMembership(const wire::Header& h) {
+    const wire::Membership& m = h.membership();
+    if (engine_ == nullptr) return;
+    if (m.state() == wire::Membership::ACTIVE) return HandleRejoin(h);
     const policy::MemberState why = m.state() == wire::Membership::DEAD
                                         ? policy::MemberState::kDead
                                         : policy::MemberState::kFinished;
     engine_->OnLeave(m.rank(), why, Now());
+    MaybeCheckpoint();
+  }
+
+  // A new incarnation of a worker joined the running job (docs/design.md, "Failures"): its
+  // node id and credential replace the rank's old ones, so the old process (were it still
+  // alive) can no longer send; its request ids start a fresh window; the engine counts it
+  // from the clock it chooses (ShardEngine::OnRejoin), which the answer tells the
+  // coordinator.
+  void HandleRejoin(const wire::Header& h) {
+    const wire::Membership& m = h.membership();
+    const int rank = m.rank();
+    if (rank < 0 || rank >= static_cast<int>(credential_of_rank_.size()) ||
+        m.node_id() == 0) {
+      log_->warn("server {}: ignored a rejoin of worker {} (node {})", shard_index_.load(),
+                 rank, m.node_id());
+      return;
+    }
+    for (auto it = rank_of_node_.begin(); it != rank_of_node_.end();) {
+      if (it->second == rank) {
+        rank_of_node_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+    rank_of_node_[m.node_id()] = rank;
+    credential_of_rank_[rank] = Credential{m.token_hi(), m.token_lo()};
+    window_of_rank_[rank] = RequestWindow();
+    const int64_t clock = engine_->OnRejoin(rank, Now());
+    log_->info("server {}: worker {} rejoined as node {} at clock {}", shard_index_.load(),
+               rank, m.node_id(), clock);
+    Message reply;
+    reply.header = ReplyHeader(h, wire::MEMBERSHIP, node_id_.load());
+    wire::Membership* r = reply.header.mutable_membership();
+    r->set_node_id(m.node_id());
+    r->set_rank(rank);
+    r->set_state(wire::Membership::ACTIVE);
+    r->set_clock(clock);
+    transport_->Send(coordinator_, std::move(reply));
     MaybeCheckpoint();
   }
 

@@ -87,7 +87,9 @@ class WorkerImpl final : public Worker {
           "WorkerOptions.destructor_finish_timeout must be positive (it is ",
           absl::FormatDuration(options_.destructor_finish_timeout), ")"));
     }
-    return node_.Join();
+    KAIROS_RETURN_IF_ERROR(node_.Join());
+    clock_.store(node_.start_clock());  // a rejoined worker continues from its clock
+    return absl::OkStatus();
   }
 
   int rank() const override { return node_.rank(); }

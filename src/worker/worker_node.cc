@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,12 @@ absl::Status WorkerNode::Join() {
 }
 
 absl::Status WorkerNode::SendJoin() {
+  // A fresh random number per Worker: a JOIN for a rank the coordinator counts active is
+  // a new incarnation of it only when this differs (docs/design.md, "Failures").
+  absl::StatusOr<Credential> nonce = NewCredential();
+  incarnation_ = nonce.ok() ? nonce->hi ^ nonce->lo
+                            : (static_cast<uint64_t>(::getpid()) << 32) ^
+                                  static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
   if (transport_ == nullptr) {
     TransportOptions t;
     t.context = options_.context;
@@ -104,6 +111,12 @@ absl::Status WorkerNode::SendJoin() {
         KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
         OnTick(now);
       });
+  SendJoinMessage();
+  return absl::OkStatus();
+}
+
+// From SendJoin, then (a JOIN to send again) from the I/O thread's tick.
+void WorkerNode::SendJoinMessage() {
   Message join;
   join.header.set_kind(wire::JOIN);
   join.header.set_request_id(ReserveIds(1));
@@ -111,9 +124,9 @@ absl::Status WorkerNode::SendJoin() {
   j->set_role(wire::WORKER);
   j->set_requested_rank(options_.rank);
   j->set_pid(static_cast<uint32_t>(::getpid()));
+  j->set_incarnation(incarnation_);
   ToWire(options_.job, j->mutable_job());
   transport_->Send(coordinator_, std::move(join));
-  return absl::OkStatus();
 }
 
 absl::Status WorkerNode::AwaitStart() {
@@ -226,13 +239,25 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
 }
 
 void WorkerNode::HandleJoinReply(const wire::Header& h) {
+  if (started_.HasBeenNotified() || node_id_ != 0) return;  // a late or repeated answer
   if (absl::Status s = StatusOf(h); !s.ok()) {
+    if (absl::IsUnavailable(s)) {
+      // Not now (the rank's old incarnation was heard too recently, or another one is
+      // rejoining): ask again at the next tick, until the join deadline.
+      if (!join_retry_) {
+        log_->info("worker {}: the job asks this worker to join again later: {}",
+                   options_.rank, std::string(s.message()));
+      }
+      join_retry_ = true;
+      return;
+    }
     return End(
         absl::Status(s.code(), absl::StrCat("the job refused this worker: ", s.message())));
   }
   node_id_ = h.join_reply().node_id();
   rank_ = h.join_reply().rank();
   credential_ = Credential{h.join_reply().token_hi(), h.join_reply().token_lo()};
+  start_clock_ = std::max<int64_t>(0, h.join_reply().clock());
 }
 
 void WorkerNode::HandleStart(const wire::Start& start) {
@@ -272,6 +297,17 @@ void WorkerNode::HandleStart(const wire::Start& start) {
     server_endpoints_[n.rank()] = n.endpoint();
   }
   started_at_ = ClockOf(options_).Now();
+  // A worker that rejoined the running job continues from start_clock_; every shard learns
+  // it before any request (a shard that re-admitted it at a lower clock raises it).
+  if (start_clock_ > 0) {
+    for (int s = 0; s < num_servers_; ++s) {
+      Message m;
+      m.header.set_kind(wire::CLOCK);
+      m.header.set_sender(node_id_);
+      m.header.set_clock(start_clock_);
+      flow_->Submit(s, std::move(m), /*bytes=*/0);
+    }
+  }
   job_ = FromWire(start.job());
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
     const TableSpec& ts = job_.tables[id];
@@ -299,6 +335,10 @@ void WorkerNode::End(const absl::Status& status) {
 
 void WorkerNode::OnTick(absl::Time now) {
   if (!started_.HasBeenNotified() && now >= join_deadline_) return End(JoinTimedOut());
+  if (join_retry_ && !started_.HasBeenNotified()) {
+    join_retry_ = false;
+    SendJoinMessage();
+  }
   if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
   WarnUnreachable(now);
   parts_.Expire(

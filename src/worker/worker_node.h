@@ -75,6 +75,9 @@ class WorkerNode {
 
   // Set once Join has returned OK.
   int rank() const { return rank_; }
+  // The clock the worker starts from: 0, or for a worker that rejoined the running job the
+  // clock the servers count it from (docs/policies.md, "Membership").
+  int64_t start_clock() const { return start_clock_; }
   int num_servers() const { return num_servers_; }
   int num_workers() const { return num_workers_; }
   uint32_t node_id() const { return node_id_; }
@@ -105,6 +108,7 @@ class WorkerNode {
   // I/O thread.
   void Dispatch(Batch& batch);
   void OnMessage(PeerId from, Message m);
+  void SendJoinMessage();
   void HandleJoinReply(const wire::Header& h);
   void HandleStart(const wire::Start& start);
   void OnTick(absl::Time now);
@@ -134,6 +138,9 @@ class WorkerNode {
   uint32_t node_id_ = 0;
   Credential credential_;  // from JOIN_REPLY
   int rank_ = -1;
+  int64_t start_clock_ = 0;  // from JOIN_REPLY
+  uint64_t incarnation_ = 0;  // written by SendJoin before the transport starts
+  bool join_retry_ = false;   // I/O thread: send JOIN again at the next tick
   int num_servers_ = 0;
   int num_workers_ = 0;
   std::vector<PeerId> servers_;

@@ -2,7 +2,11 @@
 //
 // A training program for the multi-process tests: each process is one worker (started by
 // kairos-launch); under BSP it checks every read against the sequential computation and
-// prints "rank R ok". --fail-rank R makes that worker exit 3 in the middle of the job.
+// prints "rank R ok". --fail-rank R makes that worker exit 3 in the middle of the job (before
+// its read at clock 2); --fail-once-rank R makes it exit 3 after that read, only in its first
+// incarnation (KAIROS_RESTARTS unset or 0): started again by kairos-launch --restart-workers,
+// it rejoins at clock 2 and goes on. --check 0 skips the comparison (a job that loses a
+// worker averages fewer gradients).
 // --updater signsgd trains with the example plugin's updater (w -= lr * sign(mean g); every
 // gradient here is positive), which the servers load with --updater-plugin.
 
@@ -27,11 +31,15 @@ float Gradient(int rank, int t, uint64_t i) {
 int main(int argc, char** argv) {
   int iterations = 5;
   int fail_rank = -1;
+  int fail_once_rank = -1;
+  bool check = true;
   std::string updater = "sgd";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
     if (flag == "--fail-rank") fail_rank = std::atoi(argv[i + 1]);
+    if (flag == "--fail-once-rank") fail_once_rank = std::atoi(argv[i + 1]);
+    if (flag == "--check") check = std::atoi(argv[i + 1]) != 0;
     if (flag == "--updater") updater = argv[i + 1];
   }
   kairos::ClusterOptions options;
@@ -41,23 +49,36 @@ int main(int argc, char** argv) {
   absl::Status s = kairos::RunWorkers(options, [&](kairos::Worker& w) -> absl::Status {
     const int workers = w.num_workers();
     std::vector<float> params(kSize), grad(kSize), expected(kSize, 0.0f);
-    for (int t = 0; t < iterations; ++t) {
-      if (w.rank() == fail_rank && t == 2) {
-        std::fprintf(stderr, "rank %d failing on purpose\n", w.rank());
-        std::exit(3);
-      }
-      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
-      if (params != expected) {
-        return absl::InternalError(absl::StrFormat("rank %d: round %d differs", w.rank(), t));
-      }
-      for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
-      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+    const auto advance = [&](int t) {
       for (uint64_t i = 0; i < kSize; ++i) {
         float sum = 0;
         for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
         expected[i] -= updater == "signsgd" ? 0.5f : 0.5f * (sum / static_cast<float>(workers));
       }
+    };
+    const char* restarts = std::getenv("KAIROS_RESTARTS");
+    const bool first_incarnation = restarts == nullptr || std::string(restarts) == "0";
+    // A restarted worker continues from the clock the job counts it from.
+    const int start = static_cast<int>(w.clock());
+    if (start > 0) std::printf("rank %d rejoined at clock %d\n", w.rank(), start);
+    for (int t = 0; t < start; ++t) advance(t);
+    for (int t = start; t < iterations; ++t) {
+      if (w.rank() == fail_rank && t == 2) {
+        std::fprintf(stderr, "rank %d failing on purpose\n", w.rank());
+        std::exit(3);
+      }
+      KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+      if (w.rank() == fail_once_rank && first_incarnation && t == 2) {
+        std::fprintf(stderr, "rank %d failing once on purpose\n", w.rank());
+        std::exit(3);
+      }
+      if (check && params != expected) {
+        return absl::InternalError(absl::StrFormat("rank %d: round %d differs", w.rank(), t));
+      }
+      for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
+      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
+      KAIROS_RETURN_IF_ERROR(w.Clock());
+      advance(t);
     }
     std::printf("rank %d ok\n", w.rank());
     return absl::OkStatus();

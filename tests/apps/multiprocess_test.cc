@@ -90,5 +90,46 @@ TEST(MultiProcessTest, FailingWorkerStopsTheWholeJobWithAnError) {
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("rank 0 ok")));
 }
 
+// A worker that crashes once (after its read at clock 2) is started again with its rank,
+// rejoins the running job in its predecessor's place at clock 2, and the job's every read
+// still equals the sequential computation with all three workers.
+TEST(MultiProcessTest, ARestartedWorkerRejoinsAndTheJobSucceeds) {
+  LaunchResult run = Launch({"-s", "2", "-w", "3", "--restart-workers", "1", "--grace", "5",
+                             "--", KAIROS_TRAINING_PATH, "--iterations", "6",
+                             "--fail-once-rank", "1"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 1 failing once on purpose"));
+  EXPECT_THAT(run.output, HasSubstr("worker 1"));
+  EXPECT_THAT(run.output, HasSubstr("starting it again (restart 1)"));
+  EXPECT_THAT(run.output, HasSubstr("rank 1 rejoined at clock 2"));
+  for (int r = 0; r < 3; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
+}
+
+// Restarts are counted per worker: one that fails again past them stops the job.
+TEST(MultiProcessTest, AWorkerThatFailsPastItsRestartsStopsTheJob) {
+  LaunchResult run = Launch({"-s", "1", "-w", "2", "--restart-workers", "1", "--grace", "5",
+                             "--", KAIROS_TRAINING_PATH, "--iterations", "6", "--fail-rank",
+                             "1"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("starting it again (restart 1)"));
+  EXPECT_THAT(run.output, HasSubstr("; stopping the job"));
+}
+
+// With --tolerate-worker-failures a worker that always fails does not stop the job: the
+// coordinator declares it dead (after --heartbeat-timeout), the others finish, and the
+// job, every server and the launcher succeed.
+TEST(MultiProcessTest, ToleratedWorkerFailureLetsTheOthersSucceed) {
+  LaunchResult run = Launch({"-s", "2", "-w", "3", "--tolerate-worker-failures",
+                             "--heartbeat-timeout", "2", "--grace", "5", "--",
+                             KAIROS_TRAINING_PATH, "--iterations", "6", "--fail-rank", "1",
+                             "--check", "0"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 1 failing on purpose"));
+  EXPECT_THAT(run.output, HasSubstr("the job goes on without it"));
+  EXPECT_THAT(run.output, HasSubstr("rank 0 ok"));
+  EXPECT_THAT(run.output, HasSubstr("rank 2 ok"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("rank 1 ok")));
+}
+
 }  // namespace
 }  // namespace kairos::launch

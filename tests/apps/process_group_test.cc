@@ -180,6 +180,66 @@ TEST(ProcessGroupTest, ServicesExitingOnTheirOwnAfterThePrimariesSucceed) {
   EXPECT_FALSE(result.exits[0].signaled_by_group);
 }
 
+// A failed primary restarted by on_primary_failure: the same spec again, with the restart
+// count in restart_count_env; the job succeeds once an incarnation exits 0.
+TEST(ProcessGroupTest, FailedPrimaryIsRestartedUntilItSucceeds) {
+  ProcessGroup group;
+  ASSERT_TRUE(group.Start(Shell("coordinator", "exit 0", ProcessRole::kService)).ok());
+  ASSERT_TRUE(group.Start(Shell("worker 0", "test \"$RESTARTS\" = 2 || exit 3")).ok());
+  Reports reports;
+  SuperviseOptions options = reports.Options(absl::Seconds(10));
+  std::vector<int> asked;
+  options.on_primary_failure = [&](const ChildExit& exit, int restarts) {
+    EXPECT_EQ(exit.name, "worker 0");
+    asked.push_back(restarts);
+    return restarts < 2 ? FailureAction::kRestart : FailureAction::kStopJob;
+  };
+  options.restart_count_env = "RESTARTS";
+  JobResult result = group.Supervise(options);
+  EXPECT_EQ(result.outcome, JobOutcome::kSucceeded) << result.reason;
+  EXPECT_EQ(result.ExitCode(), 0);
+  EXPECT_EQ(result.restarts, 2);
+  EXPECT_EQ(asked, (std::vector<int>{0, 1}));
+  ASSERT_EQ(result.exits.size(), 4u);  // the coordinator and three incarnations
+  EXPECT_FALSE(result.exits[1].ok());
+  EXPECT_FALSE(result.exits[2].ok());
+  EXPECT_TRUE(result.exits[3].ok());
+  EXPECT_THAT(reports.lines,
+              Contains(HasSubstr("exited with status 3; starting it again (restart 2)")));
+}
+
+TEST(ProcessGroupTest, APrimaryFailingPastItsRestartsFailsTheJob) {
+  ProcessGroup group;
+  ASSERT_TRUE(group.Start(Shell("worker 0", "exit 3")).ok());
+  ASSERT_TRUE(group.Start(Sleeper("worker 1")).ok());
+  Reports reports;
+  SuperviseOptions options = reports.Options(absl::Seconds(10));
+  options.on_primary_failure = [](const ChildExit&, int restarts) {
+    return restarts < 1 ? FailureAction::kRestart : FailureAction::kStopJob;
+  };
+  JobResult result = group.Supervise(options);
+  EXPECT_EQ(result.outcome, JobOutcome::kChildFailed);
+  EXPECT_EQ(result.ExitCode(), 1);
+  EXPECT_EQ(result.restarts, 1);
+  EXPECT_THAT(result.reason, HasSubstr("worker 0"));
+  EXPECT_TRUE(result.exits[1].signaled_by_group);  // the sleeper was stopped
+}
+
+TEST(ProcessGroupTest, ToleratedPrimaryFailureLetsTheJobSucceed) {
+  ProcessGroup group;
+  ASSERT_TRUE(group.Start(Shell("coordinator", "exit 0", ProcessRole::kService)).ok());
+  ASSERT_TRUE(group.Start(Shell("worker 0", "exit 3")).ok());
+  ASSERT_TRUE(group.Start(Shell("worker 1", "exit 0")).ok());
+  Reports reports;
+  SuperviseOptions options = reports.Options(absl::Seconds(10));
+  options.on_primary_failure = [](const ChildExit&, int) { return FailureAction::kTolerate; };
+  JobResult result = group.Supervise(options);
+  EXPECT_EQ(result.outcome, JobOutcome::kSucceeded) << result.reason;
+  EXPECT_EQ(result.ExitCode(), 0);
+  EXPECT_EQ(result.tolerated, 1);
+  EXPECT_THAT(reports.lines, Contains(HasSubstr("the job goes on without it")));
+}
+
 TEST(ProcessGroupTest, ServiceStillRunningAfterThePrimariesFailsTheJob) {
   ProcessGroup group;
   pid_t server = group.Start(Sleeper("server 0", ProcessRole::kService)).value();

@@ -112,5 +112,67 @@ TEST(RosterTest, TheJobEndsWhenNoWorkerIsActiveAndNamesTheDead) {
   EXPECT_THAT(r.Outcome()->message(), HasSubstr("without workers 1"));
 }
 
+TEST(RosterTest, ToleratedDeadWorkersNeedOneThatFinished) {
+  Roster r(1, 2, Job(100));
+  for (int w = 0; w < 2; ++w) r.Add(wire::WORKER, w, "", 10 + w, absl::UnixEpoch(), {});
+  r.node(r.workers().at(0)).state = NodeState::kDead;
+  r.node(r.workers().at(1)).state = NodeState::kFinished;
+  EXPECT_EQ(r.Outcome(/*tolerate_dead_workers=*/false)->code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(r.Outcome(/*tolerate_dead_workers=*/true)->ok());
+  r.node(r.workers().at(1)).state = NodeState::kDead;
+  ASSERT_TRUE(r.Outcome(true).has_value());
+  EXPECT_THAT(r.Outcome(true)->message(), HasSubstr("no worker finished: workers 0, 1"));
+}
+
+wire::Join Incarnation(int rank, uint64_t incarnation) {
+  wire::Join j = WorkerJoin(rank);
+  j.set_incarnation(incarnation);
+  return j;
+}
+
+TEST(RosterTest, ARejoinNamesADeadOrSilentRankAndReplacesIt) {
+  const absl::Time t0 = absl::UnixEpoch();
+  const absl::Duration silence = absl::Seconds(1);
+  Roster r(1, 3, Job(100));
+  for (int w = 0; w < 3; ++w) {
+    r.Add(wire::WORKER, w, "", 10 + w, t0, {}).incarnation = 100 + w;
+  }
+  r.node(r.workers().at(1)).state = NodeState::kDead;
+  r.node(r.workers().at(2)).state = NodeState::kFinished;
+  // A dead rank rejoins at once.
+  EXPECT_EQ(*r.AdmitRejoin(Incarnation(1, 7), false, t0, silence), 1);
+  // An active rank: the same process again is a repeated JOIN; another process waits
+  // until the old one has been silent long enough.
+  EXPECT_EQ(r.AdmitRejoin(Incarnation(0, 100), false, t0 + silence, silence).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  absl::StatusOr<int> early = r.AdmitRejoin(Incarnation(0, 7), false, t0 + absl::Milliseconds(300),
+                                            silence);
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(early.status().message(), HasSubstr("already started and worker rank 0 is active"));
+  EXPECT_EQ(*r.AdmitRejoin(Incarnation(0, 7), false, t0 + silence, silence), 0);
+  // Refused: a finished rank, a rank being rejoined, no rank, a rank out of range, a server,
+  // another job.
+  EXPECT_THAT(r.AdmitRejoin(Incarnation(2, 7), false, t0, silence).status().message(),
+              HasSubstr("has finished"));
+  EXPECT_EQ(r.AdmitRejoin(Incarnation(1, 7), true, t0, silence).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.AdmitRejoin(Incarnation(-1, 7), false, t0, silence).status().message(),
+              HasSubstr("must name its rank"));
+  EXPECT_THAT(r.AdmitRejoin(Incarnation(3, 7), false, t0, silence).status().message(),
+              HasSubstr("out of range"));
+  EXPECT_THAT(r.AdmitRejoin(ServerJoin(), false, t0, silence).status().message(),
+              HasSubstr("already started"));
+  wire::Join other = WorkerJoin(1, 200);
+  EXPECT_THAT(r.AdmitRejoin(other, false, t0, silence).status().message(),
+              HasSubstr("size is 200 here but 100 in the job"));
+  // The new node replaces the old one as the rank's; the old one is no longer current.
+  const uint32_t old_id = r.workers().at(1);
+  const NodeRecord& fresh = r.Add(wire::WORKER, 1, "", 20, t0, {});
+  EXPECT_EQ(r.workers().at(1), fresh.id);
+  EXPECT_FALSE(r.Current(r.node(old_id)));
+  EXPECT_TRUE(r.Current(fresh));
+  EXPECT_EQ(r.ActiveWorkers(), (std::vector<int>{0, 1}));
+}
+
 }  // namespace
 }  // namespace kairos::internal

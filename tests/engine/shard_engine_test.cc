@@ -221,6 +221,51 @@ TEST(ShardEngineTest, AFinishedWorkerIsRefusedAndReleasesTheOthers) {
   EXPECT_EQ(f.engine->refused().not_active, 1u);
 }
 
+// A rejoin of a worker that left: re-admitted at max(its last clock, the slowest active
+// clock); rounds at or after that clock wait for it again, earlier ones were applied
+// without it (docs/policies.md, "Membership").
+TEST(ShardEngineTest, ARejoinedWorkerIsCountedFromTheSlowestActiveClock) {
+  EngineFixture f("bsp", 3);
+  for (int w = 0; w < 3; ++w) f.Clock(w, 1);
+  f.engine->OnLeave(2, policy::MemberState::kDead, kT0);
+  for (int w = 0; w < 2; ++w) {
+    f.Push(w, 1, {2.0f * (w + 1), 0, 0, 0});
+    f.Clock(w, 2);
+  }
+  f.Clock(0, 3);  // worker 1 is the slowest active one, at 2
+  EXPECT_EQ(f.Values(), (std::vector<float>{-3, 0, 0, 0}));  // round 1: (2 + 4) / 2
+  f.host.Take();
+  EXPECT_EQ(f.engine->OnRejoin(2, kT0), 2);
+  EXPECT_TRUE(f.engine->active(2));
+  EXPECT_EQ(f.engine->gate().clocks().clock(2), 2);
+  // Round 2 now needs worker 2: pushes of workers 1 and 2 at clock 2, then their clocks.
+  f.Push(1, 2, {0, 3, 0, 0});
+  f.Clock(1, 3);
+  EXPECT_EQ(f.Values(), (std::vector<float>{-3, 0, 0, 0}));
+  f.Push(2, 2, {0, 1, 0, 0});
+  f.Clock(2, 3);
+  EXPECT_EQ(f.Values(), (std::vector<float>{-3, -2, 0, 0}));  // round 2: (3 + 1) / 2
+  // Out of range: -1.
+  EXPECT_EQ(f.engine->OnRejoin(3, kT0), -1);
+}
+
+// A rejoin of a worker still active (its process replaced before it was declared dead):
+// its clock and place are kept; only its old process's waiting reads go.
+TEST(ShardEngineTest, AReplacedWorkerKeepsItsClockAndLosesItsWaitingReads) {
+  EngineFixture f("ssp:s=0", 2);
+  f.Clock(0, 1);
+  f.Clock(0, 2);
+  f.Pull(0, 2);
+  f.Clock(1, 1);
+  f.Pull(1, 1);
+  EXPECT_EQ(f.engine->num_waiting(), 1);  // worker 0's read at 2 waits for worker 1
+  f.host.Take();
+  EXPECT_EQ(f.engine->OnRejoin(0, kT0), 2);
+  EXPECT_EQ(f.engine->num_waiting(), 0);
+  EXPECT_TRUE(f.host.answers.empty());  // dropped unanswered
+  EXPECT_EQ(f.engine->OnRejoin(1, kT0), 1);
+}
+
 TEST(ShardEngineTest, AWaitingReadPastItsDeadlineNamesWhomItWaitedFor) {
   EngineFixture f("bsp", 2);
   f.Clock(0, 1);

@@ -321,6 +321,7 @@ TEST(PrometheusTest, CoordinatorMetrics) {
   s.workers_dead = 1;
   s.barriers_released = 4;
   s.barrier_waiting = 1;
+  s.workers_rejoined = 6;
   s.refused.joins = 2;
   s.refused.waits_capped = 3;
   PrometheusWriter out;
@@ -345,6 +346,7 @@ TEST(PrometheusTest, CoordinatorMetrics) {
                   "kairos_coordinator_phase{phase=\"running\"} 1",
                   "kairos_coordinator_phase{phase=\"starting\"} 0",
                   "kairos_coordinator_ready_servers 2", "kairos_coordinator_stragglers 2",
+                  "kairos_coordinator_worker_rejoins_total 6",
                   "kairos_handshakes_refused_total 5", "kairos_refused_total{reason=\"joins\"} 2",
                   "kairos_refused_total{reason=\"malformed\"} 0",
                   "kairos_refused_total{reason=\"unauthenticated\"} 0",

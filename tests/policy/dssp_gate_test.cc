@@ -169,6 +169,19 @@ TEST(DsspGateTest, ExactGrantAdmitsRStarReadsBeyondTheLowerBound) {
   EXPECT_TRUE(gate->Admits(0, 5));
 }
 
+// A worker that leaves and rejoins starts afresh: no grant (and a new row of table A).
+TEST(DsspGateTest, ARejoinedWorkerHoldsNoGrant) {
+  auto gate = MakeDssp(Dssp(1, 4), 2);
+  RunRow1Trace(*gate);
+  EXPECT_TRUE(gate->Admits(0, 4));  // the grant
+  gate->OnLeave(0, MemberState::kDead);
+  gate->OnRejoin(0, 4, At(20));
+  EXPECT_TRUE(gate->clocks().active(0));
+  EXPECT_EQ(gate->clocks().clock(0), 4);
+  EXPECT_FALSE(gate->Admits(0, 4));  // gap 2 > s_L, and the grant is gone
+  EXPECT_THAT(gate->Blockers(0, 4), ElementsAre(1));
+}
+
 TEST(DsspGateTest, LiteralGrantAdmitsOneReadMore) {
   auto gate = MakeDssp(Dssp(1, 4, Grant::kLiteral), 2);
   RunRow1Trace(*gate);

@@ -37,6 +37,25 @@ TEST(SspGateTest, AdmitsReadAtMostSAheadOfSlowest) {
   EXPECT_THAT(gate->Blockers(0, 2), IsEmpty());
 }
 
+// A worker that left and rejoins (Gate::OnRejoin's default): active again from the clock
+// it is given, holding the others back from there.
+TEST(SspGateTest, ARejoinedWorkerHoldsTheOthersFromItsNewClock) {
+  auto gate = MakeSsp(0, 2);
+  gate->OnClock(0, 1, kT0);
+  gate->OnLeave(1, MemberState::kDead);
+  gate->OnClock(0, 3, kT0);
+  EXPECT_TRUE(gate->Admits(0, 3));  // nobody else is active
+  gate->OnRejoin(1, 2, kT0);
+  EXPECT_TRUE(gate->clocks().active(1));
+  EXPECT_EQ(gate->clocks().clock(1), 2);
+  EXPECT_EQ(gate->clocks().MinActiveClock(), 2);
+  EXPECT_FALSE(gate->Admits(0, 3));
+  EXPECT_THAT(gate->Blockers(0, 3), ElementsAre(1));
+  EXPECT_TRUE(gate->Admits(1, 2));
+  gate->OnClock(1, 3, kT0);
+  EXPECT_TRUE(gate->Admits(0, 3));
+}
+
 TEST(SspGateTest, BlocksReadMoreThanSAhead) {
   auto gate = MakeSsp(2, 3);
   gate->OnClock(0, 3, kT0);

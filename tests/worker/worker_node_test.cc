@@ -57,7 +57,7 @@ class WorkerNodeTest : public ::testing::Test {
   }
 
   // Answers the JOIN and sends START for 2 servers and 3 workers; AwaitStart's status.
-  absl::Status Start(int num_servers = 2) {
+  absl::Status Start(int num_servers = 2, int64_t clock = 0) {
     std::vector<FakeTransport::Sent> sent = t_->TakeSent();
     if (sent.size() != 1 || sent[0].message.header.kind() != wire::JOIN) {
       return absl::InternalError("expected one JOIN");
@@ -69,6 +69,7 @@ class WorkerNodeTest : public ::testing::Test {
     reply.header.mutable_join_reply()->set_rank(1);
     reply.header.mutable_join_reply()->set_token_hi(kCredential.hi);
     reply.header.mutable_join_reply()->set_token_lo(kCredential.lo);
+    reply.header.mutable_join_reply()->set_clock(clock);
     if (absl::Status s = t_->Deliver(kCoordinator, std::move(reply)); !s.ok()) return s;
     Message start;
     start.header.set_kind(wire::START);
@@ -163,6 +164,48 @@ TEST_F(WorkerNodeTest, JoinsWithItsJobAndLearnsTheServersAndTablesAtStart) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("unknown table 'v'; the job has: w"));
   EXPECT_TRUE(node_->EndStatus().ok());
+}
+
+// A rejoin (docs/design.md, "Failures"): "not yet" (Unavailable) makes the worker send the
+// same JOIN (same incarnation) again at its next tick; a JOIN_REPLY with a clock makes it
+// tell every shard that clock before anything else, and start there.
+TEST_F(WorkerNodeTest, ANotYetJoinIsSentAgainAndARejoinStartsAtItsClock) {
+  WorkerOptions options;
+  options.rank = 1;
+  options.coordinator = "fake://coordinator";
+  options.job = Job();
+  options.join_timeout = absl::Seconds(60);
+  auto transport = std::make_unique<FakeTransport>("worker");
+  t_ = transport.get();
+  node_ = std::make_unique<WorkerNode>(options, std::move(transport));
+  ASSERT_TRUE(node_->SendJoin().ok());
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  const uint64_t incarnation = sent[0].message.header.join().incarnation();
+  EXPECT_NE(incarnation, 0u);
+  Message reply;
+  reply.header.set_kind(wire::JOIN_REPLY);
+  reply.header.set_request_id(sent[0].message.header.request_id());
+  ToWire(absl::UnavailableError("worker rank 1 is active (heard 10ms ago)"),
+         reply.header.mutable_status());
+  ASSERT_TRUE(t_->Deliver(kCoordinator, std::move(reply)).ok());
+  EXPECT_FALSE(node_->joined());
+  EXPECT_TRUE(node_->EndStatus().ok());
+  EXPECT_TRUE(t_->sent().empty());
+  t_->Tick(absl::Now());
+  sent = t_->sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::JOIN);
+  EXPECT_EQ(sent[0].message.header.join().incarnation(), incarnation);
+  ASSERT_TRUE(Start(/*num_servers=*/2, /*clock=*/7).ok());
+  EXPECT_EQ(node_->start_clock(), 7);
+  sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 2u);
+  for (const FakeTransport::Sent& m : sent) {
+    EXPECT_EQ(m.message.header.kind(), wire::CLOCK);
+    EXPECT_EQ(m.message.header.clock(), 7);
+    EXPECT_EQ(m.message.header.sender(), kNodeId);
+  }
 }
 
 TEST_F(WorkerNodeTest, ARefusedJoinEndsTheNodeWithTheCoordinatorsReason) {
