@@ -252,5 +252,62 @@ TEST_F(CheckpointClusterTest, RestoresThatCannotBeDoneFailTheJobByName) {
   EXPECT_THAT(missing.status().message(), HasSubstr("no checkpoint directory"));
 }
 
+// The coordinator goes away mid-job (docs/durability.md, "Coordinator death"): the server
+// and the worker end with an error naming it (here it stops and says so; one that dies
+// silently is noticed within 20 heartbeat intervals, FaultTest's partitions), and the
+// server's checkpoint remains for a new job to start from.
+TEST_F(CheckpointClusterTest, ACoordinatorGoneEndsEveryNodeByNameAndTheCheckpointRemains) {
+  const absl::Duration beat = absl::Milliseconds(50);
+  CoordinatorOptions co;
+  co.num_servers = 1;
+  co.num_workers = 1;
+  co.job = Options(1).job;
+  co.listen = "tcp://127.0.0.1:0";
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  ServerOptions so;
+  so.coordinator = (*coordinator)->endpoint();
+  so.heartbeat_interval = beat;
+  so.checkpoint_dir = dir_.string();
+  so.checkpoint_sync = false;
+  auto server = Server::Create(so);
+  ASSERT_TRUE(server.ok()) << server.status();
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = *co.job;
+  wo.heartbeat_interval = beat;
+  auto worker = Worker::Create(wo);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  std::vector<float> grad(kDense, 1.0f);
+  ASSERT_TRUE((*worker)->Push("w", grad).ok());
+  ASSERT_TRUE((*worker)->Clock().ok());
+  std::vector<float> before(kDense);
+  ASSERT_TRUE((*worker)->Pull("w", before).ok());
+  ASSERT_TRUE((*server)->Checkpoint(absl::Seconds(30)).ok());
+
+  coordinator->reset();
+  const absl::Status ended = (*server)->Wait(absl::Seconds(30));
+  EXPECT_FALSE(ended.ok());
+  EXPECT_THAT(ended.message(), HasSubstr("coordinator"));
+  CallOptions within;
+  within.deadline = absl::Now() + absl::Seconds(30);
+  const absl::Status barrier = (*worker)->Barrier(within);
+  EXPECT_FALSE(barrier.ok());
+  EXPECT_THAT(barrier.message(), HasSubstr("coordinator"));
+  worker->reset();
+  (*server)->Stop();
+
+  // What the server had written is there to start again from.
+  ClusterOptions again = Options(1);
+  again.num_workers = 1;
+  again.server.restore_from = dir_.string();
+  auto cluster = LocalCluster::Create(again);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<float> back(kDense);
+  ASSERT_TRUE((*cluster)->worker(0).Pull("w", back).ok());
+  EXPECT_EQ(back, before);
+  ASSERT_TRUE((*cluster)->Shutdown().ok());
+}
+
 }  // namespace
 }  // namespace kairos
