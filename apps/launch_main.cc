@@ -5,6 +5,7 @@
 //   kairos-launch -s S -w W [--transport tcp|ipc] [--timeout SECONDS] [--grace SECONDS]
 //                 [--keys DIR] [--updater-plugin PATH.so ...] [--restart-workers N]
 //                 [--tolerate-worker-failures] [--heartbeat-timeout SECONDS]
+//                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N] [--restore-from DIR]
 //                 -- program [args...]
 //
 // starts kairos-coordinator, S kairos-server processes and W copies of the program (the
@@ -73,6 +74,10 @@ struct LaunchConfig {
   int restart_workers = 0;           // restarts per worker
   bool tolerate_worker_failures = false;
   std::optional<absl::Duration> heartbeat_timeout;  // the coordinator's; unset: its default
+  // Passed to every server (docs/durability.md); absolute; empty/0: not passed.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every_clocks = 0;
+  std::string restore_from;
   std::vector<std::string> program;  // the program and its arguments
 };
 
@@ -126,6 +131,19 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
   app.add_flag("--tolerate-worker-failures", config.tolerate_worker_failures,
                "A worker that fails (past its restarts) does not stop the job: the job "
                "succeeds if at least one worker finished (passed on to the coordinator)");
+  app.add_option("--checkpoint-dir", config.checkpoint_dir,
+                 "Every server writes its shard's checkpoints under DIR (kairos-server "
+                 "--checkpoint-dir; docs/durability.md): at the end of the job, and with "
+                 "--checkpoint-every-clocks");
+  app.add_option("--checkpoint-every-clocks", config.checkpoint_every_clocks,
+                 "Passed to every server: a checkpoint each time the slowest worker's clock "
+                 "reaches a multiple of N (needs --checkpoint-dir)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--restore-from", config.restore_from,
+                 "Every server starts the job from this checkpoint (a clock-N directory or a "
+                 "directory of them: the latest complete one)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
                  "Seconds of silence after which the coordinator declares a node dead "
                  "(its --heartbeat-timeout-ms); 0: the coordinator's default (10)")
@@ -185,6 +203,15 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
     std::error_code error;
     std::filesystem::path absolute = std::filesystem::absolute(plugin, error);
     if (!error) plugin = absolute.string();
+  }
+  if (config.checkpoint_every_clocks > 0 && config.checkpoint_dir.empty()) {
+    return UsageError("--checkpoint-every-clocks needs --checkpoint-dir");
+  }
+  for (std::string* dir : {&config.checkpoint_dir, &config.restore_from}) {
+    if (dir->empty()) continue;
+    std::error_code error;
+    std::filesystem::path absolute = std::filesystem::absolute(*dir, error);
+    if (!error) *dir = absolute.string();
   }
   return std::nullopt;
 }
@@ -350,6 +377,16 @@ absl::Status Launcher::StartServers() {
     if (!config_.keys_dir.empty()) spec.args.insert(spec.args.end(), {"--keys", config_.keys_dir});
     for (const std::string& plugin : config_.updater_plugins) {
       spec.args.insert(spec.args.end(), {"--updater-plugin", plugin});
+    }
+    if (!config_.checkpoint_dir.empty()) {
+      spec.args.insert(spec.args.end(), {"--checkpoint-dir", config_.checkpoint_dir});
+    }
+    if (config_.checkpoint_every_clocks > 0) {
+      spec.args.insert(spec.args.end(), {"--checkpoint-every-clocks",
+                                         absl::StrCat(config_.checkpoint_every_clocks)});
+    }
+    if (!config_.restore_from.empty()) {
+      spec.args.insert(spec.args.end(), {"--restore-from", config_.restore_from});
     }
     spec.role = ProcessRole::kService;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();

@@ -131,5 +131,34 @@ TEST(MultiProcessTest, ToleratedWorkerFailureLetsTheOthersSucceed) {
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("rank 1 ok")));
 }
 
+// --checkpoint-dir and --restore-from go to every server (docs/durability.md): a job of 3
+// iterations leaves its last checkpoint at clock 3; a job started from it names its own
+// from there on (clock 3 + 3 = 6), both shards' files each time.
+TEST(MultiProcessTest, CheckpointFlagsReachEveryServerAndAJobResumesFromThem) {
+  std::string dir = ::testing::TempDir() + "kairos-multiprocess-ckpt-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string ckpt = dir + "/ckpt";
+  LaunchResult first = Launch({"-s", "2", "-w", "2", "--checkpoint-dir", ckpt, "--",
+                               KAIROS_TRAINING_PATH, "--iterations", "3"});
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  for (const char* shard : {"shard-00000-of-00002.kcp", "shard-00001-of-00002.kcp"}) {
+    EXPECT_TRUE(std::filesystem::exists(ckpt + "/clock-000000000003/" + shard)) << shard;
+  }
+  // The restored values are not the sequential computation from zero: --check 0.
+  LaunchResult second = Launch({"-s", "2", "-w", "2", "--restore-from", ckpt,
+                                "--checkpoint-dir", ckpt, "--", KAIROS_TRAINING_PATH,
+                                "--iterations", "3", "--check", "0"});
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  for (const char* shard : {"shard-00000-of-00002.kcp", "shard-00001-of-00002.kcp"}) {
+    EXPECT_TRUE(std::filesystem::exists(ckpt + "/clock-000000000006/" + shard)) << shard;
+  }
+  // A restore from nowhere fails the job, naming the directory.
+  LaunchResult missing = Launch({"-s", "1", "-w", "1", "--checkpoint-every-clocks", "2", "--",
+                                 KAIROS_TRAINING_PATH});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.output, HasSubstr("--checkpoint-every-clocks needs --checkpoint-dir"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kairos::launch
