@@ -352,9 +352,15 @@ class Harness {
                      s.message.header.status().message().c_str());
       }
       if (s.to == job_.coordinator()) {
+        // MEMBERSHIP: the answer to a rejoin (MEMBERSHIP ACTIVE), the clock the shard
+        // re-admitted the worker at.
         Require(kind == wire::JOIN || kind == wire::READY || kind == wire::HEARTBEAT ||
-                    kind == wire::ERROR,
-                "the server sends the coordinator only JOIN, READY, HEARTBEAT or ERROR");
+                    kind == wire::ERROR ||
+                    (kind == wire::MEMBERSHIP &&
+                     s.message.header.membership().state() == wire::Membership::ACTIVE &&
+                     s.message.header.membership().clock() >= 0),
+                "the server sends the coordinator only JOIN, READY, HEARTBEAT, ERROR or the "
+                "answer to a rejoin");
       } else {
         Require(kind == wire::PUSH_REPLY || kind == wire::PULL_REPLY || kind == wire::ERROR ||
                     kind == wire::FINISH || kind == wire::ASSIGN_REPLY ||
