@@ -56,6 +56,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/policy_list.h"
 #include "bench/bench_report.h"
 #include "common/logging.h"
 #include "fashion_mnist/data.h"
@@ -197,32 +198,6 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (unset("--sim-sample-ms")) f.sim_sample_ms = 250.0;
 }
 
-// Whether `piece` of a comma-separated list is a bare key=value parameter (as r=12 in
-// "dssp:s=3,r=12") rather than a spec of its own (as "gate=bsp+agg=immediate"); the rule of
-// kairos_policy_sim.
-bool IsParameter(absl::string_view piece) {
-  if (!absl::StrContains(piece, '=') || absl::StrContains(piece, ':') ||
-      absl::StrContains(piece, '+')) {
-    return false;
-  }
-  for (absl::string_view seam : {"gate=", "agg=", "weight=", "pull=", "straggler="}) {
-    if (absl::StartsWith(piece, seam)) return false;
-  }
-  return true;
-}
-
-std::vector<std::string> SplitPolicies(const std::string& text) {
-  std::vector<std::string> specs;
-  for (absl::string_view piece : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    piece = absl::StripAsciiWhitespace(piece);
-    if (!specs.empty() && IsParameter(piece)) {
-      absl::StrAppend(&specs.back(), ",", piece);
-    } else {
-      specs.emplace_back(piece);
-    }
-  }
-  return specs;
-}
 
 // One scenario: real (a kairos cluster) or simulated.
 struct Scenario {

@@ -34,6 +34,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/policy_list.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
@@ -141,32 +142,6 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--curves", f.curves, "Write every loss sample of every policy to this file");
 }
 
-// Whether `piece` of a comma-separated list is a bare key=value parameter (as r=12 in
-// "dssp:s=3,r=12") rather than a spec of its own (as "gate=bsp+agg=immediate").
-bool IsParameter(absl::string_view piece) {
-  if (!absl::StrContains(piece, '=') || absl::StrContains(piece, ':') ||
-      absl::StrContains(piece, '+')) {
-    return false;
-  }
-  for (absl::string_view seam : {"gate=", "agg=", "weight=", "pull=", "straggler="}) {
-    if (absl::StartsWith(piece, seam)) return false;
-  }
-  return true;
-}
-
-// "bsp,dssp:s=3,r=12,asp" -> {"bsp", "dssp:s=3,r=12", "asp"}.
-std::vector<std::string> SplitPolicies(const std::string& text) {
-  std::vector<std::string> specs;
-  for (absl::string_view piece : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    piece = absl::StripAsciiWhitespace(piece);
-    if (!specs.empty() && IsParameter(piece)) {
-      absl::StrAppend(&specs.back(), ",", piece);
-    } else {
-      specs.emplace_back(piece);
-    }
-  }
-  return specs;
-}
 
 // The model of one seed (the quadratic problem and Fashion-MNIST's synthetic stand-in depend
 // on it; the Fashion-MNIST files do not).
@@ -430,7 +405,7 @@ int Run(const Flags& f) {
   }
   std::vector<Row> rows;
   std::vector<std::string> failures, divergences;
-  const std::vector<std::string> specs = SplitPolicies(f.policies);
+  const std::vector<std::string> specs = bench::SplitPolicies(f.policies);
   for (const std::string& spec : specs) {
     std::vector<Row> runs;
     bool failed = false;
