@@ -253,8 +253,8 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--csv", f.csv, "Also write every result to this CSV file");
   app.add_flag("--quick", f.quick,
-               "Smoke run: 0.1 s budgets, sizes 4K,1M, workers 1,2, memory 16M (flags given "
-               "explicitly still win)");
+               "Smoke run: 0.1 s budgets, sizes 4K,1M, workers 1,2, memory 16M, small 1K, "
+               "checkpoint 4M (flags given explicitly still win)");
 }
 
 // --quick: small budgets, except where a flag was given explicitly.
