@@ -106,6 +106,15 @@ std::string RefusalReason(uint16_t event, uint32_t value, bool with_keys) {
 
 void ReleaseBuffer(void* /*data*/, void* hint) { delete static_cast<Buffer*>(hint); }
 
+// A received frame, kept alive by the buffers of the Message that point into it.
+struct ReceivedFrame {
+  ReceivedFrame() { zmq_msg_init(&msg); }
+  ~ReceivedFrame() { zmq_msg_close(&msg); }
+  ReceivedFrame(const ReceivedFrame&) = delete;
+  ReceivedFrame& operator=(const ReceivedFrame&) = delete;
+  zmq_msg_t msg;
+};
+
 struct Outgoing {
   PeerId to;
   Message message;
@@ -547,30 +556,44 @@ class ZmqTransport final : public Transport {
   // at the batch's end with messages possibly left.
   bool Drain(void* s, bool router) {
     for (int i = 0; i < kMaxMessagesPerWake; ++i) {
-      std::vector<RawFrame> frames;
+      // Each frame is received into `part` on the stack, so the receive that finds the
+      // socket empty (the end of every drain) allocates nothing; a frame that is kept
+      // moves into one heap object that the message's buffers share.
+      zmq_msg_t part;
+      zmq_msg_init(&part);
+      if (zmq_msg_recv(&part, s, ZMQ_DONTWAIT) < 0) {  // empty
+        zmq_msg_close(&part);
+        return false;
+      }
+      bool more = zmq_msg_more(&part) != 0;
       PeerId from = 0;
-      bool first = true;
-      bool more = true;
-      while (more) {
-        auto msg = std::shared_ptr<zmq_msg_t>(new zmq_msg_t, [](zmq_msg_t* m) {
-          zmq_msg_close(m);
-          delete m;
-        });
-        zmq_msg_init(msg.get());
-        if (zmq_msg_recv(msg.get(), s, first ? ZMQ_DONTWAIT : 0) < 0) return false;  // empty
-        more = zmq_msg_more(msg.get()) != 0;
-        if (first && router) {
-          from = PeerFor(std::string(static_cast<const char*>(zmq_msg_data(msg.get())),
-                                     zmq_msg_size(msg.get())));
-          first = false;
-          continue;
+      bool have = true;  // `part` holds a frame not yet used
+      if (router) {      // the routing id
+        from = PeerFor(std::string(static_cast<const char*>(zmq_msg_data(&part)),
+                                   zmq_msg_size(&part)));
+        zmq_msg_close(&part);
+        have = false;
+      }
+      std::vector<RawFrame> frames;
+      frames.reserve(3);  // the header and up to two payloads without a reallocation
+      while (have || more) {
+        if (!have) {
+          zmq_msg_init(&part);
+          if (zmq_msg_recv(&part, s, 0) < 0) {
+            zmq_msg_close(&part);
+            return false;
+          }
+          more = zmq_msg_more(&part) != 0;
         }
-        if (router && frames.empty()) NotePeerAddress(from, msg.get());
-        first = false;
+        have = false;
+        if (router && frames.empty()) NotePeerAddress(from, &part);
+        auto kept = std::make_shared<ReceivedFrame>();
+        zmq_msg_move(&kept->msg, &part);
+        zmq_msg_close(&part);
         RawFrame frame;
-        frame.data = zmq_msg_data(msg.get());
-        frame.size = zmq_msg_size(msg.get());
-        frame.owner = std::move(msg);
+        frame.data = zmq_msg_data(&kept->msg);  // inside kept for a very small message
+        frame.size = zmq_msg_size(&kept->msg);
+        frame.owner = std::move(kept);
         frames.push_back(std::move(frame));
       }
       if (!router) from = DealerPeer(s);
@@ -824,27 +847,30 @@ class ZmqTransport final : public Transport {
   }
 
   // Drains the sockets that need it (see above); true when one stopped at the batch's end
-  // (the loop then polls without waiting).
+  // or was sent on after its drain (the loop then polls without waiting).
   bool DrainSockets() {
     bool more = false;
     for (size_t i = 1; i < items_.size(); ++i) {
       void* socket = items_[i].socket;
       if (i < first_monitor_) {
-        bool* sent = socket == listener_ ? &listener_sent_ : nullptr;
-        for (size_t d = 0; sent == nullptr && d < dealers_.size(); ++d) {
-          if (dealers_[d].socket == socket) sent = &dealers_[d].sent;
-        }
-        if (sent == nullptr || !(pending_[i] || *sent)) continue;
-        // Cleared first: a send from a handler during the drain comes before the receive
-        // that ends it, which leaves the socket's state known again.
-        *sent = false;
-        pending_[i] = 0;
-        if (Drain(socket, socket == listener_)) pending_[i] = 1;
+        // The socket's "sent" flag, by index: a handler may add dealers (ConnectNow).
+        const bool listener = socket == listener_;
+        size_t d = 0;
+        while (!listener && d < dealers_.size() && dealers_[d].socket != socket) ++d;
+        if (!listener && d == dealers_.size()) continue;
+        if (!(pending_[i] || (listener ? listener_sent_ : dealers_[d].sent))) continue;
+        // Cleared after the drain: a send from a handler during it comes before the
+        // receive that ends it, which leaves the socket's state known again.
+        pending_[i] = Drain(socket, listener) ? 1 : 0;
+        (listener ? listener_sent_ : dealers_[d].sent) = false;
       } else if (pending_[i]) {
         pending_[i] = MonitorEvents(socket) ? 1 : 0;
       }
       more = more || pending_[i];
     }
+    // A handler's send on a socket drained earlier in this pass.
+    more = more || listener_sent_;
+    for (const Dealer& d : dealers_) more = more || d.sent;
     return more;
   }
 
