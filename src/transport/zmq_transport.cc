@@ -532,7 +532,6 @@ class ZmqTransport final : public Transport {
       s = dealers_[to].socket;
       dealers_[to].sent = true;
     }
-    const std::string header = EncodeHeader(message);
     const bool has_payloads = !message.payloads.empty();
     bool ok = true;
     if (routing_id != nullptr) {
@@ -541,7 +540,12 @@ class ZmqTransport final : public Transport {
     // With ROUTER_MANDATORY a vanished peer fails on the first frame, before anything of
     // the message is queued, so a partial message is never left behind.
     if (!ok) return Drop();
-    ok = SendBytes(s, header.data(), header.size(), has_payloads);
+    // The header is serialized straight into ZeroMQ's message (no string in between).
+    const std::size_t header_size = PrepareHeader(message);
+    zmq_msg_t header;
+    zmq_msg_init_size(&header, header_size);
+    if (header_size > 0) EncodeHeaderTo(message, zmq_msg_data(&header));
+    ok = SendFrame(s, &header, has_payloads);
     for (size_t i = 0; ok && i < message.payloads.size(); ++i) {
       ok = SendPayload(s, message.payloads[i], i + 1 < message.payloads.size());
     }
