@@ -795,6 +795,7 @@ class ZmqTransport final : public Transport {
     int linger = 0;
     zmq_setsockopt(d.socket, ZMQ_LINGER, &linger, sizeof(linger));
     zmq_disconnect(d.socket, d.endpoint.c_str());  // no more reconnection attempts
+    d.sent = true;  // the disconnect used the socket: drain it before sleeping (see Loop)
     log_->warn("{}: {}", options_.name, why);
     if (on_connect_error_) {
       on_connect_error_(static_cast<PeerId>(index), absl::UnauthenticatedError(why));
