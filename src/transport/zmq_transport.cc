@@ -3,8 +3,9 @@
 // ZeroMQ transport. One I/O thread owns the sockets: a ROUTER for the listening endpoint
 // and one DEALER per outgoing connection. Other threads enqueue work and, when the I/O
 // thread sleeps, wake it through an eventfd that it polls beside the sockets' ZMQ_FD
-// descriptors (Loop), so nobody polls on a timer. Payloads go to ZeroMQ by reference (zmq_msg_init_data with a callback that drops
-// the Buffer's reference) and arrive as Buffers that keep the received message alive.
+// descriptors (Loop), so nobody polls on a timer. Payloads go to ZeroMQ by reference
+// (zmq_msg_init_data with a callback that drops the Buffer's reference) and arrive as
+// Buffers that keep the received message alive.
 //
 // Security (docs/security.md): with keys the ROUTER is a CURVE server in a ZAP domain of its
 // own, in which the context's ZapHandler accepts only the job's public key, and each DEALER
