@@ -81,10 +81,10 @@ using TickHandler = std::function<void(absl::Time now)>;
 // sends to `peer` are dropped and counted.
 using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& why)>;
 
-// How work reached the I/O thread from other threads (Send, Post): the commands handed
-// over, and the wake-ups that cost (eventfd writes). A command posted while the I/O thread
-// is awake rides on its current round, so wakes <= enqueued; benchmarks and the tests of
-// the pipelined paths read them.
+// How work reached the I/O thread through its queue (Send from another thread, Post): the
+// commands queued, and the wake-ups of the I/O thread (eventfd writes, Stop's included). A
+// command queued while the I/O thread is awake rides on its current round without a
+// wake-up; the tests of the pipelined paths read them.
 struct HandOffCounts {
   uint64_t enqueued = 0;
   uint64_t wakes = 0;

@@ -1005,7 +1005,7 @@ class ZmqTransport final : public Transport {
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> peers_forgotten_{0};
   std::atomic<uint64_t> handshakes_refused_{0};
-  std::atomic<uint64_t> enqueued_{0};  // commands handed over by other threads
+  std::atomic<uint64_t> enqueued_{0};  // commands queued (HandOffCounts)
   std::atomic<uint64_t> wakes_{0};     // eventfd writes
 
   // Owned by the I/O thread (or by the creating thread before Start).
