@@ -17,7 +17,8 @@
 //   2. the gate admits it, now or when a later event lets it;
 //   3. the parameters travel back (latency + bytes / bandwidth);
 //   4. the worker computes the gradient of a mini-batch at those parameters, taking
-//      compute_time * slowdown[w] * jitter * (straggler factor, with a probability);
+//      compute_time * slowdown[w] * jitter * (straggler factor, with a probability), or a
+//      draw from its measured profile (ComputeOptions::measured);
 //   5. the push travels (latency + bytes / bandwidth); on arrival the server applies it
 //      (straggler policy, weighting, aggregation, SGD), then takes the worker's clock c + 1
 //      (Gate::OnClock, ready buckets applied, waiting reads re-checked), then the worker's
@@ -51,7 +52,8 @@
 
 namespace kairos::sim {
 
-// How long a worker computes one gradient: compute_time * slowdown[w] * jitter * straggler.
+// How long a worker computes one gradient: compute_time * slowdown[w] * jitter * straggler,
+// or a draw from its measured profile.
 struct ComputeOptions {
   // Base time of one iteration on a worker of slowdown 1. > 0.
   absl::Duration compute_time = absl::Milliseconds(100);
@@ -66,7 +68,17 @@ struct ComputeOptions {
   // straggler_prob. 0 <= straggler_prob <= 1, straggler_factor >= 1.
   double straggler_prob = 0.0;
   double straggler_factor = 5.0;
+  // Measured compute times (a calibration, docs/simulator.md): when not empty, worker w
+  // draws each iteration's time from profile measured[w % measured.size()] and the model
+  // above (compute_time, slowdown, jitter, stragglers) is not used. A profile is its
+  // worker's empirical quantile function: 1 to kMaxProfilePoints nondecreasing durations,
+  // each > 0 and finite, q_0 .. q_{k-1}; a draw takes u uniform in [0, 1) and
+  // interpolates linearly at position u * (k - 1). At most kMaxProfiles profiles.
+  std::vector<std::vector<absl::Duration>> measured;
 };
+
+inline constexpr size_t kMaxProfilePoints = 1025;
+inline constexpr size_t kMaxProfiles = 65536;
 
 // The network between each worker and the server: a fixed latency plus the payload
 // (4 bytes per parameter) over a bandwidth, per message; no contention, no loss, and each

@@ -421,6 +421,65 @@ TEST(SimulatorTest, EagerPullHalvesTheStableLearningRate) {
   EXPECT_LT(final_over_initial("eager", 0.08f), 0.01);
 }
 
+// Measured profiles (ComputeOptions::measured): one point is an exact time per iteration,
+// worker w uses profile w mod their number, and the parametric model is ignored.
+TEST(SimulatorTest, AOnePointProfileIsAnExactComputeTime) {
+  SimOptions o;
+  o.policy = "bsp";
+  o.num_workers = 3;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 4;
+  o.network.latency = absl::Milliseconds(1);
+  o.network.bandwidth_bytes_per_s = 0;  // infinite: a message takes the latency
+  o.compute.slowdown = {100.0};         // ignored under a profile
+  o.compute.jitter_mean = 1.0;
+  o.compute.measured = {{absl::Milliseconds(10)}, {absl::Milliseconds(30)}};
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Workers 0 and 2 take 10 ms, worker 1 30 ms: BSP's rounds last 1 + 30 + 1 ms, after the
+  // first read's 1 ms.
+  EXPECT_EQ(r->end_time, absl::Milliseconds(1 + 4 * 32));
+  EXPECT_EQ(r->workers[0].compute_time, absl::Milliseconds(40));
+  EXPECT_EQ(r->workers[1].compute_time, absl::Milliseconds(120));
+  EXPECT_EQ(r->workers[2].compute_time, absl::Milliseconds(40));
+}
+
+TEST(SimulatorTest, AProfileIsSampledByItsQuantileFunction) {
+  SimOptions o;
+  o.policy = "asp";
+  o.num_workers = 1;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 4000;
+  o.network.latency = absl::ZeroDuration();
+  o.network.bandwidth_bytes_per_s = 0;  // infinite
+  // Quantiles 10, 20, 60 ms: half the draws in [10, 20], half in [20, 60], mean 27.5 ms.
+  o.compute.measured = {{absl::Milliseconds(10), absl::Milliseconds(20), absl::Milliseconds(60)}};
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const double mean_ms = absl::ToDoubleMilliseconds(r->workers[0].compute_time) / 4000;
+  EXPECT_NEAR(mean_ms, 27.5, 0.6);  // the standard error is about 0.2 ms
+  EXPECT_EQ(r->end_time, r->workers[0].compute_time);  // no network time
+}
+
+TEST(SimulatorTest, RejectsBadProfiles) {
+  const auto status_of = [](std::vector<std::vector<absl::Duration>> measured) {
+    SimOptions o;
+    o.compute.measured = std::move(measured);
+    return Simulate(o).status();
+  };
+  EXPECT_TRUE(status_of({{absl::Milliseconds(1), absl::Milliseconds(2)}}).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of({{}})));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of({{absl::ZeroDuration()}})));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of({{absl::InfiniteDuration()}})));
+  const absl::Status unsorted = status_of(
+      {{absl::Milliseconds(1)}, {absl::Milliseconds(2), absl::Milliseconds(1)}});
+  EXPECT_TRUE(absl::IsInvalidArgument(unsorted));
+  EXPECT_NE(unsorted.message().find("compute.measured[1]"), absl::string_view::npos)
+      << unsorted;
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of(
+      {std::vector<absl::Duration>(kMaxProfilePoints + 1, absl::Milliseconds(1))})));
+}
+
 TEST(SimulatorTest, RejectsBadOptions) {
   const auto status_of = [](void (*change)(SimOptions&)) {
     SimOptions o;
