@@ -938,6 +938,7 @@ Run RunCalibrated(const Flags& f, const Scenario& sc, const Calibration& cal,
   o.max_time = absl::Seconds(std::max(f.budget_s - cal.startup_s, 0.1));
   o.seed = seed;
   o.push_log_size = kPushLog;
+  o.stop_at_accuracy = cal.setting.target_accuracy;  // only the time to target is compared
   absl::StatusOr<sim::SimResult> r = sim::Simulate(o);
   run.run_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
   if (!r.ok()) {

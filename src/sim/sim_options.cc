@@ -126,6 +126,9 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
     return Bad("learning_rate", "> 0", absl::StrCat(o.learning_rate));
   }
   if (o.batch_size < 1) return Bad("batch_size", ">= 1", absl::StrCat(o.batch_size));
+  if (!(o.stop_at_accuracy >= 0.0 && o.stop_at_accuracy <= 1.0)) {
+    return Bad("stop_at_accuracy", "in [0, 1]", absl::StrCat(o.stop_at_accuracy));
+  }
   if (o.sample_interval <= absl::ZeroDuration() ||
       o.sample_interval == absl::InfiniteDuration()) {
     return Bad("sample_interval", "> 0 and finite", absl::FormatDuration(o.sample_interval));

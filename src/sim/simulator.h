@@ -123,6 +123,10 @@ struct SimOptions {
   absl::Duration sample_interval = absl::Seconds(1);
   // Seeds the compute-time draws, the mini-batches and a default model.
   uint64_t seed = 1;
+  // > 0: the run stops at the first sample (at most sample_interval after the fact) whose
+  // accuracy reaches this, for a classifier (a time-to-target run needs nothing after it).
+  // In [0, 1]; 0: never.
+  double stop_at_accuracy = 0.0;
   // Pushes kept per worker in the result's WorkerMetrics::push_log (0: none), as
   // ServerOptions::push_log_size does on a real server.
   int push_log_size = 0;
@@ -155,6 +159,7 @@ struct SimResult {
   double optimal_loss = 0.0;  // Model::optimal_loss()
   absl::Duration end_time;  // time of the last event (or max_time)
   bool time_limited = false;  // stopped by max_time with work left
+  bool stopped_at_target = false;  // stopped by stop_at_accuracy (at end_time, a sample)
   uint64_t events = 0;      // events processed
   uint64_t version = 0;     // updates applied
   // Pushes whose gradient held NaN or Inf: refused (never applied), as a real server does

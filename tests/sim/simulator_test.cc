@@ -18,6 +18,7 @@
 #include "kairos/metrics.h"
 #include "policy/policy.h"
 #include "sim/dataset.h"
+#include "sim/model.h"
 #include "sim/random.h"
 #include "sim_test_util.h"
 
@@ -459,6 +460,39 @@ TEST(SimulatorTest, AProfileIsSampledByItsQuantileFunction) {
   const double mean_ms = absl::ToDoubleMilliseconds(r->workers[0].compute_time) / 4000;
   EXPECT_NEAR(mean_ms, 27.5, 0.6);  // the standard error is about 0.2 ms
   EXPECT_EQ(r->end_time, r->workers[0].compute_time);  // no network time
+}
+
+TEST(SimulatorTest, StopsAtTheFirstSampleThatReachesTheAccuracy) {
+  absl::StatusOr<DataSplit> data = MakeGaussianClusters(
+      {.num_classes = 3, .num_features = 4, .num_train = 256, .num_test = 128,
+       .separation = 3.0});
+  ASSERT_TRUE(data.ok());
+  SimOptions o;
+  o.policy = "ssp:s=1";
+  o.num_workers = 4;
+  o.model = *MakeSoftmaxModel(*std::move(data), {});
+  o.iterations = 1000;
+  o.sample_interval = absl::Milliseconds(200);
+  absl::StatusOr<SimResult> full = Simulate(o);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_GT(full->samples.back().accuracy, 0.8);
+  o.stop_at_accuracy = 0.8;
+  absl::StatusOr<SimResult> stopped = Simulate(o);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_TRUE(stopped->stopped_at_target);
+  EXPECT_FALSE(full->stopped_at_target);
+  // The same run up to the first sample at 0.8, which ends it.
+  size_t first = 0;
+  while (full->samples[first].accuracy < 0.8) ++first;
+  ASSERT_EQ(stopped->samples.size(), first + 1);
+  for (size_t i = 0; i <= first; ++i) {
+    EXPECT_EQ(stopped->samples[i].time, full->samples[i].time);
+    EXPECT_EQ(stopped->samples[i].accuracy, full->samples[i].accuracy);
+  }
+  EXPECT_EQ(stopped->end_time, full->samples[first].time);
+  EXPECT_LT(stopped->total_iterations(), full->total_iterations());
+  o.stop_at_accuracy = 1.5;
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
 }
 
 TEST(SimulatorTest, RejectsBadProfiles) {
