@@ -411,6 +411,36 @@ double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return sab / std::sqrt(saa * sbb);
 }
 
+double MeanPairwiseSpearman(const std::vector<std::vector<double>>& by_seed) {
+  double sum = 0;
+  int pairs = 0;
+  for (size_t i = 0; i < by_seed.size(); ++i) {
+    for (size_t j = i + 1; j < by_seed.size(); ++j) {
+      const double r = Spearman(by_seed[i], by_seed[j]);
+      if (std::isnan(r)) continue;
+      sum += r;
+      ++pairs;
+    }
+  }
+  return pairs > 0 ? sum / pairs : kNaN;
+}
+
+double MeanPairwiseRelativeDifference(const std::vector<std::vector<double>>& by_seed) {
+  double sum = 0;
+  int64_t n = 0;
+  for (size_t i = 0; i < by_seed.size(); ++i) {
+    for (size_t j = i + 1; j < by_seed.size(); ++j) {
+      for (size_t p = 0; p < std::min(by_seed[i].size(), by_seed[j].size()); ++p) {
+        const double a = by_seed[i][p], b = by_seed[j][p];
+        if (!std::isfinite(a) || !std::isfinite(b) || std::min(a, b) <= 0) continue;
+        sum += std::abs(a - b) / std::min(a, b);
+        ++n;
+      }
+    }
+  }
+  return n > 0 ? sum / static_cast<double>(n) : kNaN;
+}
+
 ComparisonSummary Compare(std::vector<PolicyComparison>& policies) {
   ComparisonSummary s;
   std::vector<double> real, predicted;

@@ -126,6 +126,14 @@ std::vector<double> Ranks(const std::vector<double>& v);
 // the sizes differ, fewer than 2 values, or either side's ranks are all equal.
 double Spearman(const std::vector<double>& a, const std::vector<double>& b);
 
+// How well the real cluster predicts itself, the yardstick of a prediction: `by_seed[k][p]`
+// is policy p's time to target in seed k (+inf: not reached). The mean over every pair of
+// seeds of Spearman(by_seed[i], by_seed[j]) (pairs where it is NaN left out; NaN when no pair
+// is left), and of |t_i - t_j| / min(t_i, t_j) over the policies where both are finite
+// (the relative error of predicting one seed by another).
+double MeanPairwiseSpearman(const std::vector<std::vector<double>>& by_seed);
+double MeanPairwiseRelativeDifference(const std::vector<std::vector<double>>& by_seed);
+
 // One policy's real and predicted times to target (medians over seeds; +inf: not reached).
 struct PolicyComparison {
   std::string policy;

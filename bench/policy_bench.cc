@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <thread>
@@ -307,6 +308,9 @@ struct Run {
   // shares of workers x end_s; and the cores other processes kept busy meanwhile.
   double compute_share = kNaN, slowed_share = kNaN, other_cores = kNaN;
   double run_wall_s = 0;  // the whole run, cluster start and stop included
+  // Real runs: the workers' mean and median local time per iteration (between the pull and
+  // the push) and mean pull + push time per iteration, ms (what a calibration fits).
+  double local_ms_mean = kNaN, local_ms_median = kNaN, message_ms_mean = kNaN;
   std::vector<Sample> samples;
   std::map<uint64_t, uint64_t> staleness;  // value -> pushes
   RunMeasurement measured;  // real runs: what a calibration fits
@@ -348,6 +352,8 @@ void SetTarget(Run& run, double target) {
 constexpr int kPushLog = 1 << 22;
 // A real run that has not ended this long after twice its budget is stopped and fails.
 constexpr double kRunGraceS = 60.0;
+
+double Median(std::vector<double> v);  // below
 
 // One real run: a coordinator, servers and workers over tcp, each with its own context.
 Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint64_t seed,
@@ -516,6 +522,18 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   }
   for (std::vector<IterationTimes>& v : iterations) {
     run.measured.iterations.insert(run.measured.iterations.end(), v.begin(), v.end());
+  }
+  if (!run.measured.iterations.empty()) {
+    std::vector<double> local;
+    double message = 0;
+    for (const IterationTimes& it : run.measured.iterations) {
+      local.push_back(it.local_s);
+      message += it.pull_s + it.push_s;
+    }
+    const auto n = static_cast<double>(local.size());
+    run.local_ms_mean = 1e3 * std::accumulate(local.begin(), local.end(), 0.0) / n;
+    run.local_ms_median = 1e3 * Median(local);
+    run.message_ms_mean = 1e3 * message / n;
   }
   servers.clear();
   coordinator->reset();
@@ -734,7 +752,7 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
   r << "scenario,policy,seed,simulated,workers,servers,error,time_to_target_s,"
        "iterations_to_target,final_accuracy,final_loss,end_s,iterations,iterations_per_s,"
        "blocked_share,staleness_mean,staleness_p99,staleness_max,compute_share,slowed_share,"
-       "other_cores,run_wall_s\n";
+       "other_cores,run_wall_s,local_ms_mean,local_ms_median,message_ms_mean\n";
   s << "scenario,policy,seed,simulated,time_s,iterations,test_accuracy,loss,train_loss\n";
   h << "scenario,policy,seed,staleness,pushes\n";
   for (const Run& x : runs) {
@@ -759,7 +777,10 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
                         Csv(x.compute_share),
                         Csv(x.slowed_share),
                         Csv(x.other_cores),
-                        Csv(x.run_wall_s)},
+                        Csv(x.run_wall_s),
+                        Csv(x.local_ms_mean),
+                        Csv(x.local_ms_median),
+                        Csv(x.message_ms_mean)},
                        ",")
       << "\n";
     for (const Sample& p : x.samples) {
@@ -916,6 +937,8 @@ bool HaveGnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") ==
 
 // The name of a scenario's calibrated simulator runs in the output.
 std::string CalibratedName(const Scenario& sc) { return absl::StrCat(sc.name, "-calibrated"); }
+// ... and of those on a calibration fitted to each policy's own real runs.
+std::string OwnName(const Scenario& sc) { return absl::StrCat(sc.name, "-own"); }
 
 // One run of the calibrated simulator: the real scenario's workers, policy and seed, with
 // the compute profiles, latency and sampling of `cal` (bench/calibration.h); its times are
@@ -989,6 +1012,13 @@ struct CalibrationReport {
   std::vector<PolicyComparison> policies;
   std::vector<double> real_rank, predicted_rank;
   ComparisonSummary summary;
+  // Each policy predicted from a calibration fitted to its own real runs only.
+  std::vector<PolicyComparison> own;
+  std::vector<double> own_rank;
+  ComparisonSummary own_summary;
+  // The yardstick (with 2 seeds or more): how well one seed of the real cluster predicts
+  // another, and one seed of the calibrated simulator another.
+  double real_seed_spearman = kNaN, real_seed_difference = kNaN, sim_seed_spearman = kNaN;
 };
 
 std::string TargetText(double v) {
@@ -1009,24 +1039,42 @@ void PrintCalibration(const CalibrationReport& c) {
                    c.scenario, k.runs, k.iterations, 1e3 * k.mean_local_s,
                    1e3 * k.mean_message_s, 1e3 * k.latency_s, k.startup_s,
                    k.sample_interval_s);
-  std::cout << absl::StrFormat("%-22s %10s %12s %10s %9s %9s\n", "policy", "real_s",
-                               "predicted_s", "error", "real_rank", "sim_rank");
+  std::cout << "(predicted: fitted on every policy's runs (or --calibrate-from's); own: fitted "
+               "on that policy's runs only; medians over the seeds)\n";
+  std::cout << absl::StrFormat("%-22s %8s %11s %8s %8s %8s %9s %9s %9s\n", "policy", "real_s",
+                               "predicted_s", "error", "own_s", "error", "real_rank",
+                               "pred_rank", "own_rank");
   for (size_t i = 0; i < c.policies.size(); ++i) {
     const PolicyComparison& p = c.policies[i];
-    std::cout << absl::StrFormat("%-22s %10s %12s %10s %9.1f %9.1f\n", p.policy,
+    const PolicyComparison& o = c.own[i];
+    std::cout << absl::StrFormat("%-22s %8s %11s %8s %8s %8s %9.1f %9.1f %9.1f\n", p.policy,
                                  TargetText(p.real_s), TargetText(p.predicted_s),
-                                 Percent(p.relative_error), c.real_rank[i],
-                                 c.predicted_rank[i]);
+                                 Percent(p.relative_error), TargetText(o.predicted_s),
+                                 Percent(o.relative_error), c.real_rank[i], c.predicted_rank[i],
+                                 c.own_rank[i]);
   }
-  const ComparisonSummary& s = c.summary;
-  std::cout << absl::StrFormat(
-      "%s: Spearman %s over %d policies; winner real %s, predicted %s (%s; the predicted "
-      "winner's real time is %s above the best); mean |error| %s over %d policies\n",
-      c.scenario, std::isnan(s.spearman) ? std::string("-") : absl::StrFormat("%.2f", s.spearman),
-      c.policies.size(), s.real_winner.empty() ? "none" : s.real_winner,
-      s.predicted_winner.empty() ? "none" : s.predicted_winner,
-      s.winner_agrees ? "agree" : "disagree", Percent(s.regret), Percent(s.mean_abs_error),
-      s.compared);
+  for (const auto& [label, s] : {std::pair<const char*, const ComparisonSummary&>{"predicted", c.summary},
+                                 {"own", c.own_summary}}) {
+    std::cout << absl::StrFormat(
+        "%s, %s: Spearman %s over %d policies; winner real %s, predicted %s (%s; the predicted "
+        "winner's real time is %s above the best); mean |error| %s over %d policies\n",
+        c.scenario, label,
+        std::isnan(s.spearman) ? std::string("-") : absl::StrFormat("%.2f", s.spearman),
+        c.policies.size(), s.real_winner.empty() ? "none" : s.real_winner,
+        s.predicted_winner.empty() ? "none" : s.predicted_winner,
+        s.winner_agrees ? "agree" : "disagree", Percent(s.regret), Percent(s.mean_abs_error),
+        s.compared);
+  }
+  if (!std::isnan(c.real_seed_spearman) || !std::isnan(c.real_seed_difference)) {
+    const auto fixed2 = [](double v) {
+      return std::isnan(v) ? std::string("-") : absl::StrFormat("%.2f", v);
+    };
+    std::cout << absl::StrFormat(
+        "%s, the yardstick: one real seed against another: Spearman %s, mean |difference| %s "
+        "(per policy and pair of seeds); one calibrated seed against another: Spearman %s\n",
+        c.scenario, fixed2(c.real_seed_spearman), Percent(c.real_seed_difference),
+        fixed2(c.sim_seed_spearman));
+  }
 }
 
 absl::Status WriteCalibrationCsv(const std::string& dir,
@@ -1036,7 +1084,9 @@ absl::Status WriteCalibrationCsv(const std::string& dir,
   out << "scenario,policy,real_time_to_target_s,predicted_time_to_target_s,relative_error,"
          "real_rank,predicted_rank,spearman,real_winner,predicted_winner,winner_agrees,regret,"
          "mean_abs_error,runs_fitted,iterations_fitted,mean_local_s,mean_message_s,latency_s,"
-         "startup_s,sample_interval_s\n";
+         "startup_s,sample_interval_s,real_seed_spearman,real_seed_difference,"
+         "sim_seed_spearman,own_predicted_time_to_target_s,own_relative_error,own_rank,"
+         "own_spearman,own_predicted_winner,own_winner_agrees,own_regret,own_mean_abs_error\n";
   const auto csv = [](double v) {
     return std::isnan(v) ? std::string() : (std::isinf(v) ? std::string("inf") : absl::StrFormat("%.6g", v));
   };
@@ -1051,7 +1101,13 @@ absl::Status WriteCalibrationCsv(const std::string& dir,
                   Quoted(c.summary.predicted_winner), std::string(c.summary.winner_agrees ? "1" : "0"),
                   csv(c.summary.regret), csv(c.summary.mean_abs_error), absl::StrCat(k.runs),
                   absl::StrCat(k.iterations), csv(k.mean_local_s), csv(k.mean_message_s),
-                  csv(k.latency_s), csv(k.startup_s), csv(k.sample_interval_s)},
+                  csv(k.latency_s), csv(k.startup_s), csv(k.sample_interval_s),
+                  csv(c.real_seed_spearman), csv(c.real_seed_difference),
+                  csv(c.sim_seed_spearman), csv(c.own[i].predicted_s),
+                  csv(c.own[i].relative_error), csv(c.own_rank[i]),
+                  csv(c.own_summary.spearman), Quoted(c.own_summary.predicted_winner),
+                  std::string(c.own_summary.winner_agrees ? "1" : "0"),
+                  csv(c.own_summary.regret), csv(c.own_summary.mean_abs_error)},
                  ",")
           << "\n";
     }
@@ -1067,11 +1123,10 @@ absl::Status WriteCalibrationCsv(const std::string& dir,
 // --calibrate for one real scenario whose runs are done: fits the simulator to them, runs
 // every policy and seed on it (appending the runs, named CalibratedName), and compares.
 // Returns false when a calibrated run failed (named in *failures) or the fit failed.
-bool CalibrateScenario(const Flags& f, const Scenario& sc, const std::vector<std::string>& policies,
-                       std::vector<Run>& runs, std::vector<std::string>& failures,
-                       std::vector<CalibrationReport>& reports) {
-  const std::vector<std::string> from =
-      f.calibrate_from.empty() ? policies : SplitPolicies(f.calibrate_from);
+// Fits the calibration of `sc` to its real runs of the policies `from`.
+absl::StatusOr<Calibration> FitScenario(const Flags& f, const Scenario& sc,
+                                        const std::vector<Run>& runs,
+                                        const std::vector<std::string>& from) {
   std::vector<RunMeasurement> measured;
   for (const Run& r : runs) {
     if (r.scenario != sc.name || !r.error.empty() || r.simulated) continue;
@@ -1086,54 +1141,115 @@ bool CalibrateScenario(const Flags& f, const Scenario& sc, const std::vector<std
   setting.train_examples = f.max_train;
   setting.test_examples = f.max_test;
   setting.target_accuracy = f.target;
-  absl::StatusOr<Calibration> cal = Fit(setting, measured);
+  return Fit(setting, measured);
+}
+
+// The comparison of the real runs of `sc` with the calibrated runs `predicted[p]` (indices
+// into `runs`, per policy).
+void FillComparison(const Scenario& sc, const std::vector<std::string>& policies,
+                    const std::vector<Run>& runs,
+                    const std::vector<std::vector<size_t>>& predicted,
+                    std::vector<PolicyComparison>& out, ComparisonSummary& summary) {
+  out.clear();
+  for (size_t p = 0; p < policies.size(); ++p) {
+    std::vector<const Run*> real, sim;
+    for (const Run& r : runs) {
+      if (r.scenario == sc.name && r.policy == policies[p]) real.push_back(&r);
+    }
+    for (size_t i : predicted[p]) sim.push_back(&runs[i]);
+    out.push_back({policies[p], MedianTarget(real), MedianTarget(sim)});
+  }
+  summary = Compare(out);
+}
+
+// --calibrate for one real scenario whose runs are done: fits the simulator to them (every
+// policy's runs together, or those of --calibrate-from), runs every policy and seed on it
+// (the runs named CalibratedName), then each policy on a calibration fitted to its own real
+// runs only (named OwnName), and compares both with the real runs. Returns false when a
+// calibrated run or a fit failed (named in *failures).
+bool CalibrateScenario(const Flags& f, const Scenario& sc, const std::vector<std::string>& policies,
+                       std::vector<Run>& runs, std::vector<std::string>& failures,
+                       std::vector<CalibrationReport>& reports) {
+  absl::StatusOr<Calibration> cal = FitScenario(
+      f, sc, runs, f.calibrate_from.empty() ? policies : SplitPolicies(f.calibrate_from));
   if (!cal.ok()) {
     failures.push_back(absl::StrFormat("%s: the calibration: %s", sc.name, cal.status().ToString()));
     return false;
   }
-  bool ok = true;
-  std::map<uint64_t, std::shared_ptr<const sim::Model>> models;
-  std::vector<std::vector<size_t>> mine(policies.size());
+  std::vector<std::shared_ptr<const sim::Model>> models;  // per seed (initial weights)
   for (int i = 0; i < f.seeds; ++i) {
-    const uint64_t seed = f.seed + static_cast<uint64_t>(i);
-    absl::StatusOr<std::shared_ptr<const sim::Model>> model =
-        sim::MakeFashionModel(ToModelOptions(*cal, f.data_dir, seed));
+    absl::StatusOr<std::shared_ptr<const sim::Model>> model = sim::MakeFashionModel(
+        ToModelOptions(*cal, f.data_dir, f.seed + static_cast<uint64_t>(i)));
     if (!model.ok()) {
       failures.push_back(absl::StrFormat("%s: the calibrated model: %s", sc.name,
                                          model.status().ToString()));
       return false;
     }
-    for (size_t p = 0; p < policies.size(); ++p) {
-      Run r = RunCalibrated(f, sc, *cal, policies[p], seed, *model);
+    models.push_back(*std::move(model));
+  }
+  bool ok = true;
+  const auto simulate = [&](const Calibration& c, const std::string& name, size_t p,
+                            std::vector<size_t>& into) {
+    for (int i = 0; i < f.seeds; ++i) {
+      const uint64_t seed = f.seed + static_cast<uint64_t>(i);
+      Run r = RunCalibrated(f, sc, c, policies[p], seed, models[static_cast<size_t>(i)]);
+      r.scenario = name;
       PrintRun(r);
       if (!r.error.empty()) {
         failures.push_back(
             absl::StrFormat("%s '%s' (seed %d): %s", r.scenario, policies[p], seed, r.error));
         ok = false;
       }
-      mine[p].push_back(runs.size());
+      into.push_back(runs.size());
       runs.push_back(std::move(r));
     }
+  };
+  std::vector<std::vector<size_t>> pooled(policies.size()), own(policies.size());
+  for (size_t p = 0; p < policies.size(); ++p) simulate(*cal, CalibratedName(sc), p, pooled[p]);
+  for (size_t p = 0; p < policies.size(); ++p) {
+    absl::StatusOr<Calibration> mine = FitScenario(f, sc, runs, {policies[p]});
+    if (!mine.ok()) {
+      // A policy whose real runs all failed has nothing to fit: no own prediction.
+      failures.push_back(absl::StrFormat("%s '%s': its own calibration: %s", sc.name,
+                                         policies[p], mine.status().ToString()));
+      ok = false;
+      continue;
+    }
+    simulate(*mine, OwnName(sc), p, own[p]);
   }
   CalibrationReport report;
   report.scenario = sc.name;
   report.calibration = *std::move(cal);
+  FillComparison(sc, policies, runs, pooled, report.policies, report.summary);
+  FillComparison(sc, policies, runs, own, report.own, report.own_summary);
+  std::vector<double> real_times, predicted_times, own_times;
   for (size_t p = 0; p < policies.size(); ++p) {
-    std::vector<const Run*> real, predicted;
-    for (const Run& r : runs) {
-      if (r.scenario == sc.name && r.policy == policies[p]) real.push_back(&r);
-    }
-    for (size_t i : mine[p]) predicted.push_back(&runs[i]);
-    report.policies.push_back({policies[p], MedianTarget(real), MedianTarget(predicted)});
-  }
-  report.summary = Compare(report.policies);
-  std::vector<double> real_times, predicted_times;
-  for (const PolicyComparison& p : report.policies) {
-    real_times.push_back(p.real_s);
-    predicted_times.push_back(p.predicted_s);
+    real_times.push_back(report.policies[p].real_s);
+    predicted_times.push_back(report.policies[p].predicted_s);
+    own_times.push_back(report.own[p].predicted_s);
   }
   report.real_rank = Ranks(real_times);
   report.predicted_rank = Ranks(predicted_times);
+  report.own_rank = Ranks(own_times);
+  std::vector<std::vector<double>> real_by_seed(static_cast<size_t>(f.seeds)),
+      sim_by_seed(static_cast<size_t>(f.seeds));
+  const auto time_of = [](const Run& r) {
+    return r.error.empty() && !std::isnan(r.to_target_s) ? r.to_target_s
+                                                         : std::numeric_limits<double>::infinity();
+  };
+  for (const std::string& policy : policies) {
+    for (const Run& r : runs) {
+      if (r.policy != policy || r.seed < f.seed || r.seed >= f.seed + static_cast<uint64_t>(f.seeds)) {
+        continue;
+      }
+      const auto k = static_cast<size_t>(r.seed - f.seed);
+      if (r.scenario == sc.name) real_by_seed[k].push_back(time_of(r));
+      if (r.scenario == CalibratedName(sc)) sim_by_seed[k].push_back(time_of(r));
+    }
+  }
+  report.real_seed_spearman = MeanPairwiseSpearman(real_by_seed);
+  report.real_seed_difference = MeanPairwiseRelativeDifference(real_by_seed);
+  report.sim_seed_spearman = MeanPairwiseSpearman(sim_by_seed);
   PrintCalibration(report);
   reports.push_back(std::move(report));
   return ok;

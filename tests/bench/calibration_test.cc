@@ -156,6 +156,19 @@ TEST(CalibrationTest, CompareFindsErrorsWinnersAndRegret) {
   EXPECT_DOUBLE_EQ(t.regret, 0.0);
 }
 
+TEST(CalibrationTest, SeedToSeedAgreement) {
+  // Seeds 1 and 2 order three policies alike, seed 3 reverses them.
+  const std::vector<std::vector<double>> by_seed = {{1, 2, 4}, {2, 3, 8}, {4, 2, 1}};
+  EXPECT_DOUBLE_EQ(MeanPairwiseSpearman(by_seed), (1.0 - 1.0 - 1.0) / 3);
+  // |1-2|/1, |2-3|/2, |4-8|/4; |1-4|/1, 0, |4-1|/1; |2-4|/2, |3-2|/2, |8-1|/1: sum 17.
+  EXPECT_DOUBLE_EQ(MeanPairwiseRelativeDifference(by_seed), 17.0 / 9);
+  // Unreached times take part in the ranks only.
+  EXPECT_DOUBLE_EQ(MeanPairwiseRelativeDifference({{1, kInf}, {2, 5}}), 1.0);
+  EXPECT_DOUBLE_EQ(MeanPairwiseSpearman({{1, kInf}, {2, 5}}), 1.0);
+  EXPECT_TRUE(std::isnan(MeanPairwiseSpearman({{1, 2, 3}})));
+  EXPECT_TRUE(std::isnan(MeanPairwiseRelativeDifference({{kInf}, {1}})));
+}
+
 TEST(CalibrationFileTest, RoundTrips) {
   absl::StatusOr<Calibration> c =
       Fit({.scenario = "straggler", .hidden = 32, .batch = 16, .learning_rate = 0.05,
