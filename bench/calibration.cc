@@ -158,11 +158,18 @@ absl::StatusOr<Calibration> Fit(const CalibrationSetting& setting,
           absl::StrCat("calibration: rank ", r, " ran no iteration in any run"));
     }
     std::sort(v.begin(), v.end());
-    const int k = static_cast<int>(std::min<size_t>(kProfilePoints, v.size()));
+    // k slices of (nearly) equal counts, each represented by its mean: the slices' mean is the
+    // samples' mean, the rare slow iterations are in the last slices, and one extreme sample
+    // weighs in its slice only.
+    const size_t k = std::min<size_t>(kProfilePoints, v.size());
     std::vector<double> profile;
-    for (int i = 0; i < k; ++i) {
-      const double p = k == 1 ? 0.0 : static_cast<double>(i) / (k - 1);
-      profile.push_back(std::clamp(Quantile(v, p), kMinProfileSeconds, kMaxCalibratedSeconds));
+    for (size_t i = 0; i < k; ++i) {
+      const size_t begin = v.size() * i / k, end = v.size() * (i + 1) / k;
+      const double mean =
+          std::accumulate(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                          v.begin() + static_cast<std::ptrdiff_t>(end), 0.0) /
+          static_cast<double>(end - begin);
+      profile.push_back(std::clamp(mean, kMinProfileSeconds, kMaxCalibratedSeconds));
     }
     c.profiles.push_back(std::move(profile));
     c.iterations += count[static_cast<size_t>(r)];
@@ -228,7 +235,7 @@ std::string Write(const Calibration& c) {
                   "\nsample_interval_s ", Exact(c.sample_interval_s), "\nmean_local_s ",
                   Exact(c.mean_local_s), "\nmean_message_s ", Exact(c.mean_message_s), "\n");
   absl::StrAppend(&out, "workers ", c.profiles.size(), "\n",
-                  "# profile <rank> <local time per iteration, s, at quantiles 0 .. 1>\n");
+                  "# profile <rank> <local times per iteration, s: equally likely slice means>\n");
   for (size_t r = 0; r < c.profiles.size(); ++r) {
     absl::StrAppend(&out, "profile ", r);
     for (double v : c.profiles[r]) absl::StrAppendFormat(&out, " %.6g", v);
@@ -292,7 +299,7 @@ absl::StatusOr<Calibration> Parse(absl::string_view text, absl::string_view name
         if (!q.empty() && v < q.back()) {
           return p.Error(absl::StrCat("profile ", rank, ": point ", i - 2, " (", v,
                                       ") is below the one before (", q.back(),
-                                      "): quantiles are nondecreasing"));
+                                      "): the values are nondecreasing"));
         }
         q.push_back(v);
       }

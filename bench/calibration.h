@@ -9,9 +9,10 @@
 //
 // The model (docs/simulator.md explains each choice):
 //   compute   worker w's local time per iteration (everything between its pull and its
-//             push: evaluation on rank 0, the batch, the gradient, the slowdown), as the
-//             empirical quantile function of its samples, kProfilePoints points; in the
-//             simulator, worker w of N uses the profile of measured rank w mod M.
+//             push: evaluation on rank 0, the batch, the gradient, the slowdown): its sorted
+//             samples cut into kProfilePoints slices of equal counts, each slice's mean one
+//             equally likely value (the measured mean is kept exactly); in the simulator,
+//             worker w of N draws from the profile of measured rank w mod M.
 //   network   one latency L for every message, bandwidth infinite: the simulator's
 //             iteration costs 2 L of messages (the parameters back, the push out; the next
 //             read rides behind the push), so 2 L = the mean over workers of
@@ -38,8 +39,8 @@
 
 namespace kairos::bench {
 
-// Quantile points kept per worker.
-inline constexpr int kProfilePoints = 33;
+// Values kept per worker (slices of its sorted local times).
+inline constexpr int kProfilePoints = 64;
 // Bounds of a calibration file (it is input from anywhere: every bound is checked).
 inline constexpr int64_t kMaxCalibrationBytes = 1 << 20;
 inline constexpr size_t kMaxCalibrationLine = 1 << 14;
@@ -90,7 +91,7 @@ struct Calibration {
   double mean_local_s = 0;     // over every iteration (for the reader)
   double mean_message_s = 0;   // 2 L: messages per iteration
   // Per measured rank: kProfilePoints (or fewer, with fewer samples) nondecreasing local
-  // times, s: the quantiles at 0, 1/(k-1), ..., 1.
+  // times, s: the means of equal-count slices of its sorted samples, equally likely.
   std::vector<std::vector<double>> profiles;
 };
 

@@ -274,13 +274,9 @@ absl::Duration Simulation::DrawComputeTime(WorkerId w) {
   const ComputeOptions& c = options_.compute;
   Worker& worker = workers_[static_cast<size_t>(w)];
   if (!c.measured.empty()) {
-    // The profile's empirical quantile function at a uniform draw.
+    // One of the profile's equally likely values.
     const std::vector<absl::Duration>& q = c.measured[static_cast<size_t>(w) % c.measured.size()];
-    const double position = worker.timing.Uniform() * static_cast<double>(q.size() - 1);
-    const auto below = static_cast<size_t>(position);
-    if (below + 1 >= q.size()) return q.back();
-    const double frac = position - static_cast<double>(below);
-    return q[below] + (q[below + 1] - q[below]) * frac;
+    return q[static_cast<size_t>(worker.timing.UniformInt(q.size()))];
   }
   const double slowdown = static_cast<size_t>(w) < c.slowdown.size()
                               ? c.slowdown[static_cast<size_t>(w)]

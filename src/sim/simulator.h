@@ -70,10 +70,11 @@ struct ComputeOptions {
   double straggler_factor = 5.0;
   // Measured compute times (a calibration, docs/simulator.md): when not empty, worker w
   // draws each iteration's time from profile measured[w % measured.size()] and the model
-  // above (compute_time, slowdown, jitter, stragglers) is not used. A profile is its
-  // worker's empirical quantile function: 1 to kMaxProfilePoints nondecreasing durations,
-  // each > 0 and finite, q_0 .. q_{k-1}; a draw takes u uniform in [0, 1) and
-  // interpolates linearly at position u * (k - 1). At most kMaxProfiles profiles.
+  // above (compute_time, slowdown, jitter, stragglers) is not used. A profile is 1 to
+  // kMaxProfilePoints equally likely durations, nondecreasing, each > 0 and finite (a
+  // calibration's are the means of equal-count slices of the sorted measurements, so the
+  // mean is the measured one); each iteration draws one, uniformly. At most kMaxProfiles
+  // profiles.
   std::vector<std::vector<absl::Duration>> measured;
 };
 

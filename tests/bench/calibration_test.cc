@@ -71,17 +71,24 @@ TEST(CalibrationTest, FitsProfilesLatencyStartupAndSamplingExactly) {
   EXPECT_DOUBLE_EQ(c->mean_local_s, (0.01 + 0.02 + 0.03 + 0.05 + 0.07 + 0.04) / 6);
 }
 
-TEST(CalibrationTest, AProfileKeepsQuantilesOfManySamples) {
+TEST(CalibrationTest, AProfileKeepsSliceMeansOfManySamples) {
   RunMeasurement run;
   run.workers = 1;
-  for (int i = 0; i <= 320; ++i) run.iterations.push_back({0, i, 0, 0, 0.001 * i, 0});
+  // 640 samples: 0, 1, ..., 638 ms and one outlier of 10 s.
+  for (int i = 0; i < 639; ++i) run.iterations.push_back({0, i, 0, 0, 0.001 * i, 0});
+  run.iterations.push_back({0, 639, 0, 0, 10.0, 0});
   absl::StatusOr<Calibration> c = Fit({}, {run});
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->profiles[0].size(), static_cast<size_t>(kProfilePoints));
-  // Samples 0 .. 0.320 s: quantile i / 32 is 0.010 * i (the first clamped above 0).
-  EXPECT_DOUBLE_EQ(c->profiles[0][16], 0.160);
-  EXPECT_DOUBLE_EQ(c->profiles[0][32], 0.320);
-  EXPECT_GT(c->profiles[0][0], 0.0);
+  // 64 slices of 10: slice j holds 10 j .. 10 j + 9 ms, mean 10 j + 4.5 ms.
+  EXPECT_DOUBLE_EQ(c->profiles[0][0], 0.0045);
+  EXPECT_DOUBLE_EQ(c->profiles[0][31], 0.3145);
+  // The outlier weighs in its slice only: (630 + ... + 638 ms + 10 s) / 10.
+  EXPECT_DOUBLE_EQ(c->profiles[0][63], (0.001 * (630 + 638) * 9 / 2 + 10.0) / 10);
+  // The profile's mean (each value equally likely) is the samples' mean.
+  double sum = 0;
+  for (double v : c->profiles[0]) sum += v;
+  EXPECT_NEAR(sum / kProfilePoints, c->mean_local_s, 1e-12);
 }
 
 TEST(CalibrationTest, FitRejectsARankWithoutIterations) {

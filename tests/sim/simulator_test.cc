@@ -445,7 +445,7 @@ TEST(SimulatorTest, AOnePointProfileIsAnExactComputeTime) {
   EXPECT_EQ(r->workers[2].compute_time, absl::Milliseconds(40));
 }
 
-TEST(SimulatorTest, AProfileIsSampledByItsQuantileFunction) {
+TEST(SimulatorTest, AProfileIsSampledUniformly) {
   SimOptions o;
   o.policy = "asp";
   o.num_workers = 1;
@@ -453,12 +453,17 @@ TEST(SimulatorTest, AProfileIsSampledByItsQuantileFunction) {
   o.iterations = 4000;
   o.network.latency = absl::ZeroDuration();
   o.network.bandwidth_bytes_per_s = 0;  // infinite
-  // Quantiles 10, 20, 60 ms: half the draws in [10, 20], half in [20, 60], mean 27.5 ms.
+  // 10, 20 or 60 ms, each a third of the draws: mean 30 ms, every draw one of the three.
   o.compute.measured = {{absl::Milliseconds(10), absl::Milliseconds(20), absl::Milliseconds(60)}};
+  o.push_log_size = 0;
   absl::StatusOr<SimResult> r = Simulate(o);
   ASSERT_TRUE(r.ok()) << r.status();
   const double mean_ms = absl::ToDoubleMilliseconds(r->workers[0].compute_time) / 4000;
-  EXPECT_NEAR(mean_ms, 27.5, 0.6);  // the standard error is about 0.2 ms
+  EXPECT_NEAR(mean_ms, 30.0, 1.0);  // the standard error is about 0.35 ms
+  // The total is a sum of whole draws: 10 a + 20 b + 60 c ms with a + b + c = 4000.
+  const int64_t total_ms = absl::ToInt64Milliseconds(r->workers[0].compute_time);
+  EXPECT_EQ(r->workers[0].compute_time, absl::Milliseconds(total_ms));
+  EXPECT_EQ(total_ms % 10, 0);
   EXPECT_EQ(r->end_time, r->workers[0].compute_time);  // no network time
 }
 
