@@ -22,6 +22,13 @@
 // iterations/s, share of time blocked, staleness mean, p99 and max. docs/benchmarks.md
 // describes the flags, the files and the plots.
 //
+// --calibrate: after each real scenario, the simulator fitted to its runs' measured times
+// (bench/calibration.h) runs the same policies and seeds, and a table compares each
+// policy's real and predicted time to target (relative error, Spearman's rank correlation,
+// the winners, the regret); with --out also calibration.csv and calibration_<scenario>.txt
+// for kairos_policy_sim --calibration (docs/simulator.md, "Calibrating the simulator to
+// your cluster"). A poor prediction is no failure.
+//
 // Exit status: 0 when every run succeeded; 1 when any failed (each named on stderr), or the
 // output could not be written or a plot failed; 2 for bad flags.
 

@@ -11,6 +11,10 @@
 //                     [--jitter=0.2] [--straggler-prob=0.05] [--model=quadratic|fashion]
 //                     [--seeds=5] [--csv=FILE] [--curves=FILE] [--fail-on-divergence]
 //
+// With --calibration FILE (from kairos_policy_bench --calibrate) the workers are like the
+// measured ones of a real cluster: their compute-time profiles, message cost, model, data
+// and target (docs/simulator.md, "Calibrating the simulator to your cluster").
+//
 // Specs in --policies are separated by commas; a piece that is only key=value (r=12 in
 // "dssp:s=3,r=12") continues the parameters of the spec before it.
 //
