@@ -22,6 +22,13 @@
 // iterations/s, share of time blocked, staleness mean, p99 and max. docs/benchmarks.md
 // describes the flags, the files and the plots.
 //
+// --calibrate: after each real scenario, the simulator fitted to its runs' measured times
+// (bench/calibration.h) runs the same policies and seeds, and a table compares each
+// policy's real and predicted time to target (relative error, Spearman's rank correlation,
+// the winners, the regret); with --out also calibration.csv and calibration_<scenario>.txt
+// for kairos_policy_sim --calibration (docs/simulator.md, "Calibrating the simulator to
+// your cluster"). A poor prediction is no failure.
+//
 // Exit status: 0 when every run succeeded; 1 when any failed (each named on stderr), or the
 // output could not be written or a plot failed; 2 for bad flags.
 
@@ -37,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <thread>
@@ -56,8 +64,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/policy_list.h"
 #include "bench/bench_report.h"
+#include "bench/calibration.h"
+#include "bench/policy_list.h"
 #include "common/logging.h"
 #include "fashion_mnist/data.h"
 #include "fashion_mnist/train.h"
@@ -103,6 +112,9 @@ struct Flags {
   double sim_compute_ms = 100.0;
   double sim_lr = 0.05;
   double sim_sample_ms = 500.0;
+  // --calibrate: the calibrated simulator against the real runs.
+  bool calibrate = false;
+  std::string calibrate_from;  // policies whose real runs are fitted; empty: every one
 };
 
 void AddOptions(CLI::App& app, Flags& f) {
@@ -179,6 +191,16 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--sim-sample-ms", f.sim_sample_ms, "Simulator: virtual ms between samples")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_flag("--calibrate", f.calibrate,
+               "After each real scenario, fit the simulator to its runs' measured times "
+               "(docs/simulator.md), run every policy and seed on the calibrated simulator, "
+               "and print each policy's real and predicted time to target, their relative "
+               "error, Spearman's rank correlation and whether the winner agrees; with --out "
+               "also calibration.csv and calibration_<scenario>.txt (for kairos_policy_sim "
+               "--calibration)");
+  app.add_option("--calibrate-from", f.calibrate_from,
+                 "With --calibrate: fit on the real runs of these policies only (default: "
+                 "every policy's), so the others are predicted out of sample");
 }
 
 // --quick's values for the flags not given on the command line.
@@ -293,8 +315,12 @@ struct Run {
   // shares of workers x end_s; and the cores other processes kept busy meanwhile.
   double compute_share = kNaN, slowed_share = kNaN, other_cores = kNaN;
   double run_wall_s = 0;  // the whole run, cluster start and stop included
+  // Real runs: the workers' mean and median local time per iteration (between the pull and
+  // the push) and mean pull + push time per iteration, ms (what a calibration fits).
+  double local_ms_mean = kNaN, local_ms_median = kNaN, message_ms_mean = kNaN;
   std::vector<Sample> samples;
   std::map<uint64_t, uint64_t> staleness;  // value -> pushes
+  RunMeasurement measured;  // real runs: what a calibration fits
 };
 
 // The staleness figures of `counts`.
@@ -333,6 +359,8 @@ void SetTarget(Run& run, double target) {
 constexpr int kPushLog = 1 << 22;
 // A real run that has not ended this long after twice its budget is stopped and fails.
 constexpr double kRunGraceS = 60.0;
+
+double Median(std::vector<double> v);  // below
 
 // One real run: a coordinator, servers and workers over tcp, each with its own context.
 Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint64_t seed,
@@ -404,10 +432,18 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
     std::lock_guard<std::mutex> lock(mu);
     run.samples.push_back(
         {r.wall_s, r.total_iterations, r.test.accuracy, r.test.loss, r.train_loss});
+    if (!r.final) run.measured.evaluation_s.push_back(r.wall_s);
   };
   hooks.on_worker_done = [&](const fmnist::WorkerSummary& s) {
     std::lock_guard<std::mutex> lock(mu);
     summaries.push_back(s);
+  };
+  // Each rank's thread appends its own iterations: no lock on the training path.
+  std::vector<std::vector<IterationTimes>> iterations(static_cast<size_t>(sc.workers));
+  for (auto& v : iterations) v.reserve(4096);
+  hooks.on_iteration = [&iterations](const fmnist::IterationRecord& r) {
+    iterations[static_cast<size_t>(r.rank)].push_back(
+        {r.rank, r.iteration, r.start_s, r.pull_s, r.local_s, r.push_s});
   };
   hooks.staleness = [&servers]() {
     fmnist::Staleness st;
@@ -476,12 +512,35 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   }
   absl::Status ended = (*coordinator)->Wait(absl::Seconds(30));
   if (!ended.ok() && run.error.empty()) run.error = absl::StrCat("job end: ", ended.ToString());
+  run.measured.workers = sc.workers;
+  run.measured.gate_blocked_s.assign(static_cast<size_t>(sc.workers), 0.0);
   for (auto& server : servers) {
     server->Wait(absl::Seconds(10)).IgnoreError();
-    for (const WorkerMetrics& m : server->stats().workers) {
+    const ServerStats stats = server->stats();
+    for (size_t w = 0; w < stats.workers.size(); ++w) {
+      const WorkerMetrics& m = stats.workers[w];
       for (const PushRecord& p : m.push_log) ++run.staleness[p.staleness];
+      if (w < run.measured.gate_blocked_s.size()) {
+        double& blocked = run.measured.gate_blocked_s[w];
+        blocked = std::max(blocked, absl::ToDoubleSeconds(m.blocked_time));
+      }
     }
     server->Stop();
+  }
+  for (std::vector<IterationTimes>& v : iterations) {
+    run.measured.iterations.insert(run.measured.iterations.end(), v.begin(), v.end());
+  }
+  if (!run.measured.iterations.empty()) {
+    std::vector<double> local;
+    double message = 0;
+    for (const IterationTimes& it : run.measured.iterations) {
+      local.push_back(it.local_s);
+      message += it.pull_s + it.push_s;
+    }
+    const auto n = static_cast<double>(local.size());
+    run.local_ms_mean = 1e3 * std::accumulate(local.begin(), local.end(), 0.0) / n;
+    run.local_ms_median = 1e3 * Median(local);
+    run.message_ms_mean = 1e3 * message / n;
   }
   servers.clear();
   coordinator->reset();
@@ -700,7 +759,7 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
   r << "scenario,policy,seed,simulated,workers,servers,error,time_to_target_s,"
        "iterations_to_target,final_accuracy,final_loss,end_s,iterations,iterations_per_s,"
        "blocked_share,staleness_mean,staleness_p99,staleness_max,compute_share,slowed_share,"
-       "other_cores,run_wall_s\n";
+       "other_cores,run_wall_s,local_ms_mean,local_ms_median,message_ms_mean\n";
   s << "scenario,policy,seed,simulated,time_s,iterations,test_accuracy,loss,train_loss\n";
   h << "scenario,policy,seed,staleness,pushes\n";
   for (const Run& x : runs) {
@@ -725,7 +784,10 @@ absl::Status WriteCsvs(const std::string& dir, const std::vector<Run>& runs,
                         Csv(x.compute_share),
                         Csv(x.slowed_share),
                         Csv(x.other_cores),
-                        Csv(x.run_wall_s)},
+                        Csv(x.run_wall_s),
+                        Csv(x.local_ms_mean),
+                        Csv(x.local_ms_median),
+                        Csv(x.message_ms_mean)},
                        ",")
       << "\n";
     for (const Sample& p : x.samples) {
@@ -878,6 +940,329 @@ absl::StatusOr<std::string> WritePlots(const std::string& dir, const Scenario& s
 
 bool HaveGnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
+// ------------------------------------------------------------------------- --calibrate
+
+// The name of a scenario's calibrated simulator runs in the output.
+std::string CalibratedName(const Scenario& sc) { return absl::StrCat(sc.name, "-calibrated"); }
+// ... and of those on a calibration fitted to each policy's own real runs.
+std::string OwnName(const Scenario& sc) { return absl::StrCat(sc.name, "-own"); }
+
+// One run of the calibrated simulator: the real scenario's workers, policy and seed, with
+// the compute profiles, latency and sampling of `cal` (bench/calibration.h); its times are
+// shifted by the measured startup, so that they compare with the real run's wall times.
+Run RunCalibrated(const Flags& f, const Scenario& sc, const Calibration& cal,
+                  const std::string& policy, uint64_t seed,
+                  std::shared_ptr<const sim::Model> model) {
+  Run run;
+  run.scenario = CalibratedName(sc);
+  run.policy = policy;
+  run.seed = seed;
+  run.simulated = true;
+  run.workers = sc.workers;
+  run.servers = 1;
+  const absl::Time start = absl::Now();
+  sim::SimOptions o = ToSimOptions(cal, sc.workers);
+  o.policy = policy;
+  o.model = std::move(model);
+  o.iterations = int64_t{1} << 40;
+  o.max_time = absl::Seconds(std::max(f.budget_s - cal.startup_s, 0.1));
+  o.seed = seed;
+  o.push_log_size = kPushLog;
+  o.stop_at_accuracy = cal.setting.target_accuracy;  // only the time to target is compared
+  absl::StatusOr<sim::SimResult> r = sim::Simulate(o);
+  run.run_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+  if (!r.ok()) {
+    run.error = r.status().ToString();
+    return run;
+  }
+  for (const sim::SimSample& s : r->samples) {
+    run.samples.push_back({cal.startup_s + absl::ToDoubleSeconds(s.time), s.iterations,
+                           s.accuracy, s.loss, kNaN});
+  }
+  for (const sim::SimWorkerResult& w : r->workers) {
+    for (const PushRecord& p : w.metrics.push_log) ++run.staleness[p.staleness];
+  }
+  run.end_s = cal.startup_s + absl::ToDoubleSeconds(r->end_time);
+  run.final_accuracy = run.samples.back().accuracy;
+  run.final_loss = run.samples.back().loss;
+  run.iterations = r->total_iterations();
+  const double virtual_s = absl::ToDoubleSeconds(r->end_time);
+  run.iterations_per_s = virtual_s > 0 ? static_cast<double>(run.iterations) / virtual_s : 0;
+  run.blocked_share =
+      virtual_s > 0 ? absl::ToDoubleSeconds(r->total_blocked_time) / (virtual_s * sc.workers)
+                    : 0;
+  SetTarget(run, cal.setting.target_accuracy);
+  SetStaleness(run);
+  if (!std::isfinite(run.final_loss) || r->nonfinite_pushes > 0) {
+    run.error = absl::StrCat("diverged: final loss ", run.final_loss, ", ", r->nonfinite_pushes,
+                             " pushes with NaN or Inf refused");
+  }
+  return run;
+}
+
+// The median time to target over a policy's runs (a run that did not reach it, or failed,
+// counts as never: +inf).
+double MedianTarget(const std::vector<const Run*>& runs) {
+  std::vector<double> t;
+  for (const Run* r : runs) {
+    t.push_back(r->error.empty() && !std::isnan(r->to_target_s)
+                    ? r->to_target_s
+                    : std::numeric_limits<double>::infinity());
+  }
+  return t.empty() ? std::numeric_limits<double>::infinity() : Median(t);
+}
+
+// One real scenario's comparison, for the table and calibration.csv.
+struct CalibrationReport {
+  std::string scenario;
+  Calibration calibration;
+  std::vector<PolicyComparison> policies;
+  std::vector<double> real_rank, predicted_rank;
+  ComparisonSummary summary;
+  // Each policy predicted from a calibration fitted to its own real runs only.
+  std::vector<PolicyComparison> own;
+  std::vector<double> own_rank;
+  ComparisonSummary own_summary;
+  // The yardstick (with 2 seeds or more): how well one seed of the real cluster predicts
+  // another, and one seed of the calibrated simulator another.
+  double real_seed_spearman = kNaN, real_seed_difference = kNaN, sim_seed_spearman = kNaN;
+};
+
+std::string TargetText(double v) {
+  return std::isfinite(v) ? absl::StrFormat("%.2f", v) : std::string("never");
+}
+std::string Percent(double v) {
+  return std::isnan(v) ? std::string("-")
+                       : (std::isfinite(v) ? absl::StrFormat("%+.0f%%", 100 * v) : "inf");
+}
+
+void PrintCalibration(const CalibrationReport& c) {
+  const Calibration& k = c.calibration;
+  std::cout << std::string(100, '-') << "\n"
+            << absl::StrFormat(
+                   "calibrated simulator vs real: %s (fitted on %d runs, %d iterations: local "
+                   "time %.3f ms per iteration, messages %.3f ms, latency %.3f ms, startup "
+                   "%.3f s, a sample every %.3f s)\n",
+                   c.scenario, k.runs, k.iterations, 1e3 * k.mean_local_s,
+                   1e3 * k.mean_message_s, 1e3 * k.latency_s, k.startup_s,
+                   k.sample_interval_s);
+  std::cout << "(predicted: fitted on every policy's runs (or --calibrate-from's); own: fitted "
+               "on that policy's runs only; medians over the seeds)\n";
+  std::cout << absl::StrFormat("%-22s %8s %11s %8s %8s %8s %9s %9s %9s\n", "policy", "real_s",
+                               "predicted_s", "error", "own_s", "error", "real_rank",
+                               "pred_rank", "own_rank");
+  for (size_t i = 0; i < c.policies.size(); ++i) {
+    const PolicyComparison& p = c.policies[i];
+    const PolicyComparison& o = c.own[i];
+    std::cout << absl::StrFormat("%-22s %8s %11s %8s %8s %8s %9.1f %9.1f %9.1f\n", p.policy,
+                                 TargetText(p.real_s), TargetText(p.predicted_s),
+                                 Percent(p.relative_error), TargetText(o.predicted_s),
+                                 Percent(o.relative_error), c.real_rank[i], c.predicted_rank[i],
+                                 c.own_rank[i]);
+  }
+  for (const auto& [label, s] : {std::pair<const char*, const ComparisonSummary&>{"predicted", c.summary},
+                                 {"own", c.own_summary}}) {
+    std::cout << absl::StrFormat(
+        "%s, %s: Spearman %s over %d policies; winner real %s, predicted %s (%s; the predicted "
+        "winner's real time is %s above the best); mean |error| %s over %d policies\n",
+        c.scenario, label,
+        std::isnan(s.spearman) ? std::string("-") : absl::StrFormat("%.2f", s.spearman),
+        c.policies.size(), s.real_winner.empty() ? "none" : s.real_winner,
+        s.predicted_winner.empty() ? "none" : s.predicted_winner,
+        s.winner_agrees ? "agree" : "disagree", Percent(s.regret), Percent(s.mean_abs_error),
+        s.compared);
+  }
+  if (!std::isnan(c.real_seed_spearman) || !std::isnan(c.real_seed_difference)) {
+    const auto fixed2 = [](double v) {
+      return std::isnan(v) ? std::string("-") : absl::StrFormat("%.2f", v);
+    };
+    std::cout << absl::StrFormat(
+        "%s, the yardstick: one real seed against another: Spearman %s, mean |difference| %s "
+        "(per policy and pair of seeds); one calibrated seed against another: Spearman %s\n",
+        c.scenario, fixed2(c.real_seed_spearman), Percent(c.real_seed_difference),
+        fixed2(c.sim_seed_spearman));
+  }
+}
+
+absl::Status WriteCalibrationCsv(const std::string& dir,
+                                 const std::vector<CalibrationReport>& reports) {
+  std::ofstream out(dir + "/calibration.csv");
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", dir, "/calibration.csv"));
+  out << "scenario,policy,real_time_to_target_s,predicted_time_to_target_s,relative_error,"
+         "real_rank,predicted_rank,spearman,real_winner,predicted_winner,winner_agrees,regret,"
+         "mean_abs_error,runs_fitted,iterations_fitted,mean_local_s,mean_message_s,latency_s,"
+         "startup_s,sample_interval_s,real_seed_spearman,real_seed_difference,"
+         "sim_seed_spearman,own_predicted_time_to_target_s,own_relative_error,own_rank,"
+         "own_spearman,own_predicted_winner,own_winner_agrees,own_regret,own_mean_abs_error\n";
+  const auto csv = [](double v) {
+    return std::isnan(v) ? std::string() : (std::isinf(v) ? std::string("inf") : absl::StrFormat("%.6g", v));
+  };
+  for (const CalibrationReport& c : reports) {
+    const Calibration& k = c.calibration;
+    for (size_t i = 0; i < c.policies.size(); ++i) {
+      const PolicyComparison& p = c.policies[i];
+      out << absl::StrJoin(
+                 {Quoted(c.scenario), Quoted(p.policy), csv(p.real_s), csv(p.predicted_s),
+                  csv(p.relative_error), csv(c.real_rank[i]), csv(c.predicted_rank[i]),
+                  csv(c.summary.spearman), Quoted(c.summary.real_winner),
+                  Quoted(c.summary.predicted_winner), std::string(c.summary.winner_agrees ? "1" : "0"),
+                  csv(c.summary.regret), csv(c.summary.mean_abs_error), absl::StrCat(k.runs),
+                  absl::StrCat(k.iterations), csv(k.mean_local_s), csv(k.mean_message_s),
+                  csv(k.latency_s), csv(k.startup_s), csv(k.sample_interval_s),
+                  csv(c.real_seed_spearman), csv(c.real_seed_difference),
+                  csv(c.sim_seed_spearman), csv(c.own[i].predicted_s),
+                  csv(c.own[i].relative_error), csv(c.own_rank[i]),
+                  csv(c.own_summary.spearman), Quoted(c.own_summary.predicted_winner),
+                  std::string(c.own_summary.winner_agrees ? "1" : "0"),
+                  csv(c.own_summary.regret), csv(c.own_summary.mean_abs_error)},
+                 ",")
+          << "\n";
+    }
+    std::ofstream file(absl::StrCat(dir, "/calibration_", c.scenario, ".txt"));
+    file << Write(k);
+    if (!file) return absl::DataLossError(absl::StrCat("writing ", dir, "/calibration_", c.scenario, ".txt"));
+  }
+  out.close();
+  if (!out) return absl::DataLossError(absl::StrCat("writing ", dir, "/calibration.csv"));
+  return absl::OkStatus();
+}
+
+// --calibrate for one real scenario whose runs are done: fits the simulator to them, runs
+// every policy and seed on it (appending the runs, named CalibratedName), and compares.
+// Returns false when a calibrated run failed (named in *failures) or the fit failed.
+// Fits the calibration of `sc` to its real runs of the policies `from`.
+absl::StatusOr<Calibration> FitScenario(const Flags& f, const Scenario& sc,
+                                        const std::vector<Run>& runs,
+                                        const std::vector<std::string>& from) {
+  std::vector<RunMeasurement> measured;
+  for (const Run& r : runs) {
+    if (r.scenario != sc.name || !r.error.empty() || r.simulated) continue;
+    if (std::find(from.begin(), from.end(), r.policy) == from.end()) continue;
+    measured.push_back(r.measured);
+  }
+  CalibrationSetting setting;
+  setting.scenario = sc.name;
+  setting.hidden = f.hidden;
+  setting.batch = f.batch;
+  setting.learning_rate = f.lr;
+  setting.train_examples = f.max_train;
+  setting.test_examples = f.max_test;
+  setting.target_accuracy = f.target;
+  return Fit(setting, measured);
+}
+
+// The comparison of the real runs of `sc` with the calibrated runs `predicted[p]` (indices
+// into `runs`, per policy).
+void FillComparison(const Scenario& sc, const std::vector<std::string>& policies,
+                    const std::vector<Run>& runs,
+                    const std::vector<std::vector<size_t>>& predicted,
+                    std::vector<PolicyComparison>& out, ComparisonSummary& summary) {
+  out.clear();
+  for (size_t p = 0; p < policies.size(); ++p) {
+    std::vector<const Run*> real, sim;
+    for (const Run& r : runs) {
+      if (r.scenario == sc.name && r.policy == policies[p]) real.push_back(&r);
+    }
+    for (size_t i : predicted[p]) sim.push_back(&runs[i]);
+    out.push_back({policies[p], MedianTarget(real), MedianTarget(sim)});
+  }
+  summary = Compare(out);
+}
+
+// --calibrate for one real scenario whose runs are done: fits the simulator to them (every
+// policy's runs together, or those of --calibrate-from), runs every policy and seed on it
+// (the runs named CalibratedName), then each policy on a calibration fitted to its own real
+// runs only (named OwnName), and compares both with the real runs. Returns false when a
+// calibrated run or a fit failed (named in *failures).
+bool CalibrateScenario(const Flags& f, const Scenario& sc, const std::vector<std::string>& policies,
+                       std::vector<Run>& runs, std::vector<std::string>& failures,
+                       std::vector<CalibrationReport>& reports) {
+  absl::StatusOr<Calibration> cal = FitScenario(
+      f, sc, runs, f.calibrate_from.empty() ? policies : SplitPolicies(f.calibrate_from));
+  if (!cal.ok()) {
+    failures.push_back(absl::StrFormat("%s: the calibration: %s", sc.name, cal.status().ToString()));
+    return false;
+  }
+  std::vector<std::shared_ptr<const sim::Model>> models;  // per seed (initial weights)
+  for (int i = 0; i < f.seeds; ++i) {
+    absl::StatusOr<std::shared_ptr<const sim::Model>> model = sim::MakeFashionModel(
+        ToModelOptions(*cal, f.data_dir, f.seed + static_cast<uint64_t>(i)));
+    if (!model.ok()) {
+      failures.push_back(absl::StrFormat("%s: the calibrated model: %s", sc.name,
+                                         model.status().ToString()));
+      return false;
+    }
+    models.push_back(*std::move(model));
+  }
+  bool ok = true;
+  const auto simulate = [&](const Calibration& c, const std::string& name, size_t p,
+                            std::vector<size_t>& into) {
+    for (int i = 0; i < f.seeds; ++i) {
+      const uint64_t seed = f.seed + static_cast<uint64_t>(i);
+      Run r = RunCalibrated(f, sc, c, policies[p], seed, models[static_cast<size_t>(i)]);
+      r.scenario = name;
+      PrintRun(r);
+      if (!r.error.empty()) {
+        failures.push_back(
+            absl::StrFormat("%s '%s' (seed %d): %s", r.scenario, policies[p], seed, r.error));
+        ok = false;
+      }
+      into.push_back(runs.size());
+      runs.push_back(std::move(r));
+    }
+  };
+  std::vector<std::vector<size_t>> pooled(policies.size()), own(policies.size());
+  for (size_t p = 0; p < policies.size(); ++p) simulate(*cal, CalibratedName(sc), p, pooled[p]);
+  for (size_t p = 0; p < policies.size(); ++p) {
+    absl::StatusOr<Calibration> mine = FitScenario(f, sc, runs, {policies[p]});
+    if (!mine.ok()) {
+      // A policy whose real runs all failed has nothing to fit: no own prediction.
+      failures.push_back(absl::StrFormat("%s '%s': its own calibration: %s", sc.name,
+                                         policies[p], mine.status().ToString()));
+      ok = false;
+      continue;
+    }
+    simulate(*mine, OwnName(sc), p, own[p]);
+  }
+  CalibrationReport report;
+  report.scenario = sc.name;
+  report.calibration = *std::move(cal);
+  FillComparison(sc, policies, runs, pooled, report.policies, report.summary);
+  FillComparison(sc, policies, runs, own, report.own, report.own_summary);
+  std::vector<double> real_times, predicted_times, own_times;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    real_times.push_back(report.policies[p].real_s);
+    predicted_times.push_back(report.policies[p].predicted_s);
+    own_times.push_back(report.own[p].predicted_s);
+  }
+  report.real_rank = Ranks(real_times);
+  report.predicted_rank = Ranks(predicted_times);
+  report.own_rank = Ranks(own_times);
+  std::vector<std::vector<double>> real_by_seed(static_cast<size_t>(f.seeds)),
+      sim_by_seed(static_cast<size_t>(f.seeds));
+  const auto time_of = [](const Run& r) {
+    return r.error.empty() && !std::isnan(r.to_target_s) ? r.to_target_s
+                                                         : std::numeric_limits<double>::infinity();
+  };
+  for (const std::string& policy : policies) {
+    for (const Run& r : runs) {
+      if (r.policy != policy || r.seed < f.seed || r.seed >= f.seed + static_cast<uint64_t>(f.seeds)) {
+        continue;
+      }
+      const auto k = static_cast<size_t>(r.seed - f.seed);
+      if (r.scenario == sc.name) real_by_seed[k].push_back(time_of(r));
+      if (r.scenario == CalibratedName(sc)) sim_by_seed[k].push_back(time_of(r));
+    }
+  }
+  report.real_seed_spearman = MeanPairwiseSpearman(real_by_seed);
+  report.real_seed_difference = MeanPairwiseRelativeDifference(real_by_seed);
+  report.sim_seed_spearman = MeanPairwiseSpearman(sim_by_seed);
+  PrintCalibration(report);
+  reports.push_back(std::move(report));
+  return ok;
+}
+
+
 int RunBench(const Flags& f) {
   absl::StatusOr<std::vector<Scenario>> scenarios = MakeScenarios(f);
   if (!scenarios.ok()) {
@@ -925,6 +1310,12 @@ int RunBench(const Flags& f) {
         "jitter 0.2, lr %g, batch %d; budget %g s virtual, sample every %g ms",
         f.sim_compute_ms, f.sim_lr, f.batch, f.sim_budget_s, f.sim_sample_ms));
   }
+  if (f.calibrate) {
+    settings.push_back(absl::StrFormat(
+        "Calibrate:  after each real scenario, the simulator fitted to %s runs' measured "
+        "times (the same MLP, data, policies and seeds) predicts each policy's time to target",
+        f.calibrate_from.empty() ? std::string("all its") : absl::StrCat("the ", f.calibrate_from)));
+  }
   if (f.quick) settings.push_back("Mode:       --quick (a smoke run: the figures mean little)");
   PrintHeader("kairos_policy_bench", settings);
 
@@ -971,6 +1362,7 @@ int RunBench(const Flags& f) {
   std::vector<Run> runs;
   std::vector<Summary> summaries;
   std::vector<std::string> failures;
+  std::vector<CalibrationReport> reports;  // --calibrate
   PrintColumns();
   // Seed by seed, every policy in turn: a change of the machine's load during a scenario
   // then falls on every policy alike rather than on the policies that run last.
@@ -996,6 +1388,10 @@ int RunBench(const Flags& f) {
       for (size_t i : indices) seeds.push_back(&runs[i]);
       summaries.push_back(Summarize(seeds));
     }
+    if (f.calibrate && !sc.simulated) {
+      CalibrateScenario(f, sc, policies, runs, failures, reports);
+      PrintColumns();
+    }
   }
   if (f.seeds > 1) {
     std::cout << std::string(100, '-') << "\nmedian [min, max] over seeds " << f.seed << ".."
@@ -1007,6 +1403,7 @@ int RunBench(const Flags& f) {
   int status = 0;
   if (!f.out.empty()) {
     absl::Status written = WriteCsvs(f.out, runs, summaries);
+    if (written.ok() && !reports.empty()) written = WriteCalibrationCsv(f.out, reports);
     std::vector<std::string> scripts;
     for (const Scenario& sc : *scenarios) {
       if (!written.ok()) break;

@@ -11,6 +11,10 @@
 //                     [--jitter=0.2] [--straggler-prob=0.05] [--model=quadratic|fashion]
 //                     [--seeds=5] [--csv=FILE] [--curves=FILE] [--fail-on-divergence]
 //
+// With --calibration FILE (from kairos_policy_bench --calibrate) the workers are like the
+// measured ones of a real cluster: their compute-time profiles, message cost, model, data
+// and target (docs/simulator.md, "Calibrating the simulator to your cluster").
+//
 // Specs in --policies are separated by commas; a piece that is only key=value (r=12 in
 // "dssp:s=3,r=12") continues the parameters of the spec before it.
 //
@@ -34,6 +38,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/calibration.h"
 #include "bench/policy_list.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -79,6 +84,10 @@ struct Flags {
   bool fail_on_divergence = false;
   std::string csv;
   std::string curves;
+  // --calibration: a file of kairos_policy_bench --calibrate (docs/simulator.md), loaded.
+  std::string calibration_file;
+  std::optional<bench::Calibration> calibration;
+  bool stop_at_target = false;
 };
 
 void AddOptions(CLI::App& app, Flags& f) {
@@ -140,12 +149,25 @@ void AddOptions(CLI::App& app, Flags& f) {
                "the initial one, or a gradient with NaN or Inf), as for a failure");
   app.add_option("--csv", f.csv, "Write one row per policy to this CSV file");
   app.add_option("--curves", f.curves, "Write every loss sample of every policy to this file");
+  app.add_option("--calibration", f.calibration_file,
+                 "A calibration file of kairos_policy_bench --calibrate (docs/simulator.md): "
+                 "simulate --workers workers like the measured ones (their measured compute "
+                 "times, repeated over the workers, the measured message cost, the same MLP, "
+                 "data, learning rate, batch and target); times to target include the "
+                 "measured startup. Replaces --model, --lr, --batch, --compute-ms, "
+                 "--slow-factor, --jitter, --straggler-*, --latency-ms, --bandwidth-gbps, "
+                 "--sample-ms, --target-accuracy and the Fashion-MNIST sizes");
+  app.add_flag("--stop-at-target", f.stop_at_target,
+               "A classifier's run stops at the first sample that reaches the target accuracy "
+               "(faster when only the time to target matters; the final figures are then "
+               "those at the target)");
 }
 
 
 // The model of one seed (the quadratic problem and Fashion-MNIST's synthetic stand-in depend
 // on it; the Fashion-MNIST files do not).
 absl::StatusOr<std::shared_ptr<const Model>> BuildModel(const Flags& f, uint64_t seed) {
+  if (f.calibration) return MakeFashionModel(ToModelOptions(*f.calibration, f.fashion_dir, seed));
   if (f.model == "fashion") {
     FashionOptions o;
     o.dir = f.fashion_dir;
@@ -159,6 +181,15 @@ absl::StatusOr<std::shared_ptr<const Model>> BuildModel(const Flags& f, uint64_t
 }
 
 SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint64_t seed) {
+  if (f.calibration) {
+    SimOptions o = ToSimOptions(*f.calibration, f.workers);
+    o.model = std::move(model);
+    o.iterations = f.iterations > 0 ? f.iterations : kNoLimit;
+    if (f.max_time_s > 0) o.max_time = absl::Seconds(f.max_time_s);
+    o.seed = seed;
+    if (f.stop_at_target) o.stop_at_accuracy = f.calibration->setting.target_accuracy;
+    return o;
+  }
   SimOptions o;
   o.num_workers = f.workers;
   o.model = std::move(model);
@@ -176,17 +207,23 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.network.bandwidth_bytes_per_s = f.bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
   o.seed = seed;
+  if (f.stop_at_target && f.model == "fashion") o.stop_at_accuracy = f.target_accuracy;
   return o;
 }
 
 // The first sample that reaches the target: accuracy for a classifier, else the loss gap.
 std::optional<absl::Duration> TimeToTarget(const Flags& f, const SimResult& r) {
   const double initial_gap = r.samples.front().loss - r.optimal_loss;
+  const double target_accuracy =
+      f.calibration ? f.calibration->setting.target_accuracy : f.target_accuracy;
+  // A calibrated run's times include the measured startup (joining the job).
+  const absl::Duration startup =
+      f.calibration ? absl::Seconds(f.calibration->startup_s) : absl::ZeroDuration();
   for (const SimSample& s : r.samples) {
     const bool reached = r.has_accuracy
-                             ? s.accuracy >= f.target_accuracy
+                             ? s.accuracy >= target_accuracy
                              : s.loss - r.optimal_loss <= f.target_gap * initial_gap;
-    if (reached) return s.time;
+    if (reached) return startup + s.time;
   }
   return std::nullopt;
 }
@@ -255,19 +292,36 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
                    : absl::StrFormat("seeds %d..%d (median [min, max] over %d runs per policy)",
                                      f.seed, f.seed + static_cast<uint64_t>(f.seeds) - 1,
                                      f.seeds);
-  std::cout << absl::StrFormat(
-      "kairos_policy_sim: build %s, %s\n"
-      "model %s, %d workers, %s, lr %g, batch %d\n"
-      "compute %g ms, worker 0 x%g, jitter %g, stragglers p=%g x%g; "
-      "latency %g ms, %g Gbit/s\n",
-      KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f),
-      o.learning_rate, f.batch, f.compute_ms, f.slow_factor, f.jitter, f.straggler_prob,
-      f.straggler_factor, f.latency_ms, f.bandwidth_gbps);
+  if (f.calibration) {
+    const bench::Calibration& c = *f.calibration;
+    std::cout << absl::StrFormat(
+        "kairos_policy_sim: build %s, %s\n"
+        "model %s, %d workers, %s, lr %g, batch %d\n"
+        "calibrated by %s (scenario %s, %d measured workers, %d runs, %d iterations): each "
+        "worker w computes like measured rank w mod %d (mean local time %.3f ms per "
+        "iteration), messages %.3f ms per iteration (latency %.3f ms one way), startup "
+        "%.3f s (included in target_s), a sample every %.3f s\n",
+        KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f), o.learning_rate,
+        o.batch_size, f.calibration_file, c.setting.scenario, c.profiles.size(), c.runs,
+        c.iterations, c.profiles.size(), 1e3 * c.mean_local_s, 1e3 * c.mean_message_s,
+        1e3 * c.latency_s, c.startup_s, c.sample_interval_s);
+  } else {
+    std::cout << absl::StrFormat(
+        "kairos_policy_sim: build %s, %s\n"
+        "model %s, %d workers, %s, lr %g, batch %d\n"
+        "compute %g ms, worker 0 x%g, jitter %g, stragglers p=%g x%g; "
+        "latency %g ms, %g Gbit/s\n",
+        KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f),
+        o.learning_rate, f.batch, f.compute_ms, f.slow_factor, f.jitter, f.straggler_prob,
+        f.straggler_factor, f.latency_ms, f.bandwidth_gbps);
+  }
 #ifndef NDEBUG
   std::cout << "WARNING: built without optimisation (assertions on): wall times are slow\n";
 #endif
   std::cout << (model.has_accuracy()
-                    ? absl::StrFormat("target: test accuracy >= %g\n", f.target_accuracy)
+                    ? absl::StrFormat("target: test accuracy >= %g\n",
+                                      f.calibration ? f.calibration->setting.target_accuracy
+                                                    : f.target_accuracy)
                     : absl::StrFormat("target: loss - optimum <= %g x initial gap "
                                       "(optimum %.6g)\n", f.target_gap, model.optimal_loss()));
   if (f.seeds == 1) {
@@ -376,7 +430,15 @@ void AppendCurves(std::ofstream& out, const SimResult& r, uint64_t seed) {
   }
 }
 
-int Run(const Flags& f) {
+int Run(Flags& f) {
+  if (!f.calibration_file.empty()) {
+    absl::StatusOr<bench::Calibration> c = bench::ReadCalibration(f.calibration_file);
+    if (!c.ok()) {
+      std::cerr << "kairos_policy_sim: --calibration: " << c.status().message() << "\n";
+      return 2;
+    }
+    f.calibration = *std::move(c);
+  }
   if (f.iterations == 0 && f.max_time_s == 0) {
     std::cerr << "kairos_policy_sim: give --iterations or --max-time-s (or both)\n";
     return 2;
@@ -385,7 +447,8 @@ int Run(const Flags& f) {
   // the same data whatever the seed, so they are read once.
   std::vector<std::shared_ptr<const Model>> models;
   for (int i = 0; i < f.seeds; ++i) {
-    if (i > 0 && absl::StrContains(models.front()->name(), "fashion-mnist")) {
+    // (The calibrated MLP's initial weights depend on the seed: built for each.)
+    if (i > 0 && !f.calibration && absl::StrContains(models.front()->name(), "fashion-mnist")) {
       models.push_back(models.front());
       continue;
     }

@@ -260,6 +260,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start).count();
       blocked_ns_[static_cast<size_t>(rank)] += blocked;
       summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+      const Clock::time_point pulled_at = Clock::now();
 
       if (rank == 0 && iterations > 0 && iterations % eval_every == 0) {
         const double previous = time_to_target_s_;
@@ -291,11 +292,13 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
         factor *= config_.straggler_factor;
         ++summary.straggled;
       }
+      double extra = 0.0;
       if (factor > 1.0) {
-        const double extra = (factor - 1.0) * compute_s;
+        extra = (factor - 1.0) * compute_s;
         std::this_thread::sleep_for(std::chrono::duration<double>(extra));
         summary.slowed_s += extra;
       }
+      const Clock::time_point push_start = Clock::now();
 
       const float zero = 0.0f;
       kairos::Request pushed_control =
@@ -305,6 +308,16 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
       KAIROS_RETURN_IF_ERROR(pushed);
       KAIROS_RETURN_IF_ERROR(control_pushed);
       KAIROS_RETURN_IF_ERROR(worker.Clock());
+      if (hooks_.on_iteration) {
+        hooks_.on_iteration({.rank = rank,
+                             .iteration = iterations,
+                             .start_s = Seconds(pull_start),
+                             .pull_s = static_cast<double>(blocked) * 1e-9,
+                             .local_s = SecondsBetween(pulled_at, push_start),
+                             .compute_s = compute_s,
+                             .slowed_s = extra,
+                             .push_s = SecondsBetween(push_start, Clock::now())});
+      }
       ++iterations;
       ++iterations_;
     }

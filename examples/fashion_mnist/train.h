@@ -128,6 +128,20 @@ struct WorkerSummary {
   bool stopped = false;    // by the target accuracy or the time budget
 };
 
+// One iteration of one worker, timed by its thread (Hooks::on_iteration): what a
+// calibration of the simulator measures (docs/simulator.md).
+struct IterationRecord {
+  int rank = 0;
+  int64_t iteration = 0;  // 0-based, this worker's
+  double start_s = 0.0;   // when its pull started, since Trainer::Start
+  double pull_s = 0.0;    // in the pulls (the gate's wait and the transfer)
+  double local_s = 0.0;   // from the pull's end to the push: evaluation (rank 0), batch,
+                          // gradient and slowdown
+  double compute_s = 0.0; // the gradient alone
+  double slowed_s = 0.0;  // the slowdown's wait alone
+  double push_s = 0.0;    // the push and the Clock()
+};
+
 // The servers' push staleness so far (every worker and chunk).
 struct Staleness {
   uint64_t count = 0;
@@ -141,6 +155,8 @@ class Trainer {
     std::function<void(const EvalRecord&)> on_eval;            // rank 0's thread
     std::function<void(const WorkerSummary&)> on_worker_done;  // before its Finish
     std::function<Staleness()> staleness;                      // null: unknown
+    // After each iteration, on the worker's thread (several threads call it at once).
+    std::function<void(const IterationRecord&)> on_iteration;
   };
 
   // `data` must outlive the trainer. `num_workers`: of the whole job.

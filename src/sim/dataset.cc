@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -172,6 +173,27 @@ absl::StatusOr<DataSplit> LoadFashionMnist(const std::string& dir, int max_train
   split.train = *std::move(train);
   split.test = *std::move(test);
   return split;
+}
+
+void StandardizeFeatures(DataSplit& split) {
+  const Dataset::Matrix& x = split.train.features;
+  double sum = 0.0;
+  double sum_sq = 0.0;
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    const double v = x.data()[i];
+    sum += v;
+    sum_sq += v * v;
+  }
+  const double n = std::max<double>(1.0, static_cast<double>(x.size()));
+  const double mean = sum / n;
+  const double stddev = std::sqrt(std::max(0.0, sum_sq / n - mean * mean));
+  const double unit = stddev > 0.0 ? stddev : 1.0;
+  const auto scale = static_cast<float>(1.0 / unit);
+  const auto offset = static_cast<float>(-mean / unit);
+  for (Dataset* d : {&split.train, &split.test}) {
+    d->features.array() = d->features.array() * scale + offset;
+  }
+  split.name += "+std";
 }
 
 absl::StatusOr<DataSplit> MakeGaussianClusters(const ClusterOptions& o) {

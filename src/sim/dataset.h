@@ -33,6 +33,12 @@ struct DataSplit {
   std::string name;  // "fashion-mnist" or "gaussian-clusters"
 };
 
+// Maps every feature value v of both splits to (v - mean) / stddev, with the mean and the
+// standard deviation of all the training split's values together (a stddev of 0 counts as
+// 1), as examples/fashion_mnist/data.h's Dataset::Standardize does with its pixels. Appends
+// "+std" to the split's name.
+void StandardizeFeatures(DataSplit& split);
+
 // Where Fashion-MNIST is installed (the Debian package dataset-fashion-mnist).
 inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
 

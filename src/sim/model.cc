@@ -23,6 +23,12 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeFashionModel(const FashionOptio
       LoadFashionMnist(options.dir, options.max_train, options.max_test);
   if (absl::IsNotFound(data.status())) data = MakeGaussianClusters(options.fallback);
   if (!data.ok()) return data.status();
+  if (options.standardize) StandardizeFeatures(*data);
+  if (options.mlp_hidden > 0) {
+    MlpOptions mlp = options.mlp;
+    mlp.hidden = options.mlp_hidden;
+    return MakeMlpModel(*std::move(data), mlp);
+  }
   return MakeSoftmaxModel(*std::move(data), options.softmax);
 }
 

@@ -4,7 +4,9 @@
 //   quadratic  0.5 * ||A w - b||^2 / n, a least-squares problem whose optimum is solved
 //              exactly at construction, so the loss gap to the optimum is known;
 //   softmax    multinomial logistic regression on a labelled data set (Fashion-MNIST or
-//              synthetic Gaussian clusters), reporting cross-entropy and accuracy.
+//              synthetic Gaussian clusters), reporting cross-entropy and accuracy;
+//   mlp        one hidden layer of ReLU units on such a data set: the Fashion-MNIST
+//              example's network (the model of kairos_policy_bench's real runs).
 // Parameters are one flat vector, as one table of a real job.
 
 #ifndef KAIROS_SIM_MODEL_H_
@@ -83,10 +85,27 @@ struct SoftmaxOptions {
 absl::StatusOr<std::shared_ptr<const Model>> MakeSoftmaxModel(DataSplit data,
                                                               const SoftmaxOptions& options);
 
+// ------------------------------------------------------------------------------ mlp
+// h = max(0, W1 x + b1), logits = W2 h + b2, loss = mean cross-entropy: the network of
+// examples/fashion_mnist/models.h. params = [W1 (hidden x features, column-major), b1
+// (hidden), W2 (classes x hidden, column-major), b2 (classes)]. InitialParams: W1 and W2
+// uniform in +-sqrt(6 / (fan_in + fan_out)) (Glorot), drawn from `seed`; biases zero.
+// Evaluated on at most `max_eval_examples` examples of the test split (the first ones).
+inline constexpr int kMaxMlpHidden = 4096;
+struct MlpOptions {
+  int hidden = 64;  // 1 .. kMaxMlpHidden
+  uint64_t seed = 1;
+  int max_eval_examples = 2000;
+};
+absl::StatusOr<std::shared_ptr<const Model>> MakeMlpModel(DataSplit data,
+                                                          const MlpOptions& options);
+
 // Softmax regression on Fashion-MNIST from `dir` (the first `max_train` training and
 // `max_test` test images), or, when the files are not there, on Gaussian clusters shaped
 // like it (784 features, 10 classes, `fallback.num_train` / `num_test` examples). The
-// name() says which one was used. Any error other than a missing file is returned.
+// name() says which one was used. Any error other than a missing file is returned. With
+// mlp_hidden > 0 the model is the MLP instead, and with `standardize` the features are
+// standardized first (below).
 struct FashionOptions {
   std::string dir = kFashionMnistDir;
   int max_train = 10000;
@@ -94,6 +113,13 @@ struct FashionOptions {
   ClusterOptions fallback = {.num_classes = 10, .num_features = 784, .num_train = 4096,
                              .num_test = 1024, .separation = 0.15, .seed = 1};
   SoftmaxOptions softmax;
+  // > 0: the MLP with this many hidden units (its seed and evaluation size from `mlp`)
+  // instead of softmax regression.
+  int mlp_hidden = 0;
+  MlpOptions mlp;
+  // Standardize the features with the training split's mean and standard deviation over
+  // all values (StandardizeFeatures), as the example's data loader does.
+  bool standardize = false;
 };
 absl::StatusOr<std::shared_ptr<const Model>> MakeFashionModel(const FashionOptions& options);
 

@@ -3,6 +3,7 @@
 // ValidateSimOptions: the documented range of every SimOptions field, checked before a run.
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -43,6 +44,28 @@ absl::Status CheckCompute(const ComputeOptions& c, int num_workers) {
   }
   if (!(c.straggler_factor >= 1.0) || !std::isfinite(c.straggler_factor)) {
     return Bad("compute.straggler_factor", ">= 1", absl::StrCat(c.straggler_factor));
+  }
+  if (c.measured.size() > kMaxProfiles) {
+    return Bad("compute.measured", absl::StrCat("at most ", kMaxProfiles, " profiles long"),
+               absl::StrCat(c.measured.size()));
+  }
+  for (size_t p = 0; p < c.measured.size(); ++p) {
+    const std::vector<absl::Duration>& q = c.measured[p];
+    const std::string field = absl::StrCat("compute.measured[", p, "]");
+    if (q.empty() || q.size() > kMaxProfilePoints) {
+      return Bad(field, absl::StrCat("1 to ", kMaxProfilePoints, " points"),
+                 absl::StrCat(q.size()));
+    }
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (q[i] <= absl::ZeroDuration() || q[i] == absl::InfiniteDuration()) {
+        return Bad(field, "> 0 and finite per point", absl::FormatDuration(q[i]));
+      }
+      if (i > 0 && q[i] < q[i - 1]) {
+        return Bad(field, "nondecreasing",
+                   absl::StrCat(absl::FormatDuration(q[i]), " after ",
+                                absl::FormatDuration(q[i - 1])));
+      }
+    }
   }
   return absl::OkStatus();
 }
@@ -103,6 +126,9 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
     return Bad("learning_rate", "> 0", absl::StrCat(o.learning_rate));
   }
   if (o.batch_size < 1) return Bad("batch_size", ">= 1", absl::StrCat(o.batch_size));
+  if (!(o.stop_at_accuracy >= 0.0 && o.stop_at_accuracy <= 1.0)) {
+    return Bad("stop_at_accuracy", "in [0, 1]", absl::StrCat(o.stop_at_accuracy));
+  }
   if (o.sample_interval <= absl::ZeroDuration() ||
       o.sample_interval == absl::InfiniteDuration()) {
     return Bad("sample_interval", "> 0 and finite", absl::FormatDuration(o.sample_interval));

@@ -87,6 +87,7 @@ class Simulation {
   std::vector<SimSample> samples_;
   uint64_t events_ = 0;
   bool time_limited_ = false;
+  bool reached_ = false;  // a sample reached options_.stop_at_accuracy
 };
 
 absl::Duration TransferTime(const NetworkOptions& n, int num_params) {
@@ -140,19 +141,24 @@ absl::StatusOr<SimResult> Simulation::Run() {
   TakeSample(kStart);
   next_sample_ = kStart + options_.sample_interval;
   const absl::Time limit = kStart + options_.max_time;
-  while (!queue_.empty() && !AllLeft()) {
+  while (!queue_.empty() && !AllLeft() && !reached_) {
     if (queue_.top().time > limit) {
       time_limited_ = true;
       now_ = limit;
       break;
     }
     SampleBefore(queue_.top().time);
+    if (reached_) {
+      // Stopped at the target: the state is the sample's, the event stays unhandled.
+      now_ = kStart + samples_.back().time;
+      break;
+    }
     const Event e = queue_.Pop();
     now_ = e.time;
     Handle(e);
     ++events_;
   }
-  if (!time_limited_ && !AllLeft() && server_.num_waiting() > 0) {
+  if (!time_limited_ && !reached_ && !AllLeft() && server_.num_waiting() > 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("simulation of '", policy_, "' stalled at t=",
                      absl::FormatDuration(now_ - kStart),
@@ -267,6 +273,11 @@ void Simulation::EagerStep(const ServedRead& r) {
 absl::Duration Simulation::DrawComputeTime(WorkerId w) {
   const ComputeOptions& c = options_.compute;
   Worker& worker = workers_[static_cast<size_t>(w)];
+  if (!c.measured.empty()) {
+    // One of the profile's equally likely values.
+    const std::vector<absl::Duration>& q = c.measured[static_cast<size_t>(w) % c.measured.size()];
+    return q[static_cast<size_t>(worker.timing.UniformInt(q.size()))];
+  }
   const double slowdown = static_cast<size_t>(w) < c.slowdown.size()
                               ? c.slowdown[static_cast<size_t>(w)]
                               : 1.0;
@@ -276,7 +287,7 @@ absl::Duration Simulation::DrawComputeTime(WorkerId w) {
 }
 
 void Simulation::SampleBefore(absl::Time t) {
-  while (next_sample_ < t) {
+  while (next_sample_ < t && !reached_) {
     TakeSample(next_sample_);
     next_sample_ += options_.sample_interval;
   }
@@ -289,6 +300,10 @@ void Simulation::TakeSample(absl::Time t) {
   for (WorkerId w = 0; w < clocks.num_workers(); ++w) iterations += clocks.clock(w);
   samples_.push_back({.time = t - kStart, .version = server_.version(),
                       .iterations = iterations, .loss = eval.loss, .accuracy = eval.accuracy});
+  if (options_.stop_at_accuracy > 0 && model_->has_accuracy() &&
+      eval.accuracy >= options_.stop_at_accuracy) {
+    reached_ = true;
+  }
 }
 
 void Simulation::FinalSamples() {
@@ -307,6 +322,7 @@ SimResult Simulation::Collect() const {
   r.optimal_loss = model_->optimal_loss();
   r.end_time = now_ - kStart;
   r.time_limited = time_limited_;
+  r.stopped_at_target = reached_;
   r.events = events_;
   r.version = server_.version();
   r.nonfinite_pushes = server_.refused().nonfinite;

@@ -17,7 +17,8 @@
 //   2. the gate admits it, now or when a later event lets it;
 //   3. the parameters travel back (latency + bytes / bandwidth);
 //   4. the worker computes the gradient of a mini-batch at those parameters, taking
-//      compute_time * slowdown[w] * jitter * (straggler factor, with a probability);
+//      compute_time * slowdown[w] * jitter * (straggler factor, with a probability), or a
+//      draw from its measured profile (ComputeOptions::measured);
 //   5. the push travels (latency + bytes / bandwidth); on arrival the server applies it
 //      (straggler policy, weighting, aggregation, SGD), then takes the worker's clock c + 1
 //      (Gate::OnClock, ready buckets applied, waiting reads re-checked), then the worker's
@@ -51,7 +52,8 @@
 
 namespace kairos::sim {
 
-// How long a worker computes one gradient: compute_time * slowdown[w] * jitter * straggler.
+// How long a worker computes one gradient: compute_time * slowdown[w] * jitter * straggler,
+// or a draw from its measured profile.
 struct ComputeOptions {
   // Base time of one iteration on a worker of slowdown 1. > 0.
   absl::Duration compute_time = absl::Milliseconds(100);
@@ -66,7 +68,18 @@ struct ComputeOptions {
   // straggler_prob. 0 <= straggler_prob <= 1, straggler_factor >= 1.
   double straggler_prob = 0.0;
   double straggler_factor = 5.0;
+  // Measured compute times (a calibration, docs/simulator.md): when not empty, worker w
+  // draws each iteration's time from profile measured[w % measured.size()] and the model
+  // above (compute_time, slowdown, jitter, stragglers) is not used. A profile is 1 to
+  // kMaxProfilePoints equally likely durations, nondecreasing, each > 0 and finite (a
+  // calibration's are the means of equal-count slices of the sorted measurements, so the
+  // mean is the measured one); each iteration draws one, uniformly. At most kMaxProfiles
+  // profiles.
+  std::vector<std::vector<absl::Duration>> measured;
 };
+
+inline constexpr size_t kMaxProfilePoints = 1025;
+inline constexpr size_t kMaxProfiles = 65536;
 
 // The network between each worker and the server: a fixed latency plus the payload
 // (4 bytes per parameter) over a bandwidth, per message; no contention, no loss, and each
@@ -111,6 +124,10 @@ struct SimOptions {
   absl::Duration sample_interval = absl::Seconds(1);
   // Seeds the compute-time draws, the mini-batches and a default model.
   uint64_t seed = 1;
+  // > 0: the run stops at the first sample (at most sample_interval after the fact) whose
+  // accuracy reaches this, for a classifier (a time-to-target run needs nothing after it).
+  // In [0, 1]; 0: never.
+  double stop_at_accuracy = 0.0;
   // Pushes kept per worker in the result's WorkerMetrics::push_log (0: none), as
   // ServerOptions::push_log_size does on a real server.
   int push_log_size = 0;
@@ -143,6 +160,7 @@ struct SimResult {
   double optimal_loss = 0.0;  // Model::optimal_loss()
   absl::Duration end_time;  // time of the last event (or max_time)
   bool time_limited = false;  // stopped by max_time with work left
+  bool stopped_at_target = false;  // stopped by stop_at_accuracy (at end_time, a sample)
   uint64_t events = 0;      // events processed
   uint64_t version = 0;     // updates applied
   // Pushes whose gradient held NaN or Inf: refused (never applied), as a real server does

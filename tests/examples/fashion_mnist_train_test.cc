@@ -54,6 +54,7 @@ struct RunResult {
   absl::Status status;
   std::vector<EvalRecord> evals;
   std::vector<WorkerSummary> workers;
+  std::vector<IterationRecord> iterations;  // Hooks::on_iteration, every worker's
   double final_accuracy = kUnknown;
   double time_to_target_s = kUnknown;
 };
@@ -83,6 +84,10 @@ RunResult Train(const FashionMnist &data, const TrainConfig &config, int workers
   hooks.on_worker_done = [&](const WorkerSummary &s) {
     std::lock_guard<std::mutex> lock(mu);
     result.workers.push_back(s);
+  };
+  hooks.on_iteration = [&](const IterationRecord &r) {
+    std::lock_guard<std::mutex> lock(mu);
+    result.iterations.push_back(r);
   };
   Trainer trainer(&data, config, workers, hooks);
   trainer.Start();
@@ -168,6 +173,46 @@ TEST(TrainTest, TransientStragglersAreDrawnPerRankFromTheSeed) {
     EXPECT_LT(n, 50);
   }
   EXPECT_NE(half[0], half[1]);  // each rank its own draws
+}
+
+// Hooks::on_iteration: one record per iteration of each worker, in order, whose times add
+// up to the worker's summary (the slowdown's wait is part of the local time).
+TEST(TrainTest, OnIterationTimesEveryIteration) {
+  const FashionMnist data = SyntheticSplit();
+  TrainConfig config;
+  config.model = "softmax";
+  config.epochs = 1;
+  config.batch = 40;  // 30 iterations per worker
+  config.slowdown = {1.0, 2.0};
+  const RunResult r = Train(data, config, 2, "ssp:s=1");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.iterations.size(), 60u);
+  for (const WorkerSummary &w : r.workers) {
+    double pull = 0, compute = 0, slowed = 0;
+    int64_t next = 0;
+    double last_start = -1;
+    for (const IterationRecord &it : r.iterations) {
+      if (it.rank != w.rank) continue;
+      EXPECT_EQ(it.iteration, next++);
+      EXPECT_GT(it.start_s, last_start);
+      last_start = it.start_s;
+      EXPECT_GE(it.pull_s, 0.0);
+      EXPECT_GE(it.push_s, 0.0);
+      EXPECT_GE(it.local_s, it.compute_s + it.slowed_s);
+      pull += it.pull_s;
+      compute += it.compute_s;
+      slowed += it.slowed_s;
+    }
+    EXPECT_EQ(next, w.iterations);
+    // The summary sums the same values; the last pull (the one that finds the job over)
+    // has no iteration.
+    EXPECT_LE(pull, w.blocked_s + 1e-9);
+    EXPECT_NEAR(compute, w.compute_s, 1e-9);
+    EXPECT_NEAR(slowed, w.slowed_s, 1e-9);
+    if (w.rank == 1) {
+      EXPECT_NEAR(slowed, compute, 1e-9);  // twice as slow: one extra compute time
+    }
+  }
 }
 
 // TrainConfig::max_wall_s: rank 0 raises the stop flag after the budget, every worker stops

@@ -5,6 +5,7 @@
 
 #include "sim/model.h"
 
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -113,6 +114,73 @@ TEST(SoftmaxModelTest, RejectsMismatchedSplits) {
   DataSplit data = SameTrainAndTest(3, 4, 10);
   data.test.features.resize(1, 5);
   EXPECT_TRUE(absl::IsInvalidArgument(MakeSoftmaxModel(std::move(data), {}).status()));
+}
+
+TEST(MlpModelTest, GradientMatchesFiniteDifferences) {
+  absl::StatusOr<std::shared_ptr<const Model>> model =
+      MakeMlpModel(SameTrainAndTest(3, 4, 30), {.hidden = 5, .seed = 3, .max_eval_examples = 1000});
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->num_params(), 5 * 4 + 5 + 3 * 5 + 3);
+  ExpectGradientMatchesFiniteDifferences(**model, (*model)->InitialParams());
+}
+
+TEST(MlpModelTest, StartsFromGlorotWeightsAndZeroBiases) {
+  absl::StatusOr<std::shared_ptr<const Model>> model =
+      MakeMlpModel(SameTrainAndTest(10, 20, 40), {.hidden = 30});
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->name(), "mlp(gaussian-clusters,20x30x10)");
+  const Eigen::VectorXf p = (*model)->InitialParams();
+  EXPECT_EQ(p, (*model)->InitialParams());  // deterministic for the seed
+  const Eigen::VectorXf w1 = p.head(30 * 20);
+  const Eigen::VectorXf b1 = p.segment(30 * 20, 30);
+  const Eigen::VectorXf w2 = p.segment(30 * 20 + 30, 10 * 30);
+  const Eigen::VectorXf b2 = p.tail(10);
+  EXPECT_LE(w1.cwiseAbs().maxCoeff(), std::sqrt(6.0f / 50));
+  EXPECT_GT(w1.cwiseAbs().maxCoeff(), 0.8f * std::sqrt(6.0f / 50));
+  EXPECT_LE(w2.cwiseAbs().maxCoeff(), std::sqrt(6.0f / 40));
+  EXPECT_EQ(b1, Eigen::VectorXf::Zero(30));
+  EXPECT_EQ(b2, Eigen::VectorXf::Zero(10));
+  MlpOptions other;
+  other.hidden = 30;
+  other.seed = 2;
+  EXPECT_NE(p, (*MakeMlpModel(SameTrainAndTest(10, 20, 40), other))->InitialParams());
+}
+
+TEST(MlpModelTest, RejectsBadOptions) {
+  EXPECT_TRUE(absl::IsInvalidArgument(MakeMlpModel(SameTrainAndTest(3, 4, 10), {.hidden = 0})
+                                          .status()));
+  DataSplit data = SameTrainAndTest(3, 4, 10);
+  data.test.features.resize(1, 5);
+  EXPECT_TRUE(absl::IsInvalidArgument(MakeMlpModel(std::move(data), {}).status()));
+}
+
+TEST(DatasetTest, StandardizeFeaturesUsesTheTrainingStatistics) {
+  DataSplit split;
+  split.name = "hand";
+  split.train.features.resize(2, 2);
+  split.train.features << 0, 2, 4, 6;  // mean 3, variance 5
+  split.test.features.resize(1, 2);
+  split.test.features << 3, 8;
+  StandardizeFeatures(split);
+  const float sd = std::sqrt(5.0f);
+  EXPECT_FLOAT_EQ(split.train.features(0, 0), -3 / sd);
+  EXPECT_FLOAT_EQ(split.train.features(1, 1), 3 / sd);
+  EXPECT_NEAR(split.test.features(0, 0), 0.0f, 1e-6);
+  EXPECT_FLOAT_EQ(split.test.features(0, 1), 5 / sd);
+  EXPECT_EQ(split.name, "hand+std");
+}
+
+TEST(FashionModelTest, TheMlpOptionBuildsTheMlp) {
+  FashionOptions o;
+  o.dir = ::testing::TempDir() + "/no-fashion-here";
+  o.fallback.num_train = 64;
+  o.fallback.num_test = 16;
+  o.mlp_hidden = 8;
+  o.standardize = true;
+  absl::StatusOr<std::shared_ptr<const Model>> model = MakeFashionModel(o);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->name(), "mlp(gaussian-clusters+std,784x8x10)");
+  EXPECT_EQ((*model)->num_params(), 8 * 784 + 8 + 10 * 8 + 10);
 }
 
 TEST(FashionModelTest, FallsBackToClustersWhenTheFilesAreMissing) {

@@ -18,6 +18,7 @@
 #include "kairos/metrics.h"
 #include "policy/policy.h"
 #include "sim/dataset.h"
+#include "sim/model.h"
 #include "sim/random.h"
 #include "sim_test_util.h"
 
@@ -419,6 +420,103 @@ TEST(SimulatorTest, EagerPullHalvesTheStableLearningRate) {
   EXPECT_GT(final_over_initial("eager+pull=eager:lr=constant", 0.15f), 1000.0);
   EXPECT_LT(final_over_initial("asp", 0.08f), 0.01);
   EXPECT_LT(final_over_initial("eager", 0.08f), 0.01);
+}
+
+// Measured profiles (ComputeOptions::measured): one point is an exact time per iteration,
+// worker w uses profile w mod their number, and the parametric model is ignored.
+TEST(SimulatorTest, AOnePointProfileIsAnExactComputeTime) {
+  SimOptions o;
+  o.policy = "bsp";
+  o.num_workers = 3;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 4;
+  o.network.latency = absl::Milliseconds(1);
+  o.network.bandwidth_bytes_per_s = 0;  // infinite: a message takes the latency
+  o.compute.slowdown = {100.0};         // ignored under a profile
+  o.compute.jitter_mean = 1.0;
+  o.compute.measured = {{absl::Milliseconds(10)}, {absl::Milliseconds(30)}};
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Workers 0 and 2 take 10 ms, worker 1 30 ms: BSP's rounds last 1 + 30 + 1 ms, after the
+  // first read's 1 ms.
+  EXPECT_EQ(r->end_time, absl::Milliseconds(1 + 4 * 32));
+  EXPECT_EQ(r->workers[0].compute_time, absl::Milliseconds(40));
+  EXPECT_EQ(r->workers[1].compute_time, absl::Milliseconds(120));
+  EXPECT_EQ(r->workers[2].compute_time, absl::Milliseconds(40));
+}
+
+TEST(SimulatorTest, AProfileIsSampledUniformly) {
+  SimOptions o;
+  o.policy = "asp";
+  o.num_workers = 1;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 4000;
+  o.network.latency = absl::ZeroDuration();
+  o.network.bandwidth_bytes_per_s = 0;  // infinite
+  // 10, 20 or 60 ms, each a third of the draws: mean 30 ms, every draw one of the three.
+  o.compute.measured = {{absl::Milliseconds(10), absl::Milliseconds(20), absl::Milliseconds(60)}};
+  o.push_log_size = 0;
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const double mean_ms = absl::ToDoubleMilliseconds(r->workers[0].compute_time) / 4000;
+  EXPECT_NEAR(mean_ms, 30.0, 1.0);  // the standard error is about 0.35 ms
+  // The total is a sum of whole draws: 10 a + 20 b + 60 c ms with a + b + c = 4000.
+  const int64_t total_ms = absl::ToInt64Milliseconds(r->workers[0].compute_time);
+  EXPECT_EQ(r->workers[0].compute_time, absl::Milliseconds(total_ms));
+  EXPECT_EQ(total_ms % 10, 0);
+  EXPECT_EQ(r->end_time, r->workers[0].compute_time);  // no network time
+}
+
+TEST(SimulatorTest, StopsAtTheFirstSampleThatReachesTheAccuracy) {
+  absl::StatusOr<DataSplit> data = MakeGaussianClusters(
+      {.num_classes = 3, .num_features = 4, .num_train = 256, .num_test = 128,
+       .separation = 3.0});
+  ASSERT_TRUE(data.ok());
+  SimOptions o;
+  o.policy = "ssp:s=1";
+  o.num_workers = 4;
+  o.model = *MakeSoftmaxModel(*std::move(data), {});
+  o.iterations = 1000;
+  o.sample_interval = absl::Milliseconds(200);
+  absl::StatusOr<SimResult> full = Simulate(o);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_GT(full->samples.back().accuracy, 0.8);
+  o.stop_at_accuracy = 0.8;
+  absl::StatusOr<SimResult> stopped = Simulate(o);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_TRUE(stopped->stopped_at_target);
+  EXPECT_FALSE(full->stopped_at_target);
+  // The same run up to the first sample at 0.8, which ends it.
+  size_t first = 0;
+  while (full->samples[first].accuracy < 0.8) ++first;
+  ASSERT_EQ(stopped->samples.size(), first + 1);
+  for (size_t i = 0; i <= first; ++i) {
+    EXPECT_EQ(stopped->samples[i].time, full->samples[i].time);
+    EXPECT_EQ(stopped->samples[i].accuracy, full->samples[i].accuracy);
+  }
+  EXPECT_EQ(stopped->end_time, full->samples[first].time);
+  EXPECT_LT(stopped->total_iterations(), full->total_iterations());
+  o.stop_at_accuracy = 1.5;
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+}
+
+TEST(SimulatorTest, RejectsBadProfiles) {
+  const auto status_of = [](std::vector<std::vector<absl::Duration>> measured) {
+    SimOptions o;
+    o.compute.measured = std::move(measured);
+    return Simulate(o).status();
+  };
+  EXPECT_TRUE(status_of({{absl::Milliseconds(1), absl::Milliseconds(2)}}).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of({{}})));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of({{absl::ZeroDuration()}})));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of({{absl::InfiniteDuration()}})));
+  const absl::Status unsorted = status_of(
+      {{absl::Milliseconds(1)}, {absl::Milliseconds(2), absl::Milliseconds(1)}});
+  EXPECT_TRUE(absl::IsInvalidArgument(unsorted));
+  EXPECT_NE(unsorted.message().find("compute.measured[1]"), absl::string_view::npos)
+      << unsorted;
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of(
+      {std::vector<absl::Duration>(kMaxProfilePoints + 1, absl::Milliseconds(1))})));
 }
 
 TEST(SimulatorTest, RejectsBadOptions) {
