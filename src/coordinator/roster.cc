@@ -101,6 +101,34 @@ absl::StatusOr<int> Roster::AdmitRejoin(const wire::Join& join, bool rejoining,
   return rank;
 }
 
+absl::StatusOr<int> Roster::AdmitServerRestart(const wire::Join& join, absl::Time now,
+                                               absl::Duration min_silence) const {
+  const int shard = join.requested_rank();
+  if (shard < 0) {
+    return absl::FailedPreconditionError(
+        "the job has already started; a server joining it again must name its shard "
+        "(kairos-server --shard)");
+  }
+  if (shard >= num_servers_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "server shard %d is out of range: the job has %d servers", shard, num_servers_));
+  }
+  if (join.endpoint().empty()) return absl::InvalidArgumentError("a server must send its endpoint");
+  auto it = server_ids_.find(shard);
+  if (it == server_ids_.end()) return absl::FailedPreconditionError("the job has already started");
+  const NodeRecord& old = nodes_.at(it->second);
+  if (old.active() && old.incarnation == join.incarnation()) {
+    return absl::AlreadyExistsError(absl::StrFormat("server %d has already joined", shard));
+  }
+  if (old.active() && now - old.last_seen < min_silence) {
+    return absl::UnavailableError(absl::StrFormat(
+        "server %d is active (heard %s ago); a restarted server replaces it once it has been "
+        "silent for %s",
+        shard, absl::FormatDuration(now - old.last_seen), absl::FormatDuration(min_silence)));
+  }
+  return shard;
+}
+
 NodeRecord& Roster::Add(wire::Role role, int rank, std::string endpoint, PeerId peer,
                         absl::Time now, Credential credential) {
   NodeRecord node;

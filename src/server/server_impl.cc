@@ -9,6 +9,8 @@
 // answers made there are sent from there.
 
 #include <algorithm>
+#include <filesystem>
+#include <random>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,6 +32,7 @@
 #include "common/thread_checker.h"
 #include "engine/checkpoint.h"
 #include "engine/shard_engine.h"
+#include "engine/update_log.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
 #include "metrics/exporter.h"
@@ -47,6 +51,9 @@
 namespace kairos {
 namespace internal {
 namespace {
+
+// The peer of an event replayed from the update log: its answer goes nowhere.
+constexpr PeerId kReplayPeer = ~PeerId{0};
 
 int DefaultApplyThreads() {
   const unsigned hw = std::thread::hardware_concurrency();
@@ -120,10 +127,22 @@ class ServerImpl final : public Server, private EngineHost {
     join.header.set_kind(wire::JOIN);
     join.header.mutable_join()->set_role(wire::SERVER);
     join.header.mutable_join()->set_endpoint(endpoint_);
-    join.header.mutable_join()->set_requested_rank(-1);
-    join.header.mutable_join()->set_pid(static_cast<uint32_t>(::getpid()));
-    transport_->Send(coordinator_, std::move(join));
+    join_deadline_ = Now() + options_.join_timeout;
+    SendJoin();
     return absl::OkStatus();
+  }
+
+  // JOIN, again at each tick while the coordinator answers "not yet" (a restarted server
+  // whose old process it has not yet heard silent for long enough).
+  void SendJoin() {
+    Message join;
+    join.header.set_kind(wire::JOIN);
+    join.header.mutable_join()->set_role(wire::SERVER);
+    join.header.mutable_join()->set_endpoint(endpoint_);
+    join.header.mutable_join()->set_requested_rank(options_.shard);
+    join.header.mutable_join()->set_pid(static_cast<uint32_t>(::getpid()));
+    join.header.mutable_join()->set_incarnation(incarnation_);
+    transport_->Send(coordinator_, std::move(join));
   }
 
   std::string endpoint() const override { return endpoint_; }
@@ -175,6 +194,13 @@ class ServerImpl final : public Server, private EngineHost {
     s.checkpoints_skipped = checkpoints_skipped_.load();
     s.last_checkpoint_clock = last_checkpoint_clock_.load();
     s.restored_clock = restored_clock_.load();
+    s.log_records = log_records_.load();
+    s.log_bytes = log_bytes_.load();
+    s.log_commits = log_commits_.load();
+    s.log_syncs = log_syncs_.load();
+    s.log_replayed = log_replayed_.load();
+    s.log_torn_bytes = log_torn_bytes_.load();
+    s.retries_answered = retries_answered_.load();
     return s;
   }
 
@@ -292,7 +318,7 @@ class ServerImpl final : public Server, private EngineHost {
   // reached the next multiple of checkpoint_every_clocks, and the last one when no worker
   // is left.
   void MaybeCheckpoint() {
-    if (engine_ == nullptr || options_.checkpoint_dir.empty()) return;
+    if (engine_ == nullptr || options_.checkpoint_dir.empty() || replaying_) return;
     const int64_t every = options_.checkpoint_every_clocks;
     const int64_t clock = engine_->SnapshotClock();
     const bool all_left = engine_->gate().clocks().num_active() == 0;
@@ -326,6 +352,7 @@ class ServerImpl final : public Server, private EngineHost {
   // On the I/O thread or a lane.
   void Answer(EngineAnswer a) override {
     const PeerId to = a.request.peer;
+    if (to == kReplayPeer) return;  // an event replayed from the update log: answered before
     if (a.kind == EngineAnswer::Kind::kError) {
       return ReplyError(to, RequestHeader(a.request), a.status);
     }
@@ -356,16 +383,50 @@ class ServerImpl final : public Server, private EngineHost {
     }
   }
 
-  // A worker's request: its sender proven, its id not taken before, then the engine's.
+  // A worker's request: its sender proven, its id not taken before, then logged (with a
+  // state_dir) and the engine's.
   void OnWorkerRequest(PeerId from, Message& m) {
     const wire::Header& h = m.header;
     const std::optional<int> rank = Authenticate(from, h);
-    if (!rank.has_value() || !FirstDelivery(from, h, *rank)) return;
+    if (!rank.has_value() || !FirstDelivery(from, h, *rank, m)) return;
     EngineRequest r = ToEngine(from, h, *rank);
+    if (r.kind == EngineRequest::Kind::kPushSparse ||
+        r.kind == EngineRequest::Kind::kPullSparse) {
+      r.keys = std::move(m.payloads[0]);
+    }
+    Buffer values;
+    if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign) {
+      values = std::move(m.payloads[0]);
+    } else if (r.kind == EngineRequest::Kind::kPushSparse) {
+      values = std::move(m.payloads[1]);
+    }
     const absl::Time now = Now();
+    if (ulog_ != nullptr) {
+      LogRecord record;
+      record.type = LogRecord::Type::kRequest;
+      record.time = now;
+      record.request = r;
+      record.request.keys = Buffer();
+      if (!r.keys.empty() || r.kind == EngineRequest::Kind::kPushSparse ||
+          r.kind == EngineRequest::Kind::kPullSparse) {
+        record.payloads.push_back(r.keys);
+      }
+      if (!values.empty() || r.kind == EngineRequest::Kind::kPush ||
+          r.kind == EngineRequest::Kind::kAssign || r.kind == EngineRequest::Kind::kPushSparse) {
+        record.payloads.push_back(values);
+      }
+      ulog_->Append(record);
+    }
+    AfterLog([this, r = std::move(r), values = std::move(values), now]() mutable {
+      Dispatch(r, std::move(values), now);
+    });
+  }
+
+  // Hands a request to the engine (live, or replayed from the update log).
+  void Dispatch(const EngineRequest& r, Buffer values, absl::Time now) {
     switch (r.kind) {
       case EngineRequest::Kind::kPush:
-        return engine_->OnPush(r, std::move(m.payloads[0]), now);
+        return engine_->OnPush(r, std::move(values), now);
       case EngineRequest::Kind::kPull:
         return engine_->OnPull(r, now);
       case EngineRequest::Kind::kClock:
@@ -375,16 +436,216 @@ class ServerImpl final : public Server, private EngineHost {
         engine_->OnFinish(r, now);
         return MaybeCheckpoint();
       case EngineRequest::Kind::kAssign:
-        return engine_->OnAssign(r, std::move(m.payloads[0]), now);
+        return engine_->OnAssign(r, std::move(values), now);
       case EngineRequest::Kind::kSetLearningRate:
         return engine_->OnSetLearningRate(r, now);
       case EngineRequest::Kind::kPushSparse:
-        r.keys = std::move(m.payloads[0]);
-        return engine_->OnPushSparse(r, std::move(m.payloads[1]), now);
+        return engine_->OnPushSparse(r, std::move(values), now);
       case EngineRequest::Kind::kPullSparse:
-        r.keys = std::move(m.payloads[0]);
         return engine_->OnPullSparse(r, now);
     }
+  }
+
+  // ------------------------------------------------------------------ update log (I/O)
+  // Runs `act` (the engine's part of an event just appended to the log) once the log
+  // holds the event as ServerOptions::log_sync promises: at once after a write for
+  // kProcess; for kMachine after the sync that the events arriving together share (a
+  // task posted behind them). Without a log, at once.
+  void AfterLog(std::function<void()> act) {
+    if (ulog_ == nullptr || replaying_) return act();
+    if (options_.log_sync == ServerOptions::LogSync::kProcess) {
+      if (!CommitLog()) return;
+      return act();
+    }
+    after_sync_.push_back(std::move(act));
+    if (commit_posted_) return;
+    commit_posted_ = true;
+    transport_->Post([this] {
+      commit_posted_ = false;
+      FlushLog();
+    });
+  }
+
+  // Commits what is queued and runs the engine's part of each event, in order.
+  void FlushLog() {
+    if (ulog_ == nullptr) return;
+    if (!CommitLog()) return;
+    for (auto& act : std::exchange(after_sync_, {})) act();
+  }
+
+  bool CommitLog() {
+    if (ulog_ == nullptr) return true;
+    if (absl::Status s = ulog_->Commit(); !s.ok()) {
+      after_sync_.clear();
+      // The log stays broken (every later Commit fails): nothing more is acted on or
+      // acknowledged, and the server ends.
+      End(absl::Status(s.code(), absl::StrFormat(
+                                     "server %d: %s; the server stops: it could not keep "
+                                     "what it acknowledges",
+                                     shard_index_.load(), s.message())));
+      return false;
+    }
+    log_records_.store(ulog_->records());
+    log_bytes_.store(ulog_->bytes());
+    log_commits_.store(ulog_->commits());
+    log_syncs_.store(ulog_->syncs());
+    return true;
+  }
+
+  // Appends a membership event (a worker leaving or rejoining) to the log.
+  void LogMembership(LogRecord::Type type, int rank, int why, uint32_t node_id,
+                     absl::Time now) {
+    if (ulog_ == nullptr || replaying_) return;
+    LogRecord record;
+    record.type = type;
+    record.time = now;
+    record.rank = rank;
+    record.why = why;
+    record.node_id = node_id;
+    ulog_->Append(record);
+  }
+
+  // With a state_dir: replays this job's log into the new engine (a restart), or starts
+  // one. Errors: a log that cannot be read (DataLoss: corrupt) or written.
+  absl::Status OpenLog(const LogHeader& header) {
+    if (options_.state_dir.empty()) return absl::OkStatus();
+    std::error_code ec;
+    std::filesystem::create_directories(options_.state_dir, ec);
+    if (ec) {
+      return absl::InternalError(absl::StrFormat("cannot create the state directory %s: %s",
+                                                 options_.state_dir, ec.message()));
+    }
+    const std::string path =
+        (std::filesystem::path(options_.state_dir) / UpdateLogName(header.shard)).string();
+    const LogSync sync = options_.log_sync == ServerOptions::LogSync::kMachine
+                             ? LogSync::kMachine
+                             : LogSync::kProcess;
+    absl::StatusOr<LogHeader> found = ReadUpdateLogHeader(path);
+    if (found.ok() && *found == header) {
+      replaying_ = true;
+      absl::StatusOr<LogReplay> replay =
+          ReadUpdateLog(path, header, [this](LogRecord r) { Replay(std::move(r)); });
+      replaying_ = false;
+      if (!replay.ok()) return replay.status();
+      log_replayed_.store(replay->records);
+      log_torn_bytes_.store(replay->torn_bytes);
+      if (replay->torn_bytes > 0) {
+        log_->warn("server {}: the update log {} ends in a torn record ({} bytes, never "
+                   "acknowledged): cut off",
+                   header.shard, path, replay->torn_bytes);
+      }
+      KAIROS_ASSIGN_OR_RETURN(ulog_, UpdateLog::Continue(path, replay->valid_bytes, sync));
+      log_bytes_.store(ulog_->bytes());
+      log_->info("server {}: restarted into job {:016x}: replayed {} events from {}",
+                 header.shard, header.job_id, replay->records, path);
+      return absl::OkStatus();
+    }
+    if (found.ok()) {
+      log_->info("server {}: the update log {} is of another job ({:016x}); starting a new "
+                 "one",
+                 header.shard, path, found->job_id);
+    } else if (!absl::IsNotFound(found.status())) {
+      return found.status();
+    }
+    KAIROS_ASSIGN_OR_RETURN(ulog_, UpdateLog::Create(path, header, sync));
+    log_bytes_.store(ulog_->bytes());
+    return absl::OkStatus();
+  }
+
+  // One event of the log, handed to the engine as when it was first taken: its request id
+  // taken in the worker's window, its answer dropped (kReplayPeer). A worker that sends
+  // the request again after the restart gets an answer without a second application
+  // (AnswerRetry).
+  void Replay(LogRecord record) {
+    switch (record.type) {
+      case LogRecord::Type::kHeader:
+        return;
+      case LogRecord::Type::kLeave:
+        engine_->OnLeave(record.rank,
+                         record.why == 1 ? policy::MemberState::kDead
+                                         : policy::MemberState::kFinished,
+                         record.time);
+        return;
+      case LogRecord::Type::kRejoin:
+        if (record.rank < 0 || record.rank >= static_cast<int>(window_of_rank_.size())) return;
+        window_of_rank_[record.rank] = RequestWindow();
+        replayed_of_rank_[record.rank].clear();
+        engine_->OnRejoin(record.rank, record.time);
+        return;
+      case LogRecord::Type::kRequest:
+        break;
+    }
+    EngineRequest r = std::move(record.request);
+    if (r.rank < 0 || r.rank >= static_cast<int>(window_of_rank_.size())) return;
+    r.peer = kReplayPeer;
+    if (r.request_id != 0 && window_of_rank_[r.rank].Take(r.request_id) ==
+                                 RequestWindow::Verdict::kNew) {
+      replayed_of_rank_[r.rank].insert(r.request_id);
+    }
+    Buffer values;
+    std::size_t next = 0;
+    if (r.kind == EngineRequest::Kind::kPushSparse ||
+        r.kind == EngineRequest::Kind::kPullSparse) {
+      if (record.payloads.empty()) return;
+      r.keys = record.payloads[next++];
+    }
+    if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign ||
+        r.kind == EngineRequest::Kind::kPushSparse) {
+      if (record.payloads.size() <= next) return;
+      values = record.payloads[next];
+    }
+    Dispatch(r, std::move(values), record.time);
+  }
+
+  // A request the replay took, sent again by its worker after the restart: answered as it
+  // was the first time, without applying it again. A read (a pull, or the read that
+  // follows an eager push) is served again.
+  void AnswerRetry(PeerId from, const wire::Header& h, int rank, Message& m) {
+    retries_answered_.fetch_add(1);
+    EngineRequest r = ToEngine(from, h, rank);
+    EngineAnswer a;
+    a.request = r;
+    switch (r.kind) {
+      case EngineRequest::Kind::kPush:
+        if (r.pull_after) {
+          // The push is in; the read after it is served as a pull at clock + 1.
+          r.kind = EngineRequest::Kind::kPull;
+          r.pull_after = false;
+          r.clock += 1;
+          break;
+        }
+        [[fallthrough]];
+      case EngineRequest::Kind::kPushSparse:
+        a.kind = EngineAnswer::Kind::kPushed;
+        return Answer(std::move(a));
+      case EngineRequest::Kind::kFinish:
+        a.kind = EngineAnswer::Kind::kFinished;
+        return Answer(std::move(a));
+      case EngineRequest::Kind::kAssign:
+        a.kind = EngineAnswer::Kind::kAssigned;
+        return Answer(std::move(a));
+      case EngineRequest::Kind::kSetLearningRate:
+        a.kind = EngineAnswer::Kind::kLearningRateSet;
+        return Answer(std::move(a));
+      case EngineRequest::Kind::kClock:
+        return;
+      case EngineRequest::Kind::kPull:
+        break;
+      case EngineRequest::Kind::kPullSparse:
+        r.keys = std::move(m.payloads[0]);
+        break;
+    }
+    const absl::Time now = Now();
+    if (ulog_ != nullptr) {
+      LogRecord record;
+      record.type = LogRecord::Type::kRequest;
+      record.time = now;
+      record.request = r;
+      record.request.keys = Buffer();
+      if (r.kind == EngineRequest::Kind::kPullSparse) record.payloads.push_back(r.keys);
+      ulog_->Append(record);
+    }
+    AfterLog([this, r = std::move(r), now] { Dispatch(r, Buffer(), now); });
   }
 
   // A message that failed its checks: answered by request id when its header parsed,
@@ -404,7 +665,18 @@ class ServerImpl final : public Server, private EngineHost {
     switch (h.kind()) {
       case wire::JOIN_REPLY:
         if (node_id_.load() != 0) return;  // joined already: a repeated reply changes nothing
-        if (absl::Status s = StatusOf(h); !s.ok()) return End(s);
+        if (absl::Status s = StatusOf(h); !s.ok()) {
+          if (absl::IsUnavailable(s)) {
+            // Not yet (a restart: the old process was heard too recently): ask again.
+            if (!join_retry_) {
+              log_->info("server: the job asks this server to join again later: {}",
+                         std::string(s.message()));
+            }
+            join_retry_ = true;
+            return;
+          }
+          return End(s);
+        }
         node_id_.store(h.join_reply().node_id());
         shard_index_.store(h.join_reply().rank());
         return;
@@ -501,6 +773,16 @@ class ServerImpl final : public Server, private EngineHost {
     }
     engine_ = *std::move(engine);
     engine_view_.store(engine_.get(), std::memory_order_release);
+    replayed_of_rank_.assign(num_workers, {});
+    if (absl::Status s = OpenLog(LogHeader{start.job_id(), shard, start.num_servers(),
+                                           num_workers});
+        !s.ok()) {
+      const absl::Status failed(s.code(), absl::StrFormat("server %d: update log: %s", shard,
+                                                          s.message()));
+      log_->error("{}", std::string(failed.message()));
+      Ready(failed);
+      return End(failed);
+    }
     next_checkpoint_clock_ = engine_->SnapshotClock() + 1;
     if (options_.checkpoint_every_clocks > 0) {
       const int64_t every = options_.checkpoint_every_clocks;
@@ -514,11 +796,15 @@ class ServerImpl final : public Server, private EngineHost {
     const wire::Membership& m = h.membership();
     if (engine_ == nullptr) return;
     if (m.state() == wire::Membership::ACTIVE) return HandleRejoin(h);
-    const policy::MemberState why = m.state() == wire::Membership::DEAD
-                                        ? policy::MemberState::kDead
-                                        : policy::MemberState::kFinished;
-    engine_->OnLeave(m.rank(), why, Now());
-    MaybeCheckpoint();
+    const bool dead = m.state() == wire::Membership::DEAD;
+    const int rank = m.rank();
+    const absl::Time now = Now();
+    LogMembership(LogRecord::Type::kLeave, rank, dead ? 1 : 2, 0, now);
+    AfterLog([this, rank, dead, now] {
+      engine_->OnLeave(
+          rank, dead ? policy::MemberState::kDead : policy::MemberState::kFinished, now);
+      MaybeCheckpoint();
+    });
   }
 
   // A new incarnation of a worker joined the running job (docs/design.md, "Failures"): its
@@ -545,18 +831,24 @@ class ServerImpl final : public Server, private EngineHost {
     rank_of_node_[m.node_id()] = rank;
     credential_of_rank_[rank] = Credential{m.token_hi(), m.token_lo()};
     window_of_rank_[rank] = RequestWindow();
-    const int64_t clock = engine_->OnRejoin(rank, Now());
-    log_->info("server {}: worker {} rejoined as node {} at clock {}", shard_index_.load(),
-               rank, m.node_id(), clock);
-    Message reply;
-    reply.header = ReplyHeader(h, wire::MEMBERSHIP, node_id_.load());
-    wire::Membership* r = reply.header.mutable_membership();
-    r->set_node_id(m.node_id());
-    r->set_rank(rank);
-    r->set_state(wire::Membership::ACTIVE);
-    r->set_clock(clock);
-    transport_->Send(coordinator_, std::move(reply));
-    MaybeCheckpoint();
+    replayed_of_rank_[rank].clear();
+    const absl::Time now = Now();
+    LogMembership(LogRecord::Type::kRejoin, rank, 0, m.node_id(), now);
+    AfterLog([this, h, rank, now] {
+      const wire::Membership& m = h.membership();
+      const int64_t clock = engine_->OnRejoin(rank, now);
+      log_->info("server {}: worker {} rejoined as node {} at clock {}", shard_index_.load(),
+                 rank, m.node_id(), clock);
+      Message reply;
+      reply.header = ReplyHeader(h, wire::MEMBERSHIP, node_id_.load());
+      wire::Membership* r = reply.header.mutable_membership();
+      r->set_node_id(m.node_id());
+      r->set_rank(rank);
+      r->set_state(wire::Membership::ACTIVE);
+      r->set_clock(clock);
+      transport_->Send(coordinator_, std::move(reply));
+      MaybeCheckpoint();
+    });
   }
 
   // ----------------------------------------------------------------- requests (I/O)
@@ -597,12 +889,16 @@ class ServerImpl final : public Server, private EngineHost {
   // False for a request id worker `rank` already used (a message delivered twice: dropped
   // unanswered, since the first delivery is or will be answered) or one too old to tell
   // (refused). Requests without an id (0) always pass.
-  bool FirstDelivery(PeerId from, const wire::Header& h, int rank) {
+  bool FirstDelivery(PeerId from, const wire::Header& h, int rank, Message& m) {
     if (h.request_id() == 0) return true;
     switch (window_of_rank_[rank].Take(h.request_id())) {
       case RequestWindow::Verdict::kNew:
         return true;
       case RequestWindow::Verdict::kDuplicate:
+        if (replayed_of_rank_[rank].erase(h.request_id()) > 0) {
+          AnswerRetry(from, h, rank, m);
+          return false;
+        }
         Count(&RefusalCounts::duplicates);
         log_->debug("server {}: dropped {}: its request id was taken before",
                     shard_index_.load(), Describe(h));
@@ -647,6 +943,15 @@ class ServerImpl final : public Server, private EngineHost {
 
   // ------------------------------------------------------------------------- tick
   void OnTick(absl::Time now) {
+    if (node_id_.load() == 0 && join_retry_) {
+      join_retry_ = false;
+      if (now >= join_deadline_) {
+        return End(absl::DeadlineExceededError(absl::StrFormat(
+            "server: the job did not admit this server within %s",
+            absl::FormatDuration(options_.join_timeout))));
+      }
+      SendJoin();
+    }
     const std::vector<int> stragglers =
         engine_ != nullptr ? engine_->stragglers() : std::vector<int>();
     if (absl::Status s = link_.Tick(*transport_, node_id_.load(), now, stragglers); !s.ok()) {
@@ -703,6 +1008,19 @@ class ServerImpl final : public Server, private EngineHost {
   std::atomic<uint64_t> checkpoints_written_{0}, checkpoints_failed_{0},
       checkpoints_skipped_{0};
   std::atomic<int64_t> last_checkpoint_clock_{-1}, restored_clock_{-1};
+  // The update log (ServerOptions::state_dir), or null: I/O thread only.
+  std::unique_ptr<UpdateLog> ulog_;
+  bool replaying_ = false;     // events come from the log, not from workers
+  bool commit_posted_ = false;  // a FlushLog is posted (LogSync::kMachine)
+  std::vector<std::function<void()>> after_sync_;  // the engine's parts of logged events
+  // Request ids the replay took, per worker rank, until the worker sends them again.
+  std::vector<absl::flat_hash_set<uint64_t>> replayed_of_rank_;
+  std::atomic<uint64_t> log_records_{0}, log_bytes_{0}, log_commits_{0}, log_syncs_{0},
+      log_replayed_{0}, log_torn_bytes_{0}, retries_answered_{0};
+  const uint64_t incarnation_ = std::random_device()() * uint64_t{0x100000001} ^
+                                static_cast<uint64_t>(::getpid());
+  absl::Time join_deadline_ = absl::InfiniteFuture();
+  bool join_retry_ = false;  // the coordinator said "not yet": JOIN again at the next tick
   // GET /metrics (ServerOptions::metrics_listen), or null. Set in Init before any thread
   // of the node reads it; stopped first in the destructor.
   std::unique_ptr<MetricsExporter> metrics_;
