@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <bit>
@@ -14,7 +13,9 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/crc32c.h"
 
 namespace kairos::internal {
 namespace {
@@ -119,21 +120,11 @@ std::string Body(const LogRecord& r, const std::vector<Buffer>& frames) {
 std::string Head(uint32_t type, const std::string& body, const std::vector<Buffer>& frames) {
   uint64_t length = body.size();
   for (const Buffer& f : frames) length += f.size_bytes();
-  uLong crc = crc32(0L, Z_NULL, 0);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(&type), sizeof(type));
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(&length), sizeof(length));
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(body.data()), body.size());
-  for (const Buffer& f : frames) {
-    const char* p = reinterpret_cast<const char*>(f.data());
-    std::size_t left = f.size_bytes();
-    while (left > 0) {  // zlib's crc32 takes a 32-bit length
-      const uInt n = static_cast<uInt>(std::min<std::size_t>(left, 1u << 30));
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(p), n);
-      p += n;
-      left -= n;
-    }
-  }
-  const uint32_t crc32v = static_cast<uint32_t>(crc);
+  uint32_t crc = Crc32cExtend(0, &type, sizeof(type));
+  crc = Crc32cExtend(crc, &length, sizeof(length));
+  crc = Crc32cExtend(crc, body.data(), body.size());
+  for (const Buffer& f : frames) crc = Crc32cExtend(crc, f.data(), f.size_bytes());
+  const uint32_t crc32v = crc;
   Writer w;
   w.Put<uint32_t>(type);
   w.Put<uint32_t>(crc32v);

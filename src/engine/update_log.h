@@ -8,8 +8,8 @@
 // job and replays the log through it: the engine decides only from its events and their
 // times, so the shard comes back to the state it had when the last record was written.
 //
-// File: the magic "KULOG001", then records { u32 type, u32 crc32 (zlib) of the rest of the
-// record, u64 body length, body }, little-endian, as a checkpoint's. The first record is the
+// File: the magic "KULOG001", then records { u32 type, u32 CRC-32C (common/crc32c.h) of the
+// rest of the record, u64 body length, body }, little-endian. The first record is the
 // HEADER (the job's id, the shard, the number of shards and workers). A record that ends
 // past the end of the file, or the last record when its checksum is wrong, or a tail of
 // zero bytes is a torn tail (a crash during the write: never acknowledged), reported and
