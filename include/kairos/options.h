@@ -170,6 +170,13 @@ struct ServerOptions : NodeOptions {
   // a machine crash (fdatasync first; records that arrive together share one sync).
   enum class LogSync { kProcess, kMachine };
   LogSync log_sync = LogSync::kProcess;
+  // Once the update log's current segment holds this many bytes, the server starts a new
+  // segment from a snapshot of the shard (a base) at the next moment the shard holds
+  // nothing beyond its values and the workers' clocks, and drops the older segments once
+  // the snapshot is on disk: the log, and a restart's replay, stay about this size
+  // (docs/durability.md, "Bases"; policies that keep state of their own never allow a
+  // base). 0: never. Default 1 GiB.
+  uint64_t log_rebase_bytes = uint64_t{1} << 30;
   // The shard this server asks for: -1 (default) takes the next free one; a restarted
   // server names the shard it served (kairos-server --shard).
   int shard = -1;

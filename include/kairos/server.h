@@ -66,6 +66,9 @@ struct ServerStats {
   uint64_t log_replayed = 0;
   uint64_t log_torn_bytes = 0;
   uint64_t retries_answered = 0;
+  // New bases of the update log written (ServerOptions::log_rebase_bytes): each let the
+  // segments before it go.
+  uint64_t log_rebases = 0;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };

@@ -189,6 +189,18 @@ class CoordinatorImpl final : public Coordinator {
                        node->rank)));
     }
     node->last_seen = clock_.Now();
+    if (node->role == wire::SERVER && node->state == NodeState::kDead &&
+        away_.contains(node->rank) && !restarting_.contains(node->id)) {
+      // Declared dead (silent past the heartbeat timeout: a stalled disk, a paused VM) and
+      // heard again before any restart replaced it: it never lost its state, so it takes
+      // its place back, and the workers send it again what it had not answered (requests
+      // it took are duplicates there, answered once).
+      log_->warn("coordinator: server {} (node {}) was heard again after it was declared "
+                 "dead; it is back in the job",
+                 node->rank, node->id);
+      ServerBack(*node, /*restarted=*/false);
+      if (phase_ == Phase::kDone) return;
+    }
     switch (h.kind()) {
       case wire::HEARTBEAT:
         if (node->role == wire::SERVER) RecordStragglers(node->rank, h);
@@ -464,12 +476,12 @@ class CoordinatorImpl final : public Coordinator {
   // A restarted server is READY: the workers learn where it is and send it again what it
   // had not answered; it learns which workers left while it was away, and which rejoins
   // wait for its answer.
-  void ServerBack(NodeRecord& server) {
+  void ServerBack(NodeRecord& server, bool restarted = true) {
     restarting_.erase(server.id);
     away_.erase(server.rank);
     {
       absl::MutexLock lock(&mu_);
-      ++stats_.servers_restarted;
+      if (restarted) ++stats_.servers_restarted;
       stats_.servers_away = static_cast<int>(away_.size());
     }
     SetState(server, NodeState::kReady);
@@ -485,7 +497,7 @@ class CoordinatorImpl final : public Coordinator {
         ms->set_state(wire::Membership::ACTIVE);
         ms->set_endpoint(server.endpoint);
         transport_->Send(w.peer, std::move(m));
-      } else {
+      } else if (restarted) {
         ms->set_node_id(w.id);
         ms->set_rank(w.rank);
         ms->set_state(w.state == NodeState::kFinished ? wire::Membership::FINISHED
@@ -494,7 +506,7 @@ class CoordinatorImpl final : public Coordinator {
       }
     }
     for (auto& [rank, r] : rejoins_) {
-      if (!r.waiting.contains(server.rank)) continue;
+      if (!restarted || !r.waiting.contains(server.rank)) continue;
       const NodeRecord& node = roster_.node(r.node_id);
       Message m;
       m.header.set_kind(wire::MEMBERSHIP);
@@ -507,8 +519,10 @@ class CoordinatorImpl final : public Coordinator {
       ms->set_token_lo(node.credential.lo);
       transport_->Send(server.peer, std::move(m));
     }
-    log_->info("coordinator: server {} restarted into the job as node {} at {}", server.rank,
-               server.id, server.endpoint);
+    if (restarted) {
+      log_->info("coordinator: server {} restarted into the job as node {} at {}",
+                 server.rank, server.id, server.endpoint);
+    }
     MaybeEndJob();
   }
 

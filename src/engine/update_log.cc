@@ -11,6 +11,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -112,6 +113,8 @@ std::string Body(const LogRecord& r, const std::vector<Buffer>& frames) {
       w.Put<uint32_t>(r.node_id);
       w.Put<int64_t>(TimeNanos(r.time));
       break;
+    case LogRecord::Type::kBase:
+      return r.data;
   }
   return w.Take();
 }
@@ -210,6 +213,10 @@ absl::StatusOr<LogRecord> ParseBody(uint32_t type, const std::string& fixed) {
       if (!in.Get(&r.rank) || !in.Get(&r.node_id) || !in.Get(&ns)) break;
       r.time = FromNanos(ns);
       return r;
+    case static_cast<uint32_t>(LogRecord::Type::kBase):
+      r.type = LogRecord::Type::kBase;
+      r.data = fixed;
+      return r;
     default:
       break;
   }
@@ -218,7 +225,39 @@ absl::StatusOr<LogRecord> ParseBody(uint32_t type, const std::string& fixed) {
 
 }  // namespace
 
-std::string UpdateLogName(int shard) { return absl::StrFormat("shard-%05d.kul", shard); }
+std::string UpdateLogName(int shard, uint64_t segment) {
+  if (segment == 0) return absl::StrFormat("shard-%05d.kul", shard);
+  return absl::StrFormat("shard-%05d.%06d.kul", shard, segment);
+}
+
+std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const std::string& dir,
+                                                               int shard) {
+  std::vector<std::pair<uint64_t, std::string>> out;
+  std::error_code ec;
+  const std::string first = UpdateLogName(shard);
+  const std::string prefix = absl::StrFormat("shard-%05d.", shard);
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == first) {
+      out.push_back({0, e.path().string()});
+      continue;
+    }
+    // shard-SSSSS.NNNNNN.kul
+    if (name.size() != prefix.size() + 6 + 4 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - 4, 4, ".kul") != 0) {
+      continue;
+    }
+    uint64_t n = 0;
+    bool digits = true;
+    for (std::size_t i = prefix.size(); i < prefix.size() + 6; ++i) {
+      if (name[i] < '0' || name[i] > '9') digits = false;
+      n = n * 10 + static_cast<uint64_t>(name[i] - '0');
+    }
+    if (digits && n > 0) out.push_back({n, e.path().string()});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 absl::StatusOr<LogHeader> ReadUpdateLogHeader(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -268,7 +307,8 @@ absl::StatusOr<LogHeader> ReadUpdateLogHeader(const std::string& path) {
 }
 
 absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader& expected,
-                                        const std::function<void(LogRecord)>& visit) {
+                                        const std::function<void(LogRecord)>& visit,
+                                        uint64_t max_records) {
   absl::StatusOr<LogHeader> header = ReadUpdateLogHeader(path);
   if (!header.ok()) return header.status();
   if (!(*header == expected)) {
@@ -286,7 +326,7 @@ absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader
   LogReplay out;
   uint64_t at = sizeof(kMagic) + kRecordHead + 4 + 8 + 4 + 4 + 4;
   out.valid_bytes = at;
-  while (at < end) {
+  while (at < end && out.records < max_records) {
     char head[kRecordHead];
     if (end - at < kRecordHead || !ReadAt(fd.get(), at, head, sizeof(head))) {
       out.torn_bytes = end - at;
@@ -355,7 +395,9 @@ absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader
         frame_at += bytes;
         frames.push_back(std::move(f));
       }
-    } else if (length <= 64) {
+    } else if (length <= 64 ||
+               (type == static_cast<uint32_t>(LogRecord::Type::kBase) &&
+                length <= kMaxLogBaseBytes)) {
       fixed.resize(length);
       if (!ReadAt(fd.get(), at + kRecordHead, fixed.data(), fixed.size())) {
         return Errno("read", path);

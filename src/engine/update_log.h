@@ -23,6 +23,7 @@
 #define KAIROS_ENGINE_UPDATE_LOG_H_
 
 #include <cstdint>
+#include <utility>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,7 +57,7 @@ struct LogHeader {
 };
 
 struct LogRecord {
-  enum class Type : uint32_t { kHeader = 1, kRequest = 2, kLeave = 3, kRejoin = 4 };
+  enum class Type : uint32_t { kHeader = 1, kRequest = 2, kLeave = 3, kRejoin = 4, kBase = 5 };
   Type type = Type::kRequest;
   absl::Time time;  // the `now` the engine was given
   // kRequest: the request (its `peer` is not logged; `keys` of a sparse request is
@@ -68,10 +69,19 @@ struct LogRecord {
   int rank = 0;
   int why = 0;
   uint32_t node_id = 0;
+  // kBase: the first record of a segment that starts from a snapshot (its contents are the
+  // server's: docs/durability.md, "Bases"), at most kMaxLogBaseBytes.
+  std::string data;
 };
 
-// The name of shard `shard`'s log in a server's state directory: "shard-00001.kul".
-std::string UpdateLogName(int shard);
+inline constexpr uint64_t kMaxLogBaseBytes = uint64_t{64} << 20;
+
+// The name of segment `segment` of shard `shard`'s log in a server's state directory:
+// "shard-00001.kul" (segment 0, from the job's start), "shard-00001.000003.kul".
+std::string UpdateLogName(int shard, uint64_t segment = 0);
+// The segments of shard `shard`'s log in `dir`, by segment number.
+std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const std::string& dir,
+                                                               int shard);
 
 // The largest body a record may have: what one message may carry, plus the fixed fields.
 inline constexpr uint64_t kMaxLogRecordBytes = (uint64_t{1} << 31) + 4096;
@@ -87,8 +97,10 @@ struct LogReplay {
 // order. A torn tail is not an error (LogReplay::torn_bytes says how much); corruption is
 // DataLoss ("update log /d/shard-00000.kul: byte 4096: the record's checksum does not match
 // (...)"). NotFound when there is no file.
+// At most `max_records` records are read (the first record alone: 1).
 absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader& expected,
-                                        const std::function<void(LogRecord)>& visit);
+                                        const std::function<void(LogRecord)>& visit,
+                                        uint64_t max_records = UINT64_MAX);
 
 // The header of the log at `path` (its first record).
 absl::StatusOr<LogHeader> ReadUpdateLogHeader(const std::string& path);

@@ -286,6 +286,9 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
   counter("kairos_log_replayed_total",
           "Events replayed from the update log when the server restarted into its job.",
           s.log_replayed);
+  counter("kairos_log_rebases_total",
+          "New bases of the update log written (each dropped the segments before it).",
+          s.log_rebases);
   counter("kairos_retries_answered_total",
           "Requests sent again by workers after a restart that the replay had already taken.",
           s.retries_answered);

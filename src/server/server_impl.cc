@@ -9,6 +9,7 @@
 // answers made there are sent from there.
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <atomic>
@@ -85,6 +86,7 @@ class ServerImpl final : public Server, private EngineHost {
     if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
     Stop();
     if (writer_.joinable()) writer_.join();
+    if (rebase_writer_.joinable()) rebase_writer_.join();
     pool_.Stop();
     engine_view_.store(nullptr);
     engine_.reset();
@@ -139,7 +141,10 @@ class ServerImpl final : public Server, private EngineHost {
     join.header.set_kind(wire::JOIN);
     join.header.mutable_join()->set_role(wire::SERVER);
     join.header.mutable_join()->set_endpoint(endpoint_);
-    join.header.mutable_join()->set_requested_rank(options_.shard);
+    join.header.mutable_join()->set_requested_rank(-1);
+    if (options_.shard >= 0) {
+      join.header.mutable_join()->set_requested_shard(static_cast<uint32_t>(options_.shard) + 1);
+    }
     join.header.mutable_join()->set_pid(static_cast<uint32_t>(::getpid()));
     join.header.mutable_join()->set_incarnation(incarnation_);
     transport_->Send(coordinator_, std::move(join));
@@ -201,6 +206,7 @@ class ServerImpl final : public Server, private EngineHost {
     s.log_replayed = log_replayed_.load();
     s.log_torn_bytes = log_torn_bytes_.load();
     s.retries_answered = retries_answered_.load();
+    s.log_rebases = log_rebases_.load();
     return s;
   }
 
@@ -455,7 +461,8 @@ class ServerImpl final : public Server, private EngineHost {
     if (ulog_ == nullptr || replaying_) return act();
     if (options_.log_sync == ServerOptions::LogSync::kProcess) {
       if (!CommitLog()) return;
-      return act();
+      act();
+      return MaybeRebase();
     }
     after_sync_.push_back(std::move(act));
     if (commit_posted_) return;
@@ -471,6 +478,7 @@ class ServerImpl final : public Server, private EngineHost {
     if (ulog_ == nullptr) return;
     if (!CommitLog()) return;
     for (auto& act : std::exchange(after_sync_, {})) act();
+    MaybeRebase();
   }
 
   bool CommitLog() {
@@ -506,7 +514,10 @@ class ServerImpl final : public Server, private EngineHost {
   }
 
   // With a state_dir: replays this job's log into the new engine (a restart), or starts
-  // one. Errors: a log that cannot be read (DataLoss: corrupt) or written.
+  // one. The log is a chain of segments; a segment after the first starts with a BASE (a
+  // snapshot of the shard and the clocks it was taken at, docs/durability.md, "Bases"):
+  // the replay starts from the newest segment whose base snapshot is on disk, or from the
+  // job's start. Errors: a log that cannot be read (DataLoss: corrupt) or written.
   absl::Status OpenLog(const LogHeader& header) {
     if (options_.state_dir.empty()) return absl::OkStatus();
     std::error_code ec;
@@ -515,41 +526,261 @@ class ServerImpl final : public Server, private EngineHost {
       return absl::InternalError(absl::StrFormat("cannot create the state directory %s: %s",
                                                  options_.state_dir, ec.message()));
     }
-    const std::string path =
-        (std::filesystem::path(options_.state_dir) / UpdateLogName(header.shard)).string();
-    const LogSync sync = options_.log_sync == ServerOptions::LogSync::kMachine
-                             ? LogSync::kMachine
-                             : LogSync::kProcess;
-    absl::StatusOr<LogHeader> found = ReadUpdateLogHeader(path);
-    if (found.ok() && *found == header) {
-      replaying_ = true;
-      absl::StatusOr<LogReplay> replay =
-          ReadUpdateLog(path, header, [this](LogRecord r) { Replay(std::move(r)); });
-      replaying_ = false;
-      if (!replay.ok()) return replay.status();
-      log_replayed_.store(replay->records);
-      log_torn_bytes_.store(replay->torn_bytes);
-      if (replay->torn_bytes > 0) {
-        log_->warn("server {}: the update log {} ends in a torn record ({} bytes, never "
-                   "acknowledged): cut off",
-                   header.shard, path, replay->torn_bytes);
-      }
-      KAIROS_ASSIGN_OR_RETURN(ulog_, UpdateLog::Continue(path, replay->valid_bytes, sync));
-      log_bytes_.store(ulog_->bytes());
-      log_->info("server {}: restarted into job {:016x}: replayed {} events from {}",
-                 header.shard, header.job_id, replay->records, path);
-      return absl::OkStatus();
-    }
-    if (found.ok()) {
-      log_->info("server {}: the update log {} is of another job ({:016x}); starting a new "
+    log_header_ = header;
+    std::vector<std::pair<uint64_t, std::string>> segments =
+        UpdateLogSegments(options_.state_dir, header.shard);
+    if (!segments.empty()) {
+      absl::StatusOr<LogHeader> found = ReadUpdateLogHeader(segments.front().second);
+      if (!found.ok()) return found.status();
+      if (*found == header) return Restart(segments);
+      log_->info("server {}: the update log in {} is of another job ({:016x}); starting a new "
                  "one",
-                 header.shard, path, found->job_id);
-    } else if (!absl::IsNotFound(found.status())) {
-      return found.status();
+                 header.shard, options_.state_dir, found->job_id);
+      DropSegments(segments, UINT64_MAX);
     }
-    KAIROS_ASSIGN_OR_RETURN(ulog_, UpdateLog::Create(path, header, sync));
+    segment_ = 0;
+    KAIROS_ASSIGN_OR_RETURN(ulog_, UpdateLog::Create(SegmentPath(0), header, LogSyncOf()));
     log_bytes_.store(ulog_->bytes());
     return absl::OkStatus();
+  }
+
+  LogSync LogSyncOf() const {
+    return options_.log_sync == ServerOptions::LogSync::kMachine ? LogSync::kMachine
+                                                                 : LogSync::kProcess;
+  }
+  std::string SegmentPath(uint64_t segment) const {
+    return (std::filesystem::path(options_.state_dir) /
+            UpdateLogName(log_header_.shard, segment))
+        .string();
+  }
+  std::string BaseRoot(uint64_t segment) const {
+    return (std::filesystem::path(options_.state_dir) /
+            absl::StrFormat("base-%05d.%06d", log_header_.shard, segment))
+        .string();
+  }
+  // Removes the segments below `keep_from` and their base snapshots.
+  void DropSegments(const std::vector<std::pair<uint64_t, std::string>>& segments,
+                    uint64_t keep_from) {
+    for (const auto& [n, path] : segments) {
+      if (n >= keep_from) continue;
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+      if (n > 0) std::filesystem::remove_all(BaseRoot(n), ec);
+    }
+  }
+
+  // A segment's base: the snapshot file, the engine's clocks, the duplicate windows.
+  struct Base {
+    std::string path;
+    ShardEngine::ClockState clocks;
+    std::vector<RequestWindow> windows;
+  };
+  std::string EncodeBase(const Base& b) const {
+    std::string out;
+    const auto put = [&out](const auto& v) {
+      out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+    };
+    put(uint32_t{1});
+    put(b.clocks.clock_base);
+    put(static_cast<uint32_t>(b.clocks.clocks.size()));
+    for (std::size_t w = 0; w < b.clocks.clocks.size(); ++w) {
+      put(b.clocks.clocks[w]);
+      put(static_cast<uint8_t>(b.clocks.states[w]));
+    }
+    for (const RequestWindow& window : b.windows) window.AppendBytes(&out);
+    put(static_cast<uint32_t>(b.path.size()));
+    out += b.path;
+    return out;
+  }
+  absl::StatusOr<Base> DecodeBase(const std::string& data, int num_workers) const {
+    Base b;
+    std::size_t at = 0;
+    bool ok = true;
+    const auto get = [&](auto* v) {
+      if (!ok || data.size() - at < sizeof(*v)) {
+        ok = false;
+        return;
+      }
+      std::memcpy(v, data.data() + at, sizeof(*v));
+      at += sizeof(*v);
+    };
+    uint32_t version = 0, n = 0, path_bytes = 0;
+    get(&version);
+    get(&b.clocks.clock_base);
+    get(&n);
+    if (!ok || version != 1 || n != static_cast<uint32_t>(num_workers)) {
+      return absl::DataLossError(absl::StrFormat(
+          "a base record of version %d for %d workers (this job: %d)", version, n,
+          num_workers));
+    }
+    for (uint32_t w = 0; w < n && ok; ++w) {
+      int64_t clock = 0;
+      uint8_t state = 0;
+      get(&clock);
+      get(&state);
+      if (state > static_cast<uint8_t>(policy::MemberState::kFinished)) ok = false;
+      b.clocks.clocks.push_back(clock);
+      b.clocks.states.push_back(static_cast<policy::MemberState>(state));
+    }
+    if (!ok || data.size() - at < RequestWindow::kBytes * n) {
+      return absl::DataLossError("a base record cut short");
+    }
+    for (uint32_t w = 0; w < n; ++w) {
+      b.windows.push_back(RequestWindow::FromBytes(data.data() + at));
+      at += RequestWindow::kBytes;
+    }
+    get(&path_bytes);
+    if (!ok || data.size() - at != path_bytes) {
+      return absl::DataLossError("a base record's path does not fill it");
+    }
+    b.path = data.substr(at);
+    return b;
+  }
+
+  // The restart: the base to start from, then every segment's events from there in order.
+  absl::Status Restart(const std::vector<std::pair<uint64_t, std::string>>& segments) {
+    const int num_workers = static_cast<int>(window_of_rank_.size());
+    // The newest segment whose base snapshot is there (a crash while a base was being
+    // written leaves it without one: the segment before it is replayed too).
+    std::size_t from = 0;
+    std::optional<Base> base;
+    for (std::size_t i = segments.size(); i-- > 0;) {
+      if (segments[i].first == 0) break;
+      std::optional<LogRecord> first;
+      absl::StatusOr<LogReplay> head = ReadUpdateLog(
+          segments[i].second, log_header_, [&first](LogRecord r) { first = std::move(r); }, 1);
+      if (!head.ok()) return head.status();
+      if (!first.has_value() || first->type != LogRecord::Type::kBase) {
+        return absl::DataLossError(absl::StrCat("update log segment ", segments[i].second,
+                                                " does not start with its base"));
+      }
+      absl::StatusOr<Base> decoded = DecodeBase(first->data, num_workers);
+      if (!decoded.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("update log segment ", segments[i].second, ": ",
+                         decoded.status().message()));
+      }
+      if (std::filesystem::exists(decoded->path)) {
+        from = i;
+        base = *std::move(decoded);
+        break;
+      }
+      if (i == 0) {
+        return absl::DataLossError(absl::StrCat(
+            "update log segment ", segments[i].second, " starts from the snapshot ",
+            decoded->path, ", which is missing, and no older segment is left"));
+      }
+    }
+    replaying_ = true;
+    uint64_t replayed = 0;
+    absl::Status status;
+    if (base.has_value()) {
+      status = engine_->Rebase(base->path, base->clocks);
+      for (int w = 0; status.ok() && w < num_workers; ++w) {
+        window_of_rank_[w] = base->windows[w];
+        base_highest_[w] = base->windows[w].highest();
+      }
+    }
+    LogReplay last;
+    for (std::size_t i = from; status.ok() && i < segments.size(); ++i) {
+      absl::StatusOr<LogReplay> replay =
+          ReadUpdateLog(segments[i].second, log_header_, [this, &replayed](LogRecord r) {
+            if (r.type == LogRecord::Type::kBase) return;
+            Replay(std::move(r));
+            ++replayed;
+          });
+      if (!replay.ok()) {
+        status = replay.status();
+      } else if (replay->torn_bytes > 0 && i + 1 < segments.size()) {
+        status = absl::DataLossError(absl::StrFormat(
+            "update log segment %s is torn (%d bytes) but is not the last",
+            segments[i].second, replay->torn_bytes));
+      } else {
+        last = *replay;
+      }
+    }
+    replaying_ = false;
+    if (!status.ok()) return status;
+    log_replayed_.store(replayed);
+    log_torn_bytes_.store(last.torn_bytes);
+    if (last.torn_bytes > 0) {
+      log_->warn("server {}: the update log {} ends in a torn record ({} bytes, never "
+                 "acknowledged): cut off",
+                 log_header_.shard, segments.back().second, last.torn_bytes);
+    }
+    DropSegments(segments, segments[from].first);
+    segment_ = segments.back().first;
+    KAIROS_ASSIGN_OR_RETURN(ulog_,
+                            UpdateLog::Continue(segments.back().second, last.valid_bytes,
+                                                LogSyncOf()));
+    log_bytes_.store(ulog_->bytes());
+    log_->info("server {}: restarted into job {:016x}: replayed {} events from {}{}",
+               log_header_.shard, log_header_.job_id, replayed, options_.state_dir,
+               base.has_value() ? absl::StrCat(" after the base ", base->path) : "");
+    return absl::OkStatus();
+  }
+
+  // A new base (docs/durability.md, "Bases"): once the current segment holds
+  // log_rebase_bytes and the shard holds nothing beyond its values and the clocks
+  // (ShardEngine::CanRebase), a new segment starts with a base record, and a snapshot of
+  // the shard is written beside it; once it is on disk the older segments go. Only between
+  // events (not while a group of logged events waits for its sync).
+  void MaybeRebase() {
+    if (ulog_ == nullptr || replaying_ || rebase_busy_ || options_.log_rebase_bytes == 0 ||
+        !after_sync_.empty() || ulog_->pending() ||
+        ulog_->bytes() < options_.log_rebase_bytes || !engine_->CanRebase()) {
+      return;
+    }
+    const uint64_t next = segment_ + 1;
+    Base base;
+    base.clocks = engine_->clock_state();
+    base.windows = window_of_rank_;
+    base.path = (std::filesystem::path(BaseRoot(next)) /
+                 CheckpointDirName(engine_->SnapshotClock()) /
+                 CheckpointFileName(log_header_.shard, log_header_.num_shards))
+                    .string();
+    absl::StatusOr<std::unique_ptr<UpdateLog>> log =
+        UpdateLog::Create(SegmentPath(next), log_header_, LogSyncOf());
+    if (log.ok()) {
+      LogRecord record;
+      record.type = LogRecord::Type::kBase;
+      record.data = EncodeBase(base);
+      (*log)->Append(record);
+      if (absl::Status s = (*log)->Commit(); !s.ok()) log = s;
+    }
+    if (!log.ok()) {
+      log_->error("server {}: cannot start a new update log segment: {}", log_header_.shard,
+                  std::string(log.status().message()));
+      std::error_code ec;
+      std::filesystem::remove(SegmentPath(next), ec);
+      return;
+    }
+    ulog_ = *std::move(log);
+    segment_ = next;
+    rebase_busy_ = true;
+    const std::string root = BaseRoot(next);
+    engine_->Snapshot([this, root, next](std::shared_ptr<ShardSnapshot> snap) {
+      transport_->Post([this, root, next, snap = std::move(snap)] {
+        if (rebase_writer_.joinable()) rebase_writer_.join();
+        rebase_writer_ = std::thread([this, root, next, snap] {
+          absl::StatusOr<std::string> path = WriteCheckpoint(*snap, root, /*sync=*/true);
+          transport_->Post([this, path = std::move(path), next] { Rebased(path, next); });
+        });
+      });
+    });
+  }
+
+  void Rebased(const absl::StatusOr<std::string>& path, uint64_t segment) {
+    rebase_busy_ = false;
+    if (!path.ok()) {
+      log_->error("server {}: the update log's base snapshot failed (the log keeps its older "
+                  "segments): {}",
+                  log_header_.shard, std::string(path.status().message()));
+      return;
+    }
+    log_rebases_.fetch_add(1);
+    DropSegments(UpdateLogSegments(options_.state_dir, log_header_.shard), segment);
+    log_->debug("server {}: update log rebased on {}", log_header_.shard, *path);
   }
 
   // One event of the log, handed to the engine as when it was first taken: its request id
@@ -559,6 +790,7 @@ class ServerImpl final : public Server, private EngineHost {
   void Replay(LogRecord record) {
     switch (record.type) {
       case LogRecord::Type::kHeader:
+      case LogRecord::Type::kBase:
         return;
       case LogRecord::Type::kLeave:
         engine_->OnLeave(record.rank,
@@ -570,6 +802,7 @@ class ServerImpl final : public Server, private EngineHost {
         if (record.rank < 0 || record.rank >= static_cast<int>(window_of_rank_.size())) return;
         window_of_rank_[record.rank] = RequestWindow();
         replayed_of_rank_[record.rank].clear();
+        base_highest_[record.rank] = 0;
         engine_->OnRejoin(record.rank, record.time);
         return;
       case LogRecord::Type::kRequest:
@@ -694,6 +927,13 @@ class ServerImpl final : public Server, private EngineHost {
         return End(StatusOf(h));
       case wire::HEARTBEAT:
         return;
+      case wire::ERROR:
+        // The coordinator refuses this server's messages: another process took its shard
+        // (a restart that replaced it while it was stalled). It is no longer in the job.
+        return End(absl::Status(
+            StatusOf(h).ok() ? absl::StatusCode::kUnavailable : StatusOf(h).code(),
+            absl::StrFormat("server %d: the coordinator refuses this server: %s",
+                            shard_index_.load(), StatusOf(h).message())));
       default:
         log_->warn("server: unexpected {} from the coordinator", wire::Kind_Name(h.kind()));
     }
@@ -774,6 +1014,7 @@ class ServerImpl final : public Server, private EngineHost {
     engine_ = *std::move(engine);
     engine_view_.store(engine_.get(), std::memory_order_release);
     replayed_of_rank_.assign(num_workers, {});
+    base_highest_.assign(num_workers, 0);
     if (absl::Status s = OpenLog(LogHeader{start.job_id(), shard, start.num_servers(),
                                            num_workers});
         !s.ok()) {
@@ -832,6 +1073,7 @@ class ServerImpl final : public Server, private EngineHost {
     credential_of_rank_[rank] = Credential{m.token_hi(), m.token_lo()};
     window_of_rank_[rank] = RequestWindow();
     replayed_of_rank_[rank].clear();
+    base_highest_[rank] = 0;
     const absl::Time now = Now();
     LogMembership(LogRecord::Type::kRejoin, rank, 0, m.node_id(), now);
     AfterLog([this, h, rank, now] {
@@ -895,7 +1137,8 @@ class ServerImpl final : public Server, private EngineHost {
       case RequestWindow::Verdict::kNew:
         return true;
       case RequestWindow::Verdict::kDuplicate:
-        if (replayed_of_rank_[rank].erase(h.request_id()) > 0) {
+        if (replayed_of_rank_[rank].erase(h.request_id()) > 0 ||
+            h.request_id() <= base_highest_[rank]) {
           AnswerRetry(from, h, rank, m);
           return false;
         }
@@ -1015,6 +1258,14 @@ class ServerImpl final : public Server, private EngineHost {
   std::vector<std::function<void()>> after_sync_;  // the engine's parts of logged events
   // Request ids the replay took, per worker rank, until the worker sends them again.
   std::vector<absl::flat_hash_set<uint64_t>> replayed_of_rank_;
+  // Per worker rank: the highest request id of the base the restart started from; a
+  // request at or below it sent again was taken before the base (answered, not applied).
+  std::vector<uint64_t> base_highest_;
+  LogHeader log_header_;
+  uint64_t segment_ = 0;       // the log's current segment
+  bool rebase_busy_ = false;   // a base snapshot is being written
+  std::thread rebase_writer_;  // writes it; joined before the next and in the destructor
+  std::atomic<uint64_t> log_rebases_{0};
   std::atomic<uint64_t> log_records_{0}, log_bytes_{0}, log_commits_{0}, log_syncs_{0},
       log_replayed_{0}, log_torn_bytes_{0}, retries_answered_{0};
   const uint64_t incarnation_ = std::random_device()() * uint64_t{0x100000001} ^

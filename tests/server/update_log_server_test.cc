@@ -6,13 +6,16 @@
 // restart is answered without being applied twice; another job's log is not replayed; a
 // corrupt log fails the start by name.
 
+#include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/server.h"
@@ -165,6 +168,143 @@ TEST_F(UpdateLogServerTest, ACorruptLogFailsTheStartByName) {
   EXPECT_EQ(started.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(started.message(), HasSubstr("shard-00000.kul"));
   EXPECT_THAT(started.message(), HasSubstr("checksum"));
+}
+
+// Runs the server's posted work until its update log has written `n` bases (the snapshot
+// is written on a thread of its own, which posts its end), within 30 s.
+bool WaitForRebases(FakeServerJob& job, uint64_t n) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (job.server().stats().log_rebases < n) {
+    if (absl::Now() > deadline) return false;
+    job.transport().RunPosted();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+std::vector<std::string> Files(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_F(UpdateLogServerTest, BasesKeepTheLogShortAndARestartStartsFromTheNewest) {
+  ServerOptions o = Options();
+  o.log_rebase_bytes = 1;  // a new base at every chance
+  Message first;
+  {
+    FakeServerJob job(Job("asp"), o);
+    ASSERT_TRUE(StartAs(job, kJobId).ok());
+    first = job.Push(0, 0, 0, {1, 2, 3, 4}, 0);
+    ASSERT_TRUE(job.FromWorker(0, first).ok());
+    ASSERT_TRUE(WaitForRebases(job, 1));
+    EXPECT_EQ(Files(dir_), (std::vector<std::string>{"base-00000.000001",
+                                                     "shard-00000.000001.kul"}));
+    ASSERT_TRUE(job.FromWorker(1, job.Push(1, 0, 0, {10, 20, 30, 40}, 0)).ok());
+    ASSERT_TRUE(WaitForRebases(job, 2));
+    EXPECT_EQ(Files(dir_), (std::vector<std::string>{"base-00000.000002",
+                                                     "shard-00000.000002.kul"}));
+  }
+  FakeServerJob again(Job("asp"), o);
+  ASSERT_TRUE(StartAs(again, kJobId).ok());
+  EXPECT_EQ(again.server().stats().log_replayed, 0u);  // all of it is in the base
+  // Sent again by its worker: taken before the base, answered, not applied again.
+  ASSERT_TRUE(again.FromWorker(0, first).ok());
+  std::vector<FakeTransport::Sent> sent = again.transport().TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::PUSH_REPLY);
+  EXPECT_EQ(again.server().stats().retries_answered, 1u);
+  EXPECT_THAT(Pull(again, 0, 0), ElementsAre(-11, -22, -33, -44));
+}
+
+TEST_F(UpdateLogServerTest, ARestartReplaysWhatFollowsTheBaseOnTopOfIt) {
+  ServerOptions o = Options();
+  o.log_rebase_bytes = 1;
+  {
+    FakeServerJob job(Job("bsp"), o);
+    ASSERT_TRUE(StartAs(job, kJobId).ok());
+    for (int rank = 0; rank < 2; ++rank) {
+      ASSERT_TRUE(job.FromWorker(rank, job.Push(rank, 0, 0, {2.0f + 2 * rank, 2.0f + 2 * rank,
+                                                              2.0f + 2 * rank, 2.0f + 2 * rank},
+                                                0))
+                      .ok());
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+      ASSERT_TRUE(job.FromWorker(rank, job.Request(wire::CLOCK, rank, 0, 0, 0, 1)).ok());
+    }
+    ASSERT_TRUE(WaitForRebases(job, 1));  // after round 0, at clock 1
+    // Round 1 opens: no base while it is open, so the restart replays this push.
+    Message push = job.Push(0, 0, 0, {6, 6, 6, 6}, 1);
+    ASSERT_TRUE(job.FromWorker(0, std::move(push)).ok());
+    job.transport().RunPosted();
+    EXPECT_EQ(job.server().stats().log_rebases, 1u);
+  }
+  FakeServerJob again(Job("bsp"), o);
+  ASSERT_TRUE(StartAs(again, kJobId).ok());
+  EXPECT_EQ(again.server().stats().log_replayed, 1u);
+  Message push = again.Push(1, 0, 0, {2, 2, 2, 2}, 1);
+  push.header.set_request_id(900);
+  ASSERT_TRUE(again.FromWorker(1, std::move(push)).ok());
+  for (int rank = 0; rank < 2; ++rank) {
+    Message clock = again.Request(wire::CLOCK, rank, 0, 0, 0, 2);
+    clock.header.set_request_id(910 + static_cast<uint64_t>(rank));
+    ASSERT_TRUE(again.FromWorker(rank, std::move(clock)).ok());
+  }
+  again.transport().ClearSent();
+  // Round 0's average (3) from the base, round 1's (4) from the replay and the new push.
+  EXPECT_THAT(Pull(again, 0, 2), ElementsAre(-7, -7, -7, -7));
+}
+
+TEST_F(UpdateLogServerTest, ABaseNotWrittenBeforeTheCrashFallsBackToTheOneBefore) {
+  ServerOptions o = Options();
+  o.log_rebase_bytes = 1;
+  {
+    FakeServerJob job(Job("asp"), o);
+    ASSERT_TRUE(StartAs(job, kJobId).ok());
+    ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {1, 2, 3, 4}, 0)).ok());
+    ASSERT_TRUE(WaitForRebases(job, 1));
+    // The second base is started but the server ends before it learns it was written:
+    // the segments before it stay.
+    ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {10, 20, 30, 40}, 0)).ok());
+  }
+  EXPECT_EQ(Files(dir_), (std::vector<std::string>{"base-00000.000001", "base-00000.000002",
+                                                   "shard-00000.000001.kul",
+                                                   "shard-00000.000002.kul"}));
+  fs::remove_all(dir_ / "base-00000.000002");  // as if the crash came before it was written
+  FakeServerJob again(Job("asp"), o);
+  ASSERT_TRUE(StartAs(again, kJobId).ok());
+  EXPECT_EQ(again.server().stats().log_replayed, 1u);  // the second push, after base 1
+  again.transport().ClearSent();
+  EXPECT_THAT(Pull(again, 1, 0), ElementsAre(-11, -22, -33, -44));
+}
+
+TEST_F(UpdateLogServerTest, NoBaseIsTakenWhileABspRoundIsOpen) {
+  ServerOptions o = Options();
+  o.log_rebase_bytes = 1;
+  FakeServerJob job(Job("bsp"), o);
+  ASSERT_TRUE(StartAs(job, kJobId).ok());
+  ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {2, 2, 2, 2}, 0)).ok());
+  ASSERT_TRUE(job.FromWorker(0, job.Request(wire::CLOCK, 0, 0, 0, 0, 1)).ok());
+  ASSERT_TRUE(job.FromWorker(1, job.Push(1, 0, 0, {4, 4, 4, 4}, 0)).ok());
+  job.transport().RunPosted();
+  EXPECT_EQ(job.server().stats().log_rebases, 0u);  // round 0 holds worker 0's push
+  EXPECT_EQ(Files(dir_), std::vector<std::string>{"shard-00000.kul"});
+  ASSERT_TRUE(job.FromWorker(1, job.Request(wire::CLOCK, 1, 0, 0, 0, 1)).ok());
+  ASSERT_TRUE(WaitForRebases(job, 1));  // the round is applied: nothing open
+}
+
+TEST_F(UpdateLogServerTest, APolicyWithStateOfItsOwnNeverRebases) {
+  ServerOptions o = Options();
+  o.log_rebase_bytes = 1;
+  FakeServerJob job(Job("vsgd"), o);
+  ASSERT_TRUE(StartAs(job, kJobId).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(job.FromWorker(0, job.Push(0, 0, 0, {1, 1, 1, 1}, 0)).ok());
+  }
+  job.transport().RunPosted();
+  EXPECT_EQ(job.server().stats().log_rebases, 0u);
+  EXPECT_EQ(Files(dir_), std::vector<std::string>{"shard-00000.kul"});
 }
 
 }  // namespace
