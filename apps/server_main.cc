@@ -8,6 +8,7 @@
 //                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N]
 //                 [--checkpoint-every-seconds S] [--no-checkpoint-at-end]
 //                 [--restore-from DIR] [--state-dir DIR --shard N] [--log-sync LEVEL]
+//                 [--log-rebase-mb MB]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
 // "kairos-server listening on <endpoint>" on stdout (and, with --metrics-listen,
@@ -95,6 +96,14 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
               {"machine", ServerOptions::LogSync::kMachine}},
           CLI::ignore_case))
       ->default_str("process");
+  app.add_option_function<uint64_t>(
+         "--log-rebase-mb",
+         [&options](uint64_t mb) { options.log_rebase_bytes = mb << 20; },
+         "Start a new update log segment from a snapshot of the shard once the log holds "
+         "this many MiB (at the next moment the shard holds nothing but values and clocks); "
+         "the older segments then go. 0: never")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
+      ->default_str("1024");
   AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
