@@ -58,6 +58,7 @@
 #include <algorithm>
 #include <thread>
 #include <filesystem>
+#include <functional>
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
@@ -1004,21 +1005,32 @@ class Runner {
 
   // The checkpoint workload (see the file comment).
   void CheckpointAll() {
-    for (const std::string& text : flags_.checkpoint_sizes) {
+    ForEachSizeInTempDir("checkpoint", flags_.checkpoint_sizes, flags_.checkpoint_dir,
+                         [this](uint64_t size, const std::string& dir) {
+                           return Checkpoint(size, dir);
+                         });
+  }
+
+  // Runs `run` once per size of `sizes` (a whole number of floats, > 0) with a fresh
+  // directory under `parent`, removed after; a bad size or a failed run fails `name`.
+  void ForEachSizeInTempDir(const char* name, const std::vector<std::string>& sizes,
+                            const std::string& parent,
+                            const std::function<absl::Status(uint64_t, const std::string&)>& run) {
+    for (const std::string& text : sizes) {
       absl::StatusOr<uint64_t> size = ParseSize(text);
-      if (!size.ok() || *size % 4 != 0) {
-        Fail("checkpoint", absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
+      if (!size.ok() || *size % 4 != 0 || *size == 0) {
+        Fail(name, absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
         continue;
       }
-      std::string dir = flags_.checkpoint_dir + "/kairos-bench-checkpoint-XXXXXX";
+      std::string dir = absl::StrCat(parent, "/kairos-bench-", name, "-XXXXXX");
       if (::mkdtemp(dir.data()) == nullptr) {
-        Fail("checkpoint", absl::UnavailableError(absl::StrCat("cannot create ", dir)));
+        Fail(name, absl::UnavailableError(absl::StrCat("cannot create ", dir)));
         continue;
       }
-      absl::Status s = Checkpoint(*size, dir);
+      absl::Status s = run(*size, dir);
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
-      if (!s.ok()) Fail(absl::StrCat("checkpoint ", text), s);
+      if (!s.ok()) Fail(absl::StrCat(name, " ", text), s);
     }
   }
 
@@ -1092,22 +1104,8 @@ class Runner {
 
   // The log workload (see the file comment).
   void LogAll() {
-    for (const std::string& text : flags_.log_sizes) {
-      absl::StatusOr<uint64_t> size = ParseSize(text);
-      if (!size.ok() || *size % 4 != 0 || *size == 0) {
-        Fail("log", absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
-        continue;
-      }
-      std::string dir = flags_.log_dir + "/kairos-bench-log-XXXXXX";
-      if (::mkdtemp(dir.data()) == nullptr) {
-        Fail("log", absl::UnavailableError(absl::StrCat("cannot create ", dir)));
-        continue;
-      }
-      absl::Status s = Log(*size, dir);
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-      if (!s.ok()) Fail(absl::StrCat("log ", text), s);
-    }
+    ForEachSizeInTempDir("log", flags_.log_sizes, flags_.log_dir,
+                         [this](uint64_t size, const std::string& dir) { return Log(size, dir); });
   }
 
   absl::Status Log(uint64_t size, const std::string& dir) {
