@@ -81,6 +81,15 @@ using TickHandler = std::function<void(absl::Time now)>;
 // sends to `peer` are dropped and counted.
 using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& why)>;
 
+// How work reached the I/O thread through its queue (Send from another thread, Post): the
+// commands queued, and the wake-ups of the I/O thread (eventfd writes, Stop's included). A
+// command queued while the I/O thread is awake rides on its current round without a
+// wake-up; the tests of the pipelined paths read them.
+struct HandOffCounts {
+  uint64_t enqueued = 0;
+  uint64_t wakes = 0;
+};
+
 // Thread-safety: every method is safe to call from any thread, including from inside the
 // handlers (which run on the I/O thread). Listen and Start are called once.
 class Transport {
@@ -132,6 +141,8 @@ class Transport {
   // without the job's CURVE keys (or with CURVE at a node without keys), and clients that
   // closed the connection during the handshake. Each attempt counts (ZeroMQ clients retry).
   virtual uint64_t handshakes_refused() const = 0;
+  // Zero for transports that do not count them (the fakes run everything at once).
+  virtual HandOffCounts hand_offs() const { return {}; }
 };
 
 // The ZeroMQ implementation: a ROUTER socket for the listening endpoint and one DEALER

@@ -1,10 +1,11 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // ZeroMQ transport. One I/O thread owns the sockets: a ROUTER for the listening endpoint
-// and one DEALER per outgoing connection. Other threads enqueue work and wake the I/O
-// thread through an eventfd that zmq_poll watches beside the sockets, so nobody polls on a
-// timer. Payloads go to ZeroMQ by reference (zmq_msg_init_data with a callback that drops
-// the Buffer's reference) and arrive as Buffers that keep the received message alive.
+// and one DEALER per outgoing connection. Other threads enqueue work and, when the I/O
+// thread sleeps, wake it through an eventfd that it polls beside the sockets' ZMQ_FD
+// descriptors (Loop), so nobody polls on a timer. Payloads go to ZeroMQ by reference
+// (zmq_msg_init_data with a callback that drops the Buffer's reference) and arrive as
+// Buffers that keep the received message alive.
 //
 // Security (docs/security.md): with keys the ROUTER is a CURVE server in a ZAP domain of its
 // own, in which the context's ZapHandler accepts only the job's public key, and each DEALER
@@ -13,6 +14,7 @@
 // its first successful handshake, a definite refusal ends the connection and is reported to
 // the node (ConnectErrorHandler).
 
+#include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -104,6 +106,15 @@ std::string RefusalReason(uint16_t event, uint32_t value, bool with_keys) {
 }
 
 void ReleaseBuffer(void* /*data*/, void* hint) { delete static_cast<Buffer*>(hint); }
+
+// A received frame, kept alive by the buffers of the Message that point into it.
+struct ReceivedFrame {
+  ReceivedFrame() { zmq_msg_init(&msg); }
+  ~ReceivedFrame() { zmq_msg_close(&msg); }
+  ReceivedFrame(const ReceivedFrame&) = delete;
+  ReceivedFrame& operator=(const ReceivedFrame&) = delete;
+  zmq_msg_t msg;
+};
 
 struct Outgoing {
   PeerId to;
@@ -212,6 +223,9 @@ class ZmqTransport final : public Transport {
   uint64_t dropped() const override { return dropped_.load(); }
   uint64_t peers_forgotten() const override { return peers_forgotten_.load(); }
   uint64_t handshakes_refused() const override { return handshakes_refused_.load(); }
+  HandOffCounts hand_offs() const override {
+    return {enqueued_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed)};
+  }
 
  private:
   // An outgoing connection. `monitor` reads the DEALER's handshake events until the first
@@ -225,6 +239,7 @@ class ZmqTransport final : public Transport {
     int failed_handshakes = 0;  // in a row, without detail (the peer closed)
     bool refused = false;       // disconnected for good; sends are dropped
     bool connected = false;     // a handshake with the peer succeeded (inproc: at once)
+    bool sent = false;          // sent on since it was last drained (see Loop)
   };
 
   enum class LoopState { kNotStarted, kRunning, kEnded };
@@ -270,23 +285,27 @@ class ZmqTransport final : public Transport {
     call->done.WaitForNotification();
   }
 
-  // Only the command that makes the queue non-empty writes the eventfd: the I/O thread
-  // takes the whole queue after reading it, so later commands ride on that wake-up (one
-  // syscall per batch instead of one per command). Once the loop has ended a command is
-  // discarded here: a message is counted as dropped, a function is destroyed unrun.
+  // The eventfd is written only when the I/O thread sleeps, or is about to, in the poll
+  // (sleeping_, set under mu_ once the loop found the queue empty): a loop that is awake
+  // takes the queue before it polls again, so a command posted meanwhile needs no
+  // wake-up, and of the commands posted while it sleeps only the first writes (one syscall
+  // per batch, and none while the thread is busy, e.g. handling the answers that make a
+  // caller issue its next requests). Once the loop has ended a command is discarded here:
+  // a message is counted as dropped, a function is destroyed unrun.
   void Enqueue(Command command) {
     bool queued = false;
-    bool was_empty = false;
+    bool wake = false;
     {
       absl::MutexLock lock(&mu_);
       if (loop_ != LoopState::kEnded) {
-        was_empty = queue_.empty();
         queue_.push_back(std::move(command));
         queued = true;
+        wake = std::exchange(sleeping_, false);
       }
     }
     if (!queued) return Discard(command);
-    if (was_empty) Wake();
+    enqueued_.fetch_add(1, std::memory_order_relaxed);
+    if (wake) Wake();
   }
 
   // A message that will never be sent is counted; a function is destroyed unrun by the
@@ -296,6 +315,7 @@ class ZmqTransport final : public Transport {
   }
 
   void Wake() {
+    wakes_.fetch_add(1, std::memory_order_relaxed);
     uint64_t one = 1;
     // A full counter (impossible in practice) still leaves the fd readable: ignore EAGAIN.
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
@@ -506,12 +526,13 @@ class ZmqTransport final : public Transport {
       if (listener_ == nullptr || it == routing_id_of_peer_.end()) return Drop();
       s = listener_;
       routing_id = &it->second.routing_id;
+      listener_sent_ = true;
     } else {
       // A refused connection has no pipe left: a send on it would block.
       if (to >= dealers_.size() || dealers_[to].refused) return Drop();
       s = dealers_[to].socket;
+      dealers_[to].sent = true;
     }
-    const std::string header = EncodeHeader(message);
     const bool has_payloads = !message.payloads.empty();
     bool ok = true;
     if (routing_id != nullptr) {
@@ -520,7 +541,12 @@ class ZmqTransport final : public Transport {
     // With ROUTER_MANDATORY a vanished peer fails on the first frame, before anything of
     // the message is queued, so a partial message is never left behind.
     if (!ok) return Drop();
-    ok = SendBytes(s, header.data(), header.size(), has_payloads);
+    // The header is serialized straight into ZeroMQ's message (no string in between).
+    const std::size_t header_size = PrepareHeader(message);
+    zmq_msg_t header;
+    zmq_msg_init_size(&header, header_size);
+    if (header_size > 0) EncodeHeaderTo(message, zmq_msg_data(&header));
+    ok = SendFrame(s, &header, has_payloads);
     for (size_t i = 0; ok && i < message.payloads.size(); ++i) {
       ok = SendPayload(s, message.payloads[i], i + 1 < message.payloads.size());
     }
@@ -530,33 +556,49 @@ class ZmqTransport final : public Transport {
   void Drop() { dropped_.fetch_add(1); }
 
   // -------------------------------------------------------------- receiving (I/O thread)
-  // Receives every waiting message on `s` (up to a batch); false when the socket is empty.
-  void Drain(void* s, bool router) {
+  // Receives every waiting message on `s`, up to a batch: false when it stopped at an
+  // empty socket (its last call was the receive that found it empty), true when it stopped
+  // at the batch's end with messages possibly left.
+  bool Drain(void* s, bool router) {
     for (int i = 0; i < kMaxMessagesPerWake; ++i) {
-      std::vector<RawFrame> frames;
+      // Each frame is received into `part` on the stack, so the receive that finds the
+      // socket empty (the end of every drain) allocates nothing; a frame that is kept
+      // moves into one heap object that the message's buffers share.
+      zmq_msg_t part;
+      zmq_msg_init(&part);
+      if (zmq_msg_recv(&part, s, ZMQ_DONTWAIT) < 0) {  // empty
+        zmq_msg_close(&part);
+        return false;
+      }
+      bool more = zmq_msg_more(&part) != 0;
       PeerId from = 0;
-      bool first = true;
-      bool more = true;
-      while (more) {
-        auto msg = std::shared_ptr<zmq_msg_t>(new zmq_msg_t, [](zmq_msg_t* m) {
-          zmq_msg_close(m);
-          delete m;
-        });
-        zmq_msg_init(msg.get());
-        if (zmq_msg_recv(msg.get(), s, first ? ZMQ_DONTWAIT : 0) < 0) return;  // empty
-        more = zmq_msg_more(msg.get()) != 0;
-        if (first && router) {
-          from = PeerFor(std::string(static_cast<const char*>(zmq_msg_data(msg.get())),
-                                     zmq_msg_size(msg.get())));
-          first = false;
-          continue;
+      bool have = true;  // `part` holds a frame not yet used
+      if (router) {      // the routing id
+        from = PeerFor(std::string(static_cast<const char*>(zmq_msg_data(&part)),
+                                   zmq_msg_size(&part)));
+        zmq_msg_close(&part);
+        have = false;
+      }
+      std::vector<RawFrame> frames;
+      frames.reserve(3);  // the header and up to two payloads without a reallocation
+      while (have || more) {
+        if (!have) {
+          zmq_msg_init(&part);
+          if (zmq_msg_recv(&part, s, 0) < 0) {
+            zmq_msg_close(&part);
+            return false;
+          }
+          more = zmq_msg_more(&part) != 0;
         }
-        if (router && frames.empty()) NotePeerAddress(from, msg.get());
-        first = false;
+        have = false;
+        if (router && frames.empty()) NotePeerAddress(from, &part);
+        auto kept = std::make_shared<ReceivedFrame>();
+        zmq_msg_move(&kept->msg, &part);
+        zmq_msg_close(&part);
         RawFrame frame;
-        frame.data = zmq_msg_data(msg.get());
-        frame.size = zmq_msg_size(msg.get());
-        frame.owner = std::move(msg);
+        frame.data = zmq_msg_data(&kept->msg);  // inside kept for a very small message
+        frame.size = zmq_msg_size(&kept->msg);
+        frame.owner = std::move(kept);
         frames.push_back(std::move(frame));
       }
       if (!router) from = DealerPeer(s);
@@ -577,6 +619,7 @@ class ZmqTransport final : public Transport {
         }
       }
     }
+    return true;
   }
 
   // The PeerId of a routing id (a new one for a connection not seen, or forgotten).
@@ -663,11 +706,12 @@ class ZmqTransport final : public Transport {
     return true;
   }
 
-  void ListenerEvents() {
+  // The monitors' readers return as Drain does: true when they stopped at the batch's end.
+  bool ListenerEvents() {
     uint16_t event;
     uint32_t value;
-    for (int i = 0; i < kMaxMessagesPerWake && NextEvent(listener_monitor_, &event, &value);
-         ++i) {
+    for (int i = 0; i < kMaxMessagesPerWake; ++i) {
+      if (!NextEvent(listener_monitor_, &event, &value)) return false;
       const uint64_t refused = handshakes_refused_.fetch_add(1) + 1;
       const absl::Time now = clock_.Now();
       if (now - last_refusal_log_ < kRefusalLogPeriod) continue;
@@ -678,14 +722,15 @@ class ZmqTransport final : public Transport {
           options_.name, listen_endpoint_, RefusalReason(event, value, curve_.has_value()),
           refused, absl::FormatDuration(kRefusalLogPeriod));
     }
+    return true;
   }
 
-  void DealerEvents(size_t index) {
+  bool DealerEvents(size_t index) {
     uint16_t event;
     uint32_t value;
     for (int i = 0; i < kMaxMessagesPerWake; ++i) {
       Dealer& d = dealers_[index];
-      if (d.monitor_done || !NextEvent(d.monitor, &event, &value)) return;
+      if (d.monitor_done || !NextEvent(d.monitor, &event, &value)) return false;
       switch (event) {
         case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
           d.failed_handshakes = 0;
@@ -708,6 +753,7 @@ class ZmqTransport final : public Transport {
           break;
       }
     }
+    return true;
   }
 
   std::string ProtocolFailure(const std::string& endpoint, uint32_t value) const {
@@ -750,6 +796,7 @@ class ZmqTransport final : public Transport {
     int linger = 0;
     zmq_setsockopt(d.socket, ZMQ_LINGER, &linger, sizeof(linger));
     zmq_disconnect(d.socket, d.endpoint.c_str());  // no more reconnection attempts
+    d.sent = true;  // the disconnect used the socket: drain it before sleeping (see Loop)
     log_->warn("{}: {}", options_.name, why);
     if (on_connect_error_) {
       on_connect_error_(static_cast<PeerId>(index), absl::UnauthenticatedError(why));
@@ -757,7 +804,20 @@ class ZmqTransport final : public Transport {
   }
 
   // ------------------------------------------------------------------- the I/O loop
-  // The wake-up fd, the data sockets, then the monitors (from first_monitor_ on).
+  // The loop polls file descriptors itself, not through zmq_poll: the eventfd, and each
+  // socket's ZMQ_FD, which ZeroMQ makes readable when commands reach the socket (a pipe
+  // that got messages, among others). zmq_poll costs a poll syscall with timeout 0 before
+  // each blocking one and a ZMQ_EVENTS query per socket on each pass (each a syscall of its
+  // own), which made up most of the system calls of a small request. ZMQ_FD is edge
+  // triggered: a socket's state may change without the descriptor saying so once the
+  // socket was used (a send may take the command that announced a message). So a socket is
+  // drained (received from until it is empty) whenever its descriptor was readable, it was
+  // sent on since its last drain, or its last drain stopped at the batch's end, and the
+  // loop sleeps only once every socket's last call was a receive that found it empty. The
+  // tick drains every socket as well, a backstop that costs one receive per socket.
+  //
+  // The poll set: the wake-up fd, the data sockets, then the monitors (from first_monitor_
+  // on); items_ holds the sockets, fds_ their descriptors, pending_ whether to drain them.
   void RebuildPollItems() {
     for (Dealer& d : dealers_) {
       if (d.monitor_done) StopMonitor(d.socket, d.monitor);
@@ -771,26 +831,64 @@ class ZmqTransport final : public Transport {
     for (const Dealer& d : dealers_) {
       if (d.monitor != nullptr) items_.push_back({d.monitor, 0, ZMQ_POLLIN, 0});
     }
+    fds_.assign(items_.size(), pollfd{wake_fd_, POLLIN, 0});
+    for (size_t i = 1; i < items_.size(); ++i) {
+      int fd = -1;
+      size_t size = sizeof(fd);
+      zmq_getsockopt(items_[i].socket, ZMQ_FD, &fd, &size);
+      fds_[i].fd = fd;
+    }
+    pending_.assign(items_.size(), 1);  // a new poll set starts from a drain of each
     poll_dirty_ = false;
   }
 
-  // A monitor in the poll result: the listener's or a dealer's (still open: monitors are
-  // closed only by RebuildPollItems).
-  void MonitorEvents(void* monitor) {
+  // A monitor to drain: the listener's or a dealer's (still open: monitors are closed only
+  // by RebuildPollItems). True when it stopped at the batch's end.
+  bool MonitorEvents(void* monitor) {
     if (monitor == listener_monitor_) return ListenerEvents();
     for (size_t i = 0; i < dealers_.size(); ++i) {
       if (dealers_[i].monitor == monitor) return DealerEvents(i);
     }
+    return false;
   }
 
-  void RunCommands() {
-    uint64_t count;
-    [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
+  // Drains the sockets that need it (see above); true when one stopped at the batch's end
+  // or was sent on after its drain (the loop then polls without waiting).
+  bool DrainSockets() {
+    bool more = false;
+    for (size_t i = 1; i < items_.size(); ++i) {
+      void* socket = items_[i].socket;
+      if (i < first_monitor_) {
+        // The socket's "sent" flag, by index: a handler may add dealers (ConnectNow).
+        const bool listener = socket == listener_;
+        size_t d = 0;
+        while (!listener && d < dealers_.size() && dealers_[d].socket != socket) ++d;
+        if (!listener && d == dealers_.size()) continue;
+        if (!(pending_[i] || (listener ? listener_sent_ : dealers_[d].sent))) continue;
+        // Cleared after the drain: a send from a handler during it comes before the
+        // receive that ends it, which leaves the socket's state known again.
+        pending_[i] = Drain(socket, listener) ? 1 : 0;
+        (listener ? listener_sent_ : dealers_[d].sent) = false;
+      } else if (pending_[i]) {
+        pending_[i] = MonitorEvents(socket) ? 1 : 0;
+      }
+      more = more || pending_[i];
+    }
+    // A handler's send on a socket drained earlier in this pass.
+    more = more || listener_sent_;
+    for (const Dealer& d : dealers_) more = more || d.sent;
+    return more;
+  }
+
+  // Runs every queued command (those posted meanwhile wait for the next round). False
+  // when the queue was empty.
+  bool RunCommands() {
     std::deque<Command> batch;
     {
       absl::MutexLock lock(&mu_);
       batch.swap(queue_);
     }
+    if (batch.empty()) return false;
     while (!batch.empty()) {
       // Each command is destroyed once done, so a RunOnIo waiter wakes without waiting for
       // the rest of the batch.
@@ -802,6 +900,16 @@ class ZmqTransport final : public Transport {
         std::get<std::function<void()>>(c)();
       }
     }
+    return true;
+  }
+
+  // Whether the poll may block: true when the queue is empty, and then sleeping_ is set
+  // under the same lock, so a command queued from now on writes the eventfd (Enqueue).
+  bool MaySleep() {
+    absl::MutexLock lock(&mu_);
+    if (!queue_.empty()) return false;
+    sleeping_ = true;
+    return true;
   }
 
   // The poll waits in real time. On a clock that moves by itself the tick runs every
@@ -811,36 +919,52 @@ class ZmqTransport final : public Transport {
     const bool virtual_time = clock_.IsVirtual();
     absl::Time next_tick = absl::Now() + options_.tick_period;
     while (!stop_.load()) {
+      // The queue first, every round: commands posted while the loop was busy (answers
+      // being handled) are sent before it polls, without a wake-up of their own.
+      RunCommands();
+      // Handlers may open connections (ConnectNow), which changes the poll set: rebuilt
+      // here only, so the set stays put while DrainSockets walks it.
       if (poll_dirty_) RebuildPollItems();
+      const bool more = DrainSockets();
+      if (poll_dirty_) continue;  // a handler changed the poll set: drain the new one first
       const absl::Duration wait = next_tick - absl::Now();
       // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag
       // seen here is never waited out; one set later wakes the poll.
-      long timeout_ms = wait <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(wait) + 1;
+      int timeout_ms = wait <= absl::ZeroDuration()
+                           ? 0
+                           : static_cast<int>(std::min<int64_t>(
+                                 absl::ToInt64Milliseconds(wait) + 1, 1 << 30));
       if (virtual_time) timeout_ms = clock_moved_.load() ? 0 : -1;
-      int ready = zmq_poll(items_.data(), static_cast<int>(items_.size()), timeout_ms);
-      if (ready < 0 && zmq_errno() != EINTR) break;  // context terminated
+      // A socket with messages left, or commands queued since RunCommands: look without
+      // waiting. Otherwise sleeping_ is set, and the next command wakes the poll.
+      if (more) timeout_ms = 0;
+      if (timeout_ms != 0 && !MaySleep()) timeout_ms = 0;
+      for (pollfd& p : fds_) p.revents = 0;
+      const int ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
+      if (timeout_ms != 0) {
+        absl::MutexLock lock(&mu_);
+        sleeping_ = false;
+      }
       if (ready > 0) {
-        if (items_[0].revents & ZMQ_POLLIN) RunCommands();
-        // Copy: handlers may open connections, which changes the poll set.
-        std::vector<zmq_pollitem_t> sockets(items_.begin() + 1, items_.end());
-        const size_t first_monitor = first_monitor_ - 1;
-        for (size_t i = 0; i < sockets.size(); ++i) {
-          const zmq_pollitem_t& item = sockets[i];
-          if (!(item.revents & ZMQ_POLLIN)) continue;
-          if (i >= first_monitor) {
-            MonitorEvents(item.socket);
-          } else {
-            Drain(item.socket, item.socket == listener_);
-          }
+        if (fds_[0].revents & POLLIN) {
+          uint64_t count;
+          [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
+        }
+        for (size_t i = 1; i < fds_.size(); ++i) {
+          if (fds_[i].revents != 0) pending_[i] = 1;
         }
       }
       if (virtual_time) {
-        if (clock_moved_.exchange(false) && on_tick_) on_tick_(clock_.Now());
+        if (clock_moved_.exchange(false) && on_tick_) {
+          std::fill(pending_.begin(), pending_.end(), 1);
+          on_tick_(clock_.Now());
+        }
         continue;
       }
       const absl::Time real_now = absl::Now();
       if (real_now >= next_tick) {
         next_tick = real_now + options_.tick_period;
+        std::fill(pending_.begin(), pending_.end(), 1);  // the backstop (see above)
         if (on_tick_) on_tick_(clock_.Now());
       }
     }
@@ -871,6 +995,8 @@ class ZmqTransport final : public Transport {
 
   absl::Mutex mu_;
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
+  // The I/O thread waits, or is about to wait, in the poll: the next Enqueue wakes it.
+  bool sleeping_ ABSL_GUARDED_BY(mu_) = false;
   LoopState loop_ ABSL_GUARDED_BY(mu_) = LoopState::kNotStarted;
 
   std::thread io_thread_;
@@ -879,6 +1005,8 @@ class ZmqTransport final : public Transport {
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> peers_forgotten_{0};
   std::atomic<uint64_t> handshakes_refused_{0};
+  std::atomic<uint64_t> enqueued_{0};  // commands queued (HandOffCounts)
+  std::atomic<uint64_t> wakes_{0};     // eventfd writes
 
   // Owned by the I/O thread (or by the creating thread before Start).
   void* listener_ = nullptr;
@@ -900,6 +1028,9 @@ class ZmqTransport final : public Transport {
   uint64_t next_incoming_ = 0;
   uint64_t activity_ = 0;  // messages received from incoming peers, as a clock
   std::vector<zmq_pollitem_t> items_;
+  std::vector<pollfd> fds_;        // items_'s descriptors: the eventfd, then each ZMQ_FD
+  std::vector<uint8_t> pending_;   // items_ to drain before the loop may sleep
+  bool listener_sent_ = false;     // sent on since its last drain
   size_t first_monitor_ = 1;  // index in items_ of the first monitor socket
   bool poll_dirty_ = true;
 };

@@ -131,6 +131,16 @@ std::string EncodeHeader(Message& message) {
   return message.header.SerializeAsString();
 }
 
+std::size_t PrepareHeader(Message& message) {
+  message.header.set_protocol_version(kProtocolVersion);
+  message.header.set_payload_frames(static_cast<uint32_t>(message.payloads.size()));
+  return message.header.ByteSizeLong();  // caches the sizes EncodeHeaderTo uses
+}
+
+void EncodeHeaderTo(const Message& message, void* out) {
+  message.header.SerializeWithCachedSizesToArray(static_cast<uint8_t*>(out));
+}
+
 std::string Describe(const wire::Header& h) {
   std::string s = absl::StrFormat("%s #%d from node %d", wire::Kind_Name(h.kind()),
                                   h.request_id(), h.sender());

@@ -46,6 +46,12 @@ absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
 
 // Serializes the header. Sets protocol_version and payload_frames from `message`.
 std::string EncodeHeader(Message& message);
+// The same without a string: PrepareHeader sets the two fields and returns the header's
+// serialized size; EncodeHeaderTo then writes exactly that many bytes to `out` (e.g. the
+// transport's message buffer, saving an allocation and a copy per message). No change to
+// the header in between.
+std::size_t PrepareHeader(Message& message);
+void EncodeHeaderTo(const Message& message, void* out);
 
 // A short description for logs and errors: "PUSH #12 from node 3 (table 0 [0, 100))".
 std::string Describe(const wire::Header& header);

@@ -15,8 +15,16 @@ FlowControl::FlowControl(int num_shards, int64_t max_bytes_in_flight, SendFn sen
 void FlowControl::Submit(int shard, Message message, uint64_t bytes) {
   const uint64_t id = message.header.request_id();
   if (id != 0) tickets_[id] = Ticket{shard, bytes, false};
-  shards_[shard].waiting.push_back(std::move(message));
-  Pump(shard);
+  ShardQueue& q = shards_[shard];
+  // Behind a waiting message that did not fit (the queue's front, still live) this one
+  // cannot go either, until a Complete pumps: no look at the queue per submission.
+  bool blocked = false;
+  if (!q.waiting.empty()) {
+    const uint64_t front = q.waiting.front().header.request_id();
+    blocked = front == 0 || tickets_.contains(front);
+  }
+  q.waiting.push_back(std::move(message));
+  if (!blocked) Pump(shard);
 }
 
 void FlowControl::Complete(uint64_t id) {
@@ -37,6 +45,7 @@ void FlowControl::Clear() {
 void FlowControl::Pump(int shard) {
   ShardQueue& q = shards_[shard];
   while (!q.waiting.empty()) {
+    ++examined_;
     Message& m = q.waiting.front();
     const uint64_t id = m.header.request_id();
     auto it = id == 0 ? tickets_.end() : tickets_.find(id);

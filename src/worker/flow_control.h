@@ -54,6 +54,11 @@ class FlowControl {
   uint64_t in_flight(int shard) const { return shards_[shard].in_flight; }
   // Messages waiting for `shard` (including dropped ones not yet at the front).
   std::size_t waiting(int shard) const { return shards_[shard].waiting.size(); }
+  // Queue fronts Pump has looked at so far: each message once when it leaves (or is
+  // dropped), plus at most one that does not fit per Complete (a Submit behind a message
+  // that did not fit looks at nothing). The tests keep it at most two per message
+  // whatever the number of requests waiting (issue 15: no rescan of what waits).
+  uint64_t examined() const { return examined_; }
 
  private:
   struct Ticket {
@@ -74,6 +79,7 @@ class FlowControl {
   std::vector<ShardQueue> shards_;
   // Every tracked message (request id != 0) from Submit until Complete.
   absl::flat_hash_map<uint64_t, Ticket> tickets_;
+  uint64_t examined_ = 0;
 };
 
 }  // namespace kairos::internal

@@ -29,6 +29,7 @@ void MergeEagerReport(const wire::Header& h, PushPullReply& r) {
 }  // namespace
 
 Part OutstandingParts::Take(uint64_t id) {
+  ++visited_;
   auto it = parts_.find(id);
   Part part = std::move(it->second);
   parts_.erase(it);
@@ -41,6 +42,7 @@ void OutstandingParts::Expire(absl::Time now,
   // Ordered by request, so that each request is failed once, naming all its silent nodes.
   std::map<std::shared_ptr<RequestState>, std::vector<int>> expired;
   for (auto it = parts_.begin(); it != parts_.end();) {
+    ++visited_;
     if (it->second.state->deadline() <= now) {
       expired[it->second.state].push_back(it->second.shard);
       const uint64_t id = it->first;

@@ -104,6 +104,18 @@ class WorkerNode {
   // every outstanding request fails with Unavailable ("worker N was killed").
   void Crash();
 
+  // What the I/O thread's request bookkeeping has looked at so far (OutstandingParts::
+  // visited, FlowControl::examined): the tests of issue 15 check that it stays a constant
+  // per message however many requests are outstanding. On the I/O thread, or once it
+  // has stopped (a FakeTransport's tests: the test thread).
+  struct Bookkeeping {
+    uint64_t parts_visited = 0;
+    uint64_t queue_examined = 0;
+  };
+  Bookkeeping bookkeeping() const {
+    return {parts_.visited(), flow_.has_value() ? flow_->examined() : 0};
+  }
+
  private:
   // I/O thread.
   void Dispatch(Batch& batch);

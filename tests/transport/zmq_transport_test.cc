@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -315,6 +316,34 @@ TEST_F(InprocPairTest, PostAndHandlersRunOnTheIoThread) {
   EXPECT_FALSE(client_->OnIoThread()) << "each transport has its own I/O thread";
 }
 
+// The I/O thread wakes for work handed over only when it sleeps: functions posted while it
+// runs another one ride on its current round (Transport::hand_offs).
+TEST_F(InprocPairTest, CommandsPostedWhileTheIoThreadIsBusyNeedNoWakeUp) {
+  StartClient();
+  absl::Notification running;
+  absl::Notification release;
+  absl::Notification all_ran;
+  std::atomic<int> ran{0};
+  constexpr int kMore = 50;
+  client_->Post([&] {
+    running.Notify();
+    release.WaitForNotificationWithTimeout(kWait);
+  });
+  ASSERT_TRUE(running.WaitForNotificationWithTimeout(kWait));
+  const HandOffCounts before = client_->hand_offs();
+  for (int i = 0; i < kMore; ++i) {
+    client_->Post([&] {
+      if (ran.fetch_add(1) + 1 == kMore) all_ran.Notify();
+    });
+  }
+  release.Notify();
+  ASSERT_TRUE(all_ran.WaitForNotificationWithTimeout(kWait));
+  const HandOffCounts after = client_->hand_offs();
+  EXPECT_EQ(after.enqueued - before.enqueued, static_cast<uint64_t>(kMore));
+  EXPECT_EQ(after.wakes - before.wakes, 0u) << "the I/O thread was busy: no eventfd write";
+  EXPECT_LE(after.wakes, 1u) << "only the first Post could find the loop asleep";
+}
+
 TEST_F(InprocPairTest, SendToUnknownPeerIsDroppedAndCounted) {
   server_->Start(server_inbox_.MessageSink(), nullptr, nullptr);
   StartClient();
@@ -541,6 +570,89 @@ TEST(ZmqTransportTcpTest, RoundTripBetweenSeparateContexts) {
   EXPECT_THAT(Values(r->message.payloads[0]), ElementsAre(3.0f, -4.0f, 8.0f));
   client->Stop();
   server->Stop();
+}
+
+// The loop polls the sockets' ZMQ_FD descriptors, which are edge triggered: a socket used
+// since its last drain (a send from a handler, from a posted function, from another
+// thread; a drain cut at its batch) must be drained before the loop sleeps, or a message
+// waits for the next tick. With the tick an hour away, every one of these round trips
+// must still complete at once.
+TEST(ZmqTransportTcpTest, NoMessageWaitsForTheTickWhicheverWayItIsSent) {
+  TransportOptions options;
+  options.tick_period = absl::Hours(1);
+  options.name = "server";
+  absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
+  options.name = "client";
+  absl::StatusOr<std::unique_ptr<Transport>> made_client = MakeZmqTransport(options);
+  ASSERT_TRUE(made_server.ok() && made_client.ok());
+  std::unique_ptr<Transport> server = *std::move(made_server);
+  std::unique_ptr<Transport> client = *std::move(made_client);
+  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+
+  // The server answers a third of the requests from its handler, a third from a function
+  // it posts, and a third from another thread.
+  Inbox elsewhere;
+  Inbox client_inbox;
+  Transport* s = server.get();
+  auto reply_to = [](const Message& m) {
+    Message reply;
+    reply.header = ReplyHeader(m.header, wire::PUSH_REPLY, 2);
+    return reply;
+  };
+  server->Start(
+      [&, s](PeerId from, Message m) {
+        switch (m.header.request_id() % 3) {
+          case 0:
+            return s->Send(from, reply_to(m));
+          case 1:
+            return s->Post([s, from, reply = reply_to(m)]() mutable {
+              s->Send(from, std::move(reply));
+            });
+          default:
+            return elsewhere.AddMessage(from, std::move(m));
+        }
+      },
+      nullptr, nullptr);
+  client->Start(client_inbox.MessageSink(), client_inbox.MalformedSink(), nullptr);
+  constexpr uint64_t kBurst = 600;  // more than one drain's batch (256)
+  constexpr uint64_t kPipelined = 1500;
+  constexpr uint64_t kWindow = 16;
+  std::thread responder([&] {
+    for (uint64_t i = 0; i < (kBurst + kPipelined) / 3; ++i) {
+      std::optional<Received> r = elsewhere.NextMessage();
+      if (!r.has_value()) return;
+      s->Send(r->from, reply_to(r->message));
+    }
+  });
+  // Joined on every way out (a failed ASSERT returns early; the thread then gives up at its
+  // next empty wait).
+  absl::Cleanup join = [&] {
+    client->Stop();
+    server->Stop();
+    responder.join();
+  };
+  uint64_t next = 0;
+  auto send = [&] {
+    const uint64_t id = next++;
+    if (id % 2 == 0) return client->Send(*peer, Push(id, {1.0f}));
+    Transport* c = client.get();
+    const PeerId to = *peer;
+    client->Post([c, to, id] { c->Send(to, Push(id, {1.0f})); });
+  };
+  // A burst, then a pipeline that sends the next request as each answer arrives.
+  while (next < kBurst) send();
+  for (uint64_t i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(client_inbox.NextMessage().has_value()) << "burst answer " << i << " is late";
+  }
+  while (next < kBurst + kWindow) send();
+  for (uint64_t answered = 0; answered < kPipelined; ++answered) {
+    std::optional<Received> r = client_inbox.NextMessage();
+    ASSERT_TRUE(r.has_value()) << "answer " << answered << " of the pipeline is late";
+    if (next < kBurst + kPipelined) send();
+  }
 }
 
 TEST(ZmqTransportTcpTest, RepliesReachEachOfTwoSenders) {

@@ -319,6 +319,25 @@ TEST(EncodeHeaderTest, SetsProtocolVersionAndPayloadFrames) {
   EXPECT_TRUE(Decode(std::move(frames)).ok());
 }
 
+TEST(EncodeHeaderTest, EncodeHeaderToWritesTheSameBytesInPlace) {
+  Message m;
+  m.header.set_kind(wire::PULL_REPLY);
+  m.header.set_request_id(123456789);
+  m.header.set_length(2);
+  m.header.add_clocks(7);
+  m.payloads.push_back(Buffer::CopyOf(std::vector<float>{1, 2}));
+  Message copy = m;
+  const std::string expected = EncodeHeader(copy);
+  const std::size_t size = PrepareHeader(m);
+  ASSERT_EQ(size, expected.size());
+  std::string written(size + 1, '#');  // one byte more: nothing is written past `size`
+  EncodeHeaderTo(m, written.data());
+  EXPECT_EQ(written.substr(0, size), expected);
+  EXPECT_EQ(written[size], '#');
+  EXPECT_EQ(m.header.protocol_version(), kProtocolVersion);
+  EXPECT_EQ(m.header.payload_frames(), 1u);
+}
+
 TEST(DescribeTest, NamesKindRequestSenderAndRange) {
   wire::Header h = Header(wire::PUSH, 90, 1);
   h.set_table(0);
