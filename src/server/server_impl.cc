@@ -1099,6 +1099,14 @@ class ServerImpl final : public Server, private EngineHost {
   // the worker is still active is the engine's check.
   std::optional<int> Authenticate(PeerId from, const wire::Header& h) {
     if (engine_ == nullptr) {
+      if (!options_.state_dir.empty()) {
+        // A restarted server at its old address gets what the workers had queued for its
+        // predecessor before it has its shard: unanswered, since every worker sends it all
+        // again once the coordinator says the server is back (docs/durability.md).
+        Count(&RefusalCounts::not_started);
+        dropped_.fetch_add(1);
+        return std::nullopt;
+      }
       Refuse(from, h, &RefusalCounts::not_started,
              absl::UnavailableError("the job has not started yet"));
       return std::nullopt;

@@ -189,6 +189,7 @@ echo "--- cut worker"; grep -v "not encrypted" "$tmp/cut-worker0.out" | tail -n 
 echo "PASSED: a cut worker link gives the documented failure"
 
 # ----------------------------------- 3. the server killed on its host and started again
+ip -n "$sw" link set "${tag}p3" up  # h3's cable back
 coordinator_extra=(--server-restart-timeout 30)
 finish_job() {  # NAME SERVER-PID: every process of the job exits 0
   local name=$1
@@ -206,7 +207,8 @@ clean_final=$(final_of clean)
 server_extra=(--state-dir "$tmp/restart-state" --shard 0)
 start_job restart 150
 wait_for_line "$tmp/restart-worker0.out" '^rank 0 iteration 50$' 20 || fail "restart: no progress"
-pkill -KILL -P $s_pid  # the server itself (its parent is `timeout`), mid-run
+# The server itself (below `ip netns exec` and `timeout`), mid-run.
+pkill -KILL -f -- "--state-dir $tmp/restart-state" || fail "restart: no server to kill"
 wait $s_pid
 start_server restart server-again
 s2_pid=$!

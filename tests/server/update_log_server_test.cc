@@ -116,6 +116,28 @@ TEST_F(UpdateLogServerTest, ARetriedPushIsAnsweredAndAppliedOnce) {
   EXPECT_THAT(Pull(again, 1, 0), ElementsAre(-11, -22, -33, -44));
 }
 
+TEST_F(UpdateLogServerTest, RequestsBeforeTheStartAreLeftForTheWorkersToSendAgain) {
+  // A restarted server at its predecessor's address gets what the workers had queued for
+  // it before it has its shard: no answer (the workers send it all again once the
+  // coordinator says the server is back), where a server without a state directory
+  // answers "not started".
+  FakeServerJob job(Job("asp"), Options());
+  uint64_t early_id = 0;
+  ASSERT_TRUE(job.Start([&](wire::Start& s) {
+                   s.set_job_id(kJobId);
+                   Message early = job.Push(0, 0, 0, {1, 1, 1, 1}, 0);
+                   early_id = early.header.request_id();
+                   EXPECT_TRUE(job.FromWorker(0, std::move(early)).ok());
+                   for (const FakeTransport::Sent& sent : job.transport().TakeSent()) {
+                     EXPECT_NE(sent.message.header.request_id(), early_id);
+                   }
+                 })
+                  .ok());
+  EXPECT_EQ(job.server().stats().refused.not_started, 1u);
+  job.transport().ClearSent();
+  EXPECT_THAT(Pull(job, 0, 0), ElementsAre(0, 0, 0, 0));  // nothing of it was applied
+}
+
 TEST_F(UpdateLogServerTest, AnOpenBspRoundSurvivesTheRestart) {
   {
     FakeServerJob job(Job("bsp"), Options());
