@@ -5,13 +5,13 @@
 //   kairos-coordinator --servers S --workers W [--listen ENDPOINT] [--join-timeout SECONDS]
 //                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--keys DIR]
 //                      [--log-level LEVEL] [--metrics-listen HOST:PORT]
-//                      [--tolerate-worker-failures]
+//                      [--tolerate-worker-failures] [--server-restart-timeout SECONDS]
 //
 // Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout (and, with
 // --metrics-listen, "kairos-coordinator metrics on http://<HOST:PORT>/metrics") and, with
 // --ready-fd, writes "<endpoint>\n" to that descriptor and closes it (kairos-launch reads
 // it there). It runs until the job ends. Exit codes (node_main.h): 0 the job ended well,
-// 1 it failed (a dead server, a worker declared dead and not rejoined unless
+// 1 it failed (a dead server that did not restart within --server-restart-timeout, a worker declared dead and not rejoined unless
 // --tolerate-worker-failures, a job that never started), 2 usage error or cannot listen,
 // 128 + N stopped by signal N (SIGINT, SIGTERM).
 
@@ -68,6 +68,12 @@ void AddOptions(CLI::App& app, Flags& flags) {
   app.add_flag("--tolerate-worker-failures", flags.options.tolerate_worker_failures,
                "The job succeeds when workers were declared dead and never rejoined, if at "
                "least one worker finished (default: such a job fails, exit code 1)");
+  app.add_option_function<double>(
+         "--server-restart-timeout",
+         [&flags](double s) { flags.options.server_restart_timeout = absl::Seconds(s); },
+         "How long the job waits for a server declared dead to restart (kairos-server "
+         "--state-dir --shard; docs/durability.md); 0 (default): a dead server ends the job")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--ready-fd", flags.ready_fd,
                  "Once bound, write the endpoint and a newline to this open file descriptor "
                  "and close it")

@@ -7,17 +7,21 @@
 //                 [--updater-plugin PATH.so ...] [--metrics-listen HOST:PORT]
 //                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N]
 //                 [--checkpoint-every-seconds S] [--no-checkpoint-at-end]
-//                 [--restore-from DIR]
+//                 [--restore-from DIR] [--state-dir DIR --shard N] [--log-sync LEVEL]
+//                 [--log-rebase-mb MB]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
 // "kairos-server listening on <endpoint>" on stdout (and, with --metrics-listen,
 // "kairos-server metrics on http://<HOST:PORT>/metrics"), and runs until the job ends. Exit
 // codes (node_main.h): 0 the job ended well, 1 it failed, 2 usage error or cannot listen,
 // 128 + N stopped by signal N (SIGINT, SIGTERM). SIGUSR1 takes a checkpoint
-// (docs/durability.md).
+// (docs/durability.md). With --state-dir and --shard, a server killed (even by kill -9) and
+// started again with the same flags replays its update log and rejoins its running job
+// (the coordinator needs --server-restart-timeout; docs/durability.md, "Server restarts").
 
 #include <csignal>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -73,6 +77,33 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
   app.add_option("--restore-from", options.restore_from,
                  "Start the job from a checkpoint: a clock-N directory, or a directory of "
                  "them (the latest complete one); it must hold every shard's file");
+  app.add_option("--state-dir", options.state_dir,
+                 "Keep this shard's update log in DIR: every update is written there before "
+                 "it is acknowledged, and a server started again with the same --state-dir "
+                 "and --shard after a crash replays it and rejoins the running job");
+  app.add_option("--shard", options.shard,
+                 "The shard this server serves (-1: the next free one); a restarted server "
+                 "names the shard it served")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--log-sync", options.log_sync,
+                 "When an update is safe: 'process' survives the server's crash (written to "
+                 "the operating system before it is acknowledged), 'machine' also a machine "
+                 "crash (fdatasync first, shared by the updates that arrive together)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ServerOptions::LogSync>{
+              {"process", ServerOptions::LogSync::kProcess},
+              {"machine", ServerOptions::LogSync::kMachine}},
+          CLI::ignore_case))
+      ->default_str("process");
+  app.add_option_function<uint64_t>(
+         "--log-rebase-mb",
+         [&options](uint64_t mb) { options.log_rebase_bytes = mb << 20; },
+         "Start a new update log segment from a snapshot of the shard once the log holds "
+         "this many MiB (at the next moment the shard holds nothing but values and clocks); "
+         "the older segments then go. 0: never")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
+      ->default_str("1024");
   AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);

@@ -150,6 +150,8 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
     if (settings.apply_threads >= 0) so.apply_threads = settings.apply_threads;
     so.checkpoint_dir = settings.checkpoint_dir;
     so.checkpoint_at_end = false;
+    so.state_dir = settings.state_dir;
+    so.log_sync = settings.log_sync;
     if (settings.inline_apply_bytes >= 0) so.inline_apply_bytes = settings.inline_apply_bytes;
     if (settings.discard_updates) {
       so.updater_factory = [](const UpdaterSpec&) -> absl::StatusOr<std::unique_ptr<Updater>> {

@@ -53,6 +53,10 @@ struct ClusterSettings {
   std::string updater = "sgd";
   // ServerOptions::checkpoint_dir of every server (empty: none; the checkpoint workload).
   std::string checkpoint_dir;
+  // ServerOptions::state_dir and ::log_sync of every server (empty: no update log; the log
+  // workload).
+  std::string state_dir;
+  ServerOptions::LogSync log_sync = ServerOptions::LogSync::kProcess;
 };
 
 // A job over tcp loopback. The destructor shuts it down.

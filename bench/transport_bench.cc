@@ -38,6 +38,11 @@
 //               element) to --checkpoint-dir, fsynced: seconds and MB/s of file; and 1 MiB
 //               push throughput while checkpoints run back to back against the same
 //               cluster without them, in pairs (docs/durability.md; reported, not a target)
+//   log         pipelined pushes (--log-sizes, default 4 KiB and 1 MiB; 1 server, 1 worker)
+//               with the server's update log off, at log_sync process and at log_sync
+//               machine (under --log-dir), in rounds that alternate the three: MB/s of
+//               each and the median same-run ratio against no log (docs/durability.md;
+//               reported, not a target)
 //
 // and then checks the targets (docs/benchmarks.md). Each workload prints one line; --csv
 // writes them to a file too. Run with --help for the flags; --quick is a smoke run for CI.
@@ -53,6 +58,7 @@
 #include <algorithm>
 #include <thread>
 #include <filesystem>
+#include <functional>
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
@@ -88,7 +94,7 @@ namespace {
 
 constexpr char kAllBenchmarks[] =
     "raw_oneway,raw_rtt,push,pull,push_pull,push_copy,pull_copy,push_noop,paired,sweep,"
-    "push_sync,pull_sync,small,curve,memory,checkpoint";
+    "push_sync,pull_sync,small,curve,memory,checkpoint,log";
 constexpr uint64_t kSmallValueBytes = 64;      // 16 floats
 constexpr uint64_t kRawSmallBytes = 100;       // a 64 B push is ~100 bytes on the wire
 constexpr uint64_t kPageValueBytes = 4096;     // 4 KiB
@@ -128,6 +134,8 @@ struct Flags {
   std::vector<int> small_windows = {1, 16};
   std::vector<std::string> checkpoint_sizes = {"64M", "256M"};
   std::string checkpoint_dir = "/tmp";
+  std::vector<std::string> log_sizes = {"4K", "1M"};
+  std::string log_dir = "/tmp";
   std::string server_binary = KAIROS_BENCH_SERVER_BINARY;
   std::string csv;
   bool quick = false;
@@ -249,12 +257,19 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Where the checkpoint workload writes (a fresh directory under it, removed "
                  "after)")
       ->capture_default_str();
+  app.add_option("--log-sizes", f.log_sizes, "Value sizes of the log workload")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--log-dir", f.log_dir,
+                 "Where the log workload's servers keep their update logs (a fresh directory "
+                 "under it, removed after)")
+      ->capture_default_str();
   app.add_option("--server-binary", f.server_binary, "kairos-server for the memory workload")
       ->capture_default_str();
   app.add_option("--csv", f.csv, "Also write every result to this CSV file");
   app.add_flag("--quick", f.quick,
                "Smoke run: 0.1 s budgets, sizes 4K,1M, workers 1,2, memory 16M, small 1K, "
-               "checkpoint 4M (flags given explicitly still win)");
+               "checkpoint 4M, log 4K (flags given explicitly still win)");
 }
 
 // --quick: small budgets, except where a flag was given explicitly.
@@ -273,6 +288,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--sweep-windows") == 0) f.sweep_windows = {1, 2};
   if (app.count("--sweep-rounds") == 0) f.sweep_rounds = 1;
   if (app.count("--checkpoint-sizes") == 0) f.checkpoint_sizes = {"4M"};
+  if (app.count("--log-sizes") == 0) f.log_sizes = {"4K"};
   if (app.count("--small-sizes") == 0) f.small_sizes = {"1K"};
 }
 
@@ -463,6 +479,7 @@ class Runner {
       if (b == "curve") Curve();
       if (b == "memory") MemoryAll();
       if (b == "checkpoint") CheckpointAll();
+      if (b == "log") LogAll();
       if (b == "small") Small();
     }
     return ok_;
@@ -988,21 +1005,32 @@ class Runner {
 
   // The checkpoint workload (see the file comment).
   void CheckpointAll() {
-    for (const std::string& text : flags_.checkpoint_sizes) {
+    ForEachSizeInTempDir("checkpoint", flags_.checkpoint_sizes, flags_.checkpoint_dir,
+                         [this](uint64_t size, const std::string& dir) {
+                           return Checkpoint(size, dir);
+                         });
+  }
+
+  // Runs `run` once per size of `sizes` (a whole number of floats, > 0) with a fresh
+  // directory under `parent`, removed after; a bad size or a failed run fails `name`.
+  void ForEachSizeInTempDir(const char* name, const std::vector<std::string>& sizes,
+                            const std::string& parent,
+                            const std::function<absl::Status(uint64_t, const std::string&)>& run) {
+    for (const std::string& text : sizes) {
       absl::StatusOr<uint64_t> size = ParseSize(text);
-      if (!size.ok() || *size % 4 != 0) {
-        Fail("checkpoint", absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
+      if (!size.ok() || *size % 4 != 0 || *size == 0) {
+        Fail(name, absl::InvalidArgumentError(absl::StrCat("bad size ", text)));
         continue;
       }
-      std::string dir = flags_.checkpoint_dir + "/kairos-bench-checkpoint-XXXXXX";
+      std::string dir = absl::StrCat(parent, "/kairos-bench-", name, "-XXXXXX");
       if (::mkdtemp(dir.data()) == nullptr) {
-        Fail("checkpoint", absl::UnavailableError(absl::StrCat("cannot create ", dir)));
+        Fail(name, absl::UnavailableError(absl::StrCat("cannot create ", dir)));
         continue;
       }
-      absl::Status s = Checkpoint(*size, dir);
+      absl::Status s = run(*size, dir);
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
-      if (!s.ok()) Fail(absl::StrCat("checkpoint ", text), s);
+      if (!s.ok()) Fail(absl::StrCat(name, " ", text), s);
     }
   }
 
@@ -1071,6 +1099,80 @@ class Runner {
         FormatSize(size), taken, 100 * median, ratios.size(),
         ratios.empty() ? 0 : 100 * ratios.front(), ratios.empty() ? 0 : 100 * ratios.back());
     report_.Add(p);
+    return absl::OkStatus();
+  }
+
+  // The log workload (see the file comment).
+  void LogAll() {
+    ForEachSizeInTempDir("log", flags_.log_sizes, flags_.log_dir,
+                         [this](uint64_t size, const std::string& dir) { return Log(size, dir); });
+  }
+
+  absl::Status Log(uint64_t size, const std::string& dir) {
+    struct Level {
+      const char* name;
+      std::unique_ptr<BenchCluster> cluster;
+      std::vector<double> mb_per_s;
+      std::vector<double> cpu_us_per_mb;
+      std::vector<double> ratios;  // against "off" of the same round
+    };
+    std::vector<Level> levels(3);
+    levels[0].name = "off";
+    levels[1].name = "process";
+    levels[2].name = "machine";
+    for (int i = 0; i < 3; ++i) {
+      ClusterSettings settings = plan_.cluster;
+      if (i > 0) {
+        settings.state_dir = absl::StrCat(dir, "/", levels[i].name);
+        settings.log_sync = i == 1 ? ServerOptions::LogSync::kProcess
+                                   : ServerOptions::LogSync::kMachine;
+      }
+      KAIROS_ASSIGN_OR_RETURN(levels[i].cluster, BenchCluster::Create(1, 1, size / 4, settings));
+    }
+    const int rounds = std::max(3, flags_.pairs);
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<double> got(3, 0);
+      for (int k = 0; k < 3; ++k) {
+        const int i = (round + k) % 3;  // each level goes first, second and third in turn
+        KAIROS_ASSIGN_OR_RETURN(
+            Throughput t,
+            RunPipelined(*levels[i].cluster, Op::kPush, size, plan_.budget, plan_.pipeline));
+        got[i] = t.mb_per_s;
+        levels[i].mb_per_s.push_back(t.mb_per_s);
+        levels[i].cpu_us_per_mb.push_back(t.cpu_us_per_mb);
+      }
+      for (int i = 1; i < 3; ++i) {
+        if (got[0] > 0) levels[i].ratios.push_back(got[i] / got[0]);
+      }
+    }
+    const auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    for (Level& l : levels) {
+      const ServerStats stats = l.cluster->server(0).stats();
+      Result r = MakeResult(absl::StrCat("log_", l.name), size, 1, 1);
+      r.mb_per_s = median(l.mb_per_s);
+      r.ops_per_s = *r.mb_per_s * kMegabyte / static_cast<double>(size);
+      r.cpu_us_per_mb = median(l.cpu_us_per_mb);
+      const double records_per_write =
+          stats.log_commits > 0 ? static_cast<double>(stats.log_records) /
+                                      static_cast<double>(stats.log_commits)
+                                : 0;
+      if (l.ratios.empty()) {
+        r.note = absl::StrFormat("no update log: the baseline (median of %d rounds)", rounds);
+      } else {
+        std::sort(l.ratios.begin(), l.ratios.end());
+        r.note = absl::StrFormat(
+            "update log, log_sync %s: median %.0f%% of no log over %d rounds (range "
+            "%.0f-%.0f%%); %.1f records per write, %d syncs, %s of log",
+            l.name, 100 * median(l.ratios), l.ratios.size(), 100 * l.ratios.front(),
+            100 * l.ratios.back(), records_per_write, stats.log_syncs,
+            FormatSize(stats.log_bytes));
+      }
+      report_.Add(r);
+    }
     return absl::OkStatus();
   }
 

@@ -47,13 +47,17 @@ struct CoordinatorStats {
   int workers_active = 0;
   int workers_finished = 0;  // sent FINISH
   // Nodes declared dead (silent for CoordinatorOptions::heartbeat_timeout). A dead server
-  // ends the job.
+  // ends the job, unless server_restart_timeout lets it restart.
   int servers_dead = 0;
   int workers_dead = 0;
   // Workers that joined the running job again with their rank (a new incarnation replacing
   // a dead or vanished one; docs/design.md, "Failures"). The replaced node leaves every
   // count above; the new one counts as active.
   uint64_t workers_rejoined = 0;
+  // Servers declared dead that restarted into the running job (CoordinatorOptions::
+  // server_restart_timeout), and servers away now (declared dead, not yet back).
+  uint64_t servers_restarted = 0;
+  int servers_away = 0;
   uint64_t barriers_released = 0;  // barriers that every active worker reached
   int barrier_waiting = 0;         // workers waiting in the barrier now
 };

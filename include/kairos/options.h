@@ -157,6 +157,29 @@ struct ServerOptions : NodeOptions {
   // differ. The workers' clocks start at 0; checkpoints of the new job are named from the
   // restored clock on. Empty (default): fresh initial values.
   std::string restore_from;
+
+  // The update log and server restarts (docs/durability.md, "The update log"). Where this
+  // server keeps its shard's update log, STATE_DIR/shard-<i>.kul: every event the shard
+  // acts on is appended before it acts, so before it answers. A server started again with
+  // the same state_dir and `shard` after a crash finds the log of its running job, replays
+  // it and rejoins the job (the coordinator needs server_restart_timeout). Empty (default):
+  // no log; a crashed server's updates since the last checkpoint are lost.
+  std::string state_dir;
+  // When an update is safe: kProcess (default) survives the server process's crash (the
+  // record is written to the operating system before the shard acts on it), kMachine also
+  // a machine crash (fdatasync first; records that arrive together share one sync).
+  enum class LogSync { kProcess, kMachine };
+  LogSync log_sync = LogSync::kProcess;
+  // Once the update log's current segment holds this many bytes, the server starts a new
+  // segment from a snapshot of the shard (a base) at the next moment the shard holds
+  // nothing beyond its values and the workers' clocks, and drops the older segments once
+  // the snapshot is on disk: the log, and a restart's replay, stay about this size
+  // (docs/durability.md, "Bases"; policies that keep state of their own never allow a
+  // base). 0: never. Default 1 GiB.
+  uint64_t log_rebase_bytes = uint64_t{1} << 30;
+  // The shard this server asks for: -1 (default) takes the next free one; a restarted
+  // server names the shard it served (kairos-server --shard).
+  int shard = -1;
   // Where to serve the server's metrics over HTTP, GET /metrics in the Prometheus text
   // format (docs/operations.md lists every metric): "HOST:PORT", e.g. "127.0.0.1:9100",
   // "0.0.0.0:9100" (every interface) or "[::1]:9100"; port 0 picks a free port
@@ -190,6 +213,13 @@ struct CoordinatorOptions {
   // then the new one's JOIN is refused with Unavailable and the worker asks again at each
   // tick. Longer than the workers' heartbeat interval. Default 1 s.
   absl::Duration rejoin_silence = absl::Seconds(1);
+  // How long the job waits for a server declared dead to come back (docs/durability.md,
+  // "Server restarts"): a server started again with its shard and state_dir rejoins the
+  // running job, and the workers send it again what it had not answered. 0 (default): a
+  // dead server ends the job. Past it the job ends with an error naming the server. A
+  // server that comes back sooner than heartbeat_timeout replaces the old one once that
+  // one has been silent for rejoin_silence.
+  absl::Duration server_restart_timeout = absl::ZeroDuration();
   // Largest message accepted. Default 16 MiB (control messages are small).
   int64_t max_message_bytes = int64_t{16} << 20;
   std::string logger = "kairos";

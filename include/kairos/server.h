@@ -54,6 +54,21 @@ struct ServerStats {
   uint64_t checkpoints_skipped = 0;
   int64_t last_checkpoint_clock = -1;
   int64_t restored_clock = -1;
+  // The update log (ServerOptions::state_dir): records and bytes appended by this process,
+  // the writes (group commits) and syncs that carried them, the events replayed from the
+  // log when this server restarted into its running job, the bytes of a torn tail cut off
+  // then, and the requests a worker sent again after the restart that the replay had
+  // already taken (answered, not applied twice).
+  uint64_t log_records = 0;
+  uint64_t log_bytes = 0;
+  uint64_t log_commits = 0;
+  uint64_t log_syncs = 0;
+  uint64_t log_replayed = 0;
+  uint64_t log_torn_bytes = 0;
+  uint64_t retries_answered = 0;
+  // New bases of the update log written (ServerOptions::log_rebase_bytes): each let the
+  // segments before it go.
+  uint64_t log_rebases = 0;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };

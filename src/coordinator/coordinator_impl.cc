@@ -103,6 +103,9 @@ class CoordinatorImpl final : public Coordinator {
           KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
           OnTick(now);
         });
+    absl::StatusOr<Credential> id = NewCredential();
+    if (!id.ok()) return id.status();
+    job_id_ = id->hi ^ id->lo;
     running_ = true;
     return absl::OkStatus();
   }
@@ -186,6 +189,18 @@ class CoordinatorImpl final : public Coordinator {
                        node->rank)));
     }
     node->last_seen = clock_.Now();
+    if (node->role == wire::SERVER && node->state == NodeState::kDead &&
+        away_.contains(node->rank) && !restarting_.contains(node->id)) {
+      // Declared dead (silent past the heartbeat timeout: a stalled disk, a paused VM) and
+      // heard again before any restart replaced it: it never lost its state, so it takes
+      // its place back, and the workers send it again what it had not answered (requests
+      // it took are duplicates there, answered once).
+      log_->warn("coordinator: server {} (node {}) was heard again after it was declared "
+                 "dead; it is back in the job",
+                 node->rank, node->id);
+      ServerBack(*node, /*restarted=*/false);
+      if (phase_ == Phase::kDone) return;
+    }
     switch (h.kind()) {
       case wire::HEARTBEAT:
         if (node->role == wire::SERVER) RecordStragglers(node->rank, h);
@@ -302,6 +317,10 @@ class CoordinatorImpl final : public Coordinator {
     if (phase_ == Phase::kRunning && h.join().role() == wire::WORKER) {
       return HandleRejoin(from, h);
     }
+    if (phase_ == Phase::kRunning && h.join().role() == wire::SERVER &&
+        options_.server_restart_timeout > absl::ZeroDuration()) {
+      return HandleServerRestart(from, h);
+    }
     absl::StatusOr<int> rank = roster_.Admit(h.join(), phase_ != Phase::kJoining);
     absl::StatusOr<Credential> credential = Credential();
     if (rank.ok() && h.join().role() == wire::WORKER) {
@@ -408,6 +427,105 @@ class CoordinatorImpl final : public Coordinator {
                was_active ? "replacing the still active" : "after the dead", old.id);
   }
 
+  // ---------------------------------------------------------------- server restart
+  // A server joining the running job again with its shard (docs/durability.md, "Server
+  // restarts"): it replaces the shard's old node (declared dead, or silent for
+  // rejoin_silence), gets START with the workers' credentials, replays its update log and
+  // answers READY (ServerBack).
+  void HandleServerRestart(PeerId from, const wire::Header& h) {
+    absl::StatusOr<int> shard =
+        roster_.AdmitServerRestart(h.join(), clock_.Now(), options_.rejoin_silence);
+    if (!shard.ok()) {
+      Count(&RefusalCounts::joins);
+      if (absl::IsUnavailable(shard.status())) {
+        log_->debug("coordinator: a server's restart must wait: {}",
+                    std::string(shard.status().message()));
+      } else {
+        log_->warn("coordinator: refused a server's restart: {}",
+                   std::string(shard.status().message()));
+      }
+      return Reply(from, h, wire::JOIN_REPLY, shard.status());
+    }
+    NodeRecord& old = roster_.node(roster_.servers().at(*shard));
+    if (old.active()) {
+      // Restarted faster than the heartbeat timeout: the old process is gone.
+      DeclareDead(old, clock_.Now());
+      if (phase_ == Phase::kDone) return;
+    }
+    NodeRecord& node = roster_.Add(wire::SERVER, *shard, ReachableEndpoint(from, h), from,
+                                   clock_.Now(), Credential());
+    node.incarnation = h.join().incarnation();
+    {
+      absl::MutexLock lock(&mu_);
+      Tally(node, +1);
+    }
+    restarting_.insert(node.id);
+    Message reply;
+    reply.header = ReplyHeader(h, wire::JOIN_REPLY, 0);
+    reply.header.mutable_join_reply()->set_node_id(node.id);
+    reply.header.mutable_join_reply()->set_rank(node.rank);
+    transport_->Send(from, std::move(reply));
+    Message start;
+    start.header.set_kind(wire::START);
+    *start.header.mutable_start() = StartFor(/*with_credentials=*/true);
+    transport_->Send(from, std::move(start));
+    log_->info("coordinator: server {} is restarting as node {} at {} (old node {})", *shard,
+               node.id, node.endpoint, old.id);
+  }
+
+  // A restarted server is READY: the workers learn where it is and send it again what it
+  // had not answered; it learns which workers left while it was away, and which rejoins
+  // wait for its answer.
+  void ServerBack(NodeRecord& server, bool restarted = true) {
+    restarting_.erase(server.id);
+    away_.erase(server.rank);
+    {
+      absl::MutexLock lock(&mu_);
+      if (restarted) ++stats_.servers_restarted;
+      stats_.servers_away = static_cast<int>(away_.size());
+    }
+    SetState(server, NodeState::kReady);
+    for (const auto& [rank, id] : roster_.workers()) {
+      const NodeRecord& w = roster_.node(id);
+      Message m;
+      m.header.set_kind(wire::MEMBERSHIP);
+      wire::Membership* ms = m.header.mutable_membership();
+      if (w.active()) {
+        ms->set_role(wire::SERVER);
+        ms->set_node_id(server.id);
+        ms->set_rank(server.rank);
+        ms->set_state(wire::Membership::ACTIVE);
+        ms->set_endpoint(server.endpoint);
+        transport_->Send(w.peer, std::move(m));
+      } else if (restarted) {
+        ms->set_node_id(w.id);
+        ms->set_rank(w.rank);
+        ms->set_state(w.state == NodeState::kFinished ? wire::Membership::FINISHED
+                                                      : wire::Membership::DEAD);
+        transport_->Send(server.peer, std::move(m));
+      }
+    }
+    for (auto& [rank, r] : rejoins_) {
+      if (!restarted || !r.waiting.contains(server.rank)) continue;
+      const NodeRecord& node = roster_.node(r.node_id);
+      Message m;
+      m.header.set_kind(wire::MEMBERSHIP);
+      m.header.set_request_id(r.request_id);
+      wire::Membership* ms = m.header.mutable_membership();
+      ms->set_node_id(node.id);
+      ms->set_rank(rank);
+      ms->set_state(wire::Membership::ACTIVE);
+      ms->set_token_hi(node.credential.hi);
+      ms->set_token_lo(node.credential.lo);
+      transport_->Send(server.peer, std::move(m));
+    }
+    if (restarted) {
+      log_->info("coordinator: server {} restarted into the job as node {} at {}",
+                 server.rank, server.id, server.endpoint);
+    }
+    MaybeEndJob();
+  }
+
   // The old node of a rank that rejoins: no longer the rank's (its messages are refused);
   // it leaves the counts and any barrier, and is told to stop in case it still runs.
   void Retire(NodeRecord& old, const std::string& why) {
@@ -450,16 +568,25 @@ class CoordinatorImpl final : public Coordinator {
     transport_->Send(r.peer, std::move(reply));
     Message start;
     start.header.set_kind(wire::START);
-    *start.header.mutable_start() = roster_.StartMessage(/*with_credentials=*/false);
+    *start.header.mutable_start() = StartFor(/*with_credentials=*/false);
     transport_->Send(r.peer, std::move(start));
     log_->info("coordinator: worker {} rejoined the job at clock {}", rank, r.clock);
     rejoins_.erase(it);
   }
 
+  // The job's START: the roster's, with the job's id and restart timeout.
+  wire::Start StartFor(bool with_credentials) const {
+    wire::Start start = roster_.StartMessage(with_credentials);
+    start.set_job_id(job_id_);
+    start.set_server_restart_timeout_ms(static_cast<uint64_t>(
+        absl::ToInt64Milliseconds(options_.server_restart_timeout)));
+    return start;
+  }
+
   // Servers first: workers start only once every shard exists.
   void StartServers() {
     SetPhase(Phase::kStarting);
-    const wire::Start start = roster_.StartMessage(/*with_credentials=*/true);
+    const wire::Start start = StartFor(/*with_credentials=*/true);
     for (const auto& [rank, id] : roster_.servers()) {
       Message m;
       m.header.set_kind(wire::START);
@@ -469,6 +596,13 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void HandleReady(NodeRecord& node, const wire::Header& h) {
+    if (node.role == wire::SERVER && restarting_.contains(node.id)) {
+      if (absl::Status s = StatusOf(h); !s.ok()) {
+        return EndJob(absl::Status(s.code(), absl::StrFormat("server %d could not restart: %s",
+                                                             node.rank, s.message())));
+      }
+      return ServerBack(node);
+    }
     if (node.role != wire::SERVER || phase_ != Phase::kStarting) return;
     if (absl::Status s = StatusOf(h); !s.ok()) {
       return EndJob(absl::Status(
@@ -477,7 +611,7 @@ class CoordinatorImpl final : public Coordinator {
     SetState(node, NodeState::kReady);
     if (!roster_.servers_ready()) return;
     SetPhase(Phase::kRunning);
-    const wire::Start start = roster_.StartMessage(/*with_credentials=*/false);
+    const wire::Start start = StartFor(/*with_credentials=*/false);
     for (const auto& [rank, id] : roster_.workers()) {
       Message m;
       m.header.set_kind(wire::START);
@@ -537,6 +671,9 @@ class CoordinatorImpl final : public Coordinator {
   }
 
   void MaybeEndJob() {
+    // A server that may still come back holds updates the job's end must wait for (its
+    // last checkpoint): the restart deadline ends the wait.
+    if (!away_.empty()) return;
     std::optional<absl::Status> outcome = roster_.Outcome(options_.tolerate_worker_failures);
     if (!outcome.has_value()) return;
     if (outcome->ok() && stats().workers_dead > 0) {
@@ -582,6 +719,13 @@ class CoordinatorImpl final : public Coordinator {
       if (n.active() && now - n.last_seen > options_.heartbeat_timeout) DeclareDead(n, now);
       if (phase_ == Phase::kDone) return;
     }
+    for (const auto& [shard, away] : away_) {
+      if (now - away.since > options_.server_restart_timeout) {
+        return EndJob(absl::UnavailableError(absl::StrFormat(
+            "%s and did not restart within %s (server_restart_timeout); the job cannot go on",
+            away.what, absl::FormatDuration(options_.server_restart_timeout))));
+      }
+    }
     ExpireBarrierWaiters(now);
   }
 
@@ -592,7 +736,31 @@ class CoordinatorImpl final : public Coordinator {
                         n.id, absl::FormatDuration(now - n.last_seen));
     log_->warn("coordinator: {}: declared dead", what);
     if (n.role == wire::SERVER) {
-      return EndJob(absl::UnavailableError(absl::StrCat(what, "; the job cannot go on")));
+      if (options_.server_restart_timeout <= absl::ZeroDuration() ||
+          phase_ != Phase::kRunning) {
+        return EndJob(absl::UnavailableError(absl::StrCat(what, "; the job cannot go on")));
+      }
+      restarting_.erase(n.id);
+      if (!away_.contains(n.rank)) away_[n.rank] = Away{now, what};
+      {
+        absl::MutexLock lock(&mu_);
+        stats_.servers_away = static_cast<int>(away_.size());
+      }
+      log_->warn("coordinator: the job waits up to {} for server {} to restart",
+                 absl::FormatDuration(options_.server_restart_timeout), n.rank);
+      for (const auto& [rank, id] : roster_.workers()) {
+        const NodeRecord& w = roster_.node(id);
+        if (!w.active()) continue;
+        Message m;
+        m.header.set_kind(wire::MEMBERSHIP);
+        wire::Membership* ms = m.header.mutable_membership();
+        ms->set_role(wire::SERVER);
+        ms->set_node_id(n.id);
+        ms->set_rank(n.rank);
+        ms->set_state(wire::Membership::DEAD);
+        transport_->Send(w.peer, std::move(m));
+      }
+      return;
     }
     if (auto it = rejoins_.find(n.rank); it != rejoins_.end() && it->second.node_id == n.id) {
       rejoins_.erase(it);  // it died while rejoining: the servers' answers are ignored
@@ -652,6 +820,14 @@ class CoordinatorImpl final : public Coordinator {
     int64_t clock = 0;          // the largest clock a server answered
   };
   std::map<int, Rejoin> rejoins_;
+  // Servers declared dead that the job waits for (server_restart_timeout), by shard.
+  struct Away {
+    absl::Time since;
+    std::string what;  // "server 1 (node 3) has been silent for 10.2s"
+  };
+  std::map<int, Away> away_;
+  std::set<uint32_t> restarting_;  // restarted servers' nodes, until READY
+  uint64_t job_id_ = 0;            // drawn in Init; in every START
   uint64_t next_rejoin_id_ = 1;
   absl::Time join_deadline_;
   LogOnce refusal_log_;

@@ -2,6 +2,7 @@
 
 #include "coordinator/roster.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -25,7 +26,22 @@ absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
     if (join.endpoint().empty()) {
       return absl::InvalidArgumentError("a server must say where workers reach it");
     }
-    return static_cast<int>(server_ids_.size());
+    // A server may name its shard (kairos-server --shard: the one its state directory
+    // holds); otherwise it gets the first free one.
+    const int requested = static_cast<int>(std::min<uint32_t>(join.requested_shard(), 1u << 30)) - 1;
+    if (requested >= num_servers_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "server shard %d is out of range: the job has %d servers", requested, num_servers_));
+    }
+    if (requested >= 0 && server_ids_.contains(requested)) {
+      return absl::AlreadyExistsError(
+          absl::StrFormat("server shard %d has already joined", requested));
+    }
+    int shard = requested;
+    for (int s = 0; shard < 0 && s < num_servers_; ++s) {
+      if (!server_ids_.contains(s)) shard = s;
+    }
+    return shard;
   }
   if (join.role() != wire::WORKER) {
     return absl::InvalidArgumentError("a node must join as a server or a worker");
@@ -99,6 +115,34 @@ absl::StatusOr<int> Roster::AdmitRejoin(const wire::Join& join, bool rejoining,
         rank, absl::FormatDuration(now - old.last_seen), absl::FormatDuration(min_silence)));
   }
   return rank;
+}
+
+absl::StatusOr<int> Roster::AdmitServerRestart(const wire::Join& join, absl::Time now,
+                                               absl::Duration min_silence) const {
+  const int shard = static_cast<int>(std::min<uint32_t>(join.requested_shard(), 1u << 30)) - 1;
+  if (shard < 0) {
+    return absl::FailedPreconditionError(
+        "the job has already started; a server joining it again must name its shard "
+        "(kairos-server --shard)");
+  }
+  if (shard >= num_servers_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "server shard %d is out of range: the job has %d servers", shard, num_servers_));
+  }
+  if (join.endpoint().empty()) return absl::InvalidArgumentError("a server must send its endpoint");
+  auto it = server_ids_.find(shard);
+  if (it == server_ids_.end()) return absl::FailedPreconditionError("the job has already started");
+  const NodeRecord& old = nodes_.at(it->second);
+  if (old.active() && old.incarnation == join.incarnation()) {
+    return absl::AlreadyExistsError(absl::StrFormat("server %d has already joined", shard));
+  }
+  if (old.active() && now - old.last_seen < min_silence) {
+    return absl::UnavailableError(absl::StrFormat(
+        "server %d is active (heard %s ago); a restarted server replaces it once it has been "
+        "silent for %s",
+        shard, absl::FormatDuration(now - old.last_seen), absl::FormatDuration(min_silence)));
+  }
+  return shard;
 }
 
 NodeRecord& Roster::Add(wire::Role role, int rank, std::string endpoint, PeerId peer,

@@ -67,6 +67,13 @@ class Roster {
   // The caller retires the rank's old record (Add replaces it in workers()).
   absl::StatusOr<int> AdmitRejoin(const wire::Join& join, bool rejoining, absl::Time now,
                                   absl::Duration min_silence) const;
+  // A server joining the running job again after a crash (docs/durability.md, "Server
+  // restarts"): the shard it names, or why it is refused: no shard named or out of range,
+  // the shard's server still active with the same incarnation (AlreadyExists), or still
+  // active and heard less than `min_silence` before `now` (Unavailable: the server asks
+  // again). The caller retires the old record (Add replaces it in servers()).
+  absl::StatusOr<int> AdmitServerRestart(const wire::Join& join, absl::Time now,
+                                         absl::Duration min_silence) const;
   // Records a node that Admit accepted with `rank`; returns it with its new node id. For a
   // worker rank that is taken (a rejoin), the new node replaces the old one in workers().
   NodeRecord& Add(wire::Role role, int rank, std::string endpoint, PeerId peer, absl::Time now,

@@ -519,6 +519,78 @@ absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path)
   return absl::NotFoundError(absl::StrCat("no complete checkpoint in ", path));
 }
 
+namespace {
+
+// Checks snapshot `s` (read from `path`) against the job's tables.
+absl::Status CheckTables(const ShardSnapshot& s, const std::vector<CheckpointTable>& tables,
+                         const std::string& path) {
+  if (s.tables.size() != tables.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the checkpoint ", path, " has ", s.tables.size(), " tables, the job ", tables.size()));
+  }
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (!(s.tables[i] == tables[i])) {
+      const CheckpointTable& a = s.tables[i];
+      const CheckpointTable& b = tables[i];
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "table %d is '%s' (%s, size %d, row_width %d, updater %s) in the checkpoint %s "
+          "but '%s' (%s, size %d, row_width %d, updater %s) in the job",
+          i, a.name, a.kind == TableKind::kSparse ? "sparse" : "dense", a.size, a.row_width,
+          a.updater, path, b.name, b.kind == TableKind::kSparse ? "sparse" : "dense", b.size,
+          b.row_width, b.updater));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Copies what shard `shard` of `num_shards` owns of snapshot `s` into it.
+void Apply(Shard& shard, int num_shards, const ShardSnapshot& s) {
+  for (const ShardSnapshot::Dense& d : s.dense) {
+    ShardTable& t = shard.tables()[d.table];
+    const std::size_t per = t.updater->state_per_element();
+    for (ShardChunk& c : t.chunks) {
+      const uint64_t b = std::max(c.chunk.begin, d.begin);
+      const uint64_t e = std::min(c.chunk.end, d.end);
+      if (b >= e) continue;
+      std::copy_n(d.values.data() + (b - d.begin), e - b,
+                  c.values.data() + (b - c.chunk.begin));
+      std::copy_n(d.state.data() + (b - d.begin) * per, (e - b) * per,
+                  c.state.data() + (b - c.chunk.begin) * per);
+      c.version = std::max(c.version, d.version);
+      c.learning_rate = d.learning_rate;
+    }
+  }
+  for (const ShardSnapshot::Sparse& p : s.sparse) {
+    ShardTable& t = shard.tables()[p.table];
+    SparseShard& held = *t.sparse;
+    held.lane.version = std::max(held.lane.version, p.version);
+    held.lane.learning_rate = p.learning_rate;
+    const uint32_t width = held.rows.width();
+    for (std::size_t i = 0; i < p.keys.size(); ++i) {
+      if (ShardOfKey(p.keys[i], num_shards) != shard.index()) continue;
+      const uint32_t slot = held.rows.FindOrCreate(p.keys[i], t.spec.init);
+      const float* row = p.rows.data() + i * p.stride;
+      std::copy_n(row, width, held.rows.values(slot).data());
+      std::span<float> state = held.rows.state(slot);
+      std::copy_n(row + width, state.size(), state.data());
+      held.rows.step(slot) = p.steps[i];
+    }
+  }
+}
+
+// Every worker starts as if it had just read the restored values: no staleness yet.
+void ResetReads(Shard& shard) {
+  for (ShardTable& t : shard.tables()) {
+    for (ShardChunk& c : t.chunks) c.version_read.assign(c.version_read.size(), c.version);
+    if (t.sparse) {
+      ShardChunk& lane = t.sparse->lane;
+      lane.version_read.assign(lane.version_read.size(), lane.version);
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConfig& job,
                                      const std::vector<std::string>& files) {
   const std::vector<CheckpointTable> tables = CheckpointTables(job, shard);
@@ -537,63 +609,25 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
           absl::StrCat(path, " was taken at clock ", s.clock, ", the others at ", *clock));
     }
     clock = s.clock;
-    if (s.tables.size() != tables.size()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the checkpoint ", path, " has ", s.tables.size(), " tables, the job ", tables.size()));
-    }
-    for (std::size_t i = 0; i < tables.size(); ++i) {
-      if (!(s.tables[i] == tables[i])) {
-        const CheckpointTable& a = s.tables[i];
-        const CheckpointTable& b = tables[i];
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "table %d is '%s' (%s, size %d, row_width %d, updater %s) in the checkpoint %s "
-            "but '%s' (%s, size %d, row_width %d, updater %s) in the job",
-            i, a.name, a.kind == TableKind::kSparse ? "sparse" : "dense", a.size, a.row_width,
-            a.updater, path, b.name, b.kind == TableKind::kSparse ? "sparse" : "dense", b.size,
-            b.row_width, b.updater));
-      }
-    }
-    for (const ShardSnapshot::Dense& d : s.dense) {
-      ShardTable& t = shard.tables()[d.table];
-      const std::size_t per = t.updater->state_per_element();
-      for (ShardChunk& c : t.chunks) {
-        const uint64_t b = std::max(c.chunk.begin, d.begin);
-        const uint64_t e = std::min(c.chunk.end, d.end);
-        if (b >= e) continue;
-        std::copy_n(d.values.data() + (b - d.begin), e - b,
-                    c.values.data() + (b - c.chunk.begin));
-        std::copy_n(d.state.data() + (b - d.begin) * per, (e - b) * per,
-                    c.state.data() + (b - c.chunk.begin) * per);
-        c.version = std::max(c.version, d.version);
-        c.learning_rate = d.learning_rate;
-      }
-    }
-    for (const ShardSnapshot::Sparse& p : s.sparse) {
-      ShardTable& t = shard.tables()[p.table];
-      SparseShard& held = *t.sparse;
-      held.lane.version = std::max(held.lane.version, p.version);
-      held.lane.learning_rate = p.learning_rate;
-      const uint32_t width = held.rows.width();
-      for (std::size_t i = 0; i < p.keys.size(); ++i) {
-        if (ShardOfKey(p.keys[i], num_shards) != shard.index()) continue;
-        const uint32_t slot = held.rows.FindOrCreate(p.keys[i], t.spec.init);
-        const float* row = p.rows.data() + i * p.stride;
-        std::copy_n(row, width, held.rows.values(slot).data());
-        std::span<float> state = held.rows.state(slot);
-        std::copy_n(row + width, state.size(), state.data());
-        held.rows.step(slot) = p.steps[i];
-      }
-    }
+    KAIROS_RETURN_IF_ERROR(CheckTables(s, tables, path));
+    Apply(shard, num_shards, s);
   }
-  // Every worker starts as if it had just read the restored values: no staleness yet.
-  for (ShardTable& t : shard.tables()) {
-    for (ShardChunk& c : t.chunks) c.version_read.assign(c.version_read.size(), c.version);
-    if (t.sparse) {
-      ShardChunk& lane = t.sparse->lane;
-      lane.version_read.assign(lane.version_read.size(), lane.version);
-    }
-  }
+  ResetReads(shard);
   return clock.value_or(0);
+}
+
+absl::Status RestoreOwnShard(Shard& shard, int num_shards, const JobConfig& job,
+                             const std::string& path) {
+  KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(path));
+  if (s.shard != shard.index() || s.num_shards != num_shards) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is shard ", s.shard, " of ",
+                                                      s.num_shards, ", not shard ",
+                                                      shard.index(), " of ", num_shards));
+  }
+  KAIROS_RETURN_IF_ERROR(CheckTables(s, CheckpointTables(job, shard), path));
+  Apply(shard, num_shards, s);
+  ResetReads(shard);
+  return absl::OkStatus();
 }
 
 }  // namespace kairos::internal

@@ -105,6 +105,12 @@ absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path)
 absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConfig& job,
                                      const std::vector<std::string>& files);
 
+// Loads the file of this very shard (`path`: shard shard.index() of `num_shards`, as the
+// server writes for its update log's base, docs/durability.md) into `shard`. Errors: the
+// file's (ReadCheckpoint), another shard's file, tables that differ.
+absl::Status RestoreOwnShard(Shard& shard, int num_shards, const JobConfig& job,
+                             const std::string& path);
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_ENGINE_CHECKPOINT_H_

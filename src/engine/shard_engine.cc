@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "common/limits.h"
 #include "kairos/eigen.h"
+#include "kairos/status.h"
 
 namespace kairos::internal {
 
@@ -81,6 +82,12 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
   if (!built.ok()) return built.status();
   try {
     e->shard_ = *std::move(built);
+    e->clock_only_policy_ =
+        spec.gate.kind == policy::GateSpec::Kind::kSsp &&
+        spec.aggregation.kind != policy::AggregationSpec::Kind::kRegistered &&
+        spec.weighting.kind == policy::WeightingSpec::Kind::kConstant &&
+        spec.pull.kind != policy::PullSpec::Kind::kRegistered &&
+        spec.straggler.kind == policy::StragglerSpec::Kind::kNone;
     e->gate_ = policy::MakeGate(spec, num_workers);
     e->straggler_ = policy::MakeStragglerPolicy(spec, num_workers);
     e->waiting_of_rank_.assign(num_workers, 0);
@@ -915,6 +922,51 @@ absl::StatusOr<int64_t> ShardEngine::Restore(const std::vector<std::string>& fil
     return absl::ResourceExhaustedError(
         absl::StrFormat("shard %d: restoring a checkpoint: %s", shard_->index(), e.what()));
   }
+}
+
+bool ShardEngine::CanRebase() const {
+  if (!clock_only_policy_ || !waiting_.empty()) return false;
+  for (const ShardTable& t : shard_->tables()) {
+    for (const ShardChunk& c : t.chunks) {
+      if (c.aggregation != nullptr && c.aggregation->num_pending() > 0) return false;
+    }
+    if (t.sparse && t.sparse->lane.aggregation != nullptr &&
+        t.sparse->lane.aggregation->num_pending() > 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+ShardEngine::ClockState ShardEngine::clock_state() const {
+  ClockState s;
+  const policy::WorkerClocks& clocks = gate_->clocks();
+  for (int w = 0; w < num_workers_; ++w) {
+    s.clocks.push_back(clocks.clock(w));
+    s.states.push_back(clocks.state(w));
+  }
+  s.clock_base = clock_base_;
+  return s;
+}
+
+absl::Status ShardEngine::Rebase(const std::string& path, const ClockState& state) {
+  if (static_cast<int>(state.clocks.size()) != num_workers_ ||
+      state.states.size() != state.clocks.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a base of %d workers for a shard of %d", state.clocks.size(), num_workers_));
+  }
+  try {
+    KAIROS_RETURN_IF_ERROR(RestoreOwnShard(*shard_, num_shards_, job_, path));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("shard %d: out of memory while loading %s", shard_->index(), path));
+  }
+  clock_base_ = state.clock_base;
+  for (int w = 0; w < num_workers_; ++w) {
+    gate_->OnClock(w, state.clocks[w], absl::InfinitePast());
+    if (state.states[w] != policy::MemberState::kActive) gate_->OnLeave(w, state.states[w]);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace kairos::internal

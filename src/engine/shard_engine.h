@@ -214,6 +214,26 @@ class ShardEngine {
   // active worker (when none is active: the largest clock).
   int64_t SnapshotClock() const;
 
+  // ------------------------------------------------------------------ update log bases
+  // What a server's update log needs, beside a snapshot, to start a restart's replay from
+  // that snapshot instead of the job's start (docs/durability.md, "Bases"): every worker's
+  // clock and membership, and the restored clock the snapshot names from.
+  struct ClockState {
+    std::vector<int64_t> clocks;
+    std::vector<policy::MemberState> states;
+    int64_t clock_base = 0;
+  };
+  // Whether the shard holds nothing now beyond its values, optimizer state, update counts
+  // and the workers' clocks, so that a snapshot taken now plus ClockState rebuilds it
+  // exactly: the policy keeps no state of its own (an SSP-family gate, BSP, ASP or
+  // n-softsync aggregation, constant weighting, no straggler policy, reads on demand or
+  // eager), no aggregation has a round or bucket open, and no read waits in the gate.
+  bool CanRebase() const;
+  ClockState clock_state() const;
+  // Loads this shard's own snapshot file `path` (written by Snapshot) and `state`: the
+  // shard as it was when both were taken. Call before any event.
+  absl::Status Rebase(const std::string& path, const ClockState& state);
+
   // ------------------------------------------------------------------ engine thread
   bool active(int rank) const { return gate_->clocks().active(rank); }
   const policy::Gate& gate() const { return *gate_; }
@@ -288,6 +308,7 @@ class ShardEngine {
   int num_shards_ = 1;
   JobConfig job_;  // the job's tables (checkpoints describe them)
   int64_t clock_base_ = 0;  // the restored checkpoint's clock
+  bool clock_only_policy_ = false;  // CanRebase: the policy keeps nothing beyond the clocks
   EngineHost* const host_;
   std::unique_ptr<ChunkWork> work_;  // where chunks' float work runs
 

@@ -275,6 +275,23 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
     gauge("kairos_restored_clock", "The clock of the checkpoint the job was started from.",
           static_cast<uint64_t>(s.restored_clock));
   }
+  counter("kairos_log_records_total",
+          "Records appended to the shard's update log by this process (docs/durability.md).",
+          s.log_records);
+  counter("kairos_log_bytes_total", "Bytes of the shard's update log file.", s.log_bytes);
+  counter("kairos_log_commits_total", "Writes of the update log (each a group of records).",
+          s.log_commits);
+  counter("kairos_log_syncs_total", "fdatasync calls of the update log (log_sync machine).",
+          s.log_syncs);
+  counter("kairos_log_replayed_total",
+          "Events replayed from the update log when the server restarted into its job.",
+          s.log_replayed);
+  counter("kairos_log_rebases_total",
+          "New bases of the update log written (each dropped the segments before it).",
+          s.log_rebases);
+  counter("kairos_retries_answered_total",
+          "Requests sent again by workers after a restart that the replay had already taken.",
+          s.retries_answered);
   gauge("kairos_server_sparse_rows", "Rows of sparse tables the shard holds.", s.sparse_rows);
   gauge("kairos_server_sparse_bytes", "Bytes the shard's sparse rows take.", s.sparse_bytes);
 
@@ -375,6 +392,12 @@ void RenderCoordinatorMetrics(const CoordinatorStats& s, uint64_t handshakes_ref
   out.Family("kairos_coordinator_worker_rejoins_total", Type::kCounter,
              "Workers that joined the running job again with their rank.");
   out.Sample("kairos_coordinator_worker_rejoins_total", {}, s.workers_rejoined);
+  out.Family("kairos_coordinator_server_restarts_total", Type::kCounter,
+             "Servers declared dead that restarted into the running job.");
+  out.Sample("kairos_coordinator_server_restarts_total", {}, s.servers_restarted);
+  gauge("kairos_coordinator_away_servers",
+        "Servers declared dead that the job waits for (server_restart_timeout).",
+        static_cast<uint64_t>(s.servers_away));
   gauge("kairos_coordinator_ready_servers", "Servers that built their shards.",
         static_cast<uint64_t>(s.servers_ready));
   gauge("kairos_coordinator_active_workers",

@@ -14,6 +14,8 @@
 #define KAIROS_SERVER_REQUEST_WINDOW_H_
 
 #include <bitset>
+#include <cstddef>
+#include <string>
 #include <cstdint>
 
 namespace kairos::internal {
@@ -26,6 +28,12 @@ class RequestWindow {
   // Takes `id` (> 0) if it is new.
   Verdict Take(uint64_t id);
   uint64_t highest() const { return highest_; }
+
+  // The window as bytes (the update log's bases, docs/durability.md): 8 bytes of highest,
+  // then kWidth / 8 bytes of the ids seen. FromBytes takes exactly that many.
+  static constexpr std::size_t kBytes = 8 + kWidth / 8;
+  void AppendBytes(std::string* out) const;
+  static RequestWindow FromBytes(const char* bytes);
 
  private:
   uint64_t highest_ = 0;

@@ -220,6 +220,11 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
         return End(StatusOf(h).ok() ? absl::CancelledError("the job has ended") : StatusOf(h));
       case wire::HEARTBEAT:
         return;
+      case wire::MEMBERSHIP:
+        if (h.has_membership() && h.membership().role() == wire::SERVER) {
+          return HandleServerMembership(h.membership());
+        }
+        return;
       default:
         break;
     }
@@ -234,8 +239,49 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
   // Only the node a part was sent to answers it.
   if (from != (sent->shard < 0 ? coordinator_ : servers_[sent->shard])) return;
   const Part part = parts_.Take(h.request_id());
-  if (part.shard >= 0) flow_->Complete(h.request_id());
+  if (part.shard >= 0) {
+    flow_->Complete(h.request_id());
+    ForgetSent(part.shard, h.request_id());
+  }
   CompletePart(part, m);
+}
+
+void WorkerNode::ForgetSent(int shard, uint64_t id) {
+  if (keep_sent_ && shard >= 0 && shard < static_cast<int>(sent_.size())) sent_[shard].erase(id);
+}
+
+void WorkerNode::HandleServerMembership(const wire::Membership& m) {
+  const int shard = m.rank();
+  if (!started_.HasBeenNotified() || shard < 0 || shard >= num_servers_ || !keep_sent_) return;
+  if (m.state() != wire::Membership::ACTIVE) {
+    server_away_[shard] = true;
+    log_->warn("worker {}: server {} (node {}) was declared dead; its requests wait for its "
+               "restart (until their deadlines)",
+               rank_, shard, m.node_id());
+    return;
+  }
+  server_away_[shard] = false;
+  if (m.endpoint() != server_endpoints_[shard]) {
+    absl::StatusOr<PeerId> peer = transport_->Connect(m.endpoint());
+    if (!peer.ok()) return End(peer.status());
+    servers_[shard] = *peer;
+    server_endpoints_[shard] = m.endpoint();
+  }
+  // Everything it may not have taken, in the order first sent: the replay of its update
+  // log took some of it, and answers those without applying them again.
+  for (const auto& [id, message] : sent_[shard]) {
+    transport_->Send(servers_[shard], message);
+  }
+  if (last_clock_sent_[shard] > 0) {
+    Message c;
+    c.header.set_kind(wire::CLOCK);
+    c.header.set_sender(node_id_);
+    c.header.set_clock(last_clock_sent_[shard]);
+    SetCredential(credential_, &c.header);
+    transport_->Send(servers_[shard], std::move(c));
+  }
+  log_->info("worker {}: server {} restarted at {} (node {}); sent it again {} requests",
+             rank_, shard, m.endpoint(), m.node_id(), sent_[shard].size());
 }
 
 void WorkerNode::HandleJoinReply(const wire::Header& h) {
@@ -280,9 +326,20 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   num_workers_ = start.num_workers();
   servers_.assign(num_servers_, 0);
   server_endpoints_.assign(num_servers_, std::string());
+  keep_sent_ = start.server_restart_timeout_ms() > 0;
+  sent_.assign(num_servers_, {});
+  last_clock_sent_.assign(num_servers_, 0);
+  server_away_.assign(num_servers_, false);
   flow_.emplace(num_servers_, options_.max_bytes_in_flight_per_server,
                 [this](int shard, Message m) {
                   SetCredential(credential_, &m.header);  // proves to the server who sends
+                  if (keep_sent_) {
+                    if (m.header.request_id() != 0) {
+                      sent_[shard][m.header.request_id()] = m;  // the payloads are shared
+                    } else if (m.header.kind() == wire::CLOCK) {
+                      last_clock_sent_[shard] = m.header.clock();
+                    }
+                  }
                   transport_->Send(servers_[shard], std::move(m));
                 });
   for (const wire::Node& n : start.nodes()) {
@@ -330,6 +387,7 @@ void WorkerNode::End(const absl::Status& status) {
   parts_.FailAll(status);
   // Nothing queued is sent any more: its request has just failed.
   if (flow_.has_value()) flow_->Clear();
+  for (auto& kept : sent_) kept.clear();
   if (!started_.HasBeenNotified()) started_.Notify();
 }
 
@@ -344,7 +402,10 @@ void WorkerNode::OnTick(absl::Time now) {
   parts_.Expire(
       now,
       [this](uint64_t id, const Part& part) {
-        if (part.shard >= 0) flow_->Complete(id);
+        if (part.shard >= 0) {
+          flow_->Complete(id);
+          ForgetSent(part.shard, id);
+        }
       },
       [this](int shard) { return DescribeServer(shard); });
 }
@@ -354,6 +415,10 @@ std::string WorkerNode::DescribeServer(int shard) const {
     return absl::StrCat("server ", shard);
   }
   std::string what = absl::StrCat("server ", shard, " at ", server_endpoints_[shard]);
+  if (shard < static_cast<int>(server_away_.size()) && server_away_[shard]) {
+    absl::StrAppend(&what, " (declared dead; the job waits for its restart)");
+    return what;
+  }
   if (!transport_->Connected(servers_[shard])) {
     absl::StrAppend(&what, " (never connected: is that address reachable from this host? "
                            "docs/multi_host.md)");

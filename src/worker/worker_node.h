@@ -123,6 +123,11 @@ class WorkerNode {
   void SendJoinMessage();
   void HandleJoinReply(const wire::Header& h);
   void HandleStart(const wire::Start& start);
+  // A server declared dead (it may restart) or restarted (docs/durability.md, "Server
+  // restarts"): the coordinator's MEMBERSHIP with role SERVER.
+  void HandleServerMembership(const wire::Membership& m);
+  // Forgets the copy kept of request `id`'s message for sending it again.
+  void ForgetSent(int shard, uint64_t id);
   void OnTick(absl::Time now);
   // "server 1 at tcp://10.0.0.2:7001", with "(never connected...)" while no connection to
   // it completed a handshake. I/O thread.
@@ -170,6 +175,14 @@ class WorkerNode {
   // I/O thread only (and the destructor and Crash, once the transport has stopped).
   OutstandingParts parts_;
   std::optional<FlowControl> flow_;  // from START
+
+  // Server restarts (START's server_restart_timeout_ms > 0): per shard, a copy of every
+  // message sent and not yet answered, by request id, and the last clock sent; a restarted
+  // server gets them again, in order. I/O thread only.
+  bool keep_sent_ = false;
+  std::vector<std::map<uint64_t, Message>> sent_;
+  std::vector<int64_t> last_clock_sent_;
+  std::vector<bool> server_away_;
 };
 
 }  // namespace kairos::internal

@@ -1,8 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// kairos-server's checkpoint flags as a process (docs/durability.md): SIGUSR1 writes a
+// kairos-server's durability flags as a process (docs/durability.md): SIGUSR1 writes a
 // checkpoint and the server goes on; the job's end writes the last one; a new job started
-// with --restore-from serves the saved values. The coordinator and the worker run in this
+// with --restore-from serves the saved values; a server with --state-dir killed by SIGKILL
+// and started again rejoins its job with nothing lost. The coordinator and the worker run in this
 // test; the server is the real program, its log read from a pipe.
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -168,6 +170,62 @@ TEST(CheckpointProcessTest, Sigusr1AndTheEndWriteCheckpointsAndRestoreFromThemWo
     ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
     EXPECT_EQ(server.Exit(), 0) << server.output();
   }
+  fs::remove_all(dir);
+}
+
+// kill -9 of a kairos-server with --state-dir mid-run, and the same command started again:
+// it replays its update log and rejoins, the worker sends it again what it had not
+// answered, and the job ends with exactly the values of the run without the fault.
+std::vector<float> RunWithServerProcess(const fs::path& state, bool kill) {
+  CoordinatorOptions co;
+  co.listen = "tcp://127.0.0.1:0";
+  co.num_servers = 1;
+  co.num_workers = 1;
+  co.job = Job();
+  co.heartbeat_timeout = absl::Seconds(2);
+  co.rejoin_silence = absl::Milliseconds(200);
+  co.server_restart_timeout = absl::Seconds(30);
+  auto coordinator = Coordinator::Create(co);
+  EXPECT_TRUE(coordinator.ok()) << coordinator.status();
+  if (!coordinator.ok()) return {};
+  const std::vector<std::string> flags = {"--state-dir", state.string(), "--shard", "0"};
+  auto server = std::make_unique<ServerProcess>((*coordinator)->endpoint(), flags);
+  EXPECT_TRUE(server->WaitFor("listening on"));
+  std::unique_ptr<Worker> worker = StartWorker(**coordinator);
+  EXPECT_NE(worker, nullptr);
+  if (worker == nullptr) return {};
+  std::vector<float> grad(kSize);
+  for (int t = 0; t < 6; ++t) {
+    for (uint64_t i = 0; i < kSize; ++i) grad[i] = 0.01f * static_cast<float>((i + t) % 7);
+    EXPECT_TRUE(worker->Push("w", grad).ok());
+    EXPECT_TRUE(worker->Clock().ok());
+    if (kill && t == 2) {
+      // The clock just sent may or may not have reached the server's log.
+      EXPECT_EQ(::kill(server->pid(), SIGKILL), 0);
+      EXPECT_EQ(server->Exit(), -1);  // killed by a signal
+      server = std::make_unique<ServerProcess>((*coordinator)->endpoint(), flags);
+      EXPECT_TRUE(server->WaitFor("listening on"));
+    }
+  }
+  std::vector<float> values(kSize);
+  EXPECT_TRUE(worker->Pull("w", values).ok());
+  if (kill) {
+    EXPECT_TRUE(server->WaitFor("replayed"));
+    EXPECT_EQ((*coordinator)->stats().servers_restarted, 1u);
+  }
+  EXPECT_TRUE(worker->Finish().ok());
+  EXPECT_TRUE((*coordinator)->Wait(absl::Seconds(30)).ok());
+  EXPECT_EQ(server->Exit(), 0) << server->output();
+  return values;
+}
+
+TEST(CheckpointProcessTest, AServerKilledWithSigkillAndStartedAgainLosesNothing) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "kairos_restart_process";
+  fs::remove_all(dir);
+  const std::vector<float> clean = RunWithServerProcess(dir / "clean", /*kill=*/false);
+  const std::vector<float> faulty = RunWithServerProcess(dir / "faulty", /*kill=*/true);
+  ASSERT_EQ(clean.size(), kSize);
+  EXPECT_EQ(faulty, clean);
   fs::remove_all(dir);
 }
 

@@ -14,6 +14,10 @@
 # 2. The same job with worker 0's link cut in the middle: the coordinator declares it dead
 #    after its heartbeat timeout, the other worker finishes, the job ends with an error
 #    naming the dead worker, and the cut worker ends on its own with an error.
+# 3. The server killed with SIGKILL on its host in the middle of a job whose coordinator
+#    waits for server restarts, and started again there with the same flags: it replays
+#    its update log and rejoins, and the job ends with exactly the final value of the same
+#    job without the fault.
 set -uo pipefail
 
 coordinator_bin=$1
@@ -88,15 +92,23 @@ export KAIROS_NUM_WORKERS=2 KAIROS_NUM_SERVERS=1
 unset KAIROS_COORDINATOR KAIROS_RANK KAIROS_ROLE KAIROS_LOG_LEVEL
 coordinator_endpoint="tcp://$net.1:7000"
 
+coordinator_extra=()
+server_extra=()
+# start_server NAME OUT: the server on h2 (with server_extra), its output in NAME-OUT.out.
+start_server() {
+  on 2 timeout 40 "$server_bin" --coordinator "$coordinator_endpoint" \
+    --listen 'tcp://0.0.0.0:7100-7199' --log-level info "${server_extra[@]}" \
+    >"$tmp/$1-$2.out" 2>&1 &
+}
 # start_job NAME ITERATIONS: the four processes; their pids in c_pid s_pid w0_pid w1_pid.
 start_job() {
   local name=$1 iterations=$2
   on 1 timeout 40 "$coordinator_bin" --listen "$coordinator_endpoint" --servers 1 --workers 2 \
-    --heartbeat-timeout-ms 2000 --join-timeout 20 --log-level info >"$tmp/$name-coordinator.out" 2>&1 &
+    --heartbeat-timeout-ms 2000 --join-timeout 20 --log-level info "${coordinator_extra[@]}" \
+    >"$tmp/$name-coordinator.out" 2>&1 &
   c_pid=$!
   wait_for_line "$tmp/$name-coordinator.out" 'listening on' 10 || fail "$name: coordinator did not start"
-  on 2 timeout 40 "$server_bin" --coordinator "$coordinator_endpoint" \
-    --listen 'tcp://0.0.0.0:7100-7199' >"$tmp/$name-server.out" 2>&1 &
+  start_server "$name" server
   s_pid=$!
   on 3 timeout 40 env KAIROS_COORDINATOR="$coordinator_endpoint" KAIROS_RANK=0 \
     "$training" --iterations "$iterations" --pace-ms 10 >"$tmp/$name-worker0.out" 2>&1 &
@@ -175,3 +187,37 @@ rc=$?
 echo "--- coordinator"; grep -v "not encrypted" "$tmp/cut-coordinator.out" | tail -n 5
 echo "--- cut worker"; grep -v "not encrypted" "$tmp/cut-worker0.out" | tail -n 3
 echo "PASSED: a cut worker link gives the documented failure"
+
+# ----------------------------------- 3. the server killed on its host and started again
+ip -n "$sw" link set "${tag}p3" up  # h3's cable back
+coordinator_extra=(--server-restart-timeout 30)
+finish_job() {  # NAME SERVER-PID: every process of the job exits 0
+  local name=$1
+  wait $w0_pid || fail "$name: worker 0 (h3) exited $?"
+  wait $w1_pid || fail "$name: worker 1 (h1) exited $?"
+  wait $c_pid || fail "$name: the coordinator exited $?"
+  wait "$2" || fail "$name: the server exited $?"
+}
+final_of() { grep -E '^rank 0 final ' "$tmp/$1-worker0.out" | cut -d' ' -f4; }
+server_extra=(--state-dir "$tmp/clean-state" --shard 0)
+start_job clean 150
+finish_job clean $s_pid
+clean_final=$(final_of clean)
+[[ -n "$clean_final" ]] || fail "clean: worker 0 printed no final value"
+server_extra=(--state-dir "$tmp/restart-state" --shard 0)
+start_job restart 150
+wait_for_line "$tmp/restart-worker0.out" '^rank 0 iteration 50$' 20 || fail "restart: no progress"
+# The server itself (below `ip netns exec` and `timeout`), mid-run.
+pkill -KILL -f -- "--state-dir $tmp/restart-state" || fail "restart: no server to kill"
+wait $s_pid
+start_server restart server-again
+s2_pid=$!
+finish_job restart $s2_pid
+restart_final=$(final_of restart)
+grep -q "replayed" "$tmp/restart-server-again.out" || fail "restart: the server did not replay its log"
+grep -q "server 0 restarted into the job" "$tmp/restart-coordinator.out" ||
+  fail "restart: the coordinator did not take the server back"
+[[ "$restart_final" == "$clean_final" ]] ||
+  fail "restart: final value $restart_final, not $clean_final as without the fault"
+echo "--- restarted server"; grep -E "replayed|restarted" "$tmp/restart-server-again.out" | tail -n 2
+echo "PASSED: a server killed on its host and started again loses nothing (final $restart_final)"

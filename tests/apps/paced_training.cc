@@ -3,8 +3,8 @@
 // A training program for the multi-host test (tests/apps/netns_test.sh): a worker of a job
 // under SSP (s = 1), so no worker runs more than one clock ahead of the slowest. The last
 // rank takes --pace-ms per iteration, which paces the whole job; every rank prints
-// "rank R iteration T" each 10 iterations and "rank R done" at the end, or the error and
-// exits 1.
+// "rank R iteration T" each 10 iterations, "rank R final V" (element 0 once every worker
+// has finished pushing) and "rank R done" at the end, or the error and exits 1.
 //
 //   paced_training [--iterations N] [--pace-ms MS]
 
@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
+    // Every worker's pushes are in once all have passed the barrier: the final value.
+    KAIROS_RETURN_IF_ERROR(w.Barrier());
+    KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
+    std::printf("rank %d final %.9g\n", w.rank(), params[0]);
     std::printf("rank %d done\n", w.rank());
     std::fflush(stdout);
     return absl::OkStatus();

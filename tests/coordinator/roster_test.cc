@@ -68,6 +68,21 @@ TEST(RosterTest, RefusalsSayWhy) {
   EXPECT_EQ(r.Admit(none, false).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(RosterTest, AServerMayNameItsShard) {
+  Roster r(3, 1, Job(100));
+  wire::Join second = ServerJoin();
+  second.set_requested_shard(2);  // shard 1
+  EXPECT_EQ(*r.Admit(second, false), 1);
+  r.Add(wire::SERVER, 1, "a", 1, absl::UnixEpoch(), {});
+  EXPECT_EQ(r.Admit(second, false).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(*r.Admit(ServerJoin(), false), 0);  // the first free one
+  r.Add(wire::SERVER, 0, "b", 2, absl::UnixEpoch(), {});
+  EXPECT_EQ(*r.Admit(ServerJoin(), false), 2);
+  wire::Join far = ServerJoin();
+  far.set_requested_shard(4);  // shard 3 of 3
+  EXPECT_THAT(r.Admit(far, false).status().message(), HasSubstr("out of range"));
+}
+
 TEST(RosterTest, TheFirstWorkersJobBecomesTheJobsWithoutOne) {
   Roster r(1, 2, std::nullopt);
   ASSERT_TRUE(r.Admit(WorkerJoin(0, 100), false).ok());

@@ -280,10 +280,15 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_checkpoints_skipped_total{shard=\"1\"}"), "0");
   EXPECT_EQ(m.count("kairos_last_checkpoint_clock{shard=\"1\"}"), 0u);
   EXPECT_EQ(m.count("kairos_restored_clock{shard=\"1\"}"), 0u);
-  // 10 shard counters and gauges, 3 checkpoint counters, 12 refusal reasons, waits capped,
-  // handshakes; 9 per-worker families and 3 histograms (17 bounds, +Inf, _sum, _count) for
-  // each of 2 workers.
-  EXPECT_EQ(m.size(), 10u + 3 + 12 + 1 + 1 + 2 * (9 + 3 * 20));
+  // The update log: 7 counters, all zero without a log.
+  EXPECT_EQ(at("kairos_log_records_total{shard=\"1\"}"), "0");
+  EXPECT_EQ(at("kairos_log_replayed_total{shard=\"1\"}"), "0");
+  EXPECT_EQ(at("kairos_log_rebases_total{shard=\"1\"}"), "0");
+  EXPECT_EQ(at("kairos_retries_answered_total{shard=\"1\"}"), "0");
+  // 10 shard counters and gauges, 3 checkpoint counters, 7 update-log counters, 12 refusal
+  // reasons, waits capped, handshakes; 9 per-worker families and 3 histograms (17 bounds,
+  // +Inf, _sum, _count) for each of 2 workers.
+  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 2 * (9 + 3 * 20));
 }
 
 TEST(PrometheusTest, CheckpointClocksOnceThereAreAny) {
@@ -322,6 +327,8 @@ TEST(PrometheusTest, CoordinatorMetrics) {
   s.barriers_released = 4;
   s.barrier_waiting = 1;
   s.workers_rejoined = 6;
+  s.servers_restarted = 7;
+  s.servers_away = 1;
   s.refused.joins = 2;
   s.refused.waits_capped = 3;
   PrometheusWriter out;
@@ -332,7 +339,8 @@ TEST(PrometheusTest, CoordinatorMetrics) {
   for (const auto& [key, value] : m) samples.push_back(key + " " + value);
   EXPECT_THAT(
       samples,
-      ElementsAre("kairos_coordinator_active_workers 1", "kairos_coordinator_barrier_waiting 1",
+      ElementsAre("kairos_coordinator_active_workers 1", "kairos_coordinator_away_servers 1",
+                  "kairos_coordinator_barrier_waiting 1",
                   "kairos_coordinator_barriers_total 4",
                   "kairos_coordinator_dead_nodes{role=\"server\"} 0",
                   "kairos_coordinator_dead_nodes{role=\"worker\"} 1",
@@ -345,7 +353,9 @@ TEST(PrometheusTest, CoordinatorMetrics) {
                   "kairos_coordinator_phase{phase=\"joining\"} 0",
                   "kairos_coordinator_phase{phase=\"running\"} 1",
                   "kairos_coordinator_phase{phase=\"starting\"} 0",
-                  "kairos_coordinator_ready_servers 2", "kairos_coordinator_stragglers 2",
+                  "kairos_coordinator_ready_servers 2",
+                  "kairos_coordinator_server_restarts_total 7",
+                  "kairos_coordinator_stragglers 2",
                   "kairos_coordinator_worker_rejoins_total 6",
                   "kairos_handshakes_refused_total 5", "kairos_refused_total{reason=\"joins\"} 2",
                   "kairos_refused_total{reason=\"malformed\"} 0",
