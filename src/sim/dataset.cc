@@ -175,6 +175,20 @@ absl::StatusOr<DataSplit> LoadFashionMnist(const std::string& dir, int max_train
   return split;
 }
 
+absl::Status CheckDataSplit(const DataSplit& d, std::string_view model) {
+  const Dataset& train = d.train;
+  if (train.num_classes < 2 || train.num_examples() < 1 || d.test.num_examples() < 1 ||
+      d.test.num_features() != train.num_features() ||
+      train.labels.size() != static_cast<size_t>(train.num_examples())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        model, " model: need >= 2 classes, a non-empty train and test split with the same "
+        "number of features and one label per example; got ", train.num_classes,
+        " classes, ", train.num_examples(), " x ", train.num_features(), " train, ",
+        d.test.num_examples(), " x ", d.test.num_features(), " test"));
+  }
+  return absl::OkStatus();
+}
+
 void StandardizeFeatures(DataSplit& split) {
   const Dataset::Matrix& x = split.train.features;
   double sum = 0.0;

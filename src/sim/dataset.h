@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Core>
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace kairos::sim {
@@ -38,6 +40,11 @@ struct DataSplit {
 // 1), as examples/fashion_mnist/data.h's Dataset::Standardize does with its pixels. Appends
 // "+std" to the split's name.
 void StandardizeFeatures(DataSplit& split);
+
+// What a model needs of its data: >= 2 classes, non-empty train and test splits with the
+// same number of features, one label per training example. InvalidArgument naming `model`
+// and what it got otherwise.
+absl::Status CheckDataSplit(const DataSplit& d, std::string_view model);
 
 // Where Fashion-MNIST is installed (the Debian package dataset-fashion-mnist).
 inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";

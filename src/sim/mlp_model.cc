@@ -157,16 +157,7 @@ class MlpModel final : public Model {
 
 absl::StatusOr<std::shared_ptr<const Model>> MakeMlpModel(DataSplit data,
                                                           const MlpOptions& options) {
-  const Dataset& train = data.train;
-  if (train.num_classes < 2 || train.num_examples() < 1 || data.test.num_examples() < 1 ||
-      data.test.num_features() != train.num_features() ||
-      train.labels.size() != static_cast<size_t>(train.num_examples())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "mlp model: need >= 2 classes, a non-empty train and test split with the same "
-        "number of features and one label per example; got ", train.num_classes,
-        " classes, ", train.num_examples(), " x ", train.num_features(), " train, ",
-        data.test.num_examples(), " x ", data.test.num_features(), " test"));
-  }
+  if (absl::Status s = CheckDataSplit(data, "mlp"); !s.ok()) return s;
   if (options.hidden < 1 || options.hidden > kMaxMlpHidden || options.max_eval_examples < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("mlp model: need hidden in 1..", kMaxMlpHidden,

@@ -109,25 +109,12 @@ class SoftmaxModel final : public Model {
   std::vector<int> eval_y_;
 };
 
-absl::Status CheckData(const DataSplit& d) {
-  const Dataset& train = d.train;
-  if (train.num_classes < 2 || train.num_examples() < 1 || d.test.num_examples() < 1 ||
-      d.test.num_features() != train.num_features() ||
-      train.labels.size() != static_cast<size_t>(train.num_examples())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "softmax model: need >= 2 classes, a non-empty train and test split with the same "
-        "number of features and one label per example; got ", train.num_classes,
-        " classes, ", train.num_examples(), " x ", train.num_features(), " train, ",
-        d.test.num_examples(), " x ", d.test.num_features(), " test"));
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const Model>> MakeSoftmaxModel(DataSplit data,
                                                               const SoftmaxOptions& options) {
-  if (absl::Status s = CheckData(data); !s.ok()) return s;
+  if (absl::Status s = CheckDataSplit(data, "softmax"); !s.ok()) return s;
   if (!(options.l2 >= 0.0) || options.max_eval_examples < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("softmax model: need l2 >= 0 and max_eval_examples >= 1; got ",
