@@ -109,7 +109,6 @@ class SoftmaxModel final : public Model {
   std::vector<int> eval_y_;
 };
 
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const Model>> MakeSoftmaxModel(DataSplit data,
