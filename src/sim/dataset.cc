@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "sim/random.h"
 
 namespace kairos::sim {
@@ -180,11 +181,12 @@ absl::Status CheckDataSplit(const DataSplit& d, std::string_view model) {
   if (train.num_classes < 2 || train.num_examples() < 1 || d.test.num_examples() < 1 ||
       d.test.num_features() != train.num_features() ||
       train.labels.size() != static_cast<size_t>(train.num_examples())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        model, " model: need >= 2 classes, a non-empty train and test split with the same "
-        "number of features and one label per example; got ", train.num_classes,
-        " classes, ", train.num_examples(), " x ", train.num_features(), " train, ",
-        d.test.num_examples(), " x ", d.test.num_features(), " test"));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s model: need >= 2 classes, a non-empty train and test split with the same "
+        "number of features and one label per example; got %d classes, %d x %d train, "
+        "%d x %d test",
+        model, train.num_classes, train.num_examples(), train.num_features(),
+        d.test.num_examples(), d.test.num_features()));
   }
   return absl::OkStatus();
 }
