@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos {
 namespace {
@@ -100,14 +101,8 @@ absl::StatusOr<Values> Train(const ClusterOptions& o, int first, int n,
 
 class CheckpointClusterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("kairos_ckpt_cluster_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  testing::ScratchDir scratch_{"kairos_ckpt_cluster_"};
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(CheckpointClusterTest, StopAndResumeEqualsTheUninterruptedJob) {

@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos {
 namespace {
@@ -95,13 +96,6 @@ absl::StatusOr<Values> ReadAll(Worker& w) {
 
 class ServerRestartTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("kairos_restart_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   CoordinatorOptions CoordinatorOpts(absl::Duration restart_timeout) const {
     CoordinatorOptions co;
@@ -197,7 +191,8 @@ class ServerRestartTest : public ::testing::Test {
     return values;
   }
 
-  fs::path dir_;
+  testing::ScratchDir scratch_{"kairos_restart_"};
+  const fs::path dir_ = scratch_.path();
   uint64_t rebase_bytes_ = 0;  // ServerOptions::log_rebase_bytes of every server
 };
 

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "absl/strings/str_cat.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos::internal {
 namespace {
@@ -26,14 +27,9 @@ using ::testing::HasSubstr;
 class UpdateLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("kairos_ulog_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / UpdateLogName(1)).string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   static LogRecord Push(uint64_t id, int rank, std::vector<float> values) {
     LogRecord r;
@@ -77,7 +73,8 @@ class UpdateLogTest : public ::testing::Test {
     f.put(byte);
   }
 
-  fs::path dir_;
+  kairos::testing::ScratchDir scratch_{"kairos_ulog_"};
+  const fs::path dir_ = scratch_.path();
   std::string path_;
   LogHeader header_{0x1234abcd5678ef00ull, 1, 2, 3};
 };

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/server.h"
+#include "tests/common/scratch_dir.h"
 #include "tests/server/fake_server_job.h"
 #include "transport/fake_transport.h"
 
@@ -48,13 +49,6 @@ std::vector<float> Values(const Buffer& b) { return {b.span().begin(), b.span().
 
 class UpdateLogServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("kairos_ulog_server_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   ServerOptions Options() const {
     ServerOptions so;
@@ -82,7 +76,8 @@ class UpdateLogServerTest : public ::testing::Test {
     return Values(sent[0].message.payloads[0]);
   }
 
-  fs::path dir_;
+  kairos::testing::ScratchDir scratch_{"kairos_ulog_server_"};
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(UpdateLogServerTest, ARetriedPushIsAnsweredAndAppliedOnce) {

@@ -1,0 +1,41 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ScratchDir: a directory of a test's own, TempDir()/<prefix><test name>, empty when the
+// test starts (whatever an earlier run left is removed) and removed when it ends. Declare
+// it as a member of the fixture, before what uses it.
+
+#ifndef KAIROS_TESTS_COMMON_SCRATCH_DIR_H_
+#define KAIROS_TESTS_COMMON_SCRATCH_DIR_H_
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include "gtest/gtest.h"
+
+namespace kairos::testing {
+
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix)
+      : path_(std::filesystem::path(::testing::TempDir()) /
+              (prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  const std::filesystem::path path_;
+};
+
+}  // namespace kairos::testing
+
+#endif  // KAIROS_TESTS_COMMON_SCRATCH_DIR_H_
