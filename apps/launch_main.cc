@@ -6,6 +6,7 @@
 //                 [--keys DIR] [--updater-plugin PATH.so ...] [--restart-workers N]
 //                 [--tolerate-worker-failures] [--heartbeat-timeout SECONDS]
 //                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N] [--restore-from DIR]
+//                 [--state-dir DIR [--restart-servers N] [--server-restart-timeout SECONDS]]
 //                 -- program [args...]
 //
 // starts kairos-coordinator, S kairos-server processes and W copies of the program (the
@@ -15,7 +16,10 @@
 // with its rank (KAIROS_RESTARTS tells it how many times), up to N times per worker, and
 // rejoins the running job; with --tolerate-worker-failures a worker that fails (past its
 // restarts) does not stop the job, and the coordinator (--tolerate-worker-failures) lets
-// the job succeed if at least one worker finished. With --keys DIR (the job's CURVE keys)
+// the job succeed if at least one worker finished. With --state-dir DIR every server keeps
+// its update log there (--state-dir DIR --shard i), and with --restart-servers N a server
+// that fails is started again with the same flags, up to N times per server: it replays its
+// log and rejoins the running job (docs/durability.md). With --keys DIR (the job's CURVE keys)
 // the coordinator and servers get --keys DIR and the workers KAIROS_KEYS=DIR; each
 // --updater-plugin PATH is passed on to every server (docs/optimizers.md, "Plugins").
 // docs/launching.md is the user's guide.
@@ -42,6 +46,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "apps/cli_checks.h"
@@ -78,6 +83,10 @@ struct LaunchConfig {
   std::string checkpoint_dir;
   int64_t checkpoint_every_clocks = 0;
   std::string restore_from;
+  // Update logs and server restarts (docs/durability.md); absolute; empty/0: not passed.
+  std::string state_dir;
+  int restart_servers = 0;  // restarts per server
+  double server_restart_timeout_s = 60;
   std::vector<std::string> program;  // the program and its arguments
 };
 
@@ -144,6 +153,21 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
                  "Every server starts the job from this checkpoint (a clock-N directory or a "
                  "directory of them: the latest complete one)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--state-dir", config.state_dir,
+                 "Every server keeps its shard's update log in DIR (kairos-server --state-dir "
+                 "DIR --shard i; docs/durability.md): nothing it acknowledged is lost when it "
+                 "crashes");
+  app.add_option("--restart-servers", config.restart_servers,
+                 "Start a server that exits non-zero or is killed again with the same flags, "
+                 "up to N times per server; it replays its update log and rejoins the running "
+                 "job (needs --state-dir)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--server-restart-timeout", config.server_restart_timeout_s,
+                 "With --restart-servers: how long the job waits for a failed server to come "
+                 "back (the coordinator's --server-restart-timeout)")
+      ->check(apps::Seconds(/*allow_zero=*/false))
+      ->capture_default_str();
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
                  "Seconds of silence after which the coordinator declares a node dead "
                  "(its --heartbeat-timeout-ms); 0: the coordinator's default (10)")
@@ -207,7 +231,10 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
   if (config.checkpoint_every_clocks > 0 && config.checkpoint_dir.empty()) {
     return UsageError("--checkpoint-every-clocks needs --checkpoint-dir");
   }
-  for (std::string* dir : {&config.checkpoint_dir, &config.restore_from}) {
+  if (config.restart_servers > 0 && config.state_dir.empty()) {
+    return UsageError("--restart-servers needs --state-dir");
+  }
+  for (std::string* dir : {&config.checkpoint_dir, &config.restore_from, &config.state_dir}) {
     if (dir->empty()) continue;
     std::error_code error;
     std::filesystem::path absolute = std::filesystem::absolute(*dir, error);
@@ -329,6 +356,10 @@ absl::Status Launcher::StartCoordinator() {
                "--ready-fd", absl::StrCat(kReadyFd)};
   if (!config_.keys_dir.empty()) spec.args.insert(spec.args.end(), {"--keys", config_.keys_dir});
   if (config_.tolerate_worker_failures) spec.args.push_back("--tolerate-worker-failures");
+  if (config_.restart_servers > 0) {
+    spec.args.insert(spec.args.end(), {"--server-restart-timeout",
+                                       absl::StrCat(config_.server_restart_timeout_s)});
+  }
   if (config_.heartbeat_timeout.has_value()) {
     spec.args.insert(spec.args.end(),
                      {"--heartbeat-timeout-ms",
@@ -388,6 +419,10 @@ absl::Status Launcher::StartServers() {
     if (!config_.restore_from.empty()) {
       spec.args.insert(spec.args.end(), {"--restore-from", config_.restore_from});
     }
+    if (!config_.state_dir.empty()) {
+      spec.args.insert(spec.args.end(),
+                       {"--state-dir", config_.state_dir, "--shard", absl::StrCat(i)});
+    }
     spec.role = ProcessRole::kService;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
   }
@@ -442,6 +477,14 @@ SuperviseOptions Launcher::supervise_options() const {
     options.on_primary_failure = [restarts, tolerate](const ChildExit&, int restarted) {
       if (restarted < restarts) return FailureAction::kRestart;
       return tolerate ? FailureAction::kTolerate : FailureAction::kStopJob;
+    };
+  }
+  if (config_.restart_servers > 0) {
+    const int server_restarts = config_.restart_servers;
+    options.on_service_failure = [server_restarts](const ChildExit& exit, int restarted) {
+      const bool server = absl::StartsWith(exit.name, "server ");
+      return server && restarted < server_restarts ? FailureAction::kRestart
+                                                   : FailureAction::kStopJob;
     };
   }
   options.restart_count_env = "KAIROS_RESTARTS";

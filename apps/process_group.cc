@@ -358,6 +358,14 @@ void ProcessGroup::WaitForEvents(RunState& state) {
 
 void ProcessGroup::OnChildExit(RunState& state, Child& child) {
   if (state.phase != Phase::kRunning && state.phase != Phase::kDraining) return;
+  if (!child.exit.ok() && child.exit.role == ProcessRole::kService &&
+      state.phase == Phase::kRunning && state.options.on_service_failure &&
+      state.options.on_service_failure(child.exit, child.restarts) == FailureAction::kRestart) {
+    state.Report(absl::StrCat(child.exit.Describe(), "; starting it again (restart ",
+                              child.restarts + 1, ")"));
+    state.to_restart.push_back(static_cast<size_t>(&child - children_.data()));
+    return;
+  }
   if (!child.exit.ok() && child.exit.role == ProcessRole::kPrimary &&
       state.phase == Phase::kRunning && state.options.on_primary_failure) {
     switch (state.options.on_primary_failure(child.exit, child.restarts)) {

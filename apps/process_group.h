@@ -7,7 +7,8 @@
 //   - a child that exits non-zero or by a signal fails the job: every other child gets
 //     SIGTERM, then SIGKILL if it is still running `grace` later; unless it is a kPrimary
 //     and SuperviseOptions::on_primary_failure says otherwise: restart it (the same spec,
-//     started again at once) or tolerate it (the job goes on without it);
+//     started again at once) or tolerate it (the job goes on without it); a kService
+//     child may be restarted the same way (SuperviseOptions::on_service_failure);
 //   - when every kPrimary child (the workers) has exited 0, the kService children (the
 //     coordinator and the servers) get `grace` to exit on their own; one that exits non-zero
 //     fails the job, one that is still running is stopped and the job fails;
@@ -155,6 +156,9 @@ struct SuperviseOptions {
   // FdMapping descriptors must still be open here); one that cannot be started fails the
   // job.
   std::function<FailureAction(const ChildExit&, int restarts)> on_primary_failure;
+  // The same for a kService child (a server) that fails while the job runs; empty, or any
+  // answer but kRestart: the job fails.
+  std::function<FailureAction(const ChildExit&, int restarts)> on_service_failure;
   // Non-empty: a restarted child gets this environment variable set to how many times it
   // was restarted (1 for its first restart).
   std::string restart_count_env;

@@ -7,6 +7,9 @@
 // incarnation (KAIROS_RESTARTS unset or 0): started again by kairos-launch --restart-workers,
 // it rejoins at clock 2 and goes on. --check 0 skips the comparison (a job that loses a
 // worker averages fewer gradients).
+// --kill-server-1-in DIR makes rank 0 kill (SIGKILL) the server of shard 1 whose state
+// directory is DIR, after its read at clock 2 (kairos-launch --state-dir DIR
+// --restart-servers starts it again; the job must not notice but for the wait).
 // --updater signsgd trains with the example plugin's updater (w -= lr * sign(mean g); every
 // gradient here is positive), which the servers load with --updater-plugin.
 
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   int fail_once_rank = -1;
   bool check = true;
   std::string updater = "sgd";
+  std::string kill_server_in;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
@@ -41,6 +45,7 @@ int main(int argc, char** argv) {
     if (flag == "--fail-once-rank") fail_once_rank = std::atoi(argv[i + 1]);
     if (flag == "--check") check = std::atoi(argv[i + 1]) != 0;
     if (flag == "--updater") updater = argv[i + 1];
+    if (flag == "--kill-server-1-in") kill_server_in = argv[i + 1];
   }
   kairos::ClusterOptions options;
   options.job.policy = "bsp";
@@ -71,6 +76,15 @@ int main(int argc, char** argv) {
       if (w.rank() == fail_once_rank && first_incarnation && t == 2) {
         std::fprintf(stderr, "rank %d failing once on purpose\n", w.rank());
         std::exit(3);
+      }
+      if (w.rank() == 0 && !kill_server_in.empty() && t == 2) {
+        const std::string kill =
+            "pkill -KILL -f -- '--state-dir " + kill_server_in + " --shard 1'";
+        if (std::system(kill.c_str()) != 0) {
+          return absl::InternalError("rank 0: no server of shard 1 to kill");
+        }
+        std::printf("rank 0 killed server 1\n");
+        std::fflush(stdout);
       }
       if (check && params != expected) {
         return absl::InternalError(absl::StrFormat("rank %d: round %d differs", w.rank(), t));

@@ -131,6 +131,31 @@ TEST(MultiProcessTest, ToleratedWorkerFailureLetsTheOthersSucceed) {
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("rank 1 ok")));
 }
 
+// --state-dir and --restart-servers (docs/durability.md): a server killed with SIGKILL in
+// the middle of a BSP job is started again by the launcher, replays its update log and
+// rejoins; every worker's every read still equals the sequential computation.
+TEST(MultiProcessTest, AKilledServerIsStartedAgainAndTheJobLosesNothing) {
+  std::string dir = ::testing::TempDir() + "kairos-multiprocess-state-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  LaunchResult run = Launch({"-s", "2", "-w", "2", "--state-dir", dir, "--restart-servers",
+                             "1", "--grace", "5", "--", KAIROS_TRAINING_PATH, "--iterations",
+                             "6", "--kill-server-1-in", dir});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 0 killed server 1"));
+  EXPECT_THAT(run.output, HasSubstr("server 1"));
+  EXPECT_THAT(run.output, HasSubstr("starting it again (restart 1)"));
+  for (int r = 0; r < 2; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/shard-00001.kul"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MultiProcessTest, RestartServersNeedsAStateDirectory) {
+  LaunchResult run = Launch({"-s", "1", "-w", "1", "--restart-servers", "1", "--",
+                             KAIROS_TRAINING_PATH});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--restart-servers needs --state-dir"));
+}
+
 // --checkpoint-dir and --restore-from go to every server (docs/durability.md): a job of 3
 // iterations leaves its last checkpoint at clock 3; a job started from it names its own
 // from there on (clock 3 + 3 = 6), both shards' files each time.
