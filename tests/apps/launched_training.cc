@@ -78,8 +78,9 @@ int main(int argc, char** argv) {
         std::exit(3);
       }
       if (w.rank() == 0 && !kill_server_in.empty() && t == 2) {
+        // "[-]": the pattern does not match the shell that runs pkill, only the server.
         const std::string kill =
-            "pkill -KILL -f -- '--state-dir " + kill_server_in + " --shard 1'";
+            "pkill -KILL -f -- '[-]-state-dir " + kill_server_in + " --shard 1'";
         if (std::system(kill.c_str()) != 0) {
           return absl::InternalError("rank 0: no server of shard 1 to kill");
         }
