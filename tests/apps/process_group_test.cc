@@ -208,6 +208,39 @@ TEST(ProcessGroupTest, FailedPrimaryIsRestartedUntilItSucceeds) {
               Contains(HasSubstr("exited with status 3; starting it again (restart 2)")));
 }
 
+// A failed service (a server) restarted by on_service_failure while the job runs; one it
+// does not restart fails the job as before.
+TEST(ProcessGroupTest, FailedServiceIsRestartedWhenAsked) {
+  ProcessGroup group;
+  ASSERT_TRUE(group.Start(Shell("server 0", "test \"$RESTARTS\" = 1 || exit 3",
+                                ProcessRole::kService))
+                  .ok());
+  // The worker outlives the server's first incarnation, so the job is still running then.
+  ASSERT_TRUE(group.Start(Shell("worker 0", "sleep 0.5")).ok());
+  Reports reports;
+  SuperviseOptions options = reports.Options(absl::Seconds(10));
+  std::vector<std::string> asked;
+  options.on_service_failure = [&](const ChildExit& exit, int restarts) {
+    asked.push_back(exit.name);
+    return restarts < 1 ? FailureAction::kRestart : FailureAction::kStopJob;
+  };
+  options.restart_count_env = "RESTARTS";
+  JobResult result = group.Supervise(options);
+  EXPECT_EQ(result.outcome, JobOutcome::kSucceeded) << result.reason;
+  EXPECT_EQ(result.restarts, 1);
+  EXPECT_EQ(asked, std::vector<std::string>{"server 0"});
+  EXPECT_THAT(reports.lines,
+              Contains(HasSubstr("exited with status 3; starting it again (restart 1)")));
+
+  ProcessGroup again;
+  ASSERT_TRUE(again.Start(Shell("coordinator", "exit 3", ProcessRole::kService)).ok());
+  ASSERT_TRUE(again.Start(Sleeper("worker 0")).ok());
+  options.on_service_failure = [](const ChildExit&, int) { return FailureAction::kStopJob; };
+  JobResult failed = again.Supervise(options);
+  EXPECT_EQ(failed.outcome, JobOutcome::kChildFailed);
+  EXPECT_THAT(failed.reason, HasSubstr("coordinator"));
+}
+
 TEST(ProcessGroupTest, APrimaryFailingPastItsRestartsFailsTheJob) {
   ProcessGroup group;
   ASSERT_TRUE(group.Start(Shell("worker 0", "exit 3")).ok());
