@@ -406,19 +406,25 @@ class ServerImpl final : public Server, private EngineHost {
     } else if (r.kind == EngineRequest::Kind::kPushSparse) {
       values = std::move(m.payloads[1]);
     }
-    const absl::Time now = Now();
+    LogAndDispatch(std::move(r), std::move(values), Now());
+  }
+
+  // Appends a worker's request to the update log (its frames: a sparse request's keys, then
+  // the values of a push, assign or sparse push, as Replay reads them) and hands it to the
+  // engine once the log holds it (AfterLog).
+  void LogAndDispatch(EngineRequest r, Buffer values, absl::Time now) {
     if (ulog_ != nullptr) {
       LogRecord record;
       record.type = LogRecord::Type::kRequest;
       record.time = now;
       record.request = r;
       record.request.keys = Buffer();
-      if (!r.keys.empty() || r.kind == EngineRequest::Kind::kPushSparse ||
+      if (r.kind == EngineRequest::Kind::kPushSparse ||
           r.kind == EngineRequest::Kind::kPullSparse) {
         record.payloads.push_back(r.keys);
       }
-      if (!values.empty() || r.kind == EngineRequest::Kind::kPush ||
-          r.kind == EngineRequest::Kind::kAssign || r.kind == EngineRequest::Kind::kPushSparse) {
+      if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign ||
+          r.kind == EngineRequest::Kind::kPushSparse) {
         record.payloads.push_back(values);
       }
       ulog_->Append(record);
@@ -868,17 +874,7 @@ class ServerImpl final : public Server, private EngineHost {
         r.keys = std::move(m.payloads[0]);
         break;
     }
-    const absl::Time now = Now();
-    if (ulog_ != nullptr) {
-      LogRecord record;
-      record.type = LogRecord::Type::kRequest;
-      record.time = now;
-      record.request = r;
-      record.request.keys = Buffer();
-      if (r.kind == EngineRequest::Kind::kPullSparse) record.payloads.push_back(r.keys);
-      ulog_->Append(record);
-    }
-    AfterLog([this, r = std::move(r), now] { Dispatch(r, Buffer(), now); });
+    LogAndDispatch(std::move(r), Buffer(), Now());
   }
 
   // A message that failed its checks: answered by request id when its header parsed,

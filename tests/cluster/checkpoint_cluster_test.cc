@@ -7,7 +7,6 @@
 // and restores that cannot be done fail the job with an error naming what.
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/two_table_job.h"
 #include "tests/common/scratch_dir.h"
 
 namespace kairos {
@@ -26,40 +26,19 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr uint64_t kDense = 300;
-constexpr uint64_t kKeys = 64;
-constexpr uint32_t kWidth = 3;
-
-float Gradient(int rank, int t, uint64_t i) {
-  return std::sin(0.37f * static_cast<float>(i) + 1.3f * static_cast<float>(t) +
-                  0.5f * static_cast<float>(rank));
-}
-
-// Keys rank pushes at iteration t: 16 of 0..63, overlapping between the workers.
-std::vector<uint64_t> KeysOf(int rank, int t) {
-  std::vector<uint64_t> keys;
-  for (uint64_t j = 0; j < 16; ++j) keys.push_back((j * 5 + 7 * t + 3 * rank) % kKeys);
-  return keys;
-}
+using testing::kDense;
+using testing::TableValues;
+using Values = TableValues;
 
 ClusterOptions Options(int servers) {
   ClusterOptions o;
   o.num_servers = servers;
   o.num_workers = 2;
-  o.job.policy = "bsp";
-  o.job.chunk_elements = 64;
-  o.job.tables.push_back({"w", kDense, Initializer::Constant(0.25f), {"momentum", 0.05f}});
-  o.job.tables.push_back(TableSpec::Sparse("emb", kWidth, Initializer::Normal(0.0f, 0.1f, 9),
-                                           {"adagrad", 0.1f}));
+  o.job = testing::TwoTableJob();
   o.worker.request_timeout = absl::Seconds(30);
   o.server.checkpoint_sync = false;
   return o;
 }
-
-struct Values {
-  std::vector<float> dense;
-  std::vector<float> rows;  // keys 0..kKeys-1
-};
 
 // Iterations [first, first + n) on every worker; rank 0's pull at the end.
 absl::StatusOr<Values> Train(const ClusterOptions& o, int first, int n,
@@ -68,26 +47,12 @@ absl::StatusOr<Values> Train(const ClusterOptions& o, int first, int n,
   if (!cluster.ok()) return cluster.status();
   Values v;
   absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
-    const int rank = w.rank();
-    std::vector<float> grad(kDense);
     for (int t = first; t < first + n; ++t) {
-      for (uint64_t i = 0; i < kDense; ++i) grad[i] = Gradient(rank, t, i);
-      const std::vector<uint64_t> keys = KeysOf(rank, t);
-      std::vector<float> rows;
-      for (uint64_t k : keys) {
-        for (uint32_t c = 0; c < kWidth; ++c) rows.push_back(Gradient(rank, t, k * 7 + c));
-      }
-      KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, rows));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(testing::PushIteration(w, t));
     }
-    if (rank != 0) return absl::OkStatus();
-    v.dense.resize(kDense);
-    KAIROS_RETURN_IF_ERROR(w.Pull("w", v.dense));
-    std::vector<uint64_t> all;
-    for (uint64_t k = 0; k < kKeys; ++k) all.push_back(k);
-    v.rows.resize(kKeys * kWidth);
-    return w.PullSparse("emb", all, v.rows);
+    if (w.rank() != 0) return absl::OkStatus();
+    KAIROS_ASSIGN_OR_RETURN(v, testing::ReadAll(w));
+    return absl::OkStatus();
   });
   if (!s.ok()) return s;
   // Before the shutdown (after it the servers are gone; their last checkpoint is written

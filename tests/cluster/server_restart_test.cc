@@ -9,7 +9,6 @@
 // ends the job with an error naming it.
 
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -22,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/two_table_job.h"
 #include "tests/common/scratch_dir.h"
 
 namespace kairos {
@@ -30,68 +30,24 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr uint64_t kDense = 300;
-constexpr uint64_t kKeys = 64;
-constexpr uint32_t kWidth = 3;
+using testing::kDense;
+using testing::ReadAll;
+using Values = testing::TableValues;
+
 constexpr int kIterations = 8;
 const absl::Duration kBeat = absl::Milliseconds(20);
 
-float Gradient(int rank, int t, uint64_t i) {
-  return std::sin(0.37f * static_cast<float>(i) + 1.3f * static_cast<float>(t) +
-                  0.5f * static_cast<float>(rank));
-}
-
-std::vector<uint64_t> KeysOf(int rank, int t) {
-  std::vector<uint64_t> keys;
-  for (uint64_t j = 0; j < 16; ++j) keys.push_back((j * 5 + 7 * t + 3 * rank) % kKeys);
-  return keys;
-}
-
-JobConfig Job() {
-  JobConfig job;
-  job.policy = "bsp";
-  job.chunk_elements = 64;
-  job.tables.push_back({"w", kDense, Initializer::Constant(0.25f), {"momentum", 0.05f}});
-  job.tables.push_back(TableSpec::Sparse("emb", kWidth, Initializer::Normal(0.0f, 0.1f, 9),
-                                         {"adagrad", 0.1f}));
-  return job;
-}
-
-struct Values {
-  std::vector<float> dense;
-  std::vector<float> rows;
-};
+JobConfig Job() { return testing::TwoTableJob(); }
 
 // One iteration of worker `w` at clock t: a dense push, a sparse push, the clock, and with
 // `pull` a read of the dense table at the new clock (BSP: once the round is applied; it
 // changes no value, and leaves the shards without an open round for a moment, when the
 // update log can take a base).
 absl::Status Step(Worker& w, int t, bool pull) {
-  const int rank = w.rank();
-  std::vector<float> grad(kDense);
-  for (uint64_t i = 0; i < kDense; ++i) grad[i] = Gradient(rank, t, i);
-  const std::vector<uint64_t> keys = KeysOf(rank, t);
-  std::vector<float> rows;
-  for (uint64_t k : keys) {
-    for (uint32_t c = 0; c < kWidth; ++c) rows.push_back(Gradient(rank, t, k * 7 + c));
-  }
-  KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-  KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, rows));
-  KAIROS_RETURN_IF_ERROR(w.Clock());
+  KAIROS_RETURN_IF_ERROR(testing::PushIteration(w, t));
   if (!pull) return absl::OkStatus();
   std::vector<float> read(kDense);
   return w.Pull("w", read);
-}
-
-absl::StatusOr<Values> ReadAll(Worker& w) {
-  Values v;
-  v.dense.resize(kDense);
-  KAIROS_RETURN_IF_ERROR(w.Pull("w", v.dense));
-  std::vector<uint64_t> all;
-  for (uint64_t k = 0; k < kKeys; ++k) all.push_back(k);
-  v.rows.resize(kKeys * kWidth);
-  KAIROS_RETURN_IF_ERROR(w.PullSparse("emb", all, v.rows));
-  return v;
 }
 
 class ServerRestartTest : public ::testing::Test {
