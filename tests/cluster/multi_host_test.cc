@@ -57,12 +57,15 @@ std::string AdvertisedEndpoint(const wire::Start& start) {
   return "";
 }
 
-TEST(MultiHostTest, WildcardServerIsAdvertisedAtTheAddressItJoinedFrom) {
+// A server listening on every interface (with `advertise_host` when not empty) in a job of
+// one worker: START gives the worker tcp://`expected_host`:its port.
+void ExpectAdvertisedAt(const std::string& advertise_host, const std::string& expected_host) {
   auto coordinator = MakeCoordinator(1);
   ASSERT_NE(coordinator, nullptr);
   ServerOptions so;
   so.coordinator = coordinator->endpoint();
   so.listen = "tcp://0.0.0.0:*";
+  so.advertise_host = advertise_host;
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_THAT((*server)->endpoint(), StartsWith("tcp://0.0.0.0:"));
@@ -70,27 +73,17 @@ TEST(MultiHostTest, WildcardServerIsAdvertisedAtTheAddressItJoinedFrom) {
   std::optional<wire::Start> start = client.JoinAsWorker(coordinator->endpoint(), Job(), 0);
   ASSERT_TRUE(start.has_value());
   EXPECT_EQ(AdvertisedEndpoint(*start),
-            absl::StrCat("tcp://127.0.0.1:", PortOf((*server)->endpoint())));
+            absl::StrCat("tcp://", expected_host, ":", PortOf((*server)->endpoint())));
   (*server)->Stop();
   coordinator->Stop();
 }
 
+TEST(MultiHostTest, WildcardServerIsAdvertisedAtTheAddressItJoinedFrom) {
+  ExpectAdvertisedAt("", "127.0.0.1");
+}
+
 TEST(MultiHostTest, AdvertiseHostWinsOverTheAddressSeen) {
-  auto coordinator = MakeCoordinator(1);
-  ASSERT_NE(coordinator, nullptr);
-  ServerOptions so;
-  so.coordinator = coordinator->endpoint();
-  so.listen = "tcp://0.0.0.0:*";
-  so.advertise_host = "server-7.example";
-  auto server = Server::Create(so);
-  ASSERT_TRUE(server.ok()) << server.status();
-  testing::RawClient client;
-  std::optional<wire::Start> start = client.JoinAsWorker(coordinator->endpoint(), Job(), 0);
-  ASSERT_TRUE(start.has_value());
-  EXPECT_EQ(AdvertisedEndpoint(*start),
-            absl::StrCat("tcp://server-7.example:", PortOf((*server)->endpoint())));
-  (*server)->Stop();
-  coordinator->Stop();
+  ExpectAdvertisedAt("server-7.example", "server-7.example");
 }
 
 // The whole job through the advertised address: exact values after two pushes.
