@@ -8,7 +8,7 @@
 //                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N]
 //                 [--checkpoint-every-seconds S] [--no-checkpoint-at-end]
 //                 [--restore-from DIR] [--state-dir DIR --shard N] [--log-sync LEVEL]
-//                 [--log-rebase-mb MB]
+//                 [--log-rebase-mb MB] [--keep-free-memory-mb MB]
 //
 // --coordinator defaults to $KAIROS_COORDINATOR, --keys to $KAIROS_KEYS. Once bound it prints
 // "kairos-server listening on <endpoint>" on stdout (and, with --metrics-listen,
@@ -20,6 +20,7 @@
 // (the coordinator needs --server-restart-timeout; docs/durability.md, "Server restarts").
 
 #include <csignal>
+#include <cstdint>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "absl/time/time.h"
 #include "apps/node_main.h"
 #include "apps/updater_plugin.h"
+#include "kairos/allocator.h"
 #include "kairos/options.h"
 #include "kairos/server.h"
 #include "kairos/updater.h"
@@ -40,7 +42,8 @@ namespace kairos::apps {
 namespace {
 
 void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
-                std::string& log_level, std::vector<std::string>& plugins) {
+                std::string& log_level, std::vector<std::string>& plugins,
+                uint64_t& keep_free_mb) {
   app.add_option("--coordinator", options.coordinator,
                  "Endpoint of the job's coordinator, e.g. tcp://10.0.0.1:7000")
       ->envname("KAIROS_COORDINATOR")
@@ -104,6 +107,13 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
          "the older segments then go. 0: never")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
       ->default_str("1024");
+  app.add_option("--keep-free-memory-mb", keep_free_mb,
+                 "Freed memory (MiB) the allocator keeps for reuse instead of giving it back "
+                 "to the system, so that received messages do not fault their pages in "
+                 "again (kairos::TuneProcessAllocator; docs/performance.md). 0: leave the "
+                 "allocator as it is")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{2047}))
+      ->capture_default_str();
   AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
   AddLogLevelOption(app, log_level);
@@ -127,8 +137,17 @@ int Main(int argc, char** argv) {
   std::string keys_dir;
   std::string log_level;
   std::vector<std::string> plugins;
-  AddOptions(app, options, keys_dir, log_level, plugins);
+  uint64_t keep_free_mb = 1024;
+  AddOptions(app, options, keys_dir, log_level, plugins, keep_free_mb);
   if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
+  if (keep_free_mb > 0) {  // before any thread allocates
+    AllocatorTuning tuning;
+    tuning.keep_free_bytes = keep_free_mb << 20;
+    if (absl::Status s = TuneProcessAllocator(tuning); !s.ok() && !absl::IsUnimplemented(s)) {
+      std::cerr << "kairos-server: --keep-free-memory-mb: " << s.message() << std::endl;
+      return kExitCannotStart;
+    }
+  }
   absl::StatusOr<UpdaterFactory> updaters = LoadUpdaters(plugins);
   if (!updaters.ok()) {
     std::cerr << "kairos-server: " << updaters.status().message() << std::endl;

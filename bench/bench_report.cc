@@ -90,6 +90,23 @@ Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds, do
   return t;
 }
 
+Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
+                          const ProcessUsage& usage) {
+  Throughput t = MakeThroughput(ops, value_bytes, seconds, usage.cpu_seconds);
+  if (ops > 0 && value_bytes > 0) {
+    t.faults_per_mb = static_cast<double>(usage.minor_faults) /
+                      (static_cast<double>(ops) * value_bytes / kMegabyte);
+  }
+  return t;
+}
+
+ProcessUsage ReadProcessUsage() {
+  struct rusage u;
+  if (::getrusage(RUSAGE_SELF, &u) != 0) return {};
+  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  return {seconds(u.ru_utime) + seconds(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
+}
+
 double ProcessCpuSeconds() {
   struct rusage u;
   if (::getrusage(RUSAGE_SELF, &u) != 0) return 0;
@@ -271,15 +288,15 @@ absl::Status Report::Open(const std::string& csv_path) {
   csv_.open(csv_path, std::ios::out | std::ios::trunc);
   if (!csv_) return absl::InvalidArgumentError(absl::StrCat("cannot write ", csv_path));
   csv_ << "workload,value_bytes,servers,workers,policy,ops_per_s,mb_per_s,raw_ratio,"
-          "cpu_us_per_mb,p50_us,p99_us,mean_us,samples,raw_p50_us,rss_bytes,"
+          "cpu_us_per_mb,faults_per_mb,p50_us,p99_us,mean_us,samples,raw_p50_us,rss_bytes,"
           "baseline_rss_bytes,bound_bytes,note\n";
   return absl::OkStatus();
 }
 
 void Report::PrintColumns() const {
-  std::cout << absl::StrFormat("%-12s %9s %2s %2s %9s %10s %7s %9s %8s %8s  %s\n", "workload",
-                               "value", "S", "W", "MB/s", "ops/s", "vs raw", "CPU us/MB", "p50 us",
-                               "p99 us", "note");
+  std::cout << absl::StrFormat("%-12s %9s %2s %2s %9s %10s %7s %9s %7s %8s %8s  %s\n",
+                               "workload", "value", "S", "W", "MB/s", "ops/s", "vs raw",
+                               "CPU us/MB", "flt/MB", "p50 us", "p99 us", "note");
 }
 
 void Report::Add(const Result& r) {
@@ -293,10 +310,11 @@ void Report::Add(const Result& r) {
     p50 = r.latency->p50_us;
     p99 = r.latency->p99_us;
   }
-  std::cout << absl::StrFormat("%-12s %9s %2s %2s %9s %10s %7s %9s %8s %8s  %s\n", r.workload,
-                               FormatSize(r.value_bytes), s, w, Optional(r.mb_per_s, "%.1f"),
-                               Optional(r.ops_per_s, "%.1f"), Optional(ratio_pct, "%.1f%%"),
-                               Optional(r.cpu_us_per_mb, "%.1f"), Optional(p50, "%.1f"),
+  std::cout << absl::StrFormat("%-12s %9s %2s %2s %9s %10s %7s %9s %7s %8s %8s  %s\n",
+                               r.workload, FormatSize(r.value_bytes), s, w,
+                               Optional(r.mb_per_s, "%.1f"), Optional(r.ops_per_s, "%.1f"),
+                               Optional(ratio_pct, "%.1f%%"), Optional(r.cpu_us_per_mb, "%.1f"),
+                               Optional(r.faults_per_mb, "%.1f"), Optional(p50, "%.1f"),
                                Optional(p99, "%.1f"), r.note)
             << std::flush;
   if (!csv_.is_open()) return;
@@ -310,7 +328,8 @@ void Report::Add(const Result& r) {
   csv_ << absl::StrJoin(
               std::vector<std::string>{
                   r.workload, absl::StrCat(r.value_bytes), s, w, r.policy, num(r.ops_per_s),
-                  num(r.mb_per_s), num(r.raw_ratio), num(r.cpu_us_per_mb), num(p50), num(p99),
+                  num(r.mb_per_s), num(r.raw_ratio), num(r.cpu_us_per_mb),
+                  num(r.faults_per_mb), num(p50), num(p99),
                   num(mean), num(samples), num(r.raw_p50_us), num(r.rss_bytes),
                   num(r.baseline_rss_bytes), num(r.bound_bytes), CsvField(r.note)},
               ",")

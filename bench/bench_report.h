@@ -34,17 +34,34 @@ struct Budget {
 // `cpu_us_per_mb` is the CPU time of this whole process (every thread, user + system) per
 // MB moved: unlike MB/s it hardly depends on what else the machine runs, and on an idle
 // machine of N cores a CPU-bound workload cannot exceed N * 10^6 / cpu_us_per_mb MB/s.
+// `faults_per_mb` counts the page faults of this whole process per MB moved (minor faults:
+// a page the process touches for the first time since the system gave it, zeroed): memory
+// the allocator gave back and the next message takes again costs one per 4 KiB, work that
+// moves no byte (docs/benchmarks.md, "Issue 15: causes found").
 struct Throughput {
   uint64_t ops = 0;
   double seconds = 0;
   double ops_per_s = 0;
   double mb_per_s = 0;
   double cpu_us_per_mb = 0;  // 0 when not measured
+  std::optional<double> faults_per_mb;
 };
+
+// What this process has used so far: CPU time (user + system) of every thread, in seconds,
+// and page faults (getrusage's ru_minflt).
+struct ProcessUsage {
+  double cpu_seconds = 0;
+  uint64_t minor_faults = 0;
+};
+ProcessUsage ReadProcessUsage();
+
 // Throughput of `ops` operations of `value_bytes` each in `seconds`, which cost
-// `cpu_seconds` of process CPU time.
+// `cpu_seconds` of process CPU time (and `usage`, when given: the process's usage over the
+// same interval, CPU and page faults).
 Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
                           double cpu_seconds = 0);
+Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
+                          const ProcessUsage& usage);
 
 // CPU time (user + system) of every thread of this process so far, in seconds.
 double ProcessCpuSeconds();
@@ -135,6 +152,7 @@ struct Result {
   std::optional<double> mb_per_s;
   std::optional<double> raw_ratio;      // against the raw ceiling of the same run shape
   std::optional<double> cpu_us_per_mb;  // see Throughput
+  std::optional<double> faults_per_mb;  // see Throughput
   std::optional<LatencySummary> latency;
   std::optional<double> raw_p50_us;   // latency: raw ZeroMQ round trip of the same size
   std::optional<uint64_t> rss_bytes;  // memory: server VmHWM

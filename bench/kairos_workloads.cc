@@ -247,10 +247,12 @@ absl::StatusOr<MeasuredRun> RunOnWorkerThreads(
     threads.emplace_back([&, i] { body(i, measure_begin, end, tallies[i]); });
   }
   std::this_thread::sleep_until(measure_begin);
-  const double cpu_begin = ProcessCpuSeconds();
+  const ProcessUsage begin = ReadProcessUsage();
   std::this_thread::sleep_until(end);
+  const ProcessUsage after = ReadProcessUsage();
   MeasuredRun run;
-  run.cpu_seconds = ProcessCpuSeconds() - cpu_begin;
+  run.cpu_seconds = after.cpu_seconds - begin.cpu_seconds;
+  run.minor_faults = after.minor_faults - begin.minor_faults;
   for (std::thread& t : threads) t.join();
   for (std::size_t i = 0; i < tallies.size(); ++i) {
     if (!tallies[i].status.ok()) {
@@ -277,7 +279,8 @@ absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t v
                            PipelineLoop(cluster.worker(i), op, value_bytes, window,
                                         measure_begin, end, buffers[i], tally);
                          }));
-  return MakeThroughput(run.count, value_bytes, budget.seconds, run.cpu_seconds);
+  return MakeThroughput(run.count, value_bytes, budget.seconds,
+                        ProcessUsage{run.cpu_seconds, run.minor_faults});
 }
 
 absl::StatusOr<LatencySummary> RunSync(BenchCluster& cluster, Op op, uint64_t value_bytes,

@@ -144,10 +144,12 @@ struct WorkerTally {
   absl::Status status;
 };
 // The measured interval of every worker thread: (count summed over the workers, the
-// process's CPU seconds in the interval), or the first worker's error (its rank prefixed).
+// process's CPU seconds and page faults in the interval), or the first worker's error (its
+// rank prefixed).
 struct MeasuredRun {
   uint64_t count = 0;
   double cpu_seconds = 0;
+  uint64_t minor_faults = 0;
 };
 // Runs body(worker, measure_begin, end, tally) for every worker of `cluster`, each on its
 // own thread, with the measured interval starting budget.warmup_s from now and lasting

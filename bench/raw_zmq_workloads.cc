@@ -213,9 +213,11 @@ absl::StatusOr<Throughput> RawOneWay(const RawSpec& spec, const Budget& budget) 
     for (auto& p : pairs) p->Start(interval, stop);
     // The CPU time of the measured interval, every thread of the process (as RunPipelined).
     std::this_thread::sleep_until(interval.begin);
-    const double cpu_begin = ProcessCpuSeconds();
+    const ProcessUsage begin = ReadProcessUsage();
     std::this_thread::sleep_until(interval.end);
-    const double cpu_seconds = ProcessCpuSeconds() - cpu_begin;
+    const ProcessUsage after = ReadProcessUsage();
+    const ProcessUsage used{after.cpu_seconds - begin.cpu_seconds,
+                            after.minor_faults - begin.minor_faults};
     stop.store(true);
     uint64_t messages = 0;
     absl::Status status;
@@ -229,7 +231,7 @@ absl::StatusOr<Throughput> RawOneWay(const RawSpec& spec, const Budget& budget) 
       }
     }
     if (!status.ok()) return status;
-    return MakeThroughput(messages, spec.message_bytes, budget.seconds, cpu_seconds);
+    return MakeThroughput(messages, spec.message_bytes, budget.seconds, used);
   } catch (const zmq::error_t& e) {
     return absl::InternalError(absl::StrCat("raw ZeroMQ one-way: ", e.what()));
   }

@@ -82,6 +82,7 @@
 #include "bench/kairos_workloads.h"
 #include "bench/memory_workload.h"
 #include "bench/raw_zmq_workloads.h"
+#include "kairos/allocator.h"
 #include "kairos/status.h"
 #include "zmq.h"
 
@@ -119,6 +120,7 @@ struct Flags {
   std::string max_window_bytes = "256M";
   uint64_t chunk_elements = uint64_t{1} << 18;
   bool shared_context = false;
+  bool tune_allocator = false;
   int apply_threads = -1;
   int64_t inline_apply_bytes = -1;
   std::size_t latency_samples = 200000;
@@ -199,6 +201,10 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--chunk-elements", f.chunk_elements, "JobConfig::chunk_elements (floats)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_flag("--tune-allocator", f.tune_allocator,
+               "Call kairos::TuneProcessAllocator() first: glibc keeps freed memory for reuse "
+               "instead of giving it back (kairos-server does this by default; a program "
+               "that links kairos chooses; docs/performance.md)");
   app.add_flag("--shared-context", f.shared_context,
                "All nodes share one ZeroMQ context (as LocalCluster does) instead of one "
                "each (as separate processes)");
@@ -391,6 +397,11 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
       absl::StrFormat("ZeroMQ:     %d.%d.%d, tcp://127.0.0.1, %s", major, minor, patch,
                       f.shared_context ? "one context shared by all nodes"
                                        : "one context (1 I/O thread) per node / per side"),
+      f.tune_allocator
+          ? std::string("Allocator:  tuned, kairos::TuneProcessAllocator() (freed memory kept "
+                        "for reuse, allocations up to 32 MiB from the heap)")
+          : std::string("Allocator:  glibc's defaults (a program that does not call "
+                        "kairos::TuneProcessAllocator; --tune-allocator calls it)"),
       absl::StrFormat("Workloads:  %s", absl::StrJoin(p.benchmarks, ",")),
       absl::StrFormat("Sizes:      %s; servers %s; workers %s; curve %s",
                       absl::StrJoin(sizes, ", "), absl::StrJoin(f.servers, ","),
@@ -417,7 +428,9 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
           "in flight; whole = one message per value. paired: the best variant of each pair",
           absl::StrJoin(p.raw_variants, ","), f.chunk_elements, FormatSize(p.raw_queue_bytes)),
       "Units:      MB/s = 10^6 value bytes per second, all workers together; CPU us/MB = "
-      "CPU time of the whole process (all threads, user + system) per MB; latency in us",
+      "CPU time of the whole process (all threads, user + system) per MB; flt/MB = page "
+      "faults of the whole process per MB (memory touched afresh: 256 per MB when every "
+      "byte lands in pages the allocator gave back); latency in us",
   };
 }
 
@@ -573,6 +586,7 @@ class Runner {
       r.mb_per_s = measured[i].mb_per_s;
       r.ops_per_s = measured[i].ops_per_s;
       if (measured[i].cpu_us_per_mb > 0) r.cpu_us_per_mb = measured[i].cpu_us_per_mb;
+      r.faults_per_mb = measured[i].faults_per_mb;
       r.note = absl::StrFormat("%s: %s%s%s", variants[i].name, variants[i].description,
                                BestNote(runs), i == best ? "  <- ceiling" : "");
       report_.Add(r);
@@ -632,6 +646,7 @@ class Runner {
     r.mb_per_s = t->mb_per_s;
     r.ops_per_s = t->ops_per_s;
     if (t->cpu_us_per_mb > 0) r.cpu_us_per_mb = t->cpu_us_per_mb;
+    r.faults_per_mb = t->faults_per_mb;
     std::string vs;
     if (ceilings_wanted_ || always_ceiling) {
       if (const Ceiling* c = EnsureCeiling(size, servers, workers);
@@ -682,7 +697,7 @@ class Runner {
         settings.discard_updates = v.discard_updates;
         auto cluster = BenchCluster::Create(1, 1, size / sizeof(float), settings);
         if (!cluster.ok()) return Fail(name, cluster.status());
-        std::vector<double> ratios, kairos_mb, ceiling_mb, kairos_cpu, ceiling_cpu;
+        std::vector<double> ratios, kairos_mb, ceiling_mb, kairos_cpu, ceiling_cpu, kairos_faults;
         std::vector<std::vector<double>> variant_mb(variants.size());
         std::vector<int> wins(variants.size(), 0);
         absl::Status status;
@@ -723,6 +738,7 @@ class Runner {
           ceiling_mb.push_back(raw[best].mb_per_s);
           kairos_cpu.push_back(k->cpu_us_per_mb);
           ceiling_cpu.push_back(raw[best].cpu_us_per_mb);
+          if (k->faults_per_mb.has_value()) kairos_faults.push_back(*k->faults_per_mb);
         }
         if (absl::Status s = (*cluster)->Shutdown(); status.ok()) status = s;
         if (!status.ok()) return Fail(name, status);
@@ -731,6 +747,7 @@ class Runner {
         r.mb_per_s = Median(kairos_mb);
         r.raw_ratio = Median(ratios);
         if (Median(kairos_cpu) > 0) r.cpu_us_per_mb = Median(kairos_cpu);
+        if (!kairos_faults.empty()) r.faults_per_mb = Median(kairos_faults);
         // Which variant was the ceiling, how often, and each variant's median.
         std::vector<std::string> won, medians;
         for (std::size_t j = 0; j < variants.size(); ++j) {
@@ -763,7 +780,8 @@ class Runner {
         auto cluster = BenchCluster::Create(1, 1, size / sizeof(float), plan_.cluster);
         if (!cluster.ok()) return Fail(name, cluster.status());
         const std::vector<int>& windows = flags_.sweep_windows;
-        std::vector<std::vector<double>> mb(windows.size()), cpu(windows.size());
+        std::vector<std::vector<double>> mb(windows.size()), cpu(windows.size()),
+            faults(windows.size());
         absl::Status status;
         for (int round = 0; round < flags_.sweep_rounds && status.ok(); ++round) {
           for (std::size_t k = 0; k < windows.size() && status.ok(); ++k) {
@@ -777,6 +795,7 @@ class Runner {
             }
             mb[i].push_back(t->mb_per_s);
             cpu[i].push_back(t->cpu_us_per_mb);
+            if (t->faults_per_mb.has_value()) faults[i].push_back(*t->faults_per_mb);
           }
         }
         if (absl::Status s = (*cluster)->Shutdown(); status.ok()) status = s;
@@ -787,6 +806,7 @@ class Runner {
           r.mb_per_s = Median(mb[i]);
           bests.push_back(*std::max_element(mb[i].begin(), mb[i].end()));
           if (Median(cpu[i]) > 0) r.cpu_us_per_mb = Median(cpu[i]);
+          if (!faults[i].empty()) r.faults_per_mb = Median(faults[i]);
           std::string vs;
           if (ceiling != nullptr && ceiling->mb_per_s > 0) {
             r.raw_ratio = *r.mb_per_s / ceiling->mb_per_s;
@@ -1302,6 +1322,12 @@ int Main(int argc, char** argv) {
   if (!plan.ok()) {
     std::cerr << "kairos_transport_bench: " << plan.status().message() << std::endl;
     return 2;
+  }
+  if (flags.tune_allocator) {
+    if (absl::Status s = TuneProcessAllocator(); !s.ok()) {
+      std::cerr << "kairos_transport_bench: --tune-allocator: " << s.message() << std::endl;
+      return 2;
+    }
   }
   ::setenv("KAIROS_LOG_LEVEL", "error", /*overwrite=*/0);
   PrintHeader("kairos_transport_bench", SettingsLines(flags, *plan));

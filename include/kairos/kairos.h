@@ -5,6 +5,7 @@
 #ifndef KAIROS_KAIROS_H_
 #define KAIROS_KAIROS_H_
 
+#include "kairos/allocator.h"
 #include "kairos/buffer.h"
 #include "kairos/coordinator.h"
 #include "kairos/eager.h"
