@@ -576,17 +576,53 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   return run;
 }
 
+// Runs the simulator with `o` and makes its result a Run of `scenario`: its samples and end
+// shifted by `offset_s` (the rates and the blocked share are of the simulated time), the
+// time to `target_accuracy`, the staleness, and an error when the run diverged.
+Run SimulatedRun(std::string scenario, const sim::SimOptions& o, double offset_s,
+                 double target_accuracy) {
+  Run run;
+  run.scenario = std::move(scenario);
+  run.policy = o.policy;
+  run.seed = o.seed;
+  run.simulated = true;
+  run.workers = o.num_workers;
+  run.servers = 1;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<sim::SimResult> r = sim::Simulate(o);
+  run.run_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+  if (!r.ok()) {
+    run.error = r.status().ToString();
+    return run;
+  }
+  for (const sim::SimSample& s : r->samples) {
+    run.samples.push_back({offset_s + absl::ToDoubleSeconds(s.time), s.iterations,
+                           r->has_accuracy ? s.accuracy : kNaN, s.loss, kNaN});
+  }
+  for (const sim::SimWorkerResult& w : r->workers) {
+    for (const PushRecord& p : w.metrics.push_log) ++run.staleness[p.staleness];
+  }
+  const double virtual_s = absl::ToDoubleSeconds(r->end_time);
+  run.end_s = offset_s + virtual_s;
+  run.final_accuracy = run.samples.back().accuracy;
+  run.final_loss = run.samples.back().loss;
+  run.iterations = r->total_iterations();
+  run.iterations_per_s = virtual_s > 0 ? static_cast<double>(run.iterations) / virtual_s : 0;
+  run.blocked_share =
+      virtual_s > 0 ? absl::ToDoubleSeconds(r->total_blocked_time) / (virtual_s * o.num_workers)
+                    : 0;
+  SetTarget(run, target_accuracy);
+  SetStaleness(run);
+  if (!std::isfinite(run.final_loss) || r->nonfinite_pushes > 0) {
+    run.error = absl::StrCat("diverged: final loss ", run.final_loss, ", ", r->nonfinite_pushes,
+                             " pushes with NaN or Inf refused");
+  }
+  return run;
+}
+
 // One simulated run (the scale scenario).
 Run RunSimulated(const Flags& f, const Scenario& sc, const std::string& policy, uint64_t seed,
                  std::shared_ptr<const sim::Model> model) {
-  Run run;
-  run.scenario = sc.name;
-  run.policy = policy;
-  run.seed = seed;
-  run.simulated = true;
-  run.workers = sc.workers;
-  run.servers = 1;
-  const absl::Time start = absl::Now();
   sim::SimOptions o;
   o.num_workers = sc.workers;
   o.policy = policy;
@@ -603,33 +639,7 @@ Run RunSimulated(const Flags& f, const Scenario& sc, const std::string& policy, 
   o.sample_interval = absl::Milliseconds(f.sim_sample_ms);
   o.seed = seed;
   o.push_log_size = kPushLog;
-  absl::StatusOr<sim::SimResult> r = sim::Simulate(o);
-  run.run_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
-  if (!r.ok()) {
-    run.error = r.status().ToString();
-    return run;
-  }
-  for (const sim::SimSample& s : r->samples) {
-    run.samples.push_back({absl::ToDoubleSeconds(s.time), s.iterations,
-                           r->has_accuracy ? s.accuracy : kNaN, s.loss, kNaN});
-  }
-  for (const sim::SimWorkerResult& w : r->workers) {
-    for (const PushRecord& p : w.metrics.push_log) ++run.staleness[p.staleness];
-  }
-  run.end_s = absl::ToDoubleSeconds(r->end_time);
-  run.final_accuracy = run.samples.back().accuracy;
-  run.final_loss = run.samples.back().loss;
-  run.iterations = r->total_iterations();
-  run.iterations_per_s = run.end_s > 0 ? static_cast<double>(run.iterations) / run.end_s : 0;
-  run.blocked_share =
-      run.end_s > 0 ? absl::ToDoubleSeconds(r->total_blocked_time) / (run.end_s * sc.workers) : 0;
-  SetTarget(run, f.sim_target);
-  SetStaleness(run);
-  if (!std::isfinite(run.final_loss) || r->nonfinite_pushes > 0) {
-    run.error = absl::StrCat("diverged: final loss ", run.final_loss, ", ", r->nonfinite_pushes,
-                             " pushes with NaN or Inf refused");
-  }
-  return run;
+  return SimulatedRun(sc.name, o, /*offset_s=*/0, f.sim_target);
 }
 
 std::string Fixed(double v, int decimals) {
@@ -953,14 +963,6 @@ std::string OwnName(const Scenario& sc) { return absl::StrCat(sc.name, "-own"); 
 Run RunCalibrated(const Flags& f, const Scenario& sc, const Calibration& cal,
                   const std::string& policy, uint64_t seed,
                   std::shared_ptr<const sim::Model> model) {
-  Run run;
-  run.scenario = CalibratedName(sc);
-  run.policy = policy;
-  run.seed = seed;
-  run.simulated = true;
-  run.workers = sc.workers;
-  run.servers = 1;
-  const absl::Time start = absl::Now();
   sim::SimOptions o = ToSimOptions(cal, sc.workers);
   o.policy = policy;
   o.model = std::move(model);
@@ -969,35 +971,7 @@ Run RunCalibrated(const Flags& f, const Scenario& sc, const Calibration& cal,
   o.seed = seed;
   o.push_log_size = kPushLog;
   o.stop_at_accuracy = cal.setting.target_accuracy;  // only the time to target is compared
-  absl::StatusOr<sim::SimResult> r = sim::Simulate(o);
-  run.run_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
-  if (!r.ok()) {
-    run.error = r.status().ToString();
-    return run;
-  }
-  for (const sim::SimSample& s : r->samples) {
-    run.samples.push_back({cal.startup_s + absl::ToDoubleSeconds(s.time), s.iterations,
-                           s.accuracy, s.loss, kNaN});
-  }
-  for (const sim::SimWorkerResult& w : r->workers) {
-    for (const PushRecord& p : w.metrics.push_log) ++run.staleness[p.staleness];
-  }
-  run.end_s = cal.startup_s + absl::ToDoubleSeconds(r->end_time);
-  run.final_accuracy = run.samples.back().accuracy;
-  run.final_loss = run.samples.back().loss;
-  run.iterations = r->total_iterations();
-  const double virtual_s = absl::ToDoubleSeconds(r->end_time);
-  run.iterations_per_s = virtual_s > 0 ? static_cast<double>(run.iterations) / virtual_s : 0;
-  run.blocked_share =
-      virtual_s > 0 ? absl::ToDoubleSeconds(r->total_blocked_time) / (virtual_s * sc.workers)
-                    : 0;
-  SetTarget(run, cal.setting.target_accuracy);
-  SetStaleness(run);
-  if (!std::isfinite(run.final_loss) || r->nonfinite_pushes > 0) {
-    run.error = absl::StrCat("diverged: final loss ", run.final_loss, ", ", r->nonfinite_pushes,
-                             " pushes with NaN or Inf refused");
-  }
-  return run;
+  return SimulatedRun(CalibratedName(sc), o, cal.startup_s, cal.setting.target_accuracy);
 }
 
 // The median time to target over a policy's runs (a run that did not reach it, or failed,

@@ -191,6 +191,14 @@ absl::Status CheckDataSplit(const DataSplit& d, std::string_view model) {
   return absl::OkStatus();
 }
 
+Dataset::Matrix Dataset::Rows(std::span<const int> examples) const {
+  Matrix x(static_cast<Eigen::Index>(examples.size()), features.cols());
+  for (std::size_t i = 0; i < examples.size(); ++i) {
+    x.row(static_cast<Eigen::Index>(i)) = features.row(examples[i]);
+  }
+  return x;
+}
+
 void StandardizeFeatures(DataSplit& split) {
   const Dataset::Matrix& x = split.train.features;
   double sum = 0.0;

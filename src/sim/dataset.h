@@ -8,6 +8,7 @@
 #define KAIROS_SIM_DATASET_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,8 @@ struct Dataset {
 
   int num_examples() const { return static_cast<int>(features.rows()); }
   int num_features() const { return static_cast<int>(features.cols()); }
+  // The feature rows of `examples` (a minibatch), in their order.
+  Matrix Rows(std::span<const int> examples) const;
 };
 
 struct DataSplit {

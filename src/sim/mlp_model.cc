@@ -25,8 +25,6 @@ namespace kairos::sim {
 
 namespace {
 
-using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 // Immutable after construction (see Model). Parameters, one flat vector:
 //   [W1 (hidden x features, column-major), b1 (hidden), W2 (classes x hidden,
 //    column-major), b2 (classes)].
@@ -72,10 +70,7 @@ class MlpModel final : public Model {
   void Gradient(const Eigen::VectorXf& params, std::span<const int> batch,
                 Eigen::VectorXf* gradient) const override {
     const auto batch_size = static_cast<Eigen::Index>(batch.size());
-    RowMatrixF x(batch_size, features_);
-    for (Eigen::Index i = 0; i < batch_size; ++i) {
-      x.row(i) = data_.train.features.row(batch[static_cast<size_t>(i)]);
-    }
+    const Dataset::Matrix x = data_.train.Rows(batch);
     const Weights w = Map(params);
     Eigen::MatrixXf h = x * w.w1.transpose();  // batch x hidden
     h.rowwise() += w.b1.transpose();
@@ -149,7 +144,7 @@ class MlpModel final : public Model {
   const uint64_t seed_;
   const int classes_;
   const int features_;
-  RowMatrixF eval_x_;  // the evaluation rows
+  Dataset::Matrix eval_x_;  // the evaluation rows
   std::vector<int> eval_y_;
 };
 

@@ -22,8 +22,6 @@ namespace kairos::sim {
 
 namespace {
 
-using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 // Row-wise softmax of `logits` in place (max-shifted, so exp never overflows).
 template <typename M>
 void SoftmaxRows(M& logits) {
@@ -59,10 +57,7 @@ class SoftmaxModel final : public Model {
   void Gradient(const Eigen::VectorXf& params, std::span<const int> batch,
                 Eigen::VectorXf* gradient) const override {
     const auto batch_size = static_cast<Eigen::Index>(batch.size());
-    RowMatrixF x(batch_size, features_);
-    for (Eigen::Index i = 0; i < batch_size; ++i) {
-      x.row(i) = data_.train.features.row(batch[static_cast<size_t>(i)]);
-    }
+    const Dataset::Matrix x = data_.train.Rows(batch);
     Eigen::Map<const Eigen::MatrixXf> w(params.data(), classes_, features_);
     Eigen::Map<const Eigen::VectorXf> bias(params.data() + classes_ * features_, classes_);
     Eigen::MatrixXf delta = x * w.transpose();  // logits, then p - onehot
