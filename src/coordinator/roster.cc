@@ -16,6 +16,35 @@ std::string RoleName(wire::Role role) {
   return role == wire::SERVER ? "server" : role == wire::WORKER ? "worker" : "node";
 }
 
+namespace {
+
+// The shard a server's JOIN names (kairos-server --shard; sent plus one, 0 meaning none):
+// -1 when it names none.
+int RequestedShard(const wire::Join& join) {
+  return static_cast<int>(std::min<uint32_t>(join.requested_shard(), 1u << 30)) - 1;
+}
+
+// The slot (a server's shard, a worker's rank; `what` names it) a joining node gets: the
+// one it asked for when it is in range and free (`requested` -1: none asked for), else the
+// first free one, or -1 when every slot is taken.
+absl::StatusOr<int> PickSlot(int requested, int count, const std::map<int, uint32_t>& taken,
+                             const char* what, const char* role) {
+  if (requested >= count) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s %d is out of range: the job has %d %ss", what, requested, count, role));
+  }
+  if (requested >= 0 && taken.contains(requested)) {
+    return absl::AlreadyExistsError(absl::StrFormat("%s %d has already joined", what, requested));
+  }
+  int slot = requested;
+  for (int s = 0; slot < 0 && s < count; ++s) {
+    if (!taken.contains(s)) slot = s;
+  }
+  return slot;
+}
+
+}  // namespace
+
 absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
   if (started) return absl::FailedPreconditionError("the job has already started");
   if (join.role() == wire::SERVER) {
@@ -28,20 +57,7 @@ absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
     }
     // A server may name its shard (kairos-server --shard: the one its state directory
     // holds); otherwise it gets the first free one.
-    const int requested = static_cast<int>(std::min<uint32_t>(join.requested_shard(), 1u << 30)) - 1;
-    if (requested >= num_servers_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "server shard %d is out of range: the job has %d servers", requested, num_servers_));
-    }
-    if (requested >= 0 && server_ids_.contains(requested)) {
-      return absl::AlreadyExistsError(
-          absl::StrFormat("server shard %d has already joined", requested));
-    }
-    int shard = requested;
-    for (int s = 0; shard < 0 && s < num_servers_; ++s) {
-      if (!server_ids_.contains(s)) shard = s;
-    }
-    return shard;
+    return PickSlot(RequestedShard(join), num_servers_, server_ids_, "server shard", "server");
   }
   if (join.role() != wire::WORKER) {
     return absl::InvalidArgumentError("a node must join as a server or a worker");
@@ -53,19 +69,10 @@ absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
   } else {
     KAIROS_RETURN_IF_ERROR(ValidateJobConfig(theirs));
   }
-  const int requested = join.requested_rank();
-  if (requested >= num_workers_) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "worker rank %d is out of range: the job has %d workers", requested, num_workers_));
-  }
-  if (requested >= 0 && worker_ids_.contains(requested)) {
-    return absl::AlreadyExistsError(
-        absl::StrFormat("worker rank %d has already joined", requested));
-  }
-  int rank = requested;
-  for (int r = 0; rank < 0 && r < num_workers_; ++r) {
-    if (!worker_ids_.contains(r)) rank = r;
-  }
+  absl::StatusOr<int> picked =
+      PickSlot(join.requested_rank(), num_workers_, worker_ids_, "worker rank", "worker");
+  if (!picked.ok()) return picked.status();
+  const int rank = *picked;
   if (rank < 0) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("the job already has its %d workers", num_workers_));
@@ -119,7 +126,7 @@ absl::StatusOr<int> Roster::AdmitRejoin(const wire::Join& join, bool rejoining,
 
 absl::StatusOr<int> Roster::AdmitServerRestart(const wire::Join& join, absl::Time now,
                                                absl::Duration min_silence) const {
-  const int shard = static_cast<int>(std::min<uint32_t>(join.requested_shard(), 1u << 30)) - 1;
+  const int shard = RequestedShard(join);
   if (shard < 0) {
     return absl::FailedPreconditionError(
         "the job has already started; a server joining it again must name its shard "
