@@ -558,8 +558,9 @@ class ZmqTransport final : public Transport {
   // -------------------------------------------------------------- receiving (I/O thread)
   // Receives every waiting message on `s`, up to a batch: false when it stopped at an
   // empty socket (its last call was the receive that found it empty), true when it stopped
-  // at the batch's end with messages possibly left.
-  bool Drain(void* s, bool router) {
+  // at the batch's end with messages possibly left. `dealer`: the PeerId of a DEALER `s`
+  // (unused for the listening ROUTER, whose messages name their peer).
+  bool Drain(void* s, bool router, PeerId dealer) {
     for (int i = 0; i < kMaxMessagesPerWake; ++i) {
       // Each frame is received into `part` on the stack, so the receive that finds the
       // socket empty (the end of every drain) allocates nothing; a frame that is kept
@@ -601,7 +602,7 @@ class ZmqTransport final : public Transport {
         frame.owner = std::move(kept);
         frames.push_back(std::move(frame));
       }
-      if (!router) from = DealerPeer(s);
+      if (!router) from = dealer;
       std::optional<wire::Header> header;
       absl::StatusOr<Message> message = Decode(std::move(frames), &header);
       if (message.ok()) {
@@ -670,13 +671,6 @@ class ZmqTransport final : public Transport {
     it->second.address_known = true;
     const char* address = zmq_msg_gets(msg, "Peer-Address");
     if (address != nullptr) it->second.address = address;
-  }
-
-  PeerId DealerPeer(void* s) const {
-    for (size_t i = 0; i < dealers_.size(); ++i) {
-      if (dealers_[i].socket == s) return i;
-    }
-    return 0;
   }
 
   // ---------------------------------------------------------- handshakes (I/O thread)
@@ -825,6 +819,7 @@ class ZmqTransport final : public Transport {
     items_.clear();
     items_.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
     if (listener_ != nullptr) items_.push_back({listener_, 0, ZMQ_POLLIN, 0});
+    first_dealer_ = items_.size();
     for (const Dealer& d : dealers_) items_.push_back({d.socket, 0, ZMQ_POLLIN, 0});
     first_monitor_ = items_.size();
     if (listener_monitor_ != nullptr) items_.push_back({listener_monitor_, 0, ZMQ_POLLIN, 0});
@@ -859,15 +854,14 @@ class ZmqTransport final : public Transport {
     for (size_t i = 1; i < items_.size(); ++i) {
       void* socket = items_[i].socket;
       if (i < first_monitor_) {
-        // The socket's "sent" flag, by index: a handler may add dealers (ConnectNow).
-        const bool listener = socket == listener_;
-        size_t d = 0;
-        while (!listener && d < dealers_.size() && dealers_[d].socket != socket) ++d;
-        if (!listener && d == dealers_.size()) continue;
+        // The socket's "sent" flag, by index: the dealers sit in items_ in their order from
+        // first_dealer_ on, and keep their index when a handler adds one (ConnectNow).
+        const bool listener = i < first_dealer_;
+        const size_t d = listener ? 0 : i - first_dealer_;
         if (!(pending_[i] || (listener ? listener_sent_ : dealers_[d].sent))) continue;
         // Cleared after the drain: a send from a handler during it comes before the
         // receive that ends it, which leaves the socket's state known again.
-        pending_[i] = Drain(socket, listener) ? 1 : 0;
+        pending_[i] = Drain(socket, listener, static_cast<PeerId>(d)) ? 1 : 0;
         (listener ? listener_sent_ : dealers_[d].sent) = false;
       } else if (pending_[i]) {
         pending_[i] = MonitorEvents(socket) ? 1 : 0;
@@ -1031,6 +1025,7 @@ class ZmqTransport final : public Transport {
   std::vector<pollfd> fds_;        // items_'s descriptors: the eventfd, then each ZMQ_FD
   std::vector<uint8_t> pending_;   // items_ to drain before the loop may sleep
   bool listener_sent_ = false;     // sent on since its last drain
+  size_t first_dealer_ = 1;   // index in items_ of the first DEALER (after the ROUTER)
   size_t first_monitor_ = 1;  // index in items_ of the first monitor socket
   bool poll_dirty_ = true;
 };
