@@ -7,7 +7,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <optional>
 #include <cerrno>
@@ -17,12 +16,12 @@
 #include <map>
 #include <set>
 #include <span>
-#include <type_traits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "common/byte_io.h"
 #include "common/partition.h"
 #include "kairos/status.h"
 
@@ -41,68 +40,6 @@ constexpr uint64_t kMaxRecordBytes = uint64_t{13} * kMaxChunkElements + 4096;
 constexpr uint64_t kSparseRowsPerRecord = 65536;
 
 enum RecordType : uint32_t { kHeader = 1, kDense = 2, kSparse = 3, kEnd = 4 };
-
-// Little-endian encoding of a record's payload (x86-64 and aarch64 are little-endian; the
-// static_assert keeps it honest).
-static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
-
-class Writer {
- public:
-  template <typename T>
-  void Put(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    buf_.append(reinterpret_cast<const char*>(&v), sizeof(v));
-  }
-  void PutString(const std::string& s) {
-    Put<uint32_t>(static_cast<uint32_t>(s.size()));
-    buf_.append(s);
-  }
-  template <typename T>
-  void PutArray(std::span<const T> v) {
-    Put<uint64_t>(v.size());
-    buf_.append(reinterpret_cast<const char*>(v.data()), v.size_bytes());
-  }
-  std::string& bytes() { return buf_; }
-
- private:
-  std::string buf_;
-};
-
-class Reader {
- public:
-  Reader(const std::string& bytes) : p_(bytes.data()), left_(bytes.size()) {}
-  template <typename T>
-  bool Get(T* v) {
-    if (left_ < sizeof(T)) return false;
-    std::memcpy(v, p_, sizeof(T));
-    p_ += sizeof(T);
-    left_ -= sizeof(T);
-    return true;
-  }
-  bool GetString(std::size_t max, std::string* s) {
-    uint32_t n = 0;
-    if (!Get(&n) || n > max || n > left_) return false;
-    s->assign(p_, n);
-    p_ += n;
-    left_ -= n;
-    return true;
-  }
-  // An array of exactly `expected` elements (its count is in the record).
-  template <typename T>
-  bool GetArray(uint64_t expected, T* out) {
-    uint64_t n = 0;
-    if (!Get(&n) || n != expected || n > left_ / sizeof(T)) return false;
-    std::memcpy(out, p_, n * sizeof(T));
-    p_ += n * sizeof(T);
-    left_ -= n * sizeof(T);
-    return true;
-  }
-  std::size_t left() const { return left_; }
-
- private:
-  const char* p_;
-  std::size_t left_;
-};
 
 uint32_t RecordCrc(uint32_t type, uint64_t length, const std::string& payload) {
   char head[12];
@@ -186,7 +123,7 @@ absl::Status SyncDirectory(const std::string& dir) {
 }
 
 std::string HeaderPayload(const ShardSnapshot& s) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(kFormatVersion);
   w.Put<int32_t>(s.shard);
   w.Put<int32_t>(s.num_shards);
@@ -213,7 +150,7 @@ absl::Status Corrupt(const std::string& path, uint64_t at, const std::string& wh
 }
 
 absl::Status ParseHeader(const std::string& payload, ShardSnapshot* s) {
-  Reader r(payload);
+  ByteReader r(payload);
   uint32_t version = 0, ntables = 0;
   int32_t shard = 0, num_shards = 0;
   if (!r.Get(&version)) return absl::InvalidArgumentError("short header");
@@ -251,7 +188,7 @@ absl::Status ParseHeader(const std::string& payload, ShardSnapshot* s) {
 }
 
 absl::Status ParseDense(const std::string& payload, ShardSnapshot* s) {
-  Reader r(payload);
+  ByteReader r(payload);
   ShardSnapshot::Dense d;
   if (!r.Get(&d.table) || !r.Get(&d.begin) || !r.Get(&d.end) || !r.Get(&d.version) ||
       !r.Get(&d.learning_rate)) {
@@ -279,7 +216,7 @@ absl::Status ParseDense(const std::string& payload, ShardSnapshot* s) {
 }
 
 absl::Status ParseSparse(const std::string& payload, ShardSnapshot* s) {
-  Reader r(payload);
+  ByteReader r(payload);
   ShardSnapshot::Sparse p;
   uint64_t n = 0;
   if (!r.Get(&p.table) || !r.Get(&p.version) || !r.Get(&p.learning_rate) || !r.Get(&p.stride) ||
@@ -396,7 +333,7 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
     KAIROS_RETURN_IF_ERROR(out.Write(kMagic, sizeof(kMagic)));
     KAIROS_RETURN_IF_ERROR(out.Record(kHeader, HeaderPayload(s)));
     for (const ShardSnapshot::Dense& d : s.dense) {
-      Writer w;
+      ByteWriter w;
       w.Put(d.table);
       w.Put(d.begin);
       w.Put(d.end);
@@ -410,7 +347,7 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
       const uint64_t rows = p.keys.size();
       for (uint64_t first = 0; first == 0 || first < rows; first += kSparseRowsPerRecord) {
         const uint64_t n = std::min(kSparseRowsPerRecord, rows - first);
-        Writer w;
+        ByteWriter w;
         w.Put(p.table);
         w.Put(p.version);
         w.Put(p.learning_rate);
@@ -422,7 +359,7 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
         KAIROS_RETURN_IF_ERROR(out.Record(kSparse, w.bytes()));
       }
     }
-    Writer end;
+    ByteWriter end;
     end.Put<uint64_t>(out.records());
     KAIROS_RETURN_IF_ERROR(out.Record(kEnd, end.bytes()));
     KAIROS_RETURN_IF_ERROR(out.Close(sync));
@@ -481,7 +418,7 @@ absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path) {
       parsed = ParseSparse(payload, &s);
     } else if (type == kEnd) {
       uint64_t count = 0;
-      Reader r(payload);
+      ByteReader r(payload);
       if (!r.Get(&count) || r.left() != 0 || count != records) {
         return Corrupt(path, at, "the END record does not count the records");
       }

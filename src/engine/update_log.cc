@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,12 +15,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/byte_io.h"
 #include "common/crc32c.h"
 
 namespace kairos::internal {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "update logs are little-endian");
 
 constexpr char kMagic[8] = {'K', 'U', 'L', 'O', 'G', '0', '0', '1'};
 constexpr uint32_t kFormatVersion = 1;
@@ -29,35 +27,6 @@ constexpr std::size_t kRecordHead = 16;  // type, crc, length
 constexpr int kMaxFrames = 2;
 // The fixed fields of a request record, before the frames' sizes.
 constexpr std::size_t kRequestFixed = 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 8 + 4 + 4 + 8;
-
-class Writer {
- public:
-  template <typename T>
-  void Put(T v) {
-    const char* p = reinterpret_cast<const char*>(&v);
-    out_.append(p, sizeof(T));
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <typename T>
-  bool Get(T* v) {
-    if (in_.size() - at_ < sizeof(T)) return false;
-    std::memcpy(v, in_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return true;
-  }
-
- private:
-  const std::string& in_;
-  std::size_t at_ = 0;
-};
 
 int64_t TimeNanos(absl::Time t) {
   if (t == absl::InfiniteFuture()) return INT64_MAX;
@@ -79,7 +48,7 @@ absl::Status Errno(const std::string& what, const std::string& path) {
 
 // The fixed part of a record's body (everything but the request's frames).
 std::string Body(const LogRecord& r, const std::vector<Buffer>& frames) {
-  Writer w;
+  ByteWriter w;
   switch (r.type) {
     case LogRecord::Type::kHeader:
       break;  // written by Create
@@ -116,7 +85,7 @@ std::string Body(const LogRecord& r, const std::vector<Buffer>& frames) {
     case LogRecord::Type::kBase:
       return r.data;
   }
-  return w.Take();
+  return std::move(w.bytes());
 }
 
 // The record head (type, crc, length) followed by `body`; `frames` follow it in the file.
@@ -128,11 +97,11 @@ std::string Head(uint32_t type, const std::string& body, const std::vector<Buffe
   crc = Crc32cExtend(crc, body.data(), body.size());
   for (const Buffer& f : frames) crc = Crc32cExtend(crc, f.data(), f.size_bytes());
   const uint32_t crc32v = crc;
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(type);
   w.Put<uint32_t>(crc32v);
   w.Put<uint64_t>(length);
-  std::string head = w.Take();
+  std::string head = std::move(w.bytes());
   head += body;
   return head;
 }
@@ -200,7 +169,7 @@ class Fd {
 
 absl::StatusOr<LogRecord> ParseBody(uint32_t type, const std::string& fixed) {
   LogRecord r;
-  Reader in(fixed);
+  ByteReader in(fixed);
   int64_t ns = 0;
   switch (type) {
     case static_cast<uint32_t>(LogRecord::Type::kLeave):
@@ -290,7 +259,7 @@ absl::StatusOr<LogHeader> ReadUpdateLogHeader(const std::string& path) {
   if (Head(type, body, {}).substr(4, 4) != std::string(head + 4, 4)) {
     return Corrupt(path, sizeof(kMagic), "the header record's checksum does not match");
   }
-  Reader in(body);
+  ByteReader in(body);
   uint32_t version = 0;
   LogHeader h;
   in.Get(&version);
@@ -414,7 +383,7 @@ absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader
                                  type, length));
     }
     if (type == static_cast<uint32_t>(LogRecord::Type::kRequest)) {
-      Reader in(fixed);
+      ByteReader in(fixed);
       uint8_t kind = 0, pull_after = 0, nframes = 0, pad = 0;
       int64_t ns = 0;
       EngineRequest& q = record.request;
@@ -459,14 +428,14 @@ absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Create(const std::string& 
                                                              LogSync sync) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("create", path);
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(kFormatVersion);
   w.Put<uint64_t>(header.job_id);
   w.Put<int32_t>(header.shard);
   w.Put<int32_t>(header.num_shards);
   w.Put<int32_t>(header.num_workers);
   std::string bytes(kMagic, sizeof(kMagic));
-  bytes += Head(static_cast<uint32_t>(LogRecord::Type::kHeader), w.Take(), {});
+  bytes += Head(static_cast<uint32_t>(LogRecord::Type::kHeader), std::move(w.bytes()), {});
   auto log = std::unique_ptr<UpdateLog>(new UpdateLog(path, fd, 0, sync));
   if (absl::Status s = WriteAll(fd, path, bytes.data(), bytes.size()); !s.ok()) return s;
   if (::fsync(fd) != 0) return Errno("fsync", path);

@@ -9,7 +9,6 @@
 // answers made there are sent from there.
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <atomic>
@@ -27,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/byte_io.h"
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/logging.h"
@@ -582,38 +582,23 @@ class ServerImpl final : public Server, private EngineHost {
     std::vector<RequestWindow> windows;
   };
   std::string EncodeBase(const Base& b) const {
-    std::string out;
-    const auto put = [&out](const auto& v) {
-      out.append(reinterpret_cast<const char*>(&v), sizeof(v));
-    };
-    put(uint32_t{1});
-    put(b.clocks.clock_base);
-    put(static_cast<uint32_t>(b.clocks.clocks.size()));
-    for (std::size_t w = 0; w < b.clocks.clocks.size(); ++w) {
-      put(b.clocks.clocks[w]);
-      put(static_cast<uint8_t>(b.clocks.states[w]));
+    ByteWriter w;
+    w.Put<uint32_t>(1);
+    w.Put(b.clocks.clock_base);
+    w.Put(static_cast<uint32_t>(b.clocks.clocks.size()));
+    for (std::size_t i = 0; i < b.clocks.clocks.size(); ++i) {
+      w.Put(b.clocks.clocks[i]);
+      w.Put(static_cast<uint8_t>(b.clocks.states[i]));
     }
-    for (const RequestWindow& window : b.windows) window.AppendBytes(&out);
-    put(static_cast<uint32_t>(b.path.size()));
-    out += b.path;
-    return out;
+    for (const RequestWindow& window : b.windows) window.AppendBytes(&w.bytes());
+    w.PutString(b.path);
+    return std::move(w.bytes());
   }
   absl::StatusOr<Base> DecodeBase(const std::string& data, int num_workers) const {
     Base b;
-    std::size_t at = 0;
-    bool ok = true;
-    const auto get = [&](auto* v) {
-      if (!ok || data.size() - at < sizeof(*v)) {
-        ok = false;
-        return;
-      }
-      std::memcpy(v, data.data() + at, sizeof(*v));
-      at += sizeof(*v);
-    };
-    uint32_t version = 0, n = 0, path_bytes = 0;
-    get(&version);
-    get(&b.clocks.clock_base);
-    get(&n);
+    ByteReader in(data);
+    uint32_t version = 0, n = 0;
+    bool ok = in.Get(&version) && in.Get(&b.clocks.clock_base) && in.Get(&n);
     if (!ok || version != 1 || n != static_cast<uint32_t>(num_workers)) {
       return absl::DataLossError(absl::StrFormat(
           "a base record of version %d for %d workers (this job: %d)", version, n,
@@ -622,24 +607,21 @@ class ServerImpl final : public Server, private EngineHost {
     for (uint32_t w = 0; w < n && ok; ++w) {
       int64_t clock = 0;
       uint8_t state = 0;
-      get(&clock);
-      get(&state);
-      if (state > static_cast<uint8_t>(policy::MemberState::kFinished)) ok = false;
+      ok = in.Get(&clock) && in.Get(&state) &&
+           state <= static_cast<uint8_t>(policy::MemberState::kFinished);
       b.clocks.clocks.push_back(clock);
       b.clocks.states.push_back(static_cast<policy::MemberState>(state));
     }
-    if (!ok || data.size() - at < RequestWindow::kBytes * n) {
+    if (!ok || in.Peek(RequestWindow::kBytes * n) == nullptr) {
       return absl::DataLossError("a base record cut short");
     }
     for (uint32_t w = 0; w < n; ++w) {
-      b.windows.push_back(RequestWindow::FromBytes(data.data() + at));
-      at += RequestWindow::kBytes;
+      b.windows.push_back(RequestWindow::FromBytes(in.Peek(RequestWindow::kBytes)));
+      in.Skip(RequestWindow::kBytes);
     }
-    get(&path_bytes);
-    if (!ok || data.size() - at != path_bytes) {
+    if (!in.GetString(data.size(), &b.path) || in.left() != 0) {
       return absl::DataLossError("a base record's path does not fill it");
     }
-    b.path = data.substr(at);
     return b;
   }
 
