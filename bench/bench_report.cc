@@ -76,7 +76,8 @@ std::string CsvField(std::string text) {
 
 }  // namespace
 
-Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds, double cpu_seconds) {
+Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
+                          const ProcessUsage& usage) {
   Throughput t;
   t.ops = ops;
   t.seconds = seconds;
@@ -84,18 +85,10 @@ Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds, do
     t.ops_per_s = ops / seconds;
     t.mb_per_s = static_cast<double>(ops) * value_bytes / seconds / kMegabyte;
   }
-  if (ops > 0 && cpu_seconds > 0) {
-    t.cpu_us_per_mb = 1e6 * cpu_seconds / (static_cast<double>(ops) * value_bytes / kMegabyte);
-  }
-  return t;
-}
-
-Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
-                          const ProcessUsage& usage) {
-  Throughput t = MakeThroughput(ops, value_bytes, seconds, usage.cpu_seconds);
   if (ops > 0 && value_bytes > 0) {
-    t.faults_per_mb = static_cast<double>(usage.minor_faults) /
-                      (static_cast<double>(ops) * value_bytes / kMegabyte);
+    const double mb = static_cast<double>(ops) * value_bytes / kMegabyte;
+    if (usage.cpu_seconds > 0) t.cpu_us_per_mb = 1e6 * usage.cpu_seconds / mb;
+    t.faults_per_mb = static_cast<double>(usage.minor_faults) / mb;
   }
   return t;
 }
@@ -107,11 +100,9 @@ ProcessUsage ReadProcessUsage() {
   return {seconds(u.ru_utime) + seconds(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
 }
 
-double ProcessCpuSeconds() {
-  struct rusage u;
-  if (::getrusage(RUSAGE_SELF, &u) != 0) return 0;
-  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return seconds(u.ru_utime) + seconds(u.ru_stime);
+ProcessUsage UsageSince(const ProcessUsage& begin) {
+  const ProcessUsage now = ReadProcessUsage();
+  return {now.cpu_seconds - begin.cpu_seconds, now.minor_faults - begin.minor_faults};
 }
 
 MachineInfo ReadMachineInfo() {

@@ -54,17 +54,13 @@ struct ProcessUsage {
   uint64_t minor_faults = 0;
 };
 ProcessUsage ReadProcessUsage();
+// What this process has used since `begin` (a ReadProcessUsage).
+ProcessUsage UsageSince(const ProcessUsage& begin);
 
-// Throughput of `ops` operations of `value_bytes` each in `seconds`, which cost
-// `cpu_seconds` of process CPU time (and `usage`, when given: the process's usage over the
-// same interval, CPU and page faults).
-Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
-                          double cpu_seconds = 0);
+// Throughput of `ops` operations of `value_bytes` each in `seconds`, which cost `usage`:
+// the process's CPU time (0: not measured) and page faults over the same interval.
 Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
                           const ProcessUsage& usage);
-
-// CPU time (user + system) of every thread of this process so far, in seconds.
-double ProcessCpuSeconds();
 
 // The machine, read from /proc and uname.
 struct MachineInfo {

@@ -249,10 +249,8 @@ absl::StatusOr<MeasuredRun> RunOnWorkerThreads(
   std::this_thread::sleep_until(measure_begin);
   const ProcessUsage begin = ReadProcessUsage();
   std::this_thread::sleep_until(end);
-  const ProcessUsage after = ReadProcessUsage();
   MeasuredRun run;
-  run.cpu_seconds = after.cpu_seconds - begin.cpu_seconds;
-  run.minor_faults = after.minor_faults - begin.minor_faults;
+  run.usage = UsageSince(begin);
   for (std::thread& t : threads) t.join();
   for (std::size_t i = 0; i < tallies.size(); ++i) {
     if (!tallies[i].status.ok()) {
@@ -279,8 +277,7 @@ absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t v
                            PipelineLoop(cluster.worker(i), op, value_bytes, window,
                                         measure_begin, end, buffers[i], tally);
                          }));
-  return MakeThroughput(run.count, value_bytes, budget.seconds,
-                        ProcessUsage{run.cpu_seconds, run.minor_faults});
+  return MakeThroughput(run.count, value_bytes, budget.seconds, run.usage);
 }
 
 absl::StatusOr<LatencySummary> RunSync(BenchCluster& cluster, Op op, uint64_t value_bytes,

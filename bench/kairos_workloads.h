@@ -148,8 +148,7 @@ struct WorkerTally {
 // rank prefixed).
 struct MeasuredRun {
   uint64_t count = 0;
-  double cpu_seconds = 0;
-  uint64_t minor_faults = 0;
+  ProcessUsage usage;
 };
 // Runs body(worker, measure_begin, end, tally) for every worker of `cluster`, each on its
 // own thread, with the measured interval starting budget.warmup_s from now and lasting

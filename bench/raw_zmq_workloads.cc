@@ -215,9 +215,7 @@ absl::StatusOr<Throughput> RawOneWay(const RawSpec& spec, const Budget& budget) 
     std::this_thread::sleep_until(interval.begin);
     const ProcessUsage begin = ReadProcessUsage();
     std::this_thread::sleep_until(interval.end);
-    const ProcessUsage after = ReadProcessUsage();
-    const ProcessUsage used{after.cpu_seconds - begin.cpu_seconds,
-                            after.minor_faults - begin.minor_faults};
+    const ProcessUsage used = UsageSince(begin);
     stop.store(true);
     uint64_t messages = 0;
     absl::Status status;

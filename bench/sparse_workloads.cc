@@ -145,7 +145,7 @@ KeyThroughput RunLocalCeiling(SparseOp op, uint32_t width, uint64_t key_space,
   const SteadyClock::time_point warm_end = After(SteadyClock::now(), budget.warmup_s);
   std::size_t next = 0;
   while (SteadyClock::now() < warm_end) run_batch(batches[next++ % batches.size()]);
-  const double cpu_begin = ProcessCpuSeconds();
+  const ProcessUsage used_before = ReadProcessUsage();
   const SteadyClock::time_point begin = SteadyClock::now();
   const SteadyClock::time_point end = After(begin, budget.seconds);
   uint64_t keys = 0;
@@ -157,7 +157,7 @@ KeyThroughput RunLocalCeiling(SparseOp op, uint32_t width, uint64_t key_space,
     now = SteadyClock::now();
   }
   const double seconds = std::chrono::duration<double>(now - begin).count();
-  return MakeKeyThroughput(keys, seconds, ProcessCpuSeconds() - cpu_begin);
+  return MakeKeyThroughput(keys, seconds, UsageSince(used_before).cpu_seconds);
 }
 
 absl::Status PopulateSparseTable(BenchCluster& cluster, uint32_t width, uint64_t key_space) {
@@ -196,7 +196,7 @@ absl::StatusOr<KeyThroughput> RunSparsePipelined(BenchCluster& cluster, SparseOp
                                       static_cast<std::size_t>(i), window, measure_begin, end,
                                       tally);
                          }));
-  return MakeKeyThroughput(run.count, budget.seconds, run.cpu_seconds);
+  return MakeKeyThroughput(run.count, budget.seconds, run.usage.cpu_seconds);
 }
 
 }  // namespace kairos::bench
