@@ -62,6 +62,11 @@ struct TransportOptions {
   std::optional<CurveKeys> keys;
   // The spdlog logger for refused handshakes and the notice above (common/logging.h).
   std::string logger = "kairos";
+  // How long the I/O thread, out of work, keeps polling its sockets and queue without
+  // waiting before it sleeps, on a clock that moves by itself (never on a virtual one). A
+  // spin that finds work saves the wake-up of a sleeping thread; spins that find nothing back
+  // off (transport/idle_spin.h). Zero: the thread sleeps at once. Never past the next tick.
+  absl::Duration idle_spin = absl::ZeroDuration();
 };
 
 // Called on the I/O thread for each well-formed message.
@@ -83,11 +88,14 @@ using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& 
 
 // How work reached the I/O thread through its queue (Send from another thread, Post): the
 // commands queued, and the wake-ups of the I/O thread (eventfd writes, Stop's included). A
-// command queued while the I/O thread is awake rides on its current round without a
-// wake-up; the tests of the pipelined paths read them.
+// command queued while the I/O thread is awake (or spinning: TransportOptions::idle_spin)
+// rides on its current round without a wake-up; the tests of the pipelined paths read them.
+// `spins`: the idle spins begun; `spins_found`: those that found work before their end.
 struct HandOffCounts {
   uint64_t enqueued = 0;
   uint64_t wakes = 0;
+  uint64_t spins = 0;
+  uint64_t spins_found = 0;
 };
 
 // Thread-safety: every method is safe to call from any thread, including from inside the

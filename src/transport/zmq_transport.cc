@@ -3,9 +3,10 @@
 // ZeroMQ transport. One I/O thread owns the sockets: a ROUTER for the listening endpoint
 // and one DEALER per outgoing connection. Other threads enqueue work and, when the I/O
 // thread sleeps, wake it through an eventfd that it polls beside the sockets' ZMQ_FD
-// descriptors (Loop), so nobody polls on a timer. Payloads go to ZeroMQ by reference
-// (zmq_msg_init_data with a callback that drops the Buffer's reference) and arrive as
-// Buffers that keep the received message alive.
+// descriptors (Loop), so nobody polls on a timer; out of work, it may first poll without
+// waiting for a few microseconds (TransportOptions::idle_spin). Payloads go to ZeroMQ by
+// reference (zmq_msg_init_data with a callback that drops the Buffer's reference) and arrive
+// as Buffers that keep the received message alive.
 //
 // Security (docs/security.md): with keys the ROUTER is a CURVE server in a ZAP domain of its
 // own, in which the context's ZapHandler accepts only the job's public key, and each DEALER
@@ -42,6 +43,7 @@
 #include "common/logging.h"
 #include "transport/curve_keys.h"
 #include "transport/endpoint.h"
+#include "transport/idle_spin.h"
 #include "transport/transport.h"
 #include "transport/zap_handler.h"
 #include "zmq.h"
@@ -224,7 +226,8 @@ class ZmqTransport final : public Transport {
   uint64_t peers_forgotten() const override { return peers_forgotten_.load(); }
   uint64_t handshakes_refused() const override { return handshakes_refused_.load(); }
   HandOffCounts hand_offs() const override {
-    return {enqueued_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed)};
+    return {enqueued_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
+            spins_.load(std::memory_order_relaxed), spins_found_.load(std::memory_order_relaxed)};
   }
 
  private:
@@ -300,6 +303,7 @@ class ZmqTransport final : public Transport {
       if (loop_ != LoopState::kEnded) {
         queue_.push_back(std::move(command));
         queued = true;
+        commands_queued_.store(true, std::memory_order_release);
         wake = std::exchange(sleeping_, false);
       }
     }
@@ -881,6 +885,7 @@ class ZmqTransport final : public Transport {
     {
       absl::MutexLock lock(&mu_);
       batch.swap(queue_);
+      commands_queued_.store(false, std::memory_order_relaxed);
     }
     if (batch.empty()) return false;
     while (!batch.empty()) {
@@ -904,6 +909,27 @@ class ZmqTransport final : public Transport {
     if (!queue_.empty()) return false;
     sleeping_ = true;
     return true;
+  }
+
+  // Out of work, before sleeping: polls without waiting, for as long as idle_spin_ allows
+  // and never past `next_tick`, until a descriptor is ready or a command is queued (a
+  // command queued meanwhile finds sleeping_ false and writes no eventfd). Returns the last
+  // poll's count, its revents set, when a descriptor was ready; 0 otherwise.
+  int SpinBeforeSleep(absl::Time next_tick) {
+    const absl::Duration budget = idle_spin_.Next();
+    if (budget <= absl::ZeroDuration()) return 0;
+    spins_.fetch_add(1, std::memory_order_relaxed);
+    const absl::Time until = std::min(absl::Now() + budget, next_tick);
+    int ready = 0;
+    bool found = false;
+    do {
+      for (pollfd& p : fds_) p.revents = 0;
+      ready = ::poll(fds_.data(), fds_.size(), 0);
+      found = ready > 0 || commands_queued_.load(std::memory_order_acquire);
+    } while (!found && absl::Now() < until);
+    idle_spin_.Ended(found);
+    if (found) spins_found_.fetch_add(1, std::memory_order_relaxed);
+    return ready > 0 ? ready : 0;
   }
 
   // The poll waits in real time. On a clock that moves by itself the tick runs every
@@ -932,9 +958,14 @@ class ZmqTransport final : public Transport {
       // A socket with messages left, or commands queued since RunCommands: look without
       // waiting. Otherwise sleeping_ is set, and the next command wakes the poll.
       if (more) timeout_ms = 0;
+      // Out of work on a real clock: first a spin, which may find the next work itself.
+      int ready = timeout_ms != 0 && !virtual_time ? SpinBeforeSleep(next_tick) : 0;
+      if (ready > 0) timeout_ms = 0;
       if (timeout_ms != 0 && !MaySleep()) timeout_ms = 0;
-      for (pollfd& p : fds_) p.revents = 0;
-      const int ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
+      if (ready == 0) {
+        for (pollfd& p : fds_) p.revents = 0;
+        ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
+      }
       if (timeout_ms != 0) {
         absl::MutexLock lock(&mu_);
         sleeping_ = false;
@@ -996,6 +1027,11 @@ class ZmqTransport final : public Transport {
   std::thread io_thread_;
   std::atomic<std::thread::id> io_thread_id_{};
   std::atomic<bool> stop_{false};
+  // queue_ holds a command: set with it under mu_, read without the lock by the spin.
+  std::atomic<bool> commands_queued_{false};
+  IdleSpin idle_spin_{options_.idle_spin};  // the I/O thread's
+  std::atomic<uint64_t> spins_{0};
+  std::atomic<uint64_t> spins_found_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> peers_forgotten_{0};
   std::atomic<uint64_t> handshakes_refused_{0};

@@ -576,10 +576,12 @@ TEST(ZmqTransportTcpTest, RoundTripBetweenSeparateContexts) {
 // since its last drain (a send from a handler, from a posted function, from another
 // thread; a drain cut at its batch) must be drained before the loop sleeps, or a message
 // waits for the next tick. With the tick an hour away, every one of these round trips
-// must still complete at once.
-TEST(ZmqTransportTcpTest, NoMessageWaitsForTheTickWhicheverWayItIsSent) {
+// must still complete at once. Run with and without the idle spin (which looks at the
+// sockets and the queue before the loop sleeps, and must hand what it finds to the loop).
+void RoundTripsCompleteWithoutTheTick(absl::Duration idle_spin) {
   TransportOptions options;
   options.tick_period = absl::Hours(1);
+  options.idle_spin = idle_spin;
   options.name = "server";
   absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
   options.name = "client";
@@ -653,6 +655,78 @@ TEST(ZmqTransportTcpTest, NoMessageWaitsForTheTickWhicheverWayItIsSent) {
     ASSERT_TRUE(r.has_value()) << "answer " << answered << " of the pipeline is late";
     if (next < kBurst + kPipelined) send();
   }
+}
+
+TEST(ZmqTransportTcpTest, NoMessageWaitsForTheTickWhicheverWayItIsSent) {
+  RoundTripsCompleteWithoutTheTick(absl::ZeroDuration());
+}
+
+TEST(ZmqTransportTcpTest, NoMessageWaitsForTheTickWithAnIdleSpin) {
+  RoundTripsCompleteWithoutTheTick(absl::Microseconds(15));
+}
+
+// Waits, with a deadline, until the loop of `t`, whose spins last until they find work, is
+// in a spin: one begun and not yet ended.
+bool Spinning(const Transport& t) {
+  const absl::Time deadline = absl::Now() + kWait;
+  for (HandOffCounts c = t.hand_offs(); c.spins == c.spins_found; c = t.hand_offs()) {
+    if (absl::Now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// A loop out of work spins before it sleeps (TransportOptions::idle_spin): a command posted
+// and a message arriving meanwhile are found by the spin itself, with no eventfd write, and
+// the spin never delays them (the spin here is an hour long, the tick an hour away).
+TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
+  TransportOptions options;
+  options.tick_period = absl::Hours(1);
+  options.name = "server";
+  absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
+  options.name = "client";
+  options.idle_spin = absl::Hours(1);
+  absl::StatusOr<std::unique_ptr<Transport>> made_client = MakeZmqTransport(options);
+  ASSERT_TRUE(made_server.ok() && made_client.ok());
+  std::unique_ptr<Transport> server = *std::move(made_server);
+  std::unique_ptr<Transport> client = *std::move(made_client);
+  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  Inbox server_inbox;
+  Inbox client_inbox;
+  server->Start(server_inbox.MessageSink(), nullptr, nullptr);
+  client->Start(client_inbox.MessageSink(), nullptr, nullptr);
+  absl::Cleanup stop = [&] {
+    client->Stop();
+    server->Stop();
+  };
+  client->Send(*peer, Push(1, {1.0f}));
+  std::optional<Received> request = server_inbox.NextMessage();
+  ASSERT_TRUE(request.has_value());
+
+  // A command, posted while the loop spins.
+  ASSERT_TRUE(Spinning(*client)) << "the client's loop never went idle";
+  HandOffCounts before = client->hand_offs();
+  absl::Notification ran;
+  client->Post([&] { ran.Notify(); });
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(kWait));
+  HandOffCounts after = client->hand_offs();
+  EXPECT_EQ(after.wakes, before.wakes) << "the spinning loop was woken through the eventfd";
+  EXPECT_GE(after.spins_found, before.spins_found + 1);
+
+  // A message, arriving while the loop spins.
+  ASSERT_TRUE(Spinning(*client));
+  before = client->hand_offs();
+  server->Send(request->from,
+               Message{ReplyHeader(request->message.header, wire::PUSH_REPLY, 0), {}});
+  std::optional<Received> reply = client_inbox.NextMessage();
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->message.header.request_id(), 1u);
+  after = client->hand_offs();
+  EXPECT_EQ(after.wakes, before.wakes);
+  EXPECT_GE(after.spins_found, before.spins_found + 1);
 }
 
 TEST(ZmqTransportTcpTest, RepliesReachEachOfTwoSenders) {
