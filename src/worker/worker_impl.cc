@@ -38,6 +38,9 @@ namespace {
 // Requests up to this size are usually answered within tens of microseconds: their waiters
 // spin before sleeping when no other request of the worker was open (see WaitTuning).
 constexpr uint64_t kSpinMaxBytes = 64 << 10;
+// The longest WorkerOptions::io_spin: beyond it a spin that finds nothing wastes more than
+// the sleep it would save.
+constexpr absl::Duration kMaxIoSpin = absl::Milliseconds(1);
 
 // Where a pull's values go: caller memory (`out`) or a read-only buffer (`gather`).
 struct PullTarget {
@@ -86,6 +89,11 @@ class WorkerImpl final : public Worker {
       return absl::InvalidArgumentError(absl::StrCat(
           "WorkerOptions.destructor_finish_timeout must be positive (it is ",
           absl::FormatDuration(options_.destructor_finish_timeout), ")"));
+    }
+    if (options_.io_spin < absl::ZeroDuration() || options_.io_spin > kMaxIoSpin) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WorkerOptions.io_spin must be between 0 and ", absl::FormatDuration(kMaxIoSpin),
+          " (it is ", absl::FormatDuration(options_.io_spin), ")"));
     }
     KAIROS_RETURN_IF_ERROR(node_.Join());
     clock_.store(node_.start_clock());  // a rejoined worker continues from its clock

@@ -78,6 +78,7 @@ absl::Status WorkerNode::SendJoin() {
     t.context = options_.context;
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "worker";
+    t.idle_spin = options_.io_spin;
     t.keys = options_.keys;
     t.logger = options_.logger;
     t.clock = options_.clock;

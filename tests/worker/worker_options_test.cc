@@ -35,6 +35,24 @@ TEST(WorkerOptionsTest, Defaults) {
   EXPECT_EQ(o.destructor_finish_timeout, absl::Seconds(5));
   EXPECT_EQ(o.request_timeout, absl::Seconds(60));
   EXPECT_EQ(o.max_bytes_in_flight_per_server, int64_t{16} << 20);
+  EXPECT_EQ(o.io_spin, absl::Microseconds(25));
+}
+
+TEST(WorkerOptionsTest, AnIoSpinOutsideZeroToOneMillisecondIsRefusedByName) {
+  for (absl::Duration bad : {absl::Microseconds(-1), absl::Microseconds(1001)}) {
+    WorkerOptions o = Options();
+    o.io_spin = bad;
+    const absl::Status s = Worker::Create(o).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("WorkerOptions.io_spin must be between 0 and 1ms (it is " +
+                                       absl::FormatDuration(bad) + ")"));
+  }
+  for (absl::Duration good : {absl::ZeroDuration(), absl::Milliseconds(1)}) {
+    WorkerOptions o = Options();
+    o.io_spin = good;
+    // Past the checks: the join times out, as nobody listens.
+    EXPECT_EQ(Worker::Create(o).status().code(), absl::StatusCode::kDeadlineExceeded);
+  }
 }
 
 TEST(WorkerOptionsTest, ANegativeDeadlineGraceIsRefusedByName) {
