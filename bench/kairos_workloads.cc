@@ -161,14 +161,14 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
     KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
     cluster->servers_.push_back(std::move(server));
   }
-  KAIROS_RETURN_IF_ERROR(cluster->StartWorkers(workers, job, context, settings.keys));
+  KAIROS_RETURN_IF_ERROR(cluster->StartWorkers(workers, job, context, settings));
   return cluster;
 }
 
 // Workers join in parallel: each Create returns once the whole job has started.
 absl::Status BenchCluster::StartWorkers(int workers, const JobConfig& job,
                                         const std::shared_ptr<TransportContext>& context,
-                                        const std::optional<CurveKeys>& keys) {
+                                        const ClusterSettings& settings) {
   std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(workers);
   std::vector<std::thread> threads;
   for (int r = 0; r < workers; ++r) {
@@ -178,7 +178,8 @@ absl::Status BenchCluster::StartWorkers(int workers, const JobConfig& job,
       wo.job = job;
       wo.rank = r;
       wo.context = context;
-      wo.keys = keys;
+      wo.keys = settings.keys;
+      if (settings.io_spin_us >= 0) wo.io_spin = absl::Microseconds(settings.io_spin_us);
       made[r] = Worker::Create(wo);
     });
   }

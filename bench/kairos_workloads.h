@@ -41,6 +41,8 @@ struct ClusterSettings {
   // ServerOptions::apply_threads and ::inline_apply_bytes (-1: the library's default).
   int apply_threads = -1;
   int64_t inline_apply_bytes = -1;
+  // WorkerOptions::io_spin of every worker, in microseconds (-1: the library's default).
+  int io_spin_us = -1;
   // true: the servers' updater does nothing with a gradient (push_noop), which leaves the
   // cost of moving and dispatching pushes without the SGD arithmetic.
   bool discard_updates = false;
@@ -86,7 +88,7 @@ class BenchCluster {
   BenchCluster() = default;
   absl::Status StartWorkers(int workers, const JobConfig& job,
                             const std::shared_ptr<TransportContext>& context,
-                            const std::optional<CurveKeys>& keys);
+                            const ClusterSettings& settings);
 
   std::unique_ptr<Coordinator> coordinator_;
   std::vector<std::unique_ptr<Server>> servers_;

@@ -83,6 +83,7 @@
 #include "bench/memory_workload.h"
 #include "bench/raw_zmq_workloads.h"
 #include "kairos/allocator.h"
+#include "kairos/options.h"
 #include "kairos/status.h"
 #include "zmq.h"
 
@@ -123,6 +124,7 @@ struct Flags {
   bool tune_allocator = false;
   int apply_threads = -1;
   int64_t inline_apply_bytes = -1;
+  int io_spin_us = -1;
   std::size_t latency_samples = 200000;
   std::vector<std::string> curve_sizes = {"4K", "1M"};
   std::vector<std::string> memory_sizes = {"64M", "256M"};
@@ -215,6 +217,11 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--inline-apply-bytes", f.inline_apply_bytes,
                  "ServerOptions::inline_apply_bytes of every server (-1: the library default)")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--io-spin-us", f.io_spin_us,
+                 "WorkerOptions::io_spin of every worker in microseconds: how long its I/O "
+                 "thread polls before it sleeps (-1: the library default; 0: never)")
+      ->check(CLI::Range(-1, 1000))
       ->capture_default_str();
   app.add_option("--latency-samples", f.latency_samples, "Most timed calls per latency workload")
       ->check(CLI::PositiveNumber)
@@ -383,6 +390,7 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
   p.cluster.chunk_elements = f.chunk_elements;
   p.cluster.apply_threads = f.apply_threads;
   p.cluster.inline_apply_bytes = f.inline_apply_bytes;
+  p.cluster.io_spin_us = f.io_spin_us;
   return p;
 }
 
@@ -415,10 +423,13 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
                       f.warmup, f.seconds, f.repetitions, f.raw_repetitions,
                       f.grid_raw_repetitions),
       absl::StrFormat("kairos:     window %d requests (<= %s) per worker; chunk %d floats; "
-                      "policy asp; server apply_threads %s, inline_apply_bytes %s",
+                      "policy asp; server apply_threads %s, inline_apply_bytes %s; worker "
+                      "io_spin %s",
                       f.window, FormatSize(p.pipeline.max_window_bytes), f.chunk_elements,
                       f.apply_threads < 0 ? "default" : absl::StrCat(f.apply_threads),
-                      f.inline_apply_bytes < 0 ? "default" : FormatSize(f.inline_apply_bytes)),
+                      f.inline_apply_bytes < 0 ? "default" : FormatSize(f.inline_apply_bytes),
+                      f.io_spin_us < 0 ? absl::FormatDuration(WorkerOptions().io_spin)
+                                       : absl::StrCat(f.io_spin_us, "us")),
       absl::StrFormat(
           "Ceiling:    'vs raw' divides by the best of the raw ZeroMQ variants %s moving the "
           "same bytes as the kairos run over as many connections at once (one pair per "
