@@ -91,10 +91,11 @@ struct WorkerOptions : NodeOptions {
   // finished (Worker::Finish): the destructor blocks at most this long (plus
   // deadline_grace) before it stops the node anyway. Must be positive. Default 5 s.
   absl::Duration destructor_finish_timeout = absl::Seconds(5);
-  // How long the worker's I/O thread, out of work, keeps polling for the next answer or call
-  // before it sleeps. With requests in flight the next one is usually microseconds away, and
-  // a sleeping thread must be woken for it (a system call and a context switch, the larger
-  // part of a small request's cost). A spin that finds nothing is CPU spent for nothing, so
+  // How long the worker's I/O thread, out of work, keeps polling for the next answer or
+  // call before it sleeps. With requests in flight the next one is usually microseconds
+  // away, and a sleeping thread must be woken for it (a system call and a context switch,
+  // the larger part of a small request's cost). Not while exactly one request is open: the
+  // caller of a lone small request spins for the answer itself. A spin that finds nothing is CPU spent for nothing, so
   // the thread backs off: after k >= 2 such spins in a row it sleeps at once through the
   // next 2^(k-1) - 1 idle periods (at most 63), and spins again every time once one finds
   // work. So a worker with sparse traffic spins at most once per 64 idle periods. 0: never

@@ -67,6 +67,9 @@ struct TransportOptions {
   // spin that finds work saves the wake-up of a sleeping thread; spins that find nothing back
   // off (transport/idle_spin.h). Zero: the thread sleeps at once. Never past the next tick.
   absl::Duration idle_spin = absl::ZeroDuration();
+  // Asked on the I/O thread each time it runs out of work, when idle_spin is positive:
+  // false sleeps at once this time (not counted as a spin, nor as a miss). Null: always.
+  std::function<bool()> spin_wanted;
 };
 
 // Called on the I/O thread for each well-formed message.

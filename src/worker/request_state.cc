@@ -67,6 +67,8 @@ RequestState::RequestState(RequestLabel label, absl::Time deadline, int parts, b
   }
   const bool lone =
       tuning_ == nullptr || tuning_->open.fetch_add(1, std::memory_order_relaxed) == 0;
+  large_ = !spin;
+  if (tuning_ != nullptr && large_) tuning_->open_large.fetch_add(1, std::memory_order_relaxed);
   if (spin && lone) {
     lone_ = true;
     issued_ns_ = SteadyNanos();
@@ -78,6 +80,7 @@ void RequestState::Completed() {
   complete_.store(true, std::memory_order_release);
   if (tuning_ == nullptr) return;
   tuning_->open.fetch_sub(1, std::memory_order_relaxed);
+  if (large_) tuning_->open_large.fetch_sub(1, std::memory_order_relaxed);
   if (lone_) tuning_->RecordLoneLatency(SteadyNanos() - issued_ns_);
 }
 

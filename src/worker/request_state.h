@@ -44,6 +44,9 @@ struct WaitTuning {
   // Issue-to-completion time of recent lone spinning requests (those issued while no other
   // request was open), in ns: a moving average, 0 before the first.
   std::atomic<int64_t> lone_latency_ns{0};
+  // Of the open requests, those that do not spin (larger than a few tens of KiB): the
+  // worker's I/O thread does not spin while one is open (WorkerNode, WorkerOptions::io_spin).
+  std::atomic<int> open_large{0};
 
   // How long a lone small request may spin from its issue, in ns: 30 us before anything is
   // known, then 1.5 x the average answer time, none once answers take longer than
@@ -135,6 +138,7 @@ class RequestState {
   int64_t issued_ns_ = 0;
   int64_t spin_ns_ = 0;
   bool lone_ = false;
+  bool large_ = false;  // counted in tuning_->open_large
   mutable absl::Mutex mu_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);

@@ -382,7 +382,7 @@ class WorkerImpl final : public Worker {
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, call.offset, call.offset + call.length},
         deadline + options_.deadline_grace, parts,
-        /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, wait_tuning_, ClockOf(options_));
+        /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(), ClockOf(options_));
     if (call.target.gather != nullptr) state->GatherInto(call.target.gather, call.length);
     if (call.target.out != nullptr) state->ReceiveInto(call.target.out);
     const Stamp stamp{.sender = node_.node_id(),
@@ -446,7 +446,7 @@ class WorkerImpl final : public Worker {
     const uint64_t values = plan.distinct.size() * width;
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, 0, keys.size()}, deadline + options_.deadline_grace,
-        parts, /*spin=*/values * sizeof(float) <= kSpinMaxBytes, wait_tuning_,
+        parts, /*spin=*/values * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(),
         ClockOf(options_));
     if (!push) {
       // The rows arrive in plan order into `gathered`; Wait then copies each caller key's
@@ -494,7 +494,6 @@ class WorkerImpl final : public Worker {
   WorkerNode node_;
   // The worker's open push and pull requests and how fast lone small ones are answered
   // (RequestState keeps both; a lone small request spins in Wait, one behind others sleeps).
-  const std::shared_ptr<WaitTuning> wait_tuning_ = std::make_shared<WaitTuning>();
   std::atomic<int64_t> clock_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> crashed_{false};

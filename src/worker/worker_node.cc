@@ -79,6 +79,15 @@ absl::Status WorkerNode::SendJoin() {
     t.max_message_bytes = options_.max_message_bytes;
     t.name = "worker";
     t.idle_spin = options_.io_spin;
+    // Not while exactly one request is open: the caller of a small one spins for the answer
+    // itself (two spinning threads took the cores the server needed, and synchronous calls
+    // ran slower). Not while a large one is open: its messages keep this thread busy, and a
+    // spin between them took a core from the threads moving the bytes. With none open the
+    // spin catches the caller's next request; with several small ones, the next answer.
+    t.spin_wanted = [tuning = wait_tuning_] {
+      return tuning->open.load(std::memory_order_relaxed) != 1 &&
+             tuning->open_large.load(std::memory_order_relaxed) == 0;
+    };
     t.keys = options_.keys;
     t.logger = options_.logger;
     t.clock = options_.clock;

@@ -42,6 +42,7 @@
 #include "wire/credential.h"
 #include "worker/flow_control.h"
 #include "worker/outstanding.h"
+#include "worker/request_state.h"
 #include "worker/routing.h"
 
 namespace kairos::internal {
@@ -89,6 +90,11 @@ class WorkerNode {
   bool joined() const { return started_.HasBeenNotified(); }
   // OK while the node is in the job; afterwards why it left.
   absl::Status EndStatus() const;
+
+  // What the worker's waits learn from its requests (RequestState), shared with them. The
+  // I/O thread spins before it sleeps (WorkerOptions::io_spin) except while exactly one of
+  // them is open: a lone small request's caller spins for the answer itself.
+  const std::shared_ptr<WaitTuning>& wait_tuning() const { return wait_tuning_; }
 
   // `n` fresh request ids: the first; the others follow it.
   uint64_t ReserveIds(int n) { return next_id_.fetch_add(static_cast<uint64_t>(n)); }
@@ -140,6 +146,7 @@ class WorkerNode {
 
   const WorkerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
+  const std::shared_ptr<WaitTuning> wait_tuning_ = std::make_shared<WaitTuning>();
   std::unique_ptr<Transport> transport_;
   CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
   PeerId coordinator_ = 0;

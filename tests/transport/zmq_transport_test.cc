@@ -729,6 +729,48 @@ TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
   EXPECT_GE(after.spins_found, before.spins_found + 1);
 }
 
+// TransportOptions::spin_wanted, asked each time the loop runs out of work: while it says
+// no, the loop sleeps at once (a round trip goes by without a spin); once it says yes, the
+// loop spins again.
+TEST(ZmqTransportTcpTest, TheLoopSpinsOnlyWhenTheNodeWantsIt) {
+  std::atomic<bool> wanted{false};
+  TransportOptions options;
+  options.tick_period = absl::Hours(1);
+  options.name = "server";
+  absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
+  options.name = "client";
+  options.idle_spin = absl::Hours(1);
+  options.spin_wanted = [&wanted] { return wanted.load(); };
+  absl::StatusOr<std::unique_ptr<Transport>> made_client = MakeZmqTransport(options);
+  ASSERT_TRUE(made_server.ok() && made_client.ok());
+  std::unique_ptr<Transport> server = *std::move(made_server);
+  std::unique_ptr<Transport> client = *std::move(made_client);
+  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  Transport* s = server.get();
+  server->Start(
+      [s](PeerId from, Message m) {
+        s->Send(from, Message{ReplyHeader(m.header, wire::PUSH_REPLY, 0), {}});
+      },
+      nullptr, nullptr);
+  Inbox client_inbox;
+  client->Start(client_inbox.MessageSink(), nullptr, nullptr);
+  absl::Cleanup stop = [&] {
+    client->Stop();
+    server->Stop();
+  };
+  client->Send(*peer, Push(1, {1.0f}));
+  ASSERT_TRUE(client_inbox.NextMessage().has_value());
+  EXPECT_EQ(client->hand_offs().spins, 0u) << "the loop spun while the node did not want it";
+
+  wanted = true;
+  client->Send(*peer, Push(2, {1.0f}));  // wakes the loop, which asks again when it idles
+  ASSERT_TRUE(client_inbox.NextMessage().has_value());
+  EXPECT_TRUE(Spinning(*client));
+}
+
 TEST(ZmqTransportTcpTest, RepliesReachEachOfTwoSenders) {
   Inbox inbox_a;
   Inbox inbox_b;

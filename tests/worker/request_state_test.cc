@@ -238,6 +238,27 @@ TEST(RequestStateTest, CountsItselfOpenUntilItCompletesOnce) {
   EXPECT_TRUE(none.Wait(absl::InfinitePast()).ok());
 }
 
+// Requests that do not spin (large ones) are also counted apart, until they complete: the
+// worker's I/O thread does not spin while one is open.
+TEST(RequestStateTest, CountsItselfOpenAndLargeUntilItCompletes) {
+  auto tuning = std::make_shared<WaitTuning>();
+  RequestState small(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);
+  RequestState large(kLabel, kFarDeadline, 2, /*spin=*/false, tuning);
+  EXPECT_EQ(tuning->open.load(), 2);
+  EXPECT_EQ(tuning->open_large.load(), 1);
+  large.PartDone(absl::OkStatus());
+  EXPECT_EQ(tuning->open_large.load(), 1) << "a part is still outstanding";
+  large.Fail(absl::CancelledError("stop"));
+  large.PartDone(absl::OkStatus());  // after the end: ignored
+  EXPECT_EQ(tuning->open_large.load(), 0);
+  EXPECT_EQ(tuning->open.load(), 1);
+  small.PartDone(absl::OkStatus());
+  EXPECT_EQ(tuning->open.load(), 0);
+  EXPECT_EQ(tuning->open_large.load(), 0);
+  RequestState none(kLabel, kFarDeadline, 0, /*spin=*/false, tuning);
+  EXPECT_EQ(tuning->open_large.load(), 0) << "a request of no parts is complete at once";
+}
+
 TEST(WaitTuningTest, SpinsLongerThanTheAverageAnswerUpToItsLimit) {
   WaitTuning t;
   EXPECT_EQ(t.SpinBudgetNs(), WaitTuning::kFirstSpinNs) << "nothing known yet";
