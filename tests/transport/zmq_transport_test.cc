@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "kairos/clock.h"
 #include "kairos/job.h"
+#include "kairos/status.h"
 #include "transport/transport.h"
 #include "zmq.hpp"
 
@@ -572,6 +573,26 @@ TEST(ZmqTransportTcpTest, RoundTripBetweenSeparateContexts) {
   server->Stop();
 }
 
+// A server listening on tcp://127.0.0.1:* and a client connected to it, neither started,
+// made with the given options (named "server" and "client" here).
+struct TcpPair {
+  std::unique_ptr<Transport> server;
+  std::unique_ptr<Transport> client;
+  PeerId peer = 0;  // the server, as the client knows it
+};
+
+absl::StatusOr<TcpPair> MakeTcpPair(TransportOptions server_options,
+                                    TransportOptions client_options) {
+  server_options.name = "server";
+  client_options.name = "client";
+  TcpPair pair;
+  KAIROS_ASSIGN_OR_RETURN(pair.server, MakeZmqTransport(server_options));
+  KAIROS_ASSIGN_OR_RETURN(pair.client, MakeZmqTransport(client_options));
+  KAIROS_ASSIGN_OR_RETURN(std::string endpoint, pair.server->Listen("tcp://127.0.0.1:*"));
+  KAIROS_ASSIGN_OR_RETURN(pair.peer, pair.client->Connect(endpoint));
+  return pair;
+}
+
 // The loop polls the sockets' ZMQ_FD descriptors, which are edge triggered: a socket used
 // since its last drain (a send from a handler, from a posted function, from another
 // thread; a drain cut at its batch) must be drained before the loop sleeps, or a message
@@ -582,29 +603,21 @@ void RoundTripsCompleteWithoutTheTick(absl::Duration idle_spin) {
   TransportOptions options;
   options.tick_period = absl::Hours(1);
   options.idle_spin = idle_spin;
-  options.name = "server";
-  absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
-  options.name = "client";
-  absl::StatusOr<std::unique_ptr<Transport>> made_client = MakeZmqTransport(options);
-  ASSERT_TRUE(made_server.ok() && made_client.ok());
-  std::unique_ptr<Transport> server = *std::move(made_server);
-  std::unique_ptr<Transport> client = *std::move(made_client);
-  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
-  ASSERT_TRUE(peer.ok()) << peer.status();
+  absl::StatusOr<TcpPair> pair = MakeTcpPair(options, options);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  TcpPair& p = *pair;
 
   // The server answers a third of the requests from its handler, a third from a function
   // it posts, and a third from another thread.
   Inbox elsewhere;
   Inbox client_inbox;
-  Transport* s = server.get();
+  Transport* s = p.server.get();
   auto reply_to = [](const Message& m) {
     Message reply;
     reply.header = ReplyHeader(m.header, wire::PUSH_REPLY, 2);
     return reply;
   };
-  server->Start(
+  p.server->Start(
       [&, s](PeerId from, Message m) {
         switch (m.header.request_id() % 3) {
           case 0:
@@ -618,7 +631,7 @@ void RoundTripsCompleteWithoutTheTick(absl::Duration idle_spin) {
         }
       },
       nullptr, nullptr);
-  client->Start(client_inbox.MessageSink(), client_inbox.MalformedSink(), nullptr);
+  p.client->Start(client_inbox.MessageSink(), client_inbox.MalformedSink(), nullptr);
   constexpr uint64_t kBurst = 600;  // more than one drain's batch (256)
   constexpr uint64_t kPipelined = 1500;
   constexpr uint64_t kWindow = 16;
@@ -632,17 +645,17 @@ void RoundTripsCompleteWithoutTheTick(absl::Duration idle_spin) {
   // Joined on every way out (a failed ASSERT returns early; the thread then gives up at its
   // next empty wait).
   absl::Cleanup join = [&] {
-    client->Stop();
-    server->Stop();
+    p.client->Stop();
+    p.server->Stop();
     responder.join();
   };
   uint64_t next = 0;
   auto send = [&] {
     const uint64_t id = next++;
-    if (id % 2 == 0) return client->Send(*peer, Push(id, {1.0f}));
-    Transport* c = client.get();
-    const PeerId to = *peer;
-    client->Post([c, to, id] { c->Send(to, Push(id, {1.0f})); });
+    if (id % 2 == 0) return p.client->Send(p.peer, Push(id, {1.0f}));
+    Transport* c = p.client.get();
+    const PeerId to = p.peer;
+    p.client->Post([c, to, id] { c->Send(to, Push(id, {1.0f})); });
   };
   // A burst, then a pipeline that sends the next request as each answer arrives.
   while (next < kBurst) send();
@@ -682,49 +695,42 @@ bool Spinning(const Transport& t) {
 TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
   TransportOptions options;
   options.tick_period = absl::Hours(1);
-  options.name = "server";
-  absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
-  options.name = "client";
-  options.idle_spin = absl::Hours(1);
-  absl::StatusOr<std::unique_ptr<Transport>> made_client = MakeZmqTransport(options);
-  ASSERT_TRUE(made_server.ok() && made_client.ok());
-  std::unique_ptr<Transport> server = *std::move(made_server);
-  std::unique_ptr<Transport> client = *std::move(made_client);
-  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
-  ASSERT_TRUE(peer.ok()) << peer.status();
+  TransportOptions spinning = options;
+  spinning.idle_spin = absl::Hours(1);
+  absl::StatusOr<TcpPair> pair = MakeTcpPair(options, spinning);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  TcpPair& p = *pair;
   Inbox server_inbox;
   Inbox client_inbox;
-  server->Start(server_inbox.MessageSink(), nullptr, nullptr);
-  client->Start(client_inbox.MessageSink(), nullptr, nullptr);
+  p.server->Start(server_inbox.MessageSink(), nullptr, nullptr);
+  p.client->Start(client_inbox.MessageSink(), nullptr, nullptr);
   absl::Cleanup stop = [&] {
-    client->Stop();
-    server->Stop();
+    p.client->Stop();
+    p.server->Stop();
   };
-  client->Send(*peer, Push(1, {1.0f}));
+  p.client->Send(p.peer, Push(1, {1.0f}));
   std::optional<Received> request = server_inbox.NextMessage();
   ASSERT_TRUE(request.has_value());
 
   // A command, posted while the loop spins.
-  ASSERT_TRUE(Spinning(*client)) << "the client's loop never went idle";
-  HandOffCounts before = client->hand_offs();
+  ASSERT_TRUE(Spinning(*p.client)) << "the client's loop never went idle";
+  HandOffCounts before = p.client->hand_offs();
   absl::Notification ran;
-  client->Post([&] { ran.Notify(); });
+  p.client->Post([&] { ran.Notify(); });
   ASSERT_TRUE(ran.WaitForNotificationWithTimeout(kWait));
-  HandOffCounts after = client->hand_offs();
+  HandOffCounts after = p.client->hand_offs();
   EXPECT_EQ(after.wakes, before.wakes) << "the spinning loop was woken through the eventfd";
   EXPECT_GE(after.spins_found, before.spins_found + 1);
 
   // A message, arriving while the loop spins.
-  ASSERT_TRUE(Spinning(*client));
-  before = client->hand_offs();
-  server->Send(request->from,
+  ASSERT_TRUE(Spinning(*p.client));
+  before = p.client->hand_offs();
+  p.server->Send(request->from,
                Message{ReplyHeader(request->message.header, wire::PUSH_REPLY, 0), {}});
   std::optional<Received> reply = client_inbox.NextMessage();
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->message.header.request_id(), 1u);
-  after = client->hand_offs();
+  after = p.client->hand_offs();
   EXPECT_EQ(after.wakes, before.wakes);
   EXPECT_GE(after.spins_found, before.spins_found + 1);
 }
@@ -736,39 +742,32 @@ TEST(ZmqTransportTcpTest, TheLoopSpinsOnlyWhenTheNodeWantsIt) {
   std::atomic<bool> wanted{false};
   TransportOptions options;
   options.tick_period = absl::Hours(1);
-  options.name = "server";
-  absl::StatusOr<std::unique_ptr<Transport>> made_server = MakeZmqTransport(options);
-  options.name = "client";
-  options.idle_spin = absl::Hours(1);
-  options.spin_wanted = [&wanted] { return wanted.load(); };
-  absl::StatusOr<std::unique_ptr<Transport>> made_client = MakeZmqTransport(options);
-  ASSERT_TRUE(made_server.ok() && made_client.ok());
-  std::unique_ptr<Transport> server = *std::move(made_server);
-  std::unique_ptr<Transport> client = *std::move(made_client);
-  absl::StatusOr<std::string> endpoint = server->Listen("tcp://127.0.0.1:*");
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  absl::StatusOr<PeerId> peer = client->Connect(*endpoint);
-  ASSERT_TRUE(peer.ok()) << peer.status();
-  Transport* s = server.get();
-  server->Start(
+  TransportOptions spinning = options;
+  spinning.idle_spin = absl::Hours(1);
+  spinning.spin_wanted = [&wanted] { return wanted.load(); };
+  absl::StatusOr<TcpPair> pair = MakeTcpPair(options, spinning);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  TcpPair& p = *pair;
+  Transport* s = p.server.get();
+  p.server->Start(
       [s](PeerId from, Message m) {
         s->Send(from, Message{ReplyHeader(m.header, wire::PUSH_REPLY, 0), {}});
       },
       nullptr, nullptr);
   Inbox client_inbox;
-  client->Start(client_inbox.MessageSink(), nullptr, nullptr);
+  p.client->Start(client_inbox.MessageSink(), nullptr, nullptr);
   absl::Cleanup stop = [&] {
-    client->Stop();
-    server->Stop();
+    p.client->Stop();
+    p.server->Stop();
   };
-  client->Send(*peer, Push(1, {1.0f}));
+  p.client->Send(p.peer, Push(1, {1.0f}));
   ASSERT_TRUE(client_inbox.NextMessage().has_value());
-  EXPECT_EQ(client->hand_offs().spins, 0u) << "the loop spun while the node did not want it";
+  EXPECT_EQ(p.client->hand_offs().spins, 0u) << "the loop spun while the node did not want it";
 
   wanted = true;
-  client->Send(*peer, Push(2, {1.0f}));  // wakes the loop, which asks again when it idles
+  p.client->Send(p.peer, Push(2, {1.0f}));  // wakes the loop, which asks again when it idles
   ASSERT_TRUE(client_inbox.NextMessage().has_value());
-  EXPECT_TRUE(Spinning(*client));
+  EXPECT_TRUE(Spinning(*p.client));
 }
 
 TEST(ZmqTransportTcpTest, RepliesReachEachOfTwoSenders) {
