@@ -94,8 +94,9 @@ struct WorkerOptions : NodeOptions {
   // How long the worker's I/O thread, out of work, keeps polling for the next answer or
   // call before it sleeps. With requests in flight the next one is usually microseconds
   // away, and a sleeping thread must be woken for it (a system call and a context switch,
-  // the larger part of a small request's cost). Not while exactly one request is open: the
-  // caller of a lone small request spins for the answer itself. A spin that finds nothing is CPU spent for nothing, so
+  // the larger part of a small request's cost). Not while exactly one request is open (the
+  // caller of a lone small request spins for the answer itself), nor while one over 64 KiB
+  // is (its messages keep the thread busy). A spin that finds nothing is CPU spent for nothing, so
   // the thread backs off: after k >= 2 such spins in a row it sleeps at once through the
   // next 2^(k-1) - 1 idle periods (at most 63), and spins again every time once one finds
   // work. So a worker with sparse traffic spins at most once per 64 idle periods. 0: never
