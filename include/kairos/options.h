@@ -96,12 +96,11 @@ struct WorkerOptions : NodeOptions {
   // away, and a sleeping thread must be woken for it (a system call and a context switch,
   // the larger part of a small request's cost). Not while exactly one request is open (the
   // caller of a lone small request spins for the answer itself), nor while one over 64 KiB
-  // is (its messages keep the thread busy). A spin that finds nothing is CPU spent for nothing, so
-  // the thread backs off: after k >= 2 such spins in a row it sleeps at once through the
-  // next 2^(k-1) - 1 idle periods (at most 63), and spins again every time once one finds
-  // work. So a worker with sparse traffic spins at most once per 64 idle periods. 0: never
-  // spin.
-  // Between 0 and 1 ms. Default 25 us (docs/performance.md).
+  // is (its messages keep the thread busy). A spin that finds nothing is CPU spent for
+  // nothing, so the thread backs off: after k >= 2 such spins in a row it sleeps at once
+  // through the next 2^(k-1) - 1 idle periods (at most 63), and spins again every time once
+  // one finds work. So a worker with sparse traffic spins at most once per 64 idle periods.
+  // 0: never spin. Between 0 and 1 ms. Default 25 us (docs/performance.md).
   absl::Duration io_spin = absl::Microseconds(25);
 };
 

@@ -7,7 +7,8 @@
 // requests. A short spin catches the next piece of work while it is still on its way.
 // A spin that finds nothing is CPU spent for nothing, so spinning backs off: after k spins
 // in a row that ran out, the loop sleeps at once through the next 2^(k-1) - 1 idle periods
-// (k - 1 at most kMaxBackoff), and one spin that finds work restores spinning every time.
+// (k - 1 counted up to kMaxBackoff), and one spin that finds work restores spinning every
+// time.
 // A lone miss costs nothing: a pipeline's answers come in bursts, and the gap after a
 // burst is often longer than the spin while the next gap is not. With sparse traffic the
 // loop spins once per 2^kMaxBackoff idle periods at most.
@@ -34,8 +35,6 @@ class IdleSpin {
   absl::Duration Next();
   // The spin that Next allowed ended: `found` when work came before its end.
   void Ended(bool found);
-
-  absl::Duration limit() const { return limit_; }
 
  private:
   const absl::Duration limit_;

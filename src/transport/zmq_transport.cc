@@ -914,8 +914,8 @@ class ZmqTransport final : public Transport {
   // Out of work, before sleeping: unless the node does not want it now (spin_wanted), polls
   // without waiting, for as long as idle_spin_ allows and never past `next_tick`, until a
   // descriptor is ready or a command is queued (a command queued meanwhile finds sleeping_
-  // false and writes no eventfd). Returns the last poll's
-  // count, its revents set, when a descriptor was ready; 0 otherwise.
+  // false and writes no eventfd). Returns the last poll's count, its revents set, when a
+  // descriptor was ready; 0 otherwise.
   int SpinBeforeSleep(absl::Time next_tick) {
     if (options_.idle_spin <= absl::ZeroDuration()) return 0;
     if (options_.spin_wanted && !options_.spin_wanted()) return 0;
