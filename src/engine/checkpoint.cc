@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "common/byte_io.h"
+#include "common/file_sync.h"
 #include "common/partition.h"
 #include "kairos/status.h"
 
@@ -112,15 +113,6 @@ class FileOut {
   std::string path_;
   uint64_t records_ = 0;
 };
-
-absl::Status SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", dir);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Errno("cannot fsync", dir);
-  return absl::OkStatus();
-}
 
 std::string HeaderPayload(const ShardSnapshot& s) {
   ByteWriter w;
@@ -367,7 +359,9 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
   if (std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     return Errno("cannot rename to", final_path);
   }
-  if (sync) KAIROS_RETURN_IF_ERROR(SyncDirectory(dir.string()));
+  if (sync && !SyncDirectory(dir.string())) {
+    return Errno("cannot sync directory", dir.string());
+  }
   return final_path;
 }
 

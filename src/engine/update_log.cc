@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "common/byte_io.h"
 #include "common/crc32c.h"
+#include "common/file_sync.h"
 
 namespace kairos::internal {
 namespace {
@@ -441,16 +442,11 @@ absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Create(const std::string& 
   if (::fsync(fd) != 0) return Errno("fsync", path);
   log->bytes_ = bytes.size();
   // The directory entry too, so that a restart finds the log.
-  const std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos
-                                             ? 0
-                                             : path.find_last_of('/'));
-  if (!dir.empty()) {
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
-  }
+  const std::size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0                ? "/"
+                                                      : path.substr(0, slash);
+  if (!SyncDirectory(dir)) return Errno("sync directory", dir);
   return log;
 }
 
