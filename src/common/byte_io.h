@@ -38,8 +38,6 @@ class ByteWriter {
     Put<uint64_t>(v.size());
     buf_.append(reinterpret_cast<const char*>(v.data()), v.size_bytes());
   }
-  // Bytes that are already encoded.
-  void PutBytes(const std::string& bytes) { buf_.append(bytes); }
   std::string& bytes() { return buf_; }
 
  private:

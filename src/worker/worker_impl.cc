@@ -382,7 +382,8 @@ class WorkerImpl final : public Worker {
     auto state = std::make_shared<RequestState>(
         RequestLabel{verb, info.name, call.offset, call.offset + call.length},
         deadline + options_.deadline_grace, parts,
-        /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(), ClockOf(options_));
+        /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(),
+        ClockOf(options_));
     if (call.target.gather != nullptr) state->GatherInto(call.target.gather, call.length);
     if (call.target.out != nullptr) state->ReceiveInto(call.target.out);
     const Stamp stamp{.sender = node_.node_id(),
@@ -492,8 +493,6 @@ class WorkerImpl final : public Worker {
 
   const WorkerOptions options_;
   WorkerNode node_;
-  // The worker's open push and pull requests and how fast lone small ones are answered
-  // (RequestState keeps both; a lone small request spins in Wait, one behind others sleeps).
   std::atomic<int64_t> clock_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> crashed_{false};

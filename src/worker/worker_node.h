@@ -91,9 +91,10 @@ class WorkerNode {
   // OK while the node is in the job; afterwards why it left.
   absl::Status EndStatus() const;
 
-  // What the worker's waits learn from its requests (RequestState), shared with them. The
-  // I/O thread spins before it sleeps (WorkerOptions::io_spin) except while exactly one of
-  // them is open: a lone small request's caller spins for the answer itself.
+  // The worker's open push and pull requests and how fast lone small ones are answered,
+  // shared with them (RequestState keeps both; a lone small request spins in Wait, one
+  // behind others sleeps). The I/O thread spins before it sleeps (WorkerOptions::io_spin)
+  // except while exactly one of them is open or a large one is (see SendJoin).
   const std::shared_ptr<WaitTuning>& wait_tuning() const { return wait_tuning_; }
 
   // `n` fresh request ids: the first; the others follow it.
