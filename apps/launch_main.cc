@@ -46,7 +46,6 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "apps/cli_checks.h"
@@ -67,6 +66,9 @@ constexpr int kReadyFd = 3;
 constexpr absl::Duration kEndpointTimeout = absl::Seconds(30);
 
 enum class Transport { kTcp, kIpc };
+
+// Which child a ProcessSpec starts (its tag): a failure is judged by it, not by the name.
+enum ChildKind : int { kCoordinatorChild = 1, kServerChild, kWorkerChild };
 
 struct LaunchConfig {
   int servers = 0;
@@ -368,6 +370,7 @@ absl::Status Launcher::StartCoordinator() {
   }
   spec.fds = {{ready->write.get(), kReadyFd}};
   spec.role = ProcessRole::kService;
+  spec.tag = kCoordinatorChild;
   absl::StatusOr<pid_t> pid = group_.Start(spec);
   if (!pid.ok()) return pid.status();
   ready->write.Reset();  // so that the coordinator's exit is an end of file
@@ -424,6 +427,7 @@ absl::Status Launcher::StartServers() {
                        {"--state-dir", config_.state_dir, "--shard", absl::StrCat(i)});
     }
     spec.role = ProcessRole::kService;
+    spec.tag = kServerChild;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
   }
   return absl::OkStatus();
@@ -443,6 +447,7 @@ absl::Status Launcher::StartWorkers() {
                 {"KAIROS_RESTARTS", "0"}};
     if (!config_.keys_dir.empty()) spec.env.push_back({"KAIROS_KEYS", config_.keys_dir});
     spec.role = ProcessRole::kPrimary;
+    spec.tag = kWorkerChild;
     if (absl::StatusOr<pid_t> pid = group_.Start(spec); !pid.ok()) return pid.status();
   }
   return absl::OkStatus();
@@ -482,7 +487,7 @@ SuperviseOptions Launcher::supervise_options() const {
   if (config_.restart_servers > 0) {
     const int server_restarts = config_.restart_servers;
     options.on_service_failure = [server_restarts](const ChildExit& exit, int restarted) {
-      const bool server = absl::StartsWith(exit.name, "server ");
+      const bool server = exit.tag == kServerChild;
       return server && restarted < server_restarts ? FailureAction::kRestart
                                                    : FailureAction::kStopJob;
     };

@@ -273,6 +273,7 @@ absl::StatusOr<pid_t> ProcessGroup::Start(const ProcessSpec& spec) {
   child.exit.name = spec.name;
   child.exit.pid = pid;
   child.exit.role = spec.role;
+  child.exit.tag = spec.tag;
   child.pidfd = std::move(pidfd);
   child.spec = spec;
   children_.push_back(std::move(child));

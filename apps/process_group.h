@@ -82,6 +82,9 @@ struct ProcessSpec {
   // Descriptors the child inherits; every other descriptor opened close-on-exec stays closed.
   std::vector<FdMapping> fds;
   ProcessRole role = ProcessRole::kPrimary;
+  // The caller's own mark for the child (which kind of child it is, for instance), copied
+  // to ChildExit::tag, so that a failure callback decides by it rather than by the name.
+  int tag = 0;
 };
 
 // How one child ended.
@@ -89,6 +92,7 @@ struct ChildExit {
   std::string name;
   pid_t pid = -1;
   ProcessRole role = ProcessRole::kPrimary;
+  int tag = 0;  // ProcessSpec::tag
   // The waitpid(2) status.
   int wait_status = 0;
   // The group had sent the child a signal (forwarded, SIGTERM or SIGKILL) before it exited.

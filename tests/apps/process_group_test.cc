@@ -212,23 +212,25 @@ TEST(ProcessGroupTest, FailedPrimaryIsRestartedUntilItSucceeds) {
 // does not restart fails the job as before.
 TEST(ProcessGroupTest, FailedServiceIsRestartedWhenAsked) {
   ProcessGroup group;
-  ASSERT_TRUE(group.Start(Shell("server 0", "test \"$RESTARTS\" = 1 || exit 3",
-                                ProcessRole::kService))
-                  .ok());
+  ProcessSpec server =
+      Shell("server 0", "test \"$RESTARTS\" = 1 || exit 3", ProcessRole::kService);
+  server.tag = 7;  // the callback gets the caller's mark back
+  ASSERT_TRUE(group.Start(server).ok());
   // The worker outlives the server's first incarnation, so the job is still running then.
   ASSERT_TRUE(group.Start(Shell("worker 0", "sleep 0.5")).ok());
   Reports reports;
   SuperviseOptions options = reports.Options(absl::Seconds(10));
   std::vector<std::string> asked;
   options.on_service_failure = [&](const ChildExit& exit, int restarts) {
-    asked.push_back(exit.name);
+    asked.push_back(absl::StrCat(exit.name, " tag ", exit.tag));
     return restarts < 1 ? FailureAction::kRestart : FailureAction::kStopJob;
   };
   options.restart_count_env = "RESTARTS";
   JobResult result = group.Supervise(options);
   EXPECT_EQ(result.outcome, JobOutcome::kSucceeded) << result.reason;
   EXPECT_EQ(result.restarts, 1);
-  EXPECT_EQ(asked, std::vector<std::string>{"server 0"});
+  EXPECT_EQ(asked, std::vector<std::string>{"server 0 tag 7"});
+  EXPECT_EQ(result.exits[0].tag, 7);
   EXPECT_THAT(reports.lines,
               Contains(HasSubstr("exited with status 3; starting it again (restart 1)")));
 
