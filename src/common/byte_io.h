@@ -64,11 +64,13 @@ class ByteReader {
     Skip(n);
     return true;
   }
-  // An array of exactly `expected` elements.
+  // An array of exactly `expected` elements (`out` may be null when there are none: an
+  // empty vector's data()).
   template <typename T>
   bool GetArray(uint64_t expected, T* out) {
     uint64_t n = 0;
     if (!Get(&n) || n != expected || n > left_ / sizeof(T)) return false;
+    if (n == 0) return true;  // memcpy's pointers must not be null, even for no bytes
     std::memcpy(out, p_, n * sizeof(T));
     Skip(n * sizeof(T));
     return true;

@@ -1,0 +1,319 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// libFuzzer target: ReadCheckpoint and RestoreShard (src/engine/checkpoint.h) of arbitrary
+// files. A server reads checkpoint files at --restore-from and at a restart (its update
+// log's base); a file damaged on disk, or written for another job, must be refused and
+// named, never crash the server, write outside a chunk or make it allocate what the file
+// does not hold.
+//
+// Input: a flags byte, then the file.
+//   bit 0  framed: the rest is records { u8 type, frame (u16 length, payload) }; the
+//          harness writes the magic, each record with its true length and checksum, and
+//          (bit 1) an END that counts them, so that mutations reach the records' parsers
+//          instead of stopping at the checksum. Otherwise the rest is the whole file.
+//   bit 2  the job has 2 shards (else 1); bit 3: the restore is into shard 1 (of 2).
+//
+// Besides "no crash, no sanitizer report", it checks what the reader promises: success or
+// DataLoss; on success a snapshot whose records lie inside their tables with arrays of the
+// sizes their tables give, written again (WriteCheckpoint) and read back to the same bytes.
+// Then RestoreShard of the file into a fresh shard of a small job (the tables of
+// tests/engine/checkpoint_test.cc): success or FailedPrecondition, or the reader's error.
+//
+// `checkpoint_fuzzer --write-seeds=DIR` writes the seed corpus (tests/fuzz/corpus/checkpoint).
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/checkpoint.h"
+#include "engine/shard_engine.h"
+#include "kairos/job.h"
+#include "policy/policy.h"
+#include "tests/fuzz/fuzz_input.h"
+#include "zlib.h"
+
+namespace kairos::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::EngineAnswer;
+using internal::EngineHost;
+using internal::EngineOptions;
+using internal::EngineRequest;
+using internal::ShardEngine;
+using internal::ShardSnapshot;
+
+void Require(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "checkpoint_fuzzer: invariant broken: %s\n", what);
+  std::abort();
+}
+
+// A file of `bytes` in memory, named by a path the reader can open.
+struct MemFile {
+  explicit MemFile(const std::string& bytes) {
+    fd = ::memfd_create("checkpoint_fuzzer", 0);
+    Require(fd >= 0, "memfd_create");
+    std::size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+      Require(n > 0, "writing the memory file");
+      at += static_cast<std::size_t>(n);
+    }
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  ~MemFile() { ::close(fd); }
+  int fd = -1;
+  std::string path;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// The file format's framing (checkpoint.h): magic, then { u32 type, u32 crc32 of type,
+// length and payload, u64 length, payload }.
+constexpr char kMagic[] = "KCKPT001";
+constexpr uint32_t kEndRecord = 4;
+
+std::string Record(uint32_t type, const std::string& payload) {
+  const uint64_t length = payload.size();
+  char head[12];
+  std::memcpy(head, &type, 4);
+  std::memcpy(head + 4, &length, 8);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(head), sizeof(head));
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
+              static_cast<uInt>(payload.size()));
+  const auto crc32v = static_cast<uint32_t>(crc);
+  std::string out(16, '\0');
+  std::memcpy(out.data(), &type, 4);
+  std::memcpy(out.data() + 4, &crc32v, 4);
+  std::memcpy(out.data() + 8, &length, 8);
+  return out + payload;
+}
+
+// Table 0 "w": dense, 10 floats in chunks of 3, adam. Table 1 "emb": sparse rows of 2,
+// adagrad. Table 2 "b": dense, 2 floats, sgd.
+JobConfig Job() {
+  JobConfig job;
+  job.policy = "asp";
+  job.chunk_elements = 3;
+  job.tables.push_back({"w", 10, Initializer::Constant(0.5f), {"adam", 0.1f}});
+  job.tables.push_back(
+      TableSpec::Sparse("emb", 2, Initializer::Normal(0.0f, 1.0f, 3), {"adagrad", 0.2f}));
+  job.tables.push_back({"b", 2, Initializer::Zeros(), {"sgd", 1.0f}});
+  return job;
+}
+
+class Host final : public EngineHost {
+ public:
+  void RunOnLane(uint64_t, std::function<void()> job) override { job(); }
+  void Answer(EngineAnswer a) override { answers.push_back(std::move(a)); }
+  std::vector<EngineAnswer> answers;
+};
+
+std::unique_ptr<ShardEngine> MakeEngine(const JobConfig& job, int shard, int shards,
+                                        Host* host) {
+  auto spec = policy::ParsePolicySpec(job.policy);
+  Require(spec.ok(), "the job's policy parses");
+  auto e = ShardEngine::Create(job, *spec, shard, shards, /*workers=*/2, EngineOptions(), host);
+  Require(e.ok(), "the job's shard is built");
+  return *std::move(e);
+}
+
+// A directory of this process for the rewritten files, removed at exit.
+const fs::path& ScratchDir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("checkpoint_fuzzer." + std::to_string(::getpid()));
+    fs::create_directories(d);
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(fs::temp_directory_path() /
+                         ("checkpoint_fuzzer." + std::to_string(::getpid())),
+                     ec);
+    });
+    return d;
+  }();
+  return dir;
+}
+
+// What a snapshot that ReadCheckpoint accepted must be.
+void CheckSnapshot(const ShardSnapshot& s) {
+  Require(s.num_shards >= 1 && s.shard >= 0 && s.shard < s.num_shards, "shard in range");
+  for (const ShardSnapshot::Dense& d : s.dense) {
+    Require(d.table < s.tables.size(), "dense record of a known table");
+    const auto& t = s.tables[d.table];
+    Require(t.kind == TableKind::kDense, "dense record of a dense table");
+    Require(d.begin < d.end && d.end <= t.size, "dense record inside its table");
+    Require(d.values.size() == d.end - d.begin, "dense values of the record's length");
+    Require(d.state.size() == (d.end - d.begin) * t.state_per_element,
+            "dense state of the record's length");
+  }
+  for (const ShardSnapshot::Sparse& p : s.sparse) {
+    Require(p.table < s.tables.size(), "sparse record of a known table");
+    const auto& t = s.tables[p.table];
+    Require(t.kind == TableKind::kSparse, "sparse record of a sparse table");
+    Require(p.stride == t.row_width * (1 + t.state_per_element), "sparse stride");
+    Require(p.steps.size() == p.keys.size(), "a step per key");
+    Require(p.rows.size() == p.keys.size() * p.stride, "a row per key");
+  }
+}
+
+void Run(const uint8_t* data, std::size_t size) {
+  ByteReader in(data, size);
+  const uint8_t flags = in.U8();
+  std::string file;
+  if ((flags & 1) != 0) {
+    file = std::string(kMagic, 8);
+    uint64_t records = 0;
+    while (!in.empty()) {
+      const uint32_t type = in.U8();
+      file += Record(type, in.Frame());
+      ++records;
+    }
+    if ((flags & 2) != 0) {
+      std::string count(8, '\0');
+      std::memcpy(count.data(), &records, 8);
+      file += Record(kEndRecord, count);
+    }
+  } else {
+    file = in.Bytes(in.remaining());
+  }
+  MemFile f(file);
+
+  absl::StatusOr<ShardSnapshot> s = internal::ReadCheckpoint(f.path);
+  if (!s.ok()) {
+    Require(absl::IsDataLoss(s.status()), "a refused file is DataLoss");
+    Require(s.status().message().find(f.path) != std::string::npos, "the error names the file");
+  } else {
+    CheckSnapshot(*s);
+    // Written again, the snapshot reads back to the same bytes (the format has one encoding).
+    absl::StatusOr<std::string> a = internal::WriteCheckpoint(*s, ScratchDir(), /*sync=*/false);
+    Require(a.ok(), "a snapshot read is written again");
+    absl::StatusOr<ShardSnapshot> again = internal::ReadCheckpoint(*a);
+    Require(again.ok(), "a snapshot written reads back");
+    const std::string first = ReadAll(*a);
+    absl::StatusOr<std::string> b = internal::WriteCheckpoint(*again, ScratchDir(), false);
+    Require(b.ok() && ReadAll(*b) == first, "the snapshot reads back the same");
+    Require(first == file, "an accepted file is the one encoding of its snapshot");
+    std::error_code ec;
+    fs::remove_all(fs::path(*a).parent_path(), ec);  // clock-N: one per clock read
+  }
+
+  const JobConfig job = Job();
+  const int shards = (flags & 4) != 0 ? 2 : 1;
+  const int shard = shards == 2 && (flags & 8) != 0 ? 1 : 0;
+  Host host;
+  std::unique_ptr<ShardEngine> engine = MakeEngine(job, shard, shards, &host);
+  absl::StatusOr<int64_t> restored =
+      internal::RestoreShard(engine->shard(), shards, job, {f.path});
+  if (!s.ok()) {
+    Require(!restored.ok() && restored.status() == s.status(), "the reader's error, as it is");
+  } else if (!restored.ok()) {
+    Require(absl::IsFailedPrecondition(restored.status()),
+            "a readable file is refused as FailedPrecondition");
+  } else {
+    Require(*restored == s->clock, "the restore returns the checkpoint's clock");
+  }
+}
+
+// Seeds: checkpoints of the job above, written by the engine after a push, as framed
+// inputs (the records the file holds) and as whole files.
+std::vector<std::pair<uint32_t, std::string>> RecordsOf(const std::string& file) {
+  std::vector<std::pair<uint32_t, std::string>> out;
+  std::size_t at = 8;
+  while (at + 16 <= file.size()) {
+    uint32_t type = 0;
+    uint64_t length = 0;
+    std::memcpy(&type, file.data() + at, 4);
+    std::memcpy(&length, file.data() + at + 8, 8);
+    out.push_back({type, file.substr(at + 16, length)});
+    at += 16 + length;
+  }
+  return out;
+}
+
+Seeds MakeSeeds() {
+  const JobConfig job = Job();
+  Seeds seeds;
+  for (const int shards : {1, 2}) {
+    std::vector<std::unique_ptr<Host>> hosts;
+    for (int shard = 0; shard < shards; ++shard) {
+      hosts.push_back(std::make_unique<Host>());
+      std::unique_ptr<ShardEngine> e = MakeEngine(job, shard, shards, hosts.back().get());
+      // A push to every dense chunk and to rows 0..5, so values, states and steps are set.
+      uint64_t id = 1;
+      for (internal::ShardTable& t : e->shard().tables()) {
+        for (internal::ShardChunk& c : t.chunks) {
+          EngineRequest r;
+          r.kind = EngineRequest::Kind::kPush;
+          r.table = t.id;
+          r.offset = c.chunk.begin;
+          r.length = c.chunk.size();
+          r.request_id = id++;
+          std::vector<float> g(c.chunk.size(), 0.25f);
+          e->OnPush(r, Buffer::CopyOf(g), absl::UnixEpoch());
+        }
+      }
+      EngineRequest r;
+      r.kind = EngineRequest::Kind::kPushSparse;
+      r.table = 1;
+      r.length = 6;
+      r.request_id = id++;
+      r.keys = Buffer::Allocate(12);
+      for (uint64_t k = 0; k < 6; ++k) std::memcpy(r.keys.data() + 2 * k, &k, 8);
+      std::vector<float> rows(12, 0.5f);
+      e->OnPushSparse(r, Buffer::CopyOf(rows), absl::UnixEpoch());
+      std::shared_ptr<ShardSnapshot> snap;
+      e->Snapshot([&](std::shared_ptr<ShardSnapshot> got) { snap = std::move(got); });
+      Require(snap != nullptr, "the snapshot is taken at once");
+      snap->clock = 7;
+      absl::StatusOr<std::string> path = internal::WriteCheckpoint(*snap, ScratchDir(), false);
+      Require(path.ok(), "the seed checkpoint is written");
+      const std::string file = ReadAll(*path);
+      const std::string name = "shard-" + std::to_string(shard) + "-of-" + std::to_string(shards);
+      const uint8_t job_flags = (shards == 2 ? 4 : 0) | (shard == 1 ? 8 : 0);
+      ByteWriter framed;
+      framed.U8(static_cast<uint8_t>(1 | 2 | job_flags));
+      for (const auto& [type, payload] : RecordsOf(file)) {
+        if (type == kEndRecord) continue;  // bit 1 writes it
+        framed.U8(static_cast<uint8_t>(type)).Frame(payload);
+      }
+      seeds.push_back({name + "-framed", framed.data()});
+      seeds.push_back({name + "-whole", ByteWriter().U8(job_flags).Bytes(file).data()});
+    }
+  }
+  seeds.push_back({"not-a-checkpoint", ByteWriter().U8(0).Bytes("not a checkpoint").data()});
+  seeds.push_back({"empty-framed", ByteWriter().U8(1 | 2).data()});
+  return seeds;
+}
+
+}  // namespace
+}  // namespace kairos::fuzz
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  kairos::fuzz::MaybeWriteSeeds(argc, argv, kairos::fuzz::MakeSeeds);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  kairos::fuzz::Run(data, size);
+  return 0;
+}
