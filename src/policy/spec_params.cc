@@ -55,7 +55,9 @@ bool ParseDecimal(absl::string_view text, double* value) {
   if (!charset) return false;
   const char* end = text.data() + text.size();
   const std::from_chars_result result = std::from_chars(text.data(), end, *value);
-  return result.ec == std::errc() && result.ptr == end && std::isfinite(*value);
+  if (result.ec != std::errc() || result.ptr != end || !std::isfinite(*value)) return false;
+  if (*value == 0.0) *value = 0.0;  // "-0" is 0: one value, so one canonical form
+  return true;
 }
 
 absl::Status SpecError(absl::string_view where, absl::string_view what) {

@@ -50,6 +50,19 @@ TEST(OptimizerSpecTest, CanonicalFormLeavesDefaultsOutAndRoundTrips) {
   EXPECT_EQ(CanonicalOptimizer("my-plugin:x=1"), "my-plugin:x=1");  // not a built-in
 }
 
+// "-0" is zero, so a job written with it is the same job as one written with "0" (the job
+// checks compare canonical forms); found by tests/fuzz/spec_fuzzer.cc.
+TEST(OptimizerSpecTest, MinusZeroIsZero) {
+  EXPECT_EQ(Canonical("sgd:wd=-0"), "sgd");
+  EXPECT_EQ(Canonical("adamw:wd=-0.0"), Canonical("adamw:wd=0"));
+  absl::StatusOr<OptimizerSpec> spec = ParseOptimizerSpec("sgd:wd=-0e5");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(std::signbit(spec->Get("wd")));
+  absl::StatusOr<ScheduleSpec> step = ParseSchedule("cosine:steps=10,min=-0");
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_FALSE(std::signbit(step->min));
+}
+
 TEST(OptimizerSpecTest, Errors) {
   EXPECT_THAT(ParseOptimizerSpec("lion").status().message(),
               HasSubstr("unknown optimizer 'lion'; built in: sgd, momentum, nesterov, "
