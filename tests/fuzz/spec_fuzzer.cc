@@ -16,6 +16,13 @@
 //   3  ParsePortRange: a range read has ports 1 <= first <= last <= 65535; the wildcard test
 //      and WithHost run on the text
 //   4  ParseHostPort: an address read has a port in [0, 65535]
+//   5  ReadLaunchEnvironment (src/api/launch_env.h) of an environment the input sets (the
+//      variables kairos-launch, mpirun and srun set, in any number, with any values): a
+//      refusal is InvalidArgument; an accepted one has its rank inside its size, and a
+//      rank-launched one places rank 0 as the coordinator, ranks 1..S as the servers and the
+//      others as workers ranked from 0
+//   6  ParseRendezvous of a rendezvous file (written to a shared directory, so input): a
+//      refusal is InvalidArgument; the file RendezvousText writes reads back its endpoint
 // Besides these, no crash and no sanitizer report; an error is InvalidArgument.
 //
 // `spec_fuzzer --write-seeds=DIR` writes the seed corpus (tests/fuzz/corpus/spec).
@@ -27,11 +34,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "api/launch_env.h"
+#include "kairos/run.h"
 #include "metrics/exporter.h"
 #include "policy/optimizer_spec.h"
 #include "policy/policy.h"
@@ -121,9 +131,82 @@ void HostPort(const std::string& text) {
   Require(a->port >= 0 && a->port <= 65535, "a port in [0, 65535]");
 }
 
+// The variables ReadLaunchEnvironment reads.
+constexpr const char* kLaunchVariables[] = {
+    "KAIROS_ROLE",          "KAIROS_COORDINATOR",         "KAIROS_RANK",
+    "KAIROS_NUM_WORKERS",   "KAIROS_NUM_SERVERS",         "KAIROS_WORLD_RANK",
+    "KAIROS_WORLD_SIZE",    "OMPI_COMM_WORLD_RANK",       "OMPI_COMM_WORLD_SIZE",
+    "PMI_RANK",             "PMI_SIZE",                   "SLURM_PROCID",
+    "SLURM_STEP_NUM_TASKS", "SLURM_STEP_NUM_NODES",       "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "MPI_LOCALNRANKS",      "KAIROS_RENDEZVOUS",          "KAIROS_JOB_ID",
+    "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",          "SLURM_JOB_ID",
+    "SLURM_STEP_ID",        "TMPDIR",                     "KAIROS_ADVERTISE_HOST",
+    "KAIROS_PORT_RANGE",
+};
+
+void Launch(ByteReader& in) {
+  std::map<std::string, std::string> vars;
+  while (!in.empty()) {
+    const char* name = kLaunchVariables[in.Pick(std::size(kLaunchVariables))];
+    std::string value = in.Frame();
+    value = value.substr(0, value.find('\0'));  // an environment value ends at a NUL
+    vars[name] = std::move(value);
+  }
+  const internal::EnvLookup env = [&](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  absl::StatusOr<LaunchEnvironment> e = internal::ReadLaunchEnvironment(env, 1000);
+  if (!e.ok()) return RequireRefusal(e.status());
+  using Role = LaunchEnvironment::Role;
+  Require(e->world_size >= 1 && e->world_rank >= 0 && e->world_rank < e->world_size,
+          "the rank lies inside the size");
+  Require(e->num_servers >= 0 && e->num_workers >= 0, "no negative counts");
+  const bool ranked = e->role == Role::kCoordinator || e->role == Role::kServer ||
+                      (e->role == Role::kWorker && e->world_size > 1 &&
+                       e->source != "kairos-launch" && e->source != "KAIROS_COORDINATOR");
+  if (!ranked) return;
+  Require(e->num_servers >= 1 && e->num_workers >= 1 &&
+              e->world_size == 1 + e->num_servers + e->num_workers,
+          "a rank-launched job holds a coordinator, its servers and its workers");
+  switch (e->role) {
+    case Role::kCoordinator:
+      Require(e->world_rank == 0, "rank 0 is the coordinator");
+      break;
+    case Role::kServer:
+      Require(e->world_rank >= 1 && e->world_rank <= e->num_servers, "ranks 1..S serve");
+      break;
+    case Role::kWorker:
+      Require(e->rank == e->world_rank - 1 - e->num_servers && e->rank >= 0 &&
+                  e->rank < e->num_workers,
+              "the other ranks are the workers, from 0");
+      break;
+    case Role::kEmbedded:
+      break;
+  }
+}
+
+void Rendezvous(ByteReader& in) {
+  const std::string job = in.Frame();
+  const std::string endpoint = in.Frame();
+  const std::string text = in.Bytes(in.remaining());
+  absl::StatusOr<std::optional<std::string>> got = internal::ParseRendezvous(text, job);
+  if (!got.ok()) RequireRefusal(got.status());
+  if (endpoint.empty() || job.find('\n') != std::string::npos ||
+      endpoint.find('\n') != std::string::npos) {
+    return;
+  }
+  absl::StatusOr<std::optional<std::string>> back =
+      internal::ParseRendezvous(internal::RendezvousText(job, endpoint), job);
+  Require(back.ok() && back->has_value() && **back == endpoint,
+          "a rendezvous file written reads back its endpoint");
+}
+
 void Run(const uint8_t* data, std::size_t size) {
   ByteReader in(data, size);
-  const std::size_t which = in.Pick(5);
+  const std::size_t which = in.Pick(7);
+  if (which == 5) return Launch(in);
+  if (which == 6) return Rendezvous(in);
   if (which == 2) {
     const auto t = static_cast<int64_t>(in.U64());
     return Schedule(in.Bytes(in.remaining()), t);
@@ -166,6 +249,26 @@ Seeds MakeSeeds() {
   for (const char* a : {"127.0.0.1:9090", "[::1]:0", "localhost:65535", "host:65536", ":80"}) {
     add(std::string("hostport-") + std::to_string(s.size()), 4, a);
   }
+  const auto env = [&](const std::string& name,
+                       std::vector<std::pair<int, std::string>> vars) {
+    ByteWriter w;
+    w.U8(5);
+    for (const auto& [index, value] : vars) w.U8(static_cast<uint8_t>(index)).Frame(value);
+    s.push_back({"launch-" + name, w.data()});
+  };
+  // Indices into kLaunchVariables.
+  env("kairos-launch", {{0, "worker"}, {1, "tcp://127.0.0.1:5555"}, {2, "1"}, {3, "2"}, {4, "1"}});
+  env("mpirun-worker", {{7, "3"}, {8, "4"}, {4, "1"}, {18, "1234"}});
+  env("mpirun-coordinator", {{7, "0"}, {8, "4"}, {4, "2"}, {18, "1234"}});
+  env("srun-server", {{11, "1"}, {12, "5"}, {20, "77"}, {21, "0"}, {13, "2"}});
+  env("world", {{5, "2"}, {6, "3"}, {1, "tcp://10.0.0.1:7000"}, {24, "7000-7010"}});
+  env("by-hand", {{1, "tcp://h:1"}, {2, "-1"}});
+  s.push_back({"rendezvous", ByteWriter()
+                                 .U8(6)
+                                 .Frame("1234")
+                                 .Frame("tcp://10.0.0.1:7000")
+                                 .Bytes("kairos-rendezvous 1\njob 1234\ncoordinator tcp://h:1\n")
+                                 .data()});
   return s;
 }
 
