@@ -22,13 +22,6 @@
 namespace kairos::bench {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
-SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
-  return t +
-         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
-
 JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
   JobConfig job;
   TableSpec table;

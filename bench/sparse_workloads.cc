@@ -19,13 +19,6 @@
 namespace kairos::bench {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
-SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
-  return t +
-         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
-
 KeyThroughput MakeKeyThroughput(uint64_t keys, double seconds, double cpu_seconds) {
   KeyThroughput t;
   t.keys = keys;
