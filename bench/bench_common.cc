@@ -12,17 +12,17 @@
 
 namespace kairos::bench {
 
-void AddBenchmarksOption(CLI::App& app, std::string& benchmarks, std::string_view all) {
+void AddBenchmarksOption(CLI::App& app, std::string& benchmarks, absl::string_view all) {
   app.add_option("--benchmarks", benchmarks,
                  absl::StrCat("Comma-separated workloads to run, in this order: ", all))
       ->capture_default_str();
 }
 
-absl::StatusOr<std::vector<std::string>> ParseBenchmarks(std::string_view benchmarks,
-                                                         std::string_view all) {
+absl::StatusOr<std::vector<std::string>> ParseBenchmarks(absl::string_view benchmarks,
+                                                         absl::string_view all) {
   const std::set<std::string> known = absl::StrSplit(all, ',');
   std::vector<std::string> names;
-  for (std::string_view b : absl::StrSplit(benchmarks, ',', absl::SkipEmpty())) {
+  for (absl::string_view b : absl::StrSplit(benchmarks, ',', absl::SkipEmpty())) {
     if (!known.contains(std::string(b))) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown benchmark '", b, "'; known: ", all));
@@ -41,6 +41,11 @@ void AddBudgetOptions(CLI::App& app, double& seconds, double& warmup) {
       ->capture_default_str();
 }
 
+void ApplyQuickBudget(const CLI::App& app, double& seconds, double& warmup) {
+  if (app.count("--seconds") == 0) seconds = 0.1;
+  if (app.count("--warmup") == 0) warmup = 0.05;
+}
+
 void AddServerBinaryOption(CLI::App& app, std::string& server_binary) {
   app.add_option("--server-binary", server_binary, "kairos-server for the memory workload")
       ->capture_default_str();
@@ -50,12 +55,12 @@ void AddCsvOption(CLI::App& app, std::string& csv) {
   app.add_option("--csv", csv, "Also write every result to this CSV file");
 }
 
-int BadFlags(std::string_view program, std::string_view message) {
+int BadFlags(absl::string_view program, absl::string_view message) {
   std::cerr << program << ": " << message << std::endl;
   return kExitBadFlags;
 }
 
-bool PrintFailures(std::string_view program, std::string_view noun, std::string_view what,
+bool PrintFailures(absl::string_view program, absl::string_view noun, absl::string_view what,
                    const std::vector<std::string>& failures) {
   if (failures.empty()) return false;
   std::cerr << program << ": " << failures.size() << " " << noun

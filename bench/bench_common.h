@@ -11,10 +11,10 @@
 #define KAIROS_BENCH_BENCH_COMMON_H_
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 // The kairos-server that --server-binary defaults to: the build's (bench/CMakeLists.txt
 // defines it for the programs with a memory workload), else the one on the PATH.
@@ -32,14 +32,18 @@ namespace kairos::bench {
 inline constexpr int kExitBadFlags = 2;
 
 // --benchmarks: the comma-separated workloads to run, out of `all` (comma-separated too).
-void AddBenchmarksOption(CLI::App& app, std::string& benchmarks, std::string_view all);
+void AddBenchmarksOption(CLI::App& app, std::string& benchmarks, absl::string_view all);
 // The workloads --benchmarks names, in its order, or InvalidArgument naming the first that
 // is not in `all`.
-absl::StatusOr<std::vector<std::string>> ParseBenchmarks(std::string_view benchmarks,
-                                                         std::string_view all);
+absl::StatusOr<std::vector<std::string>> ParseBenchmarks(absl::string_view benchmarks,
+                                                         absl::string_view all);
 
 // --seconds (measured seconds per workload) and --warmup (unmeasured seconds before each).
 void AddBudgetOptions(CLI::App& app, double& seconds, double& warmup);
+
+// --quick's budgets for --seconds and --warmup where not given: 0.1 s measured after 0.05 s
+// of warm-up.
+void ApplyQuickBudget(const CLI::App& app, double& seconds, double& warmup);
 
 // --server-binary: the kairos-server the memory workload runs as a child.
 void AddServerBinaryOption(CLI::App& app, std::string& server_binary);
@@ -48,11 +52,11 @@ void AddServerBinaryOption(CLI::App& app, std::string& server_binary);
 void AddCsvOption(CLI::App& app, std::string& csv);
 
 // Prints "<program>: <message>" to stderr and returns kExitBadFlags.
-int BadFlags(std::string_view program, std::string_view message);
+int BadFlags(absl::string_view program, absl::string_view message);
 
 // Prints "<program>: <n> <noun>[s] <what>:" and then each of `failures` indented to
 // stderr, unless `failures` is empty. Returns whether it printed.
-bool PrintFailures(std::string_view program, std::string_view noun, std::string_view what,
+bool PrintFailures(absl::string_view program, absl::string_view noun, absl::string_view what,
                    const std::vector<std::string>& failures);
 
 }  // namespace kairos::bench
