@@ -24,8 +24,7 @@ absl::StatusOr<std::vector<std::string>> ParseBenchmarks(absl::string_view bench
   std::vector<std::string> names;
   for (absl::string_view b : absl::StrSplit(benchmarks, ',', absl::SkipEmpty())) {
     if (!known.contains(std::string(b))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown benchmark '", b, "'; known: ", all));
+      return absl::InvalidArgumentError(absl::StrCat("unknown benchmark '", b, "'; known: ", all));
     }
     names.emplace_back(b);
   }
