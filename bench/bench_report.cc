@@ -58,6 +58,9 @@ bool SanitizedBuild() {
 #endif
 }
 
+// A getrusage time in seconds.
+double Seconds(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
 // A FormatSpec, not a const char*: clang checks StrFormat's format at compile time and
 // refuses one that is not a constant there.
 std::string Optional(const std::optional<double>& v, const absl::FormatSpec<double>& format) {
@@ -96,8 +99,7 @@ Throughput MakeThroughput(uint64_t ops, uint64_t value_bytes, double seconds,
 ProcessUsage ReadProcessUsage() {
   struct rusage u;
   if (::getrusage(RUSAGE_SELF, &u) != 0) return {};
-  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return {seconds(u.ru_utime) + seconds(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
+  return {Seconds(u.ru_utime) + Seconds(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
 }
 
 ProcessUsage UsageSince(const ProcessUsage& begin) {
@@ -142,9 +144,8 @@ double OwnCpuSeconds() {
   struct rusage self, children;
   ::getrusage(RUSAGE_SELF, &self);
   ::getrusage(RUSAGE_CHILDREN, &children);
-  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return seconds(self.ru_utime) + seconds(self.ru_stime) + seconds(children.ru_utime) +
-         seconds(children.ru_stime);
+  return Seconds(self.ru_utime) + Seconds(self.ru_stime) + Seconds(children.ru_utime) +
+         Seconds(children.ru_stime);
 }
 
 double WallSeconds() {

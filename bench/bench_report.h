@@ -10,6 +10,7 @@
 #ifndef KAIROS_BENCH_BENCH_REPORT_H_
 #define KAIROS_BENCH_BENCH_REPORT_H_
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -29,6 +30,14 @@ struct Budget {
   double warmup_s = 0.25;
   double seconds = 1.0;
 };
+
+// The clock the workloads measure their budgets with.
+using SteadyClock = std::chrono::steady_clock;
+// `seconds` after `t`.
+inline SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
+  return t +
+         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
+}
 
 // Throughput over a measured interval; MB/s counts value bytes moved, in 10^6 bytes.
 // `cpu_us_per_mb` is the CPU time of this whole process (every thread, user + system) per

@@ -22,13 +22,6 @@
 namespace kairos::bench {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
-SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
-  return t +
-         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
-
 JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
   JobConfig job;
   TableSpec table;
@@ -83,9 +76,7 @@ void PipelineLoop(Worker& worker, Op op, uint64_t value_bytes, int window,
   auto complete_oldest = [&] {
     absl::Status s = in_flight.front().Wait();
     in_flight.pop_front();
-    const SteadyClock::time_point now = SteadyClock::now();
-    if (!s.ok() && tally.status.ok()) tally.status = s;
-    if (s.ok() && now >= measure_begin && now < end) ++tally.count;
+    tally.Complete(s, 1, measure_begin, end);
   };
   for (uint64_t issued = 0; SteadyClock::now() < end && tally.status.ok(); ++issued) {
     if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();
@@ -234,6 +225,13 @@ WireShape KairosWireShape(uint64_t value_bytes, int servers, int workers, uint64
       static_cast<uint64_t>(EffectiveWindow(pipeline, value_bytes)) * per_server, flow_cap));
   shape.connections = workers * static_cast<int>(std::min<uint64_t>(shards, k));
   return shape;
+}
+
+void WorkerTally::Complete(const absl::Status& s, uint64_t n,
+                           SteadyClock::time_point measure_begin, SteadyClock::time_point end) {
+  const SteadyClock::time_point now = SteadyClock::now();
+  if (!s.ok() && status.ok()) status = s;
+  if (s.ok() && now >= measure_begin && now < end) count += n;
 }
 
 absl::StatusOr<MeasuredRun> RunOnWorkerThreads(

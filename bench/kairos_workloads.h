@@ -144,6 +144,11 @@ absl::StatusOr<Throughput> RunPipelined(BenchCluster& cluster, Op op, uint64_t v
 struct WorkerTally {
   uint64_t count = 0;
   absl::Status status;
+
+  // A request that completed now with `s`: counts `n` when it succeeded within the measured
+  // interval [measure_begin, end); keeps the first error.
+  void Complete(const absl::Status& s, uint64_t n, SteadyClock::time_point measure_begin,
+                SteadyClock::time_point end);
 };
 // The measured interval of every worker thread: (count summed over the workers, the
 // process's CPU seconds and page faults in the interval), or the first worker's error (its

@@ -64,6 +64,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_common.h"
 #include "bench/bench_report.h"
 #include "bench/calibration.h"
 #include "bench/policy_list.h"
@@ -1239,15 +1240,9 @@ bool CalibrateScenario(const Flags& f, const Scenario& sc, const std::vector<std
 
 int RunBench(const Flags& f) {
   absl::StatusOr<std::vector<Scenario>> scenarios = MakeScenarios(f);
-  if (!scenarios.ok()) {
-    std::cerr << "kairos_policy_bench: " << scenarios.status().message() << "\n";
-    return 2;
-  }
+  if (!scenarios.ok()) return BadFlags("kairos_policy_bench", scenarios.status().message());
   const std::vector<std::string> policies = SplitPolicies(f.policies);
-  if (policies.empty()) {
-    std::cerr << "kairos_policy_bench: --policies: no policy given\n";
-    return 2;
-  }
+  if (policies.empty()) return BadFlags("kairos_policy_bench", "--policies: no policy given");
   bool any_real = false, any_sim = false;
   for (const Scenario& s : *scenarios) (s.simulated ? any_sim : any_real) = true;
 
@@ -1408,12 +1403,7 @@ int RunBench(const Flags& f) {
       if (status == 0) std::cout << "wrote the CSV files and the plots in " << f.out << "\n";
     }
   }
-  if (!failures.empty()) {
-    std::cerr << "kairos_policy_bench: " << failures.size() << " run"
-              << (failures.size() == 1 ? "" : "s") << " failed:\n";
-    for (const std::string& failure : failures) std::cerr << "  " << failure << "\n";
-    status = 1;
-  }
+  if (PrintFailures("kairos_policy_bench", "run", "failed", failures)) status = 1;
   return status;
 }
 

@@ -38,6 +38,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/bench_common.h"
 #include "bench/calibration.h"
 #include "bench/policy_list.h"
 #include "absl/strings/str_split.h"
@@ -434,14 +435,13 @@ int Run(Flags& f) {
   if (!f.calibration_file.empty()) {
     absl::StatusOr<bench::Calibration> c = bench::ReadCalibration(f.calibration_file);
     if (!c.ok()) {
-      std::cerr << "kairos_policy_sim: --calibration: " << c.status().message() << "\n";
-      return 2;
+      return bench::BadFlags("kairos_policy_sim",
+                             absl::StrCat("--calibration: ", c.status().message()));
     }
     f.calibration = *std::move(c);
   }
   if (f.iterations == 0 && f.max_time_s == 0) {
-    std::cerr << "kairos_policy_sim: give --iterations or --max-time-s (or both)\n";
-    return 2;
+    return bench::BadFlags("kairos_policy_sim", "give --iterations or --max-time-s (or both)");
   }
   // One model per seed, built once and shared by every policy; the Fashion-MNIST files are
   // the same data whatever the seed, so they are read once.
@@ -509,16 +509,10 @@ int Run(Flags& f) {
   }
   if (!f.csv.empty()) WriteCsv(f.csv, rows);
   int status = 0;
-  if (!failures.empty()) {
-    std::cerr << "kairos_policy_sim: " << failures.size() << " simulation"
-              << (failures.size() == 1 ? "" : "s") << " failed:\n";
-    for (const std::string& failure : failures) std::cerr << "  " << failure << "\n";
-    status = 1;
-  }
-  if (!divergences.empty() && f.fail_on_divergence) {
-    std::cerr << "kairos_policy_sim: " << divergences.size() << " run"
-              << (divergences.size() == 1 ? "" : "s") << " diverged (--fail-on-divergence):\n";
-    for (const std::string& d : divergences) std::cerr << "  " << d << "\n";
+  if (bench::PrintFailures("kairos_policy_sim", "simulation", "failed", failures)) status = 1;
+  if (f.fail_on_divergence &&
+      bench::PrintFailures("kairos_policy_sim", "run", "diverged (--fail-on-divergence)",
+                           divergences)) {
     status = 1;
   }
   return status;

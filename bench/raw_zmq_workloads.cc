@@ -18,8 +18,6 @@
 namespace kairos::bench {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -39,11 +37,6 @@ std::string BindLoopback(zmq::socket_t& socket) {
 // How long any raw send or receive may block: far above the time of one message (64 MiB at
 // 1 GB/s is 64 ms), so that only a stuck peer reaches it.
 constexpr int kRawIoTimeoutMs = 30000;
-
-SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
-  return t +
-         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
 
 // The measured interval of a run, shared by every connection: [begin, end).
 struct Interval {

@@ -29,7 +29,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -38,17 +37,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "bench/bench_common.h"
 #include "bench/bench_report.h"
 #include "bench/kairos_workloads.h"
 #include "bench/memory_workload.h"
 #include "bench/sparse_workloads.h"
 #include "kairos/job.h"
 #include "kairos/status.h"
-
-#ifndef KAIROS_BENCH_SERVER_BINARY
-#define KAIROS_BENCH_SERVER_BINARY "kairos-server"
-#endif
 
 namespace kairos::bench {
 namespace {
@@ -77,9 +72,7 @@ struct Flags {
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
-  app.add_option("--benchmarks", f.benchmarks,
-                 "Comma-separated workloads to run, in this order: " + std::string(kAllBenchmarks))
-      ->capture_default_str();
+  AddBenchmarksOption(app, f.benchmarks, kAllBenchmarks);
   app.add_option("--widths", f.widths, "Row widths (floats per row)")
       ->delimiter(',')
       ->check(CLI::Range(1, 65536))
@@ -100,12 +93,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--window", f.window, "Requests each worker keeps in flight")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--seconds", f.seconds, "Measured seconds per workload")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--warmup", f.warmup, "Unmeasured seconds before each measurement")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  AddBudgetOptions(app, f.seconds, f.warmup);
   app.add_option("--memory-rows", f.memory_rows, "Distinct rows the memory workload pushes")
       ->capture_default_str();
   app.add_option("--memory-widths", f.memory_widths, "Row widths of the memory workload")
@@ -117,9 +105,8 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "in the rows' raw bytes)")
       ->capture_default_str();
   app.add_option("--seed", f.seed, "Seed of the key batches")->capture_default_str();
-  app.add_option("--server-binary", f.server_binary, "kairos-server for the memory workload")
-      ->capture_default_str();
-  app.add_option("--csv", f.csv, "Also write every result to this CSV file");
+  AddServerBinaryOption(app, f.server_binary);
+  AddCsvOption(app, f.csv);
   app.add_flag("--quick", f.quick,
                "Smoke run: 0.1 s budgets, width 16, batches 16K, a 64K key space, 64K rows of "
                "memory (flags given explicitly still win)");
@@ -131,8 +118,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--widths") == 0) f.widths = {16};
   if (app.count("--batches") == 0) f.batches = {"16K"};
   if (app.count("--key-space") == 0) f.key_space = "64K";
-  if (app.count("--seconds") == 0) f.seconds = 0.1;
-  if (app.count("--warmup") == 0) f.warmup = 0.05;
+  ApplyQuickBudget(app, f.seconds, f.warmup);
   if (app.count("--memory-rows") == 0) f.memory_rows = "64K";
   if (app.count("--memory-widths") == 0) f.memory_widths = {16};
 }
@@ -157,15 +143,7 @@ absl::StatusOr<uint64_t> ParseCount(const std::string& flag, const std::string& 
 
 absl::StatusOr<Plan> MakePlan(const Flags& f) {
   Plan p;
-  const std::set<std::string> known = absl::StrSplit(kAllBenchmarks, ',');
-  for (const std::string& b :
-       std::vector<std::string>(absl::StrSplit(f.benchmarks, ',', absl::SkipEmpty()))) {
-    if (!known.contains(b)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown benchmark '", b, "'; known: ", kAllBenchmarks));
-    }
-    p.benchmarks.push_back(b);
-  }
+  KAIROS_ASSIGN_OR_RETURN(p.benchmarks, ParseBenchmarks(f.benchmarks, kAllBenchmarks));
   KAIROS_ASSIGN_OR_RETURN(p.key_space, ParseCount("--key-space", f.key_space));
   KAIROS_ASSIGN_OR_RETURN(p.memory_rows, ParseCount("--memory-rows", f.memory_rows));
   for (const std::string& b : f.batches) {
@@ -422,16 +400,12 @@ int Main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   ApplyQuick(app, flags);
   absl::StatusOr<Plan> plan = MakePlan(flags);
-  if (!plan.ok()) {
-    std::cerr << "kairos_sparse_bench: " << plan.status().message() << std::endl;
-    return 2;
-  }
+  if (!plan.ok()) return BadFlags("kairos_sparse_bench", plan.status().message());
   ::setenv("KAIROS_LOG_LEVEL", "error", /*overwrite=*/0);
   PrintHeader("kairos_sparse_bench", SettingsLines(flags, *plan));
   Output out;
   if (absl::Status s = out.Open(flags.csv); !s.ok()) {
-    std::cerr << "kairos_sparse_bench: " << s.message() << std::endl;
-    return 2;
+    return BadFlags("kairos_sparse_bench", s.message());
   }
   out.PrintColumns();
   const OtherLoadMeter other_load;

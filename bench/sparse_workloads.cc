@@ -19,13 +19,6 @@
 namespace kairos::bench {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
-SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
-  return t +
-         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
-
 KeyThroughput MakeKeyThroughput(uint64_t keys, double seconds, double cpu_seconds) {
   KeyThroughput t;
   t.keys = keys;
@@ -88,9 +81,7 @@ void SparseLoop(Worker& worker, SparseOp op, uint32_t width,
     absl::Status s = in_flight.front().request.Wait();
     const uint64_t keys = in_flight.front().keys;
     in_flight.pop_front();
-    const SteadyClock::time_point now = SteadyClock::now();
-    if (!s.ok() && tally.status.ok()) tally.status = s;
-    if (s.ok() && now >= measure_begin && now < end) tally.count += keys;
+    tally.Complete(s, keys, measure_begin, end);
   };
   for (uint64_t issued = 0; SteadyClock::now() < end && tally.status.ok(); ++issued) {
     if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();

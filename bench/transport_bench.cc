@@ -65,7 +65,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -76,8 +75,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/bench_common.h"
 #include "bench/bench_report.h"
 #include "bench/kairos_workloads.h"
 #include "bench/memory_workload.h"
@@ -86,10 +85,6 @@
 #include "kairos/options.h"
 #include "kairos/status.h"
 #include "zmq.h"
-
-#ifndef KAIROS_BENCH_SERVER_BINARY
-#define KAIROS_BENCH_SERVER_BINARY "kairos-server"
-#endif
 
 namespace kairos::bench {
 namespace {
@@ -146,9 +141,7 @@ struct Flags {
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
-  app.add_option("--benchmarks", f.benchmarks,
-                 "Comma-separated workloads to run, in this order: " + std::string(kAllBenchmarks))
-      ->capture_default_str();
+  AddBenchmarksOption(app, f.benchmarks, kAllBenchmarks);
   app.add_option("--sizes", f.sizes, "Value sizes for raw_oneway, push, pull, push_pull")
       ->delimiter(',')
       ->capture_default_str();
@@ -158,12 +151,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--workers", f.workers, "Worker counts of the push/pull clusters")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("--seconds", f.seconds, "Measured seconds per workload")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--warmup", f.warmup, "Unmeasured seconds before each measurement")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  AddBudgetOptions(app, f.seconds, f.warmup);
   app.add_option("--repetitions", f.repetitions,
                  "Runs of each kairos throughput/latency workload; the best is reported")
       ->check(CLI::Range(1, 100))
@@ -277,9 +265,8 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Where the log workload's servers keep their update logs (a fresh directory "
                  "under it, removed after)")
       ->capture_default_str();
-  app.add_option("--server-binary", f.server_binary, "kairos-server for the memory workload")
-      ->capture_default_str();
-  app.add_option("--csv", f.csv, "Also write every result to this CSV file");
+  AddServerBinaryOption(app, f.server_binary);
+  AddCsvOption(app, f.csv);
   app.add_flag("--quick", f.quick,
                "Smoke run: 0.1 s budgets, sizes 4K,1M, workers 1,2, memory 16M, small 1K, "
                "checkpoint 4M, log 4K (flags given explicitly still win)");
@@ -290,8 +277,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (!f.quick) return;
   if (app.count("--sizes") == 0) f.sizes = {"4K", "1M"};
   if (app.count("--workers") == 0) f.workers = {1, 2};
-  if (app.count("--seconds") == 0) f.seconds = 0.1;
-  if (app.count("--warmup") == 0) f.warmup = 0.05;
+  ApplyQuickBudget(app, f.seconds, f.warmup);
   if (app.count("--latency-samples") == 0) f.latency_samples = 2000;
   if (app.count("--raw-repetitions") == 0) f.raw_repetitions = 1;
   if (app.count("--pairs") == 0) f.pairs = 1;
@@ -334,15 +320,7 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizes(const std::vector<std::string>&
 
 absl::StatusOr<Plan> MakePlan(const Flags& f) {
   Plan p;
-  const std::set<std::string> known = absl::StrSplit(kAllBenchmarks, ',');
-  const std::vector<std::string> names = absl::StrSplit(f.benchmarks, ',', absl::SkipEmpty());
-  for (const std::string& b : names) {
-    if (!known.contains(b)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown benchmark '", b, "'; known: ", kAllBenchmarks));
-    }
-    p.benchmarks.emplace_back(b);
-  }
+  KAIROS_ASSIGN_OR_RETURN(p.benchmarks, ParseBenchmarks(f.benchmarks, kAllBenchmarks));
   auto sizes = ParseSizes(f.sizes);
   if (!sizes.ok()) return sizes.status();
   p.sizes = *sizes;
@@ -1330,22 +1308,17 @@ int Main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   ApplyQuick(app, flags);
   absl::StatusOr<Plan> plan = MakePlan(flags);
-  if (!plan.ok()) {
-    std::cerr << "kairos_transport_bench: " << plan.status().message() << std::endl;
-    return 2;
-  }
+  if (!plan.ok()) return BadFlags("kairos_transport_bench", plan.status().message());
   if (flags.tune_allocator) {
     if (absl::Status s = TuneProcessAllocator(); !s.ok()) {
-      std::cerr << "kairos_transport_bench: --tune-allocator: " << s.message() << std::endl;
-      return 2;
+      return BadFlags("kairos_transport_bench", absl::StrCat("--tune-allocator: ", s.message()));
     }
   }
   ::setenv("KAIROS_LOG_LEVEL", "error", /*overwrite=*/0);
   PrintHeader("kairos_transport_bench", SettingsLines(flags, *plan));
   Report report;
   if (absl::Status s = report.Open(flags.csv); !s.ok()) {
-    std::cerr << "kairos_transport_bench: " << s.message() << std::endl;
-    return 2;
+    return BadFlags("kairos_transport_bench", s.message());
   }
   report.PrintColumns();
   const OtherLoadMeter other_load;
