@@ -19,6 +19,7 @@
 #include "fashion_mnist/train.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/common/param_name.h"
 
 namespace fmnist {
 namespace {
@@ -326,11 +327,7 @@ TEST_P(StopTest, TargetStopsEveryWorker) {
 INSTANTIATE_TEST_SUITE_P(Policies, StopTest,
                          ::testing::Values("bsp", "asp", "ssp:s=1", "dssp:s=1,r=4", "sa-asgd:n=1"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
-                           std::string name;
-                           for (char c : info.param) {
-                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           }
-                           return name;
+                           return kairos::testing::ParamName(info.param);
                          });
 
 TEST(TrainTest, FashionMnistSubset) {

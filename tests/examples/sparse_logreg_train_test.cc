@@ -17,6 +17,7 @@
 #include "kairos/kairos.h"
 #include "sparse_logreg/data.h"
 #include "sparse_logreg/train.h"
+#include "tests/common/param_name.h"
 
 namespace logreg {
 namespace {
@@ -200,11 +201,7 @@ TEST_P(LogregPolicyTest, LearnsTheSyntheticClicks) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, LogregPolicyTest, ::testing::Values("asp", "ssp:s=2", "bsp"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
-                           std::string name;
-                           for (char c : info.param) {
-                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           }
-                           return name;
+                           return kairos::testing::ParamName(info.param);
                          });
 
 TEST(LogregTrainTest, AdagradLearnsToo) {
