@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 
@@ -29,6 +30,24 @@ inline JobConfig SgdJob(uint64_t size, const std::string& policy = "asp") {
   job.policy = policy;
   job.tables.push_back({"w", size, Initializer::Zeros(), {"sgd", 1.0f}});
   return job;
+}
+
+// Two servers and `workers` workers training table "w" of `size` elements (chunks of 32)
+// from zeros with SGD at `lr`, whose nodes send a heartbeat every 50 ms and are declared
+// dead after 400 ms of silence: the job of the membership tests, on virtual time in steps
+// of 50 ms (virtual_time.h; the caller applies its VirtualTime and sets the deadlines).
+inline ClusterOptions HeartbeatCluster(const std::string& policy, int workers, uint64_t size,
+                                       float lr) {
+  ClusterOptions o;
+  o.num_servers = 2;
+  o.num_workers = workers;
+  o.job.policy = policy;
+  o.job.chunk_elements = 32;
+  o.job.tables.push_back({"w", size, Initializer::Zeros(), {"sgd", lr}});
+  o.coordinator.heartbeat_timeout = absl::Milliseconds(400);
+  o.worker.heartbeat_interval = absl::Milliseconds(50);
+  o.server.heartbeat_interval = absl::Milliseconds(50);
+  return o;
 }
 
 // A gradient: gradient(rank, round, element).

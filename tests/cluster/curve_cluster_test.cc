@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 #include "wire/message.h"
 
 namespace kairos {
@@ -55,15 +56,7 @@ JobConfig Job(const std::string& policy) {
 
 // The table after `rounds` BSP rounds of `workers` workers: exact in float32.
 std::vector<float> SequentialBsp(int workers, int rounds) {
-  std::vector<float> w(kSize, 0.0f);
-  for (int t = 0; t < rounds; ++t) {
-    for (uint64_t i = 0; i < kSize; ++i) {
-      float sum = 0;
-      for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
-      w[i] -= kLearningRate * (sum / static_cast<float>(workers));
-    }
-  }
-  return w;
+  return testing::SequentialBsp(kSize, kLearningRate, workers, rounds, Gradient);
 }
 
 TEST(CurveClusterTest, BspWithKeysOverTcpAndIpcGivesTheExactValues) {
