@@ -3,55 +3,27 @@
 // Multi-process jobs through the project's own launcher: the real kairos-launch starts the
 // real kairos-coordinator and kairos-server next to it and W copies of a training program.
 
-#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/apps/run_program.h"
 
 namespace kairos::launch {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct LaunchResult {
-  int exit_code = -1;
-  std::string output;
-};
+using LaunchResult = testing::ProgramRun;
 
+// kairos-launch with `args`, to its end (at most 120 s).
 LaunchResult Launch(const std::vector<std::string>& args) {
-  // A file of its own: ctest runs the tests of this binary in parallel processes.
-  std::string out_path = ::testing::TempDir() + "kairos-multiprocess-XXXXXX";
-  {
-    UniqueFd out(::mkostemp(out_path.data(), O_CLOEXEC));
-    ProcessGroup group;
-    ProcessSpec spec;
-    spec.name = "kairos-launch";
-    spec.path = KAIROS_LAUNCH_PATH;
-    spec.args = args;
-    spec.fds = {{out.get(), 1}, {out.get(), 2}};
-    absl::StatusOr<pid_t> pid = group.Start(spec);
-    EXPECT_TRUE(pid.ok()) << pid.status();
-    absl::StatusOr<ChildExit> exit = group.WaitForExit(*pid, absl::Now() + absl::Seconds(120));
-    EXPECT_TRUE(exit.ok()) << exit.status();
-    LaunchResult run;
-    if (exit.ok() && WIFEXITED(exit->wait_status)) run.exit_code = WEXITSTATUS(exit->wait_status);
-    std::ifstream in(out_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    run.output = text.str();
-    std::filesystem::remove(out_path);
-    return run;
-  }
+  return testing::RunProgram(KAIROS_LAUNCH_PATH, args, absl::Seconds(120));
 }
 
 TEST(MultiProcessTest, BspJobOverTcpMatchesTheSequentialComputation) {
