@@ -303,15 +303,12 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
   time.ApplyTo(so);
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok());
-  auto joined = testing::JoinWorkers(2, [&](int rank) {
-    WorkerOptions wo;
-    wo.coordinator = (*coordinator)->endpoint();
-    wo.job = *co.job;
-    wo.rank = rank;
-    wo.heartbeat_interval = absl::Milliseconds(50);
-    time.ApplyTo(wo);
-    return wo;
-  });
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = *co.job;
+  wo.heartbeat_interval = absl::Milliseconds(50);
+  time.ApplyTo(wo);
+  auto joined = testing::JoinWorkers(2, wo);
   ASSERT_TRUE(joined.ok()) << joined.status();
   std::vector<std::unique_ptr<Worker>>& workers = *joined;
   time.Start();

@@ -97,15 +97,19 @@ inline void ExpectEveryWorkerOk(const std::vector<absl::Status>& results) {
   }
 }
 
-// Creates the workers of ranks 0 .. n-1 of a job made by hand, with options(rank), each on
-// its own thread (Worker::Create returns once the job started, which needs them all).
-// Returns them in rank order, or the first rank's error.
+// Creates the workers of ranks 0 .. n-1 of a job made by hand, with `options` but for the
+// rank, each on its own thread (Worker::Create returns once the job started, which needs
+// them all). Returns them in rank order, or the first rank's error.
 inline absl::StatusOr<std::vector<std::unique_ptr<Worker>>> JoinWorkers(
-    int n, const std::function<WorkerOptions(int)>& options) {
+    int n, const WorkerOptions& options) {
   std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(n);
   std::vector<std::thread> joins;
   for (int r = 0; r < n; ++r) {
-    joins.emplace_back([&, r] { made[r] = Worker::Create(options(r)); });
+    joins.emplace_back([&, r] {
+      WorkerOptions wo = options;
+      wo.rank = r;
+      made[r] = Worker::Create(wo);
+    });
   }
   for (std::thread& t : joins) t.join();
   std::vector<std::unique_ptr<Worker>> workers;

@@ -51,14 +51,11 @@ class StrangerTest : public ::testing::Test {
       so.coordinator = coordinator_->endpoint();
       servers_.push_back(*Server::Create(so));
     }
-    auto workers = testing::JoinWorkers(kWorkers, [this](int rank) {
-      WorkerOptions wo;
-      wo.coordinator = coordinator_->endpoint();
-      wo.job = Job();
-      wo.rank = rank;
-      wo.request_timeout = absl::Seconds(20);
-      return wo;
-    });
+    WorkerOptions wo;
+    wo.coordinator = coordinator_->endpoint();
+    wo.job = Job();
+    wo.request_timeout = absl::Seconds(20);
+    auto workers = testing::JoinWorkers(kWorkers, wo);
     ASSERT_TRUE(workers.ok()) << workers.status();
     workers_ = *std::move(workers);
   }

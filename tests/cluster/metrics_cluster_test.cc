@@ -111,14 +111,11 @@ class MetricsClusterTest : public ::testing::Test {
       ASSERT_TRUE(server.ok()) << server.status();
       servers_.push_back(*std::move(server));
     }
-    auto workers = testing::JoinWorkers(2, [&](int rank) {
-      WorkerOptions wo;
-      wo.coordinator = coordinator_->endpoint();
-      wo.context = context_;
-      wo.job = Job();
-      wo.rank = rank;
-      return wo;
-    });
+    WorkerOptions wo;
+    wo.coordinator = coordinator_->endpoint();
+    wo.context = context_;
+    wo.job = Job();
+    auto workers = testing::JoinWorkers(2, wo);
     ASSERT_TRUE(workers.ok()) << workers.status();
     workers_ = *std::move(workers);
   }

@@ -92,14 +92,11 @@ TEST(MultiHostTest, JobRunsWithAServerOnEveryInterface) {
   so.listen = "tcp://0.0.0.0:*";
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok()) << server.status();
-  auto joined = testing::JoinWorkers(2, [&](int rank) {
-    WorkerOptions wo;
-    wo.coordinator = coordinator->endpoint();
-    wo.job = Job();
-    wo.rank = rank;
-    wo.request_timeout = absl::Seconds(20);
-    return wo;
-  });
+  WorkerOptions wo;
+  wo.coordinator = coordinator->endpoint();
+  wo.job = Job();
+  wo.request_timeout = absl::Seconds(20);
+  auto joined = testing::JoinWorkers(2, wo);
   ASSERT_TRUE(joined.ok()) << joined.status();
   std::vector<std::unique_ptr<Worker>>& workers = *joined;
   std::vector<float> grad(kSize, 1.0f);
