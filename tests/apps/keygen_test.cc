@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "kairos/keys.h"
 #include "tests/apps/run_program.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos::launch {
 namespace {
@@ -25,12 +26,7 @@ using testing::ProgramRun;
 
 class KeygenTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string path = ::testing::TempDir() + "kairos-keygen-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(path.data()), nullptr);
-    dir_ = path;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { ASSERT_TRUE(temp_.ok()); }
 
   // Runs `program` to its end (at most 30 s) and returns its exit code and output.
   ProgramRun Start(const std::string& program, const std::vector<std::string>& args,
@@ -46,7 +42,8 @@ class KeygenTest : public ::testing::Test {
     return static_cast<int>(st.st_mode & 07777);
   }
 
-  std::string dir_;
+  testing::UniqueTempDir temp_{"kairos-keygen-test-"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(KeygenTest, HelpExitsZero) {

@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "tests/cluster/cluster_harness.h"
+#include "tests/common/scratch_dir.h"
 #include "wire/message.h"
 
 namespace kairos {
@@ -292,17 +293,15 @@ TEST_F(CurveJobTest, AServerWithKeysFailsClearlyAtAJobWithoutKeys) {
 class KeysEnvironmentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string path = ::testing::TempDir() + "kairos-keys-env-XXXXXX";
-    ASSERT_NE(::mkdtemp(path.data()), nullptr);
-    dir_ = path;
+    ASSERT_TRUE(temp_.ok());
     ::setenv("KAIROS_COORDINATOR", "tcp://127.0.0.1:1", 1);
   }
   void TearDown() override {
     ::unsetenv("KAIROS_COORDINATOR");
     ::unsetenv("KAIROS_KEYS");
-    std::filesystem::remove_all(dir_);
   }
-  std::string dir_;
+  testing::UniqueTempDir temp_{"kairos-keys-env-"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(KeysEnvironmentTest, KairosKeysFillsTheWorkersKeys) {
