@@ -5,66 +5,33 @@
 // of kairos-coordinator and kairos-server (KAIROS_COORDINATOR_PATH, KAIROS_SERVER_PATH)
 // refuses an unusable key directory with a clear message.
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "apps/fd_util.h"
-#include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/keys.h"
+#include "tests/apps/run_program.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos::launch {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct ProgramRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using testing::ProgramRun;
 
 class KeygenTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string path = ::testing::TempDir() + "kairos-keygen-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(path.data()), nullptr);
-    dir_ = path;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { ASSERT_TRUE(temp_.ok()); }
 
+  // Runs `program` to its end (at most 30 s) and returns its exit code and output.
   ProgramRun Start(const std::string& program, const std::vector<std::string>& args,
-            std::vector<std::pair<std::string, std::string>> env = {}) {
-    const std::string out_path = dir_ + "/output";
-    UniqueFd out(::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    EXPECT_TRUE(out.valid());
-    ProcessGroup group;
-    ProcessSpec spec;
-    spec.name = program;
-    spec.path = program;
-    spec.args = args;
-    spec.env = std::move(env);
-    spec.fds = {{out.get(), 1}, {out.get(), 2}};
-    absl::StatusOr<pid_t> pid = group.Start(spec);
-    EXPECT_TRUE(pid.ok()) << pid.status();
-    ProgramRun run;
-    if (!pid.ok()) return run;
-    absl::StatusOr<ChildExit> exit = group.WaitForExit(*pid, absl::Now() + absl::Seconds(30));
-    EXPECT_TRUE(exit.ok()) << exit.status();
-    if (exit.ok() && WIFEXITED(exit->wait_status)) run.exit_code = WEXITSTATUS(exit->wait_status);
-    std::ifstream in(out_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    run.output = text.str();
-    return run;
+                   std::vector<std::pair<std::string, std::string>> env = {}) {
+    return testing::RunProgram(program, args, absl::Seconds(30), std::move(env));
   }
 
   ProgramRun Keygen(const std::vector<std::string>& args) { return Start(KAIROS_KEYGEN_PATH, args); }
@@ -75,7 +42,8 @@ class KeygenTest : public ::testing::Test {
     return static_cast<int>(st.st_mode & 07777);
   }
 
-  std::string dir_;
+  testing::UniqueTempDir temp_{"kairos-keygen-test-"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(KeygenTest, HelpExitsZero) {

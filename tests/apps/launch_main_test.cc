@@ -26,6 +26,7 @@
 #include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/scratch_dir.h"
 
 #ifndef KAIROS_LAUNCH_PATH
 #error "KAIROS_LAUNCH_PATH must name the kairos-launch binary"
@@ -82,13 +83,10 @@ struct LaunchRun {
 class LaunchMainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string dir_template = ::testing::TempDir() + "kairos-launch-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template.data()), nullptr);
-    dir_ = dir_template;
+    ASSERT_TRUE(temp_.ok());
     WriteScript("kairos-coordinator", kFakeCoordinator);
     WriteScript("kairos-server", kFakeServer);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void WriteScript(const std::string& name, const char* text) {
     std::string path = dir_ + "/" + name;
@@ -130,7 +128,8 @@ class LaunchMainTest : public ::testing::Test {
     return Finish(group, pid);
   }
 
-  std::string dir_;
+  testing::UniqueTempDir temp_{"kairos-launch-test-"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(LaunchMainTest, HelpExitsZero) {
@@ -191,7 +190,7 @@ TEST_F(LaunchMainTest, IpcTransportUsesAFreshDirectoryAndRemovesIt) {
   std::string coordinator_args = ReadFile(dir_ + "/coordinator.args");
   ASSERT_THAT(coordinator_args, StartsWith("--listen ipc://"));
   std::string endpoint = coordinator_args.substr(9, coordinator_args.find(' ', 9) - 9);
-  ASSERT_THAT(endpoint, testing::EndsWith("/coordinator"));
+  ASSERT_THAT(endpoint, ::testing::EndsWith("/coordinator"));
   std::string dir = endpoint.substr(6, endpoint.size() - 6 - 12);
   EXPECT_EQ(ReadFile(dir_ + "/servers.args"),
             absl::StrCat("--coordinator tcp://127.0.0.1:1 --listen ipc://", dir, "/server-0\n"));

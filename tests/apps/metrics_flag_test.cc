@@ -4,71 +4,26 @@
 // KAIROS_SERVER_PATH): a busy port or a malformed address ends the program at once with
 // exit code 2 and a message naming the address; a free one is announced on stdout.
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "apps/fd_util.h"
-#include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/apps/run_program.h"
 #include "tests/metrics/busy_port.h"
 
 namespace kairos::launch {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct ProgramRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
+using testing::ProgramRun;
 
 class MetricsFlagTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string path = ::testing::TempDir() + "kairos-metrics-flag-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(path.data()), nullptr);
-    dir_ = path;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Runs `program` to its end (at most 30 s) and returns its exit code and output.
   ProgramRun Run(const std::string& program, const std::vector<std::string>& args) {
-    const std::string out_path = dir_ + "/output";
-    UniqueFd out(::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    EXPECT_TRUE(out.valid());
-    ProcessGroup group;
-    ProcessSpec spec;
-    spec.name = program;
-    spec.path = program;
-    spec.args = args;
-    spec.fds = {{out.get(), 1}, {out.get(), 2}};
-    absl::StatusOr<pid_t> pid = group.Start(spec);
-    EXPECT_TRUE(pid.ok()) << pid.status();
-    ProgramRun run;
-    if (!pid.ok()) return run;
-    absl::StatusOr<ChildExit> exit = group.WaitForExit(*pid, absl::Now() + absl::Seconds(30));
-    EXPECT_TRUE(exit.ok()) << exit.status();
-    if (exit.ok() && WIFEXITED(exit->wait_status)) run.exit_code = WEXITSTATUS(exit->wait_status);
-    std::ifstream in(out_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    run.output = text.str();
-    return run;
+    return testing::RunProgram(program, args, absl::Seconds(30));
   }
-
-  std::string dir_;
 };
 
 TEST_F(MetricsFlagTest, ABusyPortEndsTheProgramNamingTheAddress) {

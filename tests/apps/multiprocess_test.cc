@@ -3,55 +3,28 @@
 // Multi-process jobs through the project's own launcher: the real kairos-launch starts the
 // real kairos-coordinator and kairos-server next to it and W copies of a training program.
 
-#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/apps/run_program.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos::launch {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct LaunchResult {
-  int exit_code = -1;
-  std::string output;
-};
+using LaunchResult = testing::ProgramRun;
 
+// kairos-launch with `args`, to its end (at most 120 s).
 LaunchResult Launch(const std::vector<std::string>& args) {
-  // A file of its own: ctest runs the tests of this binary in parallel processes.
-  std::string out_path = ::testing::TempDir() + "kairos-multiprocess-XXXXXX";
-  {
-    UniqueFd out(::mkostemp(out_path.data(), O_CLOEXEC));
-    ProcessGroup group;
-    ProcessSpec spec;
-    spec.name = "kairos-launch";
-    spec.path = KAIROS_LAUNCH_PATH;
-    spec.args = args;
-    spec.fds = {{out.get(), 1}, {out.get(), 2}};
-    absl::StatusOr<pid_t> pid = group.Start(spec);
-    EXPECT_TRUE(pid.ok()) << pid.status();
-    absl::StatusOr<ChildExit> exit = group.WaitForExit(*pid, absl::Now() + absl::Seconds(120));
-    EXPECT_TRUE(exit.ok()) << exit.status();
-    LaunchResult run;
-    if (exit.ok() && WIFEXITED(exit->wait_status)) run.exit_code = WEXITSTATUS(exit->wait_status);
-    std::ifstream in(out_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    run.output = text.str();
-    std::filesystem::remove(out_path);
-    return run;
-  }
+  return testing::RunProgram(KAIROS_LAUNCH_PATH, args, absl::Seconds(120));
 }
 
 TEST(MultiProcessTest, BspJobOverTcpMatchesTheSequentialComputation) {
@@ -69,8 +42,9 @@ TEST(MultiProcessTest, BspJobOverIpc) {
 // With --keys the coordinator and servers get --keys and the workers KAIROS_KEYS: every
 // connection of the job is CURVE (a process without the keys could not have joined).
 TEST(MultiProcessTest, BspJobWithCurveKeys) {
-  std::string dir = ::testing::TempDir() + "kairos-multiprocess-keys-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  testing::UniqueTempDir temp("kairos-multiprocess-keys-");
+  ASSERT_TRUE(temp.ok());
+  const std::string& dir = temp.path();
   const std::string keys = dir + "/keys";
   ASSERT_EQ(std::system((std::string(KAIROS_KEYGEN_PATH) + " " + keys + " > /dev/null").c_str()),
             0);
@@ -78,7 +52,6 @@ TEST(MultiProcessTest, BspJobWithCurveKeys) {
   EXPECT_EQ(run.exit_code, 0) << run.output;
   for (int r = 0; r < 2; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("not encrypted")));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(MultiProcessTest, FailingWorkerStopsTheWholeJobWithAnError) {
@@ -135,8 +108,9 @@ TEST(MultiProcessTest, ToleratedWorkerFailureLetsTheOthersSucceed) {
 // the middle of a BSP job is started again by the launcher, replays its update log and
 // rejoins; every worker's every read still equals the sequential computation.
 TEST(MultiProcessTest, AKilledServerIsStartedAgainAndTheJobLosesNothing) {
-  std::string dir = ::testing::TempDir() + "kairos-multiprocess-state-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  testing::UniqueTempDir temp("kairos-multiprocess-state-");
+  ASSERT_TRUE(temp.ok());
+  const std::string& dir = temp.path();
   LaunchResult run = Launch({"-s", "2", "-w", "2", "--state-dir", dir, "--restart-servers",
                              "1", "--grace", "5", "--", KAIROS_TRAINING_PATH, "--iterations",
                              "6", "--kill-server-1-in", dir});
@@ -146,7 +120,6 @@ TEST(MultiProcessTest, AKilledServerIsStartedAgainAndTheJobLosesNothing) {
   EXPECT_THAT(run.output, HasSubstr("starting it again (restart 1)"));
   for (int r = 0; r < 2; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
   EXPECT_TRUE(std::filesystem::exists(dir + "/shard-00001.kul"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(MultiProcessTest, RestartServersNeedsAStateDirectory) {
@@ -160,8 +133,9 @@ TEST(MultiProcessTest, RestartServersNeedsAStateDirectory) {
 // iterations leaves its last checkpoint at clock 3; a job started from it names its own
 // from there on (clock 3 + 3 = 6), both shards' files each time.
 TEST(MultiProcessTest, CheckpointFlagsReachEveryServerAndAJobResumesFromThem) {
-  std::string dir = ::testing::TempDir() + "kairos-multiprocess-ckpt-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  testing::UniqueTempDir temp("kairos-multiprocess-ckpt-");
+  ASSERT_TRUE(temp.ok());
+  const std::string& dir = temp.path();
   const std::string ckpt = dir + "/ckpt";
   LaunchResult first = Launch({"-s", "2", "-w", "2", "--checkpoint-dir", ckpt, "--",
                                KAIROS_TRAINING_PATH, "--iterations", "3"});
@@ -182,7 +156,6 @@ TEST(MultiProcessTest, CheckpointFlagsReachEveryServerAndAJobResumesFromThem) {
                                  KAIROS_TRAINING_PATH});
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_THAT(missing.output, HasSubstr("--checkpoint-every-clocks needs --checkpoint-dir"));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/scratch_dir.h"
 
 namespace kairos::launch {
 namespace {
@@ -41,16 +42,12 @@ TEST(FindProgramTest, ReportsMissingPrograms) {
 class BinDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string dir_template = ::testing::TempDir() + "kairos-bin-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template.data()), nullptr);
-    dir_ = dir_template;
+    ASSERT_TRUE(temp_.ok());
     ASSERT_EQ(::setenv(kBinDirVariable, dir_.c_str(), 1), 0);
   }
-  void TearDown() override {
-    ::unsetenv(kBinDirVariable);
-    std::filesystem::remove_all(dir_);
-  }
-  std::string dir_;
+  void TearDown() override { ::unsetenv(kBinDirVariable); }
+  testing::UniqueTempDir temp_{"kairos-bin-"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(BinDirTest, BinDirOverridesEverythingElse) {

@@ -6,21 +6,16 @@
 
 #include "apps/updater_plugin.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "apps/fd_util.h"
-#include "apps/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/updater.h"
+#include "tests/apps/run_program.h"
 
 namespace kairos::apps {
 namespace {
@@ -76,34 +71,11 @@ TEST(UpdaterPluginTest, ErrorsNameThePathAndWhatIsWrong) {
   std::filesystem::remove(text);
 }
 
-struct ProgramRun {
-  int exit_code = -1;
-  std::string output;
-};
+using testing::ProgramRun;
 
+// `program` with `args`, to its end (at most 120 s).
 ProgramRun RunProgram(const std::string& program, const std::vector<std::string>& args) {
-  std::string out_path = ::testing::TempDir() + "kairos-plugin-XXXXXX";
-  launch::UniqueFd out(::mkostemp(out_path.data(), O_CLOEXEC));
-  launch::ProcessGroup group;
-  launch::ProcessSpec spec;
-  spec.name = program;
-  spec.path = program;
-  spec.args = args;
-  spec.fds = {{out.get(), 1}, {out.get(), 2}};
-  ProgramRun run;
-  absl::StatusOr<pid_t> pid = group.Start(spec);
-  EXPECT_TRUE(pid.ok()) << pid.status();
-  if (!pid.ok()) return run;
-  absl::StatusOr<launch::ChildExit> exit =
-      group.WaitForExit(*pid, absl::Now() + absl::Seconds(120));
-  EXPECT_TRUE(exit.ok()) << exit.status();
-  if (exit.ok() && WIFEXITED(exit->wait_status)) run.exit_code = WEXITSTATUS(exit->wait_status);
-  std::ifstream in(out_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  run.output = text.str();
-  std::filesystem::remove(out_path);
-  return run;
+  return testing::RunProgram(program, args, absl::Seconds(120));
 }
 
 TEST(UpdaterPluginTest, ServerRefusesAPluginItCannotLoad) {

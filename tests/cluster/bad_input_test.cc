@@ -20,7 +20,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 #include "tests/cluster/raw_client.h"
+#include "tests/cluster/raw_worker_job.h"
 #include "tests/cluster/virtual_time.h"
 
 namespace kairos {
@@ -31,12 +33,7 @@ using internal::Message;
 
 constexpr uint64_t kSize = 100;
 
-JobConfig Job() {
-  JobConfig job;
-  job.policy = "asp";
-  job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 1.0f}});
-  return job;
-}
+JobConfig Job() { return testing::SgdJob(kSize); }
 
 // Sends `frames` from a bare ZeroMQ DEALER to `endpoint` and returns the header of the first
 // reply, read with a deadline. Exercises the receiving node without any kairos code on the
@@ -67,88 +64,30 @@ std::optional<wire::Header> RawExchange(const std::string& endpoint,
   return reply;
 }
 
-// A job over tcp with one server, one real worker (rank 0) and one raw client (rank 1).
-class BadInputTest : public ::testing::Test {
+// A job over tcp with one server, one real worker (rank 0) and one raw client (rank 1)
+// (raw_worker_job.h); the server takes messages of at most 1 MiB.
+class BadInputTest : public testing::RawWorkerJobTest {
  protected:
   void SetUp() override {
-    CoordinatorOptions co;
-    co.num_servers = 1;
-    co.num_workers = 2;
-    co.job = Job();
-    coordinator_ = *Coordinator::Create(co);
     ServerOptions so;
-    so.coordinator = coordinator_->endpoint();
     so.max_message_bytes = int64_t{1} << 20;
-    server_ = *Server::Create(so);
-    std::thread join([&] {
-      WorkerOptions wo;
-      wo.coordinator = coordinator_->endpoint();
-      wo.job = Job();
-      wo.rank = 0;
-      wo.request_timeout = absl::Seconds(10);
-      auto w = Worker::Create(wo);
-      ASSERT_TRUE(w.ok()) << w.status();
-      worker_ = *std::move(w);
-    });
-    auto start = raw_.JoinAsWorker(coordinator_->endpoint(), Job(), 1);
-    join.join();
-    ASSERT_TRUE(start.has_value());
-    ASSERT_NE(worker_, nullptr);
-    server_peer_ = raw_.Connect(server_->endpoint());
-  }
-
-  void TearDown() override {
-    if (worker_) worker_->Finish().IgnoreError();
-    Message finish;
-    finish.header.set_kind(wire::FINISH);
-    finish.header.set_sender(raw_.node_id());
-    finish.header.set_request_id(next_id_++);
-    raw_.Send(raw_.coordinator(), std::move(finish));
-    worker_.reset();
-    coordinator_->Wait(absl::Seconds(10)).IgnoreError();
+    StartJob(Job(), {}, so);
   }
 
   Message Request(wire::Kind kind, uint32_t table, uint64_t offset, uint64_t length) {
-    Message m;
-    m.header.set_kind(kind);
-    m.header.set_request_id(next_id_++);
-    raw_.Stamp(&m.header);
+    Message m = Stamped(kind);
     m.header.set_table(table);
     m.header.set_offset(offset);
     m.header.set_length(length);
     return m;
   }
 
-  // Sends `m` to the server and returns its reply's status.
-  absl::Status Roundtrip(Message m) {
-    const uint64_t id = m.header.request_id();
-    raw_.Send(server_peer_, std::move(m));
-    auto reply = raw_.Reply(id, absl::Seconds(10));
-    if (!reply) return absl::DeadlineExceededError("no reply");
-    return internal::StatusOf(reply->header);
-  }
-
   // A valid push of `value` to every element, through the raw client.
   void PushAll(float value) {
     Message m = Request(wire::PUSH, 0, 0, kSize);
-    m.payloads.push_back(Buffer::Zeros(kSize));
-    for (float& x : m.payloads[0].span()) x = value;
+    m.payloads.push_back(Filled(value));
     ASSERT_TRUE(Roundtrip(std::move(m)).ok());
   }
-
-  // Every element as the real worker reads it.
-  std::vector<float> Read() {
-    std::vector<float> out(kSize);
-    EXPECT_TRUE(worker_->Pull("w", out).ok());
-    return out;
-  }
-
-  std::unique_ptr<Coordinator> coordinator_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<Worker> worker_;
-  testing::RawClient raw_;
-  internal::PeerId server_peer_ = 0;
-  uint64_t next_id_ = 100;
 };
 
 TEST_F(BadInputTest, PushWithWrongLengthIsRefusedAndNothingIsLost) {
@@ -364,20 +303,14 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
   time.ApplyTo(so);
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok());
-  std::vector<std::unique_ptr<Worker>> workers(2);
-  std::vector<std::thread> joins;
-  for (int r = 0; r < 2; ++r) {
-    joins.emplace_back([&, r] {
-      WorkerOptions wo;
-      wo.coordinator = (*coordinator)->endpoint();
-      wo.job = *co.job;
-      wo.rank = r;
-      wo.heartbeat_interval = absl::Milliseconds(50);
-      time.ApplyTo(wo);
-      workers[r] = *Worker::Create(wo);
-    });
-  }
-  for (auto& t : joins) t.join();
+  WorkerOptions wo;
+  wo.coordinator = (*coordinator)->endpoint();
+  wo.job = *co.job;
+  wo.heartbeat_interval = absl::Milliseconds(50);
+  time.ApplyTo(wo);
+  auto joined = testing::JoinWorkers(2, wo);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  std::vector<std::unique_ptr<Worker>>& workers = *joined;
   time.Start();
   std::vector<float> out(kSize);
   ASSERT_TRUE(workers[0]->Pull("w", out).ok());

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "engine/initializer.h"
+#include "tests/cluster/cluster_harness.h"
 
 namespace kairos {
 namespace {
@@ -51,15 +52,7 @@ ClusterOptions Options(int servers, int workers, const std::string& policy) {
 
 // The parameters after `rounds` BSP rounds: each round subtracts lr * mean gradient.
 std::vector<float> SequentialBsp(int workers, int rounds) {
-  std::vector<float> w(kSize, 0.0f);
-  for (int t = 0; t < rounds; ++t) {
-    for (uint64_t i = 0; i < kSize; ++i) {
-      float sum = 0;
-      for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
-      w[i] -= kLearningRate * (sum / static_cast<float>(workers));
-    }
-  }
-  return w;
+  return testing::SequentialBsp(kSize, kLearningRate, workers, rounds, Gradient);
 }
 
 class ClusterShapeTest : public ::testing::TestWithParam<std::tuple<int, int>> {};

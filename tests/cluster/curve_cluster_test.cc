@@ -22,6 +22,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
+#include "tests/common/scratch_dir.h"
 #include "wire/message.h"
 
 namespace kairos {
@@ -55,15 +57,7 @@ JobConfig Job(const std::string& policy) {
 
 // The table after `rounds` BSP rounds of `workers` workers: exact in float32.
 std::vector<float> SequentialBsp(int workers, int rounds) {
-  std::vector<float> w(kSize, 0.0f);
-  for (int t = 0; t < rounds; ++t) {
-    for (uint64_t i = 0; i < kSize; ++i) {
-      float sum = 0;
-      for (int r = 0; r < workers; ++r) sum += Gradient(r, t, i);
-      w[i] -= kLearningRate * (sum / static_cast<float>(workers));
-    }
-  }
-  return w;
+  return testing::SequentialBsp(kSize, kLearningRate, workers, rounds, Gradient);
 }
 
 TEST(CurveClusterTest, BspWithKeysOverTcpAndIpcGivesTheExactValues) {
@@ -299,17 +293,15 @@ TEST_F(CurveJobTest, AServerWithKeysFailsClearlyAtAJobWithoutKeys) {
 class KeysEnvironmentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string path = ::testing::TempDir() + "kairos-keys-env-XXXXXX";
-    ASSERT_NE(::mkdtemp(path.data()), nullptr);
-    dir_ = path;
+    ASSERT_TRUE(temp_.ok());
     ::setenv("KAIROS_COORDINATOR", "tcp://127.0.0.1:1", 1);
   }
   void TearDown() override {
     ::unsetenv("KAIROS_COORDINATOR");
     ::unsetenv("KAIROS_KEYS");
-    std::filesystem::remove_all(dir_);
   }
-  std::string dir_;
+  testing::UniqueTempDir temp_{"kairos-keys-env-"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(KeysEnvironmentTest, KairosKeysFillsTheWorkersKeys) {

@@ -12,7 +12,6 @@
 // finish. Each job's faults come from a fixed seed, printed on failure with a summary of
 // what was done, so a failure replays.
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <regex>
@@ -26,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "tests/cluster/virtual_time.h"
+#include "tests/common/param_name.h"
 #include "transport/faulty_transport.h"
 #include "worker/worker_internal.h"
 
@@ -56,9 +56,7 @@ struct PolicyCase {
 };
 
 std::string CaseName(const ::testing::TestParamInfo<PolicyCase>& info) {
-  std::string name = info.param.spec;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
-  return name;
+  return testing::ParamName(info.param.spec);
 }
 
 float Gradient(int rank, int t, uint64_t i) {

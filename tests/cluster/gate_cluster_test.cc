@@ -9,7 +9,6 @@
 // the fast workers always get as far as their gate lets them before it ends, and DSSP's
 // timing (its push timestamps) is that of the virtual clock.
 
-#include <cctype>
 #include <limits>
 #include <string>
 #include <thread>
@@ -18,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
 #include "tests/cluster/virtual_time.h"
+#include "tests/common/param_name.h"
 
 namespace kairos {
 namespace {
@@ -95,11 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GateCase{"psp:beta=3,s=1", 1, true},
                       // A smaller sample is never stricter than SSP(s) and gives no bound.
                       GateCase{"psp:beta=1,s=1,seed=7", kNoBound, true}),
-    [](const auto& info) {
-      std::string name;
-      for (char ch : info.param.spec) name += std::isalnum(ch) ? ch : '_';
-      return name;
-    });
+    [](const auto& info) { return testing::ParamName(info.param.spec); });
 
 }  // namespace
 }  // namespace kairos

@@ -17,7 +17,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 #include "tests/cluster/raw_client.h"
+#include "tests/cluster/raw_worker_job.h"
 
 namespace kairos {
 namespace {
@@ -27,12 +29,7 @@ using internal::Message;
 
 constexpr uint64_t kSize = 100;
 
-JobConfig Job(const std::string& policy = "asp") {
-  JobConfig job;
-  job.policy = policy;
-  job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 1.0f}});
-  return job;
-}
+JobConfig Job(const std::string& policy = "asp") { return testing::SgdJob(kSize, policy); }
 
 // ----------------------------------------------------------------------- strangers
 
@@ -54,22 +51,13 @@ class StrangerTest : public ::testing::Test {
       so.coordinator = coordinator_->endpoint();
       servers_.push_back(*Server::Create(so));
     }
-    std::vector<std::thread> joins;
-    workers_.resize(kWorkers);
-    for (int r = 0; r < kWorkers; ++r) {
-      joins.emplace_back([this, r] {
-        WorkerOptions wo;
-        wo.coordinator = coordinator_->endpoint();
-        wo.job = Job();
-        wo.rank = r;
-        wo.request_timeout = absl::Seconds(20);
-        auto w = Worker::Create(wo);
-        ASSERT_TRUE(w.ok()) << w.status();
-        workers_[r] = *std::move(w);
-      });
-    }
-    for (std::thread& t : joins) t.join();
-    for (auto& w : workers_) ASSERT_NE(w, nullptr);
+    WorkerOptions wo;
+    wo.coordinator = coordinator_->endpoint();
+    wo.job = Job();
+    wo.request_timeout = absl::Seconds(20);
+    auto workers = testing::JoinWorkers(kWorkers, wo);
+    ASSERT_TRUE(workers.ok()) << workers.status();
+    workers_ = *std::move(workers);
   }
 
   void TearDown() override {
@@ -195,53 +183,19 @@ struct Limits {
 };
 
 // One server, one real worker (rank 0) and a raw client that joined as worker 1, so that it
-// can send exactly the (bad) fields it wants with a valid credential.
-class FieldLimitTest : public ::testing::Test {
+// can send exactly the (bad) fields it wants with a valid credential (raw_worker_job.h);
+// the policy, the server's and coordinator's options and the non-finite policy are the
+// test's Limits.
+class FieldLimitTest : public testing::RawWorkerJobTest {
  protected:
   void Start(const Limits& limits = Limits()) {
-    job_ = Job(limits.policy);
-    job_.tables[0].nonfinite = limits.nonfinite;
-    CoordinatorOptions co = limits.coordinator;
-    co.num_servers = 1;
-    co.num_workers = 2;
-    co.job = job_;
-    coordinator_ = *Coordinator::Create(co);
-    ServerOptions so = limits.server;
-    so.coordinator = coordinator_->endpoint();
-    server_ = *Server::Create(so);
-    std::thread join([&] {
-      WorkerOptions wo;
-      wo.coordinator = coordinator_->endpoint();
-      wo.job = job_;
-      wo.rank = 0;
-      wo.request_timeout = absl::Seconds(10);
-      auto w = Worker::Create(wo);
-      ASSERT_TRUE(w.ok()) << w.status();
-      worker_ = *std::move(w);
-    });
-    auto start = raw_.JoinAsWorker(coordinator_->endpoint(), job_, 1);
-    join.join();
-    ASSERT_TRUE(start.has_value());
-    ASSERT_NE(worker_, nullptr);
-    server_peer_ = raw_.Connect(server_->endpoint());
-  }
-
-  void TearDown() override {
-    if (worker_) worker_->Finish().IgnoreError();
-    Message finish;
-    finish.header.set_kind(wire::FINISH);
-    raw_.Stamp(&finish.header);
-    finish.header.set_request_id(next_id_++);
-    raw_.Send(raw_.coordinator(), std::move(finish));
-    worker_.reset();
-    if (coordinator_) coordinator_->Wait(absl::Seconds(10)).IgnoreError();
+    JobConfig job = Job(limits.policy);
+    job.tables[0].nonfinite = limits.nonfinite;
+    StartJob(job, limits.coordinator, limits.server);
   }
 
   Message Request(wire::Kind kind, int64_t clock = 0) {
-    Message m;
-    m.header.set_kind(kind);
-    m.header.set_request_id(next_id_++);
-    raw_.Stamp(&m.header);
+    Message m = Stamped(kind);
     m.header.set_table(0);
     m.header.set_offset(0);
     m.header.set_length(kSize);
@@ -249,39 +203,6 @@ class FieldLimitTest : public ::testing::Test {
     if (kind == wire::PUSH) m.payloads.push_back(Filled(1.0f));
     return m;
   }
-
-  static Buffer Filled(float value) {
-    Buffer b = Buffer::Zeros(kSize);
-    for (float& x : b.span()) x = value;
-    return b;
-  }
-
-  // Sends `m` and returns its reply, or nullopt after `timeout`.
-  std::optional<Message> Exchange(Message m, absl::Duration timeout = absl::Seconds(10)) {
-    const uint64_t id = m.header.request_id();
-    raw_.Send(server_peer_, std::move(m));
-    return raw_.Reply(id, timeout);
-  }
-
-  absl::Status Roundtrip(Message m) {
-    std::optional<Message> reply = Exchange(std::move(m));
-    if (!reply) return absl::DeadlineExceededError("no reply");
-    return internal::StatusOf(reply->header);
-  }
-
-  std::vector<float> Read() {
-    std::vector<float> out(kSize);
-    EXPECT_TRUE(worker_->Pull("w", out).ok());
-    return out;
-  }
-
-  JobConfig job_;
-  std::unique_ptr<Coordinator> coordinator_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<Worker> worker_;
-  testing::RawClient raw_;
-  internal::PeerId server_peer_ = 0;
-  uint64_t next_id_ = 100;
 };
 
 TEST_F(FieldLimitTest, RequestClocksAreAcceptedUpToTheLeadAndRefusedPastIt) {

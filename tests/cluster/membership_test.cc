@@ -11,6 +11,7 @@
 // loaded the machine, and nothing sleeps.
 
 #include <atomic>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 #include "tests/cluster/virtual_time.h"
 
 namespace kairos {
@@ -41,15 +43,7 @@ constexpr absl::Duration kStep = absl::Milliseconds(50);
 // A cluster of `workers` on `time`'s clock.
 ClusterOptions Options(const std::string& policy, int workers,
                        test_support::VirtualTime& time) {
-  ClusterOptions o;
-  o.num_servers = 2;
-  o.num_workers = workers;
-  o.job.policy = policy;
-  o.job.chunk_elements = 32;
-  o.job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", kLearningRate}});
-  o.coordinator.heartbeat_timeout = absl::Milliseconds(400);
-  o.worker.heartbeat_interval = absl::Milliseconds(50);
-  o.server.heartbeat_interval = absl::Milliseconds(50);
+  ClusterOptions o = testing::HeartbeatCluster(policy, workers, kSize, kLearningRate);
   o.worker.request_timeout = absl::Seconds(30);
   time.Apply(o);
   return o;
@@ -57,18 +51,9 @@ ClusterOptions Options(const std::string& policy, int workers,
 
 // BSP parameters after `rounds` rounds where round t averages the workers in
 // contributors(t).
-template <typename Contributors>
-std::vector<float> Sequential(int rounds, Contributors contributors) {
-  std::vector<float> w(kSize, 0.0f);
-  for (int t = 0; t < rounds; ++t) {
-    const std::vector<int> who = contributors(t);
-    for (uint64_t i = 0; i < kSize; ++i) {
-      float sum = 0;
-      for (int r : who) sum += Gradient(r, t, i);
-      w[i] -= kLearningRate * (sum / static_cast<float>(who.size()));
-    }
-  }
-  return w;
+std::vector<float> Sequential(int rounds,
+                              const std::function<std::vector<int>(int)>& contributors) {
+  return testing::SequentialSgd(kSize, kLearningRate, rounds, contributors, Gradient);
 }
 
 absl::Status Iterate(Worker& w, int from, int to) {
@@ -85,13 +70,8 @@ absl::Status Iterate(Worker& w, int from, int to) {
 // Runs fn(worker) for every worker on its own thread; returns each worker's status.
 std::vector<absl::Status> RunEach(LocalCluster& cluster,
                                   const std::function<absl::Status(Worker&)>& fn) {
-  std::vector<absl::Status> results(cluster.num_workers());
-  std::vector<std::thread> threads;
-  for (int r = 0; r < cluster.num_workers(); ++r) {
-    threads.emplace_back([&, r] { results[r] = fn(cluster.worker(r)); });
-  }
-  for (auto& t : threads) t.join();
-  return results;
+  return testing::RunOnEachRank(cluster.num_workers(),
+                                [&](int r) { return fn(cluster.worker(r)); });
 }
 
 class KilledWorkerTest : public ::testing::TestWithParam<std::string> {};
@@ -113,7 +93,8 @@ TEST_P(KilledWorkerTest, TheOthersFinishWithoutIt) {
     KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kRounds));
     return w.Finish();
   });
-  for (int r = 0; r < 4; ++r) EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
+  ASSERT_EQ(results.size(), 4u);
+  testing::ExpectEveryWorkerOk(results);
   // The job ends, and says which worker it lost.
   absl::Status end = (*cluster)->Shutdown();
   EXPECT_EQ(end.code(), absl::StatusCode::kUnavailable) << end;
@@ -187,7 +168,7 @@ TEST(MembershipTest, BspRoundsAfterADeathAverageTheSurvivors) {
     if (w.rank() == 0) KAIROS_RETURN_IF_ERROR(w.Pull("w", final_params));
     return w.Finish();
   });
-  for (const absl::Status& s : results) EXPECT_TRUE(s.ok()) << s;
+  testing::ExpectEveryWorkerOk(results);
   const std::vector<float> expected = Sequential(kRounds, [](int t) {
     return t < 2 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1};
   });

@@ -26,6 +26,7 @@
 #include "tests/metrics/busy_port.h"
 #include "httplib.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 
 namespace kairos {
 namespace {
@@ -34,12 +35,7 @@ using ::testing::HasSubstr;
 
 constexpr int kSize = 8;
 
-JobConfig Job() {
-  JobConfig job;
-  job.policy = "asp";
-  job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 1.0f}});
-  return job;
-}
+JobConfig Job() { return testing::SgdJob(kSize); }
 
 using Samples = std::map<std::string, std::string>;
 
@@ -115,23 +111,13 @@ class MetricsClusterTest : public ::testing::Test {
       ASSERT_TRUE(server.ok()) << server.status();
       servers_.push_back(*std::move(server));
     }
-    std::vector<absl::StatusOr<std::unique_ptr<Worker>>> made(2);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < 2; ++r) {
-      threads.emplace_back([&, r] {
-        WorkerOptions wo;
-        wo.coordinator = coordinator_->endpoint();
-        wo.context = context_;
-        wo.job = Job();
-        wo.rank = r;
-        made[r] = Worker::Create(wo);
-      });
-    }
-    for (std::thread& t : threads) t.join();
-    for (auto& w : made) {
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(*std::move(w));
-    }
+    WorkerOptions wo;
+    wo.coordinator = coordinator_->endpoint();
+    wo.context = context_;
+    wo.job = Job();
+    auto workers = testing::JoinWorkers(2, wo);
+    ASSERT_TRUE(workers.ok()) << workers.status();
+    workers_ = *std::move(workers);
   }
 
   // The address of shard `s`'s metrics (servers join in any order).

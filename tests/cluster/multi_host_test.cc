@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -17,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 #include "tests/cluster/raw_client.h"
 
 namespace kairos {
@@ -27,12 +27,7 @@ using ::testing::StartsWith;
 
 constexpr uint64_t kSize = 64;
 
-JobConfig Job() {
-  JobConfig job;
-  job.policy = "asp";
-  job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 1.0f}});
-  return job;
-}
+JobConfig Job() { return testing::SgdJob(kSize); }
 
 std::unique_ptr<Coordinator> MakeCoordinator(int workers) {
   CoordinatorOptions co;
@@ -97,22 +92,13 @@ TEST(MultiHostTest, JobRunsWithAServerOnEveryInterface) {
   so.listen = "tcp://0.0.0.0:*";
   auto server = Server::Create(so);
   ASSERT_TRUE(server.ok()) << server.status();
-  std::vector<std::unique_ptr<Worker>> workers(2);
-  std::vector<std::thread> joins;
-  for (int r = 0; r < 2; ++r) {
-    joins.emplace_back([&, r] {
-      WorkerOptions wo;
-      wo.coordinator = coordinator->endpoint();
-      wo.job = Job();
-      wo.rank = r;
-      wo.request_timeout = absl::Seconds(20);
-      auto w = Worker::Create(wo);
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers[r] = *std::move(w);
-    });
-  }
-  for (std::thread& t : joins) t.join();
-  for (auto& w : workers) ASSERT_NE(w, nullptr);
+  WorkerOptions wo;
+  wo.coordinator = coordinator->endpoint();
+  wo.job = Job();
+  wo.request_timeout = absl::Seconds(20);
+  auto joined = testing::JoinWorkers(2, wo);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  std::vector<std::unique_ptr<Worker>>& workers = *joined;
   std::vector<float> grad(kSize, 1.0f);
   for (auto& w : workers) ASSERT_TRUE(w->Push("w", grad).ok());
   // A returned push is applied on the server: both are in, each a step of -1 (sgd, lr 1).

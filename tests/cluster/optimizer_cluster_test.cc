@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/common/param_name.h"
 #include "tests/engine/optimizer_reference.h"
 
 namespace kairos {
@@ -106,12 +107,8 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, OptimizerClusterTest,
                          ::testing::Combine(::testing::Values("bsp", "asp"),
                                             ::testing::ValuesIn(Cases())),
                          [](const auto& info) {
-                           std::string name =
-                               std::get<0>(info.param) + "_" + std::get<1>(info.param).spec;
-                           for (char& ch : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return name;
+                           return testing::ParamName(std::get<0>(info.param) + "_" +
+                                                     std::get<1>(info.param).spec);
                          });
 
 // The schedule's t is the worker's clock (a push on its own) or the round (a round's sum):

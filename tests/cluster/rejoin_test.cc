@@ -10,7 +10,6 @@
 #include <atomic>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/cluster/cluster_harness.h"
 #include "tests/cluster/virtual_time.h"
 
 namespace kairos {
@@ -39,16 +39,8 @@ float Gradient(int rank, int t, uint64_t i) {
 }
 
 ClusterOptions Options(const std::string& policy, test_support::VirtualTime& time) {
-  ClusterOptions o;
-  o.num_servers = 2;
-  o.num_workers = kWorkers;
-  o.job.policy = policy;
-  o.job.chunk_elements = 32;
-  o.job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", kLearningRate}});
-  o.coordinator.heartbeat_timeout = absl::Milliseconds(400);
+  ClusterOptions o = testing::HeartbeatCluster(policy, kWorkers, kSize, kLearningRate);
   o.coordinator.rejoin_silence = absl::Milliseconds(200);
-  o.worker.heartbeat_interval = absl::Milliseconds(50);
-  o.server.heartbeat_interval = absl::Milliseconds(50);
   o.worker.request_timeout = absl::Seconds(60);
   time.Apply(o);
   return o;
@@ -58,16 +50,7 @@ ClusterOptions Options(const std::string& policy, test_support::VirtualTime& tim
 // workers in contributors(t) (BSP), or sums them all (every push applied at once: SSP).
 std::vector<float> Expected(int rounds, const std::function<std::vector<int>(int)>& contributors,
                             bool average) {
-  std::vector<float> w(kSize, 0.0f);
-  for (int t = 0; t < rounds; ++t) {
-    const std::vector<int> who = contributors(t);
-    for (uint64_t i = 0; i < kSize; ++i) {
-      float sum = 0;
-      for (int r : who) sum += Gradient(r, t, i);
-      w[i] -= kLearningRate * (average ? sum / static_cast<float>(who.size()) : sum);
-    }
-  }
-  return w;
+  return testing::SequentialSgd(kSize, kLearningRate, rounds, contributors, Gradient, average);
 }
 
 absl::Status Iterate(Worker& w, int64_t from, int64_t to) {
@@ -95,16 +78,41 @@ absl::Status PullAll(Worker& w, std::vector<float>* out = nullptr) {
 
 // Runs fn(rank) for every rank on its own thread; returns each one's status.
 std::vector<absl::Status> RunEach(const std::function<absl::Status(int)>& fn) {
-  std::vector<absl::Status> results(kWorkers);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorkers; ++r) threads.emplace_back([&, r] { results[r] = fn(r); });
-  for (auto& t : threads) t.join();
-  return results;
+  return testing::RunOnEachRank(kWorkers, fn);
+}
+
+// The victim's start in the tests below: rounds 0 and 1, a pull at clock 2 (once it
+// returns, every shard has the victim's clock 2), then it is killed.
+absl::Status RunTwoRoundsAndDie(LocalCluster& c, int rank) {
+  KAIROS_RETURN_IF_ERROR(Iterate(c.worker(rank), 0, 2));
+  KAIROS_RETURN_IF_ERROR(PullAll(c.worker(rank)));
+  c.KillWorker(rank);
+  return absl::OkStatus();
+}
+
+// Every worker's end in the tests below: the rounds from its clock to kRounds, a barrier
+// (every push is applied), rank 0's read of the parameters into `final_params`, a barrier
+// and Finish.
+absl::Status RunToTheEnd(Worker& w, std::vector<float>* final_params) {
+  KAIROS_RETURN_IF_ERROR(Iterate(w, w.clock(), kRounds));
+  KAIROS_RETURN_IF_ERROR(w.Barrier());
+  if (w.rank() == 0) KAIROS_RETURN_IF_ERROR(PullAll(w, final_params));
+  KAIROS_RETURN_IF_ERROR(w.Barrier());
+  return w.Finish();
 }
 
 class RejoinTest : public ::testing::TestWithParam<std::string> {
  protected:
   bool bsp() const { return GetParam() == "bsp"; }
+
+  // The gate's bound held for every read on every shard, the rejoined worker's included.
+  void ExpectTheGatesBoundHeld(LocalCluster& c) {
+    for (int s = 0; s < c.num_servers(); ++s) {
+      for (const WorkerMetrics& m : c.server_stats(s).workers) {
+        EXPECT_LE(m.max_read_lead, bsp() ? 0 : 1) << "shard " << s << " worker " << m.rank;
+      }
+    }
+  }
 };
 
 // The victim dies after its clock reached every shard (its pull at clock 2) and a new
@@ -124,31 +132,17 @@ TEST_P(RejoinTest, AReplacedWorkerContinuesFromItsClock) {
   int64_t rejoined_at = -1;
   std::vector<absl::Status> results = RunEach([&](int rank) -> absl::Status {
     if (rank == kVictim) {
-      KAIROS_RETURN_IF_ERROR(Iterate(c.worker(rank), 0, 2));
-      KAIROS_RETURN_IF_ERROR(PullAll(c.worker(rank)));
-      c.KillWorker(rank);
+      KAIROS_RETURN_IF_ERROR(RunTwoRoundsAndDie(c, rank));
       KAIROS_RETURN_IF_ERROR(c.RestartWorker(rank));
       rejoined_at = c.worker(rank).clock();
     }
-    Worker& w = c.worker(rank);
-    KAIROS_RETURN_IF_ERROR(Iterate(w, w.clock(), kRounds));
-    KAIROS_RETURN_IF_ERROR(w.Barrier());  // every push is applied
-    if (rank == 0) KAIROS_RETURN_IF_ERROR(PullAll(w, &final_params));
-    KAIROS_RETURN_IF_ERROR(w.Barrier());
-    return w.Finish();
+    return RunToTheEnd(c.worker(rank), &final_params);
   });
-  for (int r = 0; r < kWorkers; ++r) {
-    EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
-  }
+  testing::ExpectEveryWorkerOk(results);
   EXPECT_EQ(rejoined_at, 2);
   EXPECT_EQ(final_params,
             Expected(kRounds, [](int) { return std::vector<int>{0, 1, 2}; }, bsp()));
-  // The gate's bound held for every read, the rejoined worker's included.
-  for (int s = 0; s < c.num_servers(); ++s) {
-    for (const WorkerMetrics& m : c.server_stats(s).workers) {
-      EXPECT_LE(m.max_read_lead, bsp() ? 0 : 1) << "shard " << s << " worker " << m.rank;
-    }
-  }
+  ExpectTheGatesBoundHeld(c);
   EXPECT_TRUE(c.Shutdown().ok());
 }
 
@@ -168,9 +162,7 @@ TEST_P(RejoinTest, ADeadWorkerRejoinsAtTheSlowestActiveClock) {
   int64_t rejoined_at = -1;
   std::vector<absl::Status> results = RunEach([&](int rank) -> absl::Status {
     if (rank == kVictim) {
-      KAIROS_RETURN_IF_ERROR(Iterate(c.worker(rank), 0, 2));
-      KAIROS_RETURN_IF_ERROR(PullAll(c.worker(rank)));
-      c.KillWorker(rank);
+      KAIROS_RETURN_IF_ERROR(RunTwoRoundsAndDie(c, rank));
       // The others are past round 4: the victim was declared dead.
       if (!others_waiting.WaitForNotificationWithTimeout(kWait)) {
         return absl::DeadlineExceededError("the others did not reach clock 5");
@@ -187,16 +179,9 @@ TEST_P(RejoinTest, ADeadWorkerRejoinsAtTheSlowestActiveClock) {
         return absl::DeadlineExceededError("the victim did not rejoin");
       }
     }
-    Worker& w = c.worker(rank);
-    KAIROS_RETURN_IF_ERROR(Iterate(w, w.clock(), kRounds));
-    KAIROS_RETURN_IF_ERROR(w.Barrier());
-    if (rank == 0) KAIROS_RETURN_IF_ERROR(PullAll(w, &final_params));
-    KAIROS_RETURN_IF_ERROR(w.Barrier());
-    return w.Finish();
+    return RunToTheEnd(c.worker(rank), &final_params);
   });
-  for (int r = 0; r < kWorkers; ++r) {
-    EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
-  }
+  testing::ExpectEveryWorkerOk(results);
   EXPECT_EQ(rejoined_at, kRejoin);
   EXPECT_EQ(final_params, Expected(kRounds,
                                    [](int t) {
@@ -204,11 +189,7 @@ TEST_P(RejoinTest, ADeadWorkerRejoinsAtTheSlowestActiveClock) {
                                                                   : std::vector<int>{0, 1, 2};
                                    },
                                    bsp()));
-  for (int s = 0; s < c.num_servers(); ++s) {
-    for (const WorkerMetrics& m : c.server_stats(s).workers) {
-      EXPECT_LE(m.max_read_lead, bsp() ? 0 : 1) << "shard " << s << " worker " << m.rank;
-    }
-  }
+  ExpectTheGatesBoundHeld(c);
   // It rejoined: the job ends well.
   EXPECT_TRUE(c.Shutdown().ok());
 }
@@ -233,9 +214,7 @@ TEST(RejoinTest, ToleratedDeadWorkerLetsTheJobSucceed) {
     }
     return c.worker(rank).Finish();
   });
-  for (int r = 0; r < kWorkers; ++r) {
-    EXPECT_TRUE(results[r].ok()) << "worker " << r << ": " << results[r];
-  }
+  testing::ExpectEveryWorkerOk(results);
   EXPECT_TRUE(c.Shutdown().ok());
 }
 

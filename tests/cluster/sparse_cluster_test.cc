@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "kairos/eigen.h"
 #include "kairos/kairos.h"
+#include "tests/common/param_name.h"
 #include "tests/engine/optimizer_reference.h"
 
 namespace kairos {
@@ -130,12 +131,8 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, SparseOptimizerTest,
                          ::testing::Combine(::testing::Values("asp", "bsp"),
                                             ::testing::ValuesIn(OptCases())),
                          [](const auto& info) {
-                           std::string name =
-                               std::get<0>(info.param) + "_" + std::get<1>(info.param).spec;
-                           for (char& ch : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return name;
+                           return testing::ParamName(std::get<0>(info.param) + "_" +
+                                                     std::get<1>(info.param).spec);
                          });
 
 // Two workers push overlapping key sets for two BSP rounds; each row moves by the average

@@ -19,6 +19,8 @@
 #include "fashion_mnist/train.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/common/param_name.h"
+#include "tests/examples/training_harness.h"
 
 namespace fmnist {
 namespace {
@@ -61,11 +63,7 @@ struct RunResult {
 
 RunResult Train(const FashionMnist &data, const TrainConfig &config, int workers,
                 const std::string &policy) {
-  kairos::ClusterOptions options;
-  options.num_servers = 2;
-  options.num_workers = workers;
-  options.job.policy = policy;
-  options.worker.request_timeout = absl::Seconds(60);
+  kairos::ClusterOptions options = kairos::testing::TrainingCluster(workers, policy);
   absl::StatusOr<std::vector<kairos::TableSpec>> tables =
       JobTables(config, data.train.num_features(),
                 PlannedIterations(config, data.train.num_examples(), workers));
@@ -77,18 +75,9 @@ RunResult Train(const FashionMnist &data, const TrainConfig &config, int workers
   options.job.tables = *tables;
   std::mutex mu;
   Trainer::Hooks hooks;
-  hooks.on_eval = [&](const EvalRecord &r) {
-    std::lock_guard<std::mutex> lock(mu);
-    result.evals.push_back(r);
-  };
-  hooks.on_worker_done = [&](const WorkerSummary &s) {
-    std::lock_guard<std::mutex> lock(mu);
-    result.workers.push_back(s);
-  };
-  hooks.on_iteration = [&](const IterationRecord &r) {
-    std::lock_guard<std::mutex> lock(mu);
-    result.iterations.push_back(r);
-  };
+  hooks.on_eval = kairos::testing::AppendTo(mu, result.evals);
+  hooks.on_worker_done = kairos::testing::AppendTo(mu, result.workers);
+  hooks.on_iteration = kairos::testing::AppendTo(mu, result.iterations);
   Trainer trainer(&data, config, workers, hooks);
   trainer.Start();
   result.status = kairos::RunWorkers(options, [&](kairos::Worker &w) { return trainer.Run(w); });
@@ -326,11 +315,7 @@ TEST_P(StopTest, TargetStopsEveryWorker) {
 INSTANTIATE_TEST_SUITE_P(Policies, StopTest,
                          ::testing::Values("bsp", "asp", "ssp:s=1", "dssp:s=1,r=4", "sa-asgd:n=1"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
-                           std::string name;
-                           for (char c : info.param) {
-                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           }
-                           return name;
+                           return kairos::testing::ParamName(info.param);
                          });
 
 TEST(TrainTest, FashionMnistSubset) {

@@ -17,6 +17,8 @@
 #include "kairos/kairos.h"
 #include "sparse_logreg/data.h"
 #include "sparse_logreg/train.h"
+#include "tests/common/param_name.h"
+#include "tests/examples/training_harness.h"
 
 namespace logreg {
 namespace {
@@ -130,24 +132,14 @@ struct RunResult {
 
 RunResult Train(const Generated &data, const TrainConfig &config, int workers,
                 const std::string &policy) {
-  kairos::ClusterOptions options;
-  options.num_servers = 2;
-  options.num_workers = workers;
-  options.job.policy = policy;
+  kairos::ClusterOptions options = kairos::testing::TrainingCluster(workers, policy);
   options.job.tables = JobTables(config);
-  options.worker.request_timeout = absl::Seconds(60);
   RunResult result;
   result.reference = EvaluateTruth(data.truth, data.test);
   std::mutex mu;
   Trainer::Hooks hooks;
-  hooks.on_eval = [&](const EvalRecord &r) {
-    std::lock_guard<std::mutex> lock(mu);
-    result.evals.push_back(r);
-  };
-  hooks.on_worker_done = [&](const WorkerSummary &s) {
-    std::lock_guard<std::mutex> lock(mu);
-    result.workers.push_back(s);
-  };
+  hooks.on_eval = kairos::testing::AppendTo(mu, result.evals);
+  hooks.on_worker_done = kairos::testing::AppendTo(mu, result.workers);
   Trainer trainer(&data.train, &data.test, result.reference, config, workers, hooks);
   result.iterations_per_epoch = trainer.IterationsPerEpoch();
   trainer.Start();
@@ -200,11 +192,7 @@ TEST_P(LogregPolicyTest, LearnsTheSyntheticClicks) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, LogregPolicyTest, ::testing::Values("asp", "ssp:s=2", "bsp"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
-                           std::string name;
-                           for (char c : info.param) {
-                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           }
-                           return name;
+                           return kairos::testing::ParamName(info.param);
                          });
 
 TEST(LogregTrainTest, AdagradLearnsToo) {

@@ -24,6 +24,7 @@
 #include "kairos/job.h"
 #include "kairos/options.h"
 #include "kairos/server.h"
+#include "kairos/table.h"
 #include "server/server_internal.h"
 #include "transport/fake_transport.h"
 #include "wire/convert.h"
@@ -37,6 +38,26 @@ struct FakeJobOptions {
   int shard = 0;  // this server's shard index
   int num_workers = 2;
 };
+
+// The small job of the server's tests under `policy`: "w", 8 elements in chunks of 4,
+// starting at zero, SGD with learning rate 1; two workers.
+inline FakeJobOptions SmallSgdJob(const std::string& policy) {
+  FakeJobOptions o;
+  o.job.policy = policy;
+  o.job.chunk_elements = 4;
+  o.job.tables.push_back({"w", 8, Initializer::Zeros(), {"sgd", 1.0f}});
+  o.num_workers = 2;
+  return o;
+}
+
+// `so` with one apply thread and every chunk's float work done on the calling thread
+// (inline_apply_bytes larger than every chunk): a test sees each reply as soon as the
+// delivery returns.
+inline ServerOptions InlineApply(ServerOptions so = {}) {
+  so.apply_threads = 1;
+  so.inline_apply_bytes = int64_t{1} << 30;
+  return so;
+}
 
 class FakeServerJob {
  public:

@@ -33,21 +33,10 @@ using testing::FakeJobOptions;
 using testing::FakeServerJob;
 
 // "w": 8 elements in chunks of 4, starting at zero, SGD with learning rate 1.
-FakeJobOptions Job(const std::string& policy) {
-  FakeJobOptions o;
-  o.job.policy = policy;
-  o.job.chunk_elements = 4;
-  o.job.tables.push_back({"w", 8, Initializer::Zeros(), {"sgd", 1.0f}});
-  o.num_workers = 2;
-  return o;
-}
+FakeJobOptions Job(const std::string& policy) { return testing::SmallSgdJob(policy); }
 
-ServerOptions Inline() {
-  ServerOptions so;
-  so.apply_threads = 1;
-  so.inline_apply_bytes = int64_t{1} << 30;  // every chunk is worked on the calling thread
-  return so;
-}
+// Every chunk is worked on the calling thread.
+ServerOptions Inline() { return testing::InlineApply(); }
 
 std::vector<float> Values(const Buffer& b) { return {b.span().begin(), b.span().end()}; }
 

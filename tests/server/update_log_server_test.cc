@@ -36,14 +36,7 @@ using testing::FakeServerJob;
 
 constexpr uint64_t kJobId = 0x5eed5eed00001234ull;
 
-FakeJobOptions Job(const std::string& policy) {
-  FakeJobOptions o;
-  o.job.policy = policy;
-  o.job.chunk_elements = 4;
-  o.job.tables.push_back({"w", 8, Initializer::Zeros(), {"sgd", 1.0f}});
-  o.num_workers = 2;
-  return o;
-}
+FakeJobOptions Job(const std::string& policy) { return testing::SmallSgdJob(policy); }
 
 std::vector<float> Values(const Buffer& b) { return {b.span().begin(), b.span().end()}; }
 
@@ -51,9 +44,7 @@ class UpdateLogServerTest : public ::testing::Test {
  protected:
 
   ServerOptions Options() const {
-    ServerOptions so;
-    so.apply_threads = 1;
-    so.inline_apply_bytes = int64_t{1} << 30;
+    ServerOptions so = testing::InlineApply();
     so.state_dir = dir_.string();
     return so;
   }

@@ -30,6 +30,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/keys.h"
+#include "tests/common/scratch_dir.h"
 #include "transport/transport.h"
 #include "zmq.h"
 
@@ -51,22 +52,9 @@ CurveKeys NewKeys() {
 }
 
 // A fresh directory under the test's temporary directory, removed at the end.
-class TempDir {
+class TempDir : public testing::UniqueTempDir {
  public:
-  TempDir() {
-    std::string path = ::testing::TempDir() + "kairos-curve-test-XXXXXX";
-    EXPECT_NE(::mkdtemp(path.data()), nullptr);
-    path_ = path;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : UniqueTempDir("kairos-curve-test-") {}
 };
 
 int ModeOf(const std::string& path) {
