@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "kairos/job.h"
 #include "policy/policy.h"
+#include "tests/engine/checkpoint_job.h"
 
 namespace kairos::internal {
 namespace {
@@ -32,25 +33,9 @@ using ::testing::HasSubstr;
 
 const absl::Time kT0 = absl::UnixEpoch();
 
-class Host final : public EngineHost {
- public:
-  void RunOnLane(uint64_t, std::function<void()> job) override { job(); }
-  void Answer(EngineAnswer a) override { answers.push_back(std::move(a)); }
-  std::vector<EngineAnswer> answers;
-};
+using Host = InlineEngineHost;
 
-// Table 0 "w": dense, 10 floats in chunks of 3, adam. Table 1 "emb": sparse rows of 2,
-// adagrad. Table 2 "b": dense, 2 floats, sgd.
-JobConfig Job() {
-  JobConfig job;
-  job.policy = "asp";
-  job.chunk_elements = 3;
-  job.tables.push_back({"w", 10, Initializer::Constant(0.5f), {"adam", 0.1f}});
-  job.tables.push_back(
-      TableSpec::Sparse("emb", 2, Initializer::Normal(0.0f, 1.0f, 3), {"adagrad", 0.2f}));
-  job.tables.push_back({"b", 2, Initializer::Zeros(), {"sgd", 1.0f}});
-  return job;
-}
+JobConfig Job() { return CheckpointJob(); }
 
 // The shards of one job, each with its own engine.
 struct Cluster {

@@ -21,7 +21,6 @@
 //
 // `checkpoint_fuzzer --write-seeds=DIR` writes the seed corpus (tests/fuzz/corpus/checkpoint).
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -42,6 +41,7 @@
 #include "engine/shard_engine.h"
 #include "kairos/job.h"
 #include "policy/policy.h"
+#include "tests/engine/checkpoint_job.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "zlib.h"
 
@@ -49,8 +49,6 @@ namespace kairos::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
-using internal::EngineAnswer;
-using internal::EngineHost;
 using internal::EngineOptions;
 using internal::EngineRequest;
 using internal::ShardEngine;
@@ -61,24 +59,6 @@ void Require(bool ok, const char* what) {
   std::fprintf(stderr, "checkpoint_fuzzer: invariant broken: %s\n", what);
   std::abort();
 }
-
-// A file of `bytes` in memory, named by a path the reader can open.
-struct MemFile {
-  explicit MemFile(const std::string& bytes) {
-    fd = ::memfd_create("checkpoint_fuzzer", 0);
-    Require(fd >= 0, "memfd_create");
-    std::size_t at = 0;
-    while (at < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-      Require(n > 0, "writing the memory file");
-      at += static_cast<std::size_t>(n);
-    }
-    path = "/proc/self/fd/" + std::to_string(fd);
-  }
-  ~MemFile() { ::close(fd); }
-  int fd = -1;
-  std::string path;
-};
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -109,25 +89,8 @@ std::string Record(uint32_t type, const std::string& payload) {
   return out + payload;
 }
 
-// Table 0 "w": dense, 10 floats in chunks of 3, adam. Table 1 "emb": sparse rows of 2,
-// adagrad. Table 2 "b": dense, 2 floats, sgd.
-JobConfig Job() {
-  JobConfig job;
-  job.policy = "asp";
-  job.chunk_elements = 3;
-  job.tables.push_back({"w", 10, Initializer::Constant(0.5f), {"adam", 0.1f}});
-  job.tables.push_back(
-      TableSpec::Sparse("emb", 2, Initializer::Normal(0.0f, 1.0f, 3), {"adagrad", 0.2f}));
-  job.tables.push_back({"b", 2, Initializer::Zeros(), {"sgd", 1.0f}});
-  return job;
-}
-
-class Host final : public EngineHost {
- public:
-  void RunOnLane(uint64_t, std::function<void()> job) override { job(); }
-  void Answer(EngineAnswer a) override { answers.push_back(std::move(a)); }
-  std::vector<EngineAnswer> answers;
-};
+using Host = internal::InlineEngineHost;
+using internal::CheckpointJob;
 
 std::unique_ptr<ShardEngine> MakeEngine(const JobConfig& job, int shard, int shards,
                                         Host* host) {
@@ -198,10 +161,11 @@ void Run(const uint8_t* data, std::size_t size) {
   }
   MemFile f(file);
 
-  absl::StatusOr<ShardSnapshot> s = internal::ReadCheckpoint(f.path);
+  absl::StatusOr<ShardSnapshot> s = internal::ReadCheckpoint(f.path());
   if (!s.ok()) {
     Require(absl::IsDataLoss(s.status()), "a refused file is DataLoss");
-    Require(s.status().message().find(f.path) != std::string::npos, "the error names the file");
+    Require(s.status().message().find(f.path()) != std::string::npos,
+            "the error names the file");
   } else {
     CheckSnapshot(*s);
     // Written again, the snapshot reads back to the same bytes (the format has one encoding).
@@ -217,13 +181,13 @@ void Run(const uint8_t* data, std::size_t size) {
     fs::remove_all(fs::path(*a).parent_path(), ec);  // clock-N: one per clock read
   }
 
-  const JobConfig job = Job();
+  const JobConfig job = CheckpointJob();
   const int shards = (flags & 4) != 0 ? 2 : 1;
   const int shard = shards == 2 && (flags & 8) != 0 ? 1 : 0;
   Host host;
   std::unique_ptr<ShardEngine> engine = MakeEngine(job, shard, shards, &host);
   absl::StatusOr<int64_t> restored =
-      internal::RestoreShard(engine->shard(), shards, job, {f.path});
+      internal::RestoreShard(engine->shard(), shards, job, {f.path()});
   if (!s.ok()) {
     Require(!restored.ok() && restored.status() == s.status(), "the reader's error, as it is");
   } else if (!restored.ok()) {
@@ -251,7 +215,7 @@ std::vector<std::pair<uint32_t, std::string>> RecordsOf(const std::string& file)
 }
 
 Seeds MakeSeeds() {
-  const JobConfig job = Job();
+  const JobConfig job = CheckpointJob();
   Seeds seeds;
   for (const int shards : {1, 2}) {
     std::vector<std::unique_ptr<Host>> hosts;
@@ -308,12 +272,4 @@ Seeds MakeSeeds() {
 }  // namespace
 }  // namespace kairos::fuzz
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  kairos::fuzz::MaybeWriteSeeds(argc, argv, kairos::fuzz::MakeSeeds);
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  kairos::fuzz::Run(data, size);
-  return 0;
-}
+KAIROS_FUZZ_TARGET(kairos::fuzz::Run, kairos::fuzz::MakeSeeds)

@@ -215,12 +215,4 @@ Seeds MakeSeeds() {
 }  // namespace
 }  // namespace kairos::fuzz
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  kairos::fuzz::MaybeWriteSeeds(argc, argv, kairos::fuzz::MakeSeeds);
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  kairos::fuzz::Run(data, size);
-  return 0;
-}
+KAIROS_FUZZ_TARGET(kairos::fuzz::Run, kairos::fuzz::MakeSeeds)

@@ -2,10 +2,14 @@
 //
 // What the fuzz targets share: reading a fuzz input front to back as little-endian numbers
 // and length-prefixed frames (ByteReader), writing inputs in the same form (ByteWriter, for
-// the seed corpus), and the `--write-seeds=DIR` mode of every target.
+// the seed corpus), the `--write-seeds=DIR` mode of every target, a file in memory for the
+// targets that read files (MemFile), and the libFuzzer entry points (KAIROS_FUZZ_TARGET).
 
 #ifndef KAIROS_TESTS_FUZZ_FUZZ_INPUT_H_
 #define KAIROS_TESTS_FUZZ_FUZZ_INPUT_H_
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -108,6 +112,48 @@ void MaybeWriteSeeds(int* argc, char*** argv, MakeSeeds seeds) {
   }
 }
 
+// A file holding `bytes` in memory (memfd_create), named by a path any reader can open
+// (/proc/self/fd/N); closed with the object.
+class MemFile {
+ public:
+  explicit MemFile(const std::string& bytes) {
+    fd_ = ::memfd_create("kairos-fuzz", 0);
+    if (fd_ < 0) Die("memfd_create");
+    std::size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = ::write(fd_, bytes.data() + at, bytes.size() - at);
+      if (n <= 0) Die("writing the memory file");
+      at += static_cast<std::size_t>(n);
+    }
+    path_ = "/proc/self/fd/" + std::to_string(fd_);
+  }
+  ~MemFile() { ::close(fd_); }
+  MemFile(const MemFile&) = delete;
+  MemFile& operator=(const MemFile&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  [[noreturn]] static void Die(const char* what) {
+    std::fprintf(stderr, "fuzz harness: %s failed\n", what);
+    std::abort();
+  }
+  int fd_ = -1;
+  std::string path_;
+};
+
 }  // namespace kairos::fuzz
+
+// The two libFuzzer entry points of a target: `make_seeds()` (a Seeds) for --write-seeds,
+// and every input handed to `run(data, size)`. At namespace scope, once per target.
+#define KAIROS_FUZZ_TARGET(run, make_seeds)                                     \
+  extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {                \
+    ::kairos::fuzz::MaybeWriteSeeds(argc, argv, make_seeds);                    \
+    return 0;                                                                   \
+  }                                                                             \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) { \
+    run(data, size);                                                            \
+    return 0;                                                                   \
+  }
 
 #endif  // KAIROS_TESTS_FUZZ_FUZZ_INPUT_H_

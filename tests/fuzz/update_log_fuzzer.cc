@@ -14,7 +14,6 @@
 //
 // `update_log_fuzzer --write-seeds=DIR` writes the seed corpus (tests/fuzz/corpus/update_log).
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -47,24 +46,6 @@ void Require(bool ok, const char* what) {
   std::fprintf(stderr, "update_log_fuzzer: invariant broken: %s\n", what);
   std::abort();
 }
-
-// A file of `bytes` in memory, named by a path the reader can open.
-struct MemFile {
-  explicit MemFile(const std::string& bytes) {
-    fd = ::memfd_create("update_log_fuzzer", 0);
-    Require(fd >= 0, "memfd_create");
-    std::size_t at = 0;
-    while (at < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-      Require(n > 0, "writing the memory file");
-      at += static_cast<std::size_t>(n);
-    }
-    path = "/proc/self/fd/" + std::to_string(fd);
-  }
-  ~MemFile() { ::close(fd); }
-  int fd = -1;
-  std::string path;
-};
 
 bool SameRecord(const LogRecord& a, const LogRecord& b) {
   if (a.type != b.type || a.time != b.time || a.payloads.size() != b.payloads.size()) {
@@ -99,7 +80,7 @@ void Run(const uint8_t* data, std::size_t size) {
   MemFile file(bytes);
   std::vector<LogRecord> records;
   absl::StatusOr<LogReplay> replay =
-      internal::ReadUpdateLog(file.path, kHeader, [&](LogRecord r) {
+      internal::ReadUpdateLog(file.path(), kHeader, [&](LogRecord r) {
         Require(r.type == LogRecord::Type::kRequest || r.type == LogRecord::Type::kLeave ||
                     r.type == LogRecord::Type::kRejoin,
                 "a record of a known type");
@@ -195,12 +176,4 @@ Seeds MakeSeeds() {
 }  // namespace
 }  // namespace kairos::fuzz
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  kairos::fuzz::MaybeWriteSeeds(argc, argv, kairos::fuzz::MakeSeeds);
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  kairos::fuzz::Run(data, size);
-  return 0;
-}
+KAIROS_FUZZ_TARGET(kairos::fuzz::Run, kairos::fuzz::MakeSeeds)
