@@ -72,16 +72,24 @@ void OutstandingParts::FailAll(const absl::Status& status) {
 
 void CompletePart(const Part& part, Message& reply) {
   const wire::Header& h = reply.header;
-  if (h.kind() == wire::PULL_REPLY && part.reads) {
-    if (reply.payloads[0].size() != part.length) {
+  absl::Status status = StatusOf(h);
+  if (part.reads && status.ok()) {
+    // A read completes OK only with its values: any other answer that says OK would leave
+    // the caller's memory as it was (or a gathered pull empty) under an OK status.
+    if (h.kind() != wire::PULL_REPLY) {
       return part.state->PartDone(absl::InternalError(
-          absl::StrFormat("shard %d answered %d values for %d", part.shard,
-                          reply.payloads[0].size(), part.length)));
+          absl::StrFormat("shard %d answered a read with %s, which carries no values",
+                          part.shard, wire::Kind_Name(h.kind()))));
+    }
+    const std::size_t got = reply.payloads.size() == 1 ? reply.payloads[0].size() : 0;
+    if (reply.payloads.size() != 1 || got != part.length) {
+      return part.state->PartDone(absl::InternalError(absl::StrFormat(
+          "shard %d answered %d values for %d", part.shard, got, part.length)));
     }
     if (part.eager != nullptr) MergeEagerReport(h, *part.eager);
     return part.state->PartDone(part.at, std::move(reply.payloads[0]));
   }
-  part.state->PartDone(StatusOf(h));
+  part.state->PartDone(status);
 }
 
 }  // namespace kairos::internal

@@ -61,9 +61,11 @@ class OutstandingParts {
   mutable uint64_t visited_ = 0;
 };
 
-// Completes `part` with its answer `reply`: a PULL_REPLY to a reading part hands its values
-// to the request (after checking it holds the part's length, and merging an eager push's
-// report into its PushPullReply first, so the caller sees both once Wait returns); any
+// Completes `part` with its answer `reply`: an answer with an error status fails the part
+// with it; an OK PULL_REPLY to a reading part hands its values to the request (after
+// checking it holds the part's length, and merging an eager push's report into its
+// PushPullReply first, so the caller sees both once Wait returns), and any other OK answer
+// to a reading part fails it (Internal: a read is complete only with its values); any
 // other answer completes the part with the status it carries.
 void CompletePart(const Part& part, Message& reply);
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "kairos/job.h"
 #include "kairos/status.h"
 #include "wire/convert.h"
 
@@ -332,6 +333,34 @@ void WorkerNode::HandleStart(const wire::Start& start) {
         "(max_message_bytes %d)",
         start.job().chunk_elements(), options_.max_message_bytes)));
   }
+  // The job the worker will address: the coordinator checked it, but a START is read like
+  // any other message (a table of size 0 or a chunk of 0 elements would break the
+  // partitions below).
+  if (absl::Status s = ValidateJobConfig(FromWire(start.job())); !s.ok()) {
+    return End(absl::InvalidArgumentError(
+        absl::StrCat("START carries a job this worker cannot address: ", s.message())));
+  }
+  // Every shard is named by exactly one server node: a shard without one would leave its
+  // requests addressed to no server (or to the coordinator's connection).
+  std::vector<const wire::Node*> shard_nodes(start.num_servers(), nullptr);
+  for (const wire::Node& n : start.nodes()) {
+    if (n.role() != wire::SERVER) continue;
+    if (n.rank() < 0 || n.rank() >= start.num_servers()) {
+      return End(absl::InvalidArgumentError(absl::StrFormat(
+          "START gives a server shard %d of %d", n.rank(), start.num_servers())));
+    }
+    if (shard_nodes[n.rank()] != nullptr) {
+      return End(absl::InvalidArgumentError(
+          absl::StrFormat("START names server shard %d twice", n.rank())));
+    }
+    shard_nodes[n.rank()] = &n;
+  }
+  for (int s = 0; s < start.num_servers(); ++s) {
+    if (shard_nodes[s] == nullptr) {
+      return End(absl::InvalidArgumentError(absl::StrFormat(
+          "START names no server for shard %d of %d", s, start.num_servers())));
+    }
+  }
   num_servers_ = start.num_servers();
   num_workers_ = start.num_workers();
   servers_.assign(num_servers_, 0);
@@ -352,16 +381,11 @@ void WorkerNode::HandleStart(const wire::Start& start) {
                   }
                   transport_->Send(servers_[shard], std::move(m));
                 });
-  for (const wire::Node& n : start.nodes()) {
-    if (n.role() != wire::SERVER) continue;
-    if (n.rank() < 0 || n.rank() >= num_servers_) {
-      return End(absl::InvalidArgumentError(
-          absl::StrFormat("START gives a server shard %d of %d", n.rank(), num_servers_)));
-    }
-    absl::StatusOr<PeerId> peer = transport_->Connect(n.endpoint());
+  for (int s = 0; s < num_servers_; ++s) {
+    absl::StatusOr<PeerId> peer = transport_->Connect(shard_nodes[s]->endpoint());
     if (!peer.ok()) return End(peer.status());
-    servers_[n.rank()] = *peer;
-    server_endpoints_[n.rank()] = n.endpoint();
+    servers_[s] = *peer;
+    server_endpoints_[s] = shard_nodes[s]->endpoint();
   }
   started_at_ = ClockOf(options_).Now();
   // A worker that rejoined the running job continues from start_clock_; every shard learns

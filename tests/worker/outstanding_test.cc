@@ -112,6 +112,37 @@ TEST(CompletePartTest, OtherAnswersCompleteThePartWithTheStatusTheyCarry) {
   EXPECT_THAT(s.message(), HasSubstr("clock 9 is too far ahead"));
 }
 
+// Found by worker_fuzzer (tests/fuzz/regressions/worker/read-answered-ok-without-values):
+// a read answered with OK by anything but a PULL_REPLY completed OK with no values, leaving
+// the caller's memory as it was (a sparse pull then scattered from an empty buffer).
+TEST(CompletePartTest, AnOkAnswerWithoutValuesFailsARead) {
+  std::vector<float> out(6, -1.0f);
+  auto state = State(1);
+  state->ReceiveInto(out.data());
+  Message push_reply;
+  push_reply.header.set_kind(wire::PUSH_REPLY);
+  CompletePart(ReadingPart(state, 2, 0, 6), push_reply);
+  const absl::Status s = state->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s.message(),
+              HasSubstr("shard 2 answered a read with PUSH_REPLY, which carries no values"));
+  EXPECT_THAT(out, ElementsAre(-1, -1, -1, -1, -1, -1));
+}
+
+// A PULL_REPLY that carries an error status fails the read with it, values or not.
+TEST(CompletePartTest, APullReplyWithAnErrorFailsTheRead) {
+  std::vector<float> out(3, -1.0f);
+  auto state = State(1);
+  state->ReceiveInto(out.data());
+  Message reply = PullReply({1, 2, 3});
+  ToWire(absl::AbortedError("the shard is restarting"), reply.header.mutable_status());
+  CompletePart(ReadingPart(state, 0, 0, 3), reply);
+  const absl::Status s = state->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(s.message(), HasSubstr("the shard is restarting"));
+  EXPECT_THAT(out, ElementsAre(-1, -1, -1));
+}
+
 TEST(OutstandingPartsTest, FindTakeAndSize) {
   OutstandingParts parts;
   auto state = State(2);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -60,6 +61,12 @@ class WorkerNodeTest : public ::testing::Test {
 
   // Answers the JOIN and sends START for 2 servers and 3 workers; AwaitStart's status.
   absl::Status Start(int num_servers = 2, int64_t clock = 0) {
+    return StartWith(num_servers, clock, [](wire::Start*) {});
+  }
+
+  // The same with the START changed by `spoil` before it is sent.
+  absl::Status StartWith(int num_servers, int64_t clock,
+                         const std::function<void(wire::Start*)>& spoil) {
     std::vector<FakeTransport::Sent> sent = t_->TakeSent();
     if (sent.size() != 1 || sent[0].message.header.kind() != wire::JOIN) {
       return absl::InternalError("expected one JOIN");
@@ -85,6 +92,7 @@ class WorkerNodeTest : public ::testing::Test {
       n->set_rank(s);
       n->set_endpoint("fake://server-" + std::to_string(s));
     }
+    spoil(body);
     if (absl::Status s = t_->Deliver(kCoordinator, std::move(start)); !s.ok()) return s;
     return node_->AwaitStart();
   }
@@ -230,6 +238,85 @@ TEST_F(WorkerNodeTest, AStartWithoutServersIsRefused) {
   const absl::Status s = Start(/*num_servers=*/0);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("START names 0 servers"));
+}
+
+// Found by worker_fuzzer (tests/fuzz/regressions/worker/start-chunk-elements-0 and
+// start-dense-size-huge): the START's job was used unchecked, so a chunk of 0 elements or a
+// table of size 0 broke the partition's assertion, and a table of 2^32 elements in chunks
+// of 1 asked for a partition of 2^32 chunks. The worker now checks it as the coordinator
+// does (ValidateJobConfig) and ends, naming the fault.
+TEST_F(WorkerNodeTest, AStartWithAJobThatDoesNotValidateIsRefused) {
+  const std::vector<std::pair<std::function<void(wire::Start*)>, std::string>> spoiled = {
+      {[](wire::Start* s) { s->mutable_job()->set_chunk_elements(0); },
+       "chunk_elements is 0"},
+      {[](wire::Start* s) { s->mutable_job()->mutable_tables(0)->set_size(0); },
+       "table 'w': size is 0 elements"},
+      {[](wire::Start* s) {
+         s->mutable_job()->set_chunk_elements(1);
+         s->mutable_job()->mutable_tables(0)->set_size(uint64_t{1} << 32);
+       },
+       "chunks"},
+      {[](wire::Start* s) { s->mutable_job()->clear_tables(); }, "declares no table"},
+  };
+  for (const auto& [spoil, why] : spoiled) {
+    Create();
+    const absl::Status s = StartWith(2, 0, spoil);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << why;
+    EXPECT_THAT(s.message(), HasSubstr("START carries a job this worker cannot address"));
+    EXPECT_THAT(s.message(), HasSubstr(why));
+    EXPECT_EQ(node_->EndStatus().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(t_->connections(), ElementsAre("fake://coordinator")) << "no server connected";
+  }
+}
+
+// Found by worker_fuzzer (tests/fuzz/regressions/worker/start-shard-missing): a START that
+// named no server for a shard left that shard addressed to connection 0, the
+// coordinator's, which then got the shard's requests and could answer them.
+TEST_F(WorkerNodeTest, AStartThatDoesNotNameEveryShardOnceIsRefused) {
+  Create();
+  absl::Status s = StartWith(2, 0, [](wire::Start* st) { st->set_num_servers(3); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("START names no server for shard 2 of 3"));
+
+  Create();
+  s = StartWith(2, 0, [](wire::Start* st) { st->mutable_nodes(1)->set_rank(0); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("START names server shard 0 twice"));
+
+  // In another order than the shards' is fine: each shard gets its own server.
+  Create();
+  ASSERT_TRUE(StartWith(2, 0, [](wire::Start* st) {
+                st->mutable_nodes()->SwapElements(0, 1);
+              }).ok());
+  std::vector<float> out(6, -1.0f);
+  auto state = Issue(wire::PULL, 3, 6, absl::InfiniteFuture(), &out);  // [3, 6) [6, 9)
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(t_->connections()[sent[0].to], "fake://server-0");
+  EXPECT_EQ(t_->connections()[sent[1].to], "fake://server-1");
+}
+
+// Found by worker_fuzzer (tests/fuzz/regressions/worker/read-answered-ok-without-values):
+// a pull answered with an OK PUSH_REPLY by its own server completed OK without values.
+TEST_F(WorkerNodeTest, APullAnsweredOkWithoutValuesFails) {
+  Create();
+  ASSERT_TRUE(Start().ok());
+  std::vector<float> out(3, -1.0f);
+  auto state = Issue(wire::PULL, 0, 3, absl::InfiniteFuture(), &out);
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  Message wrong;
+  wrong.header.set_kind(wire::PUSH_REPLY);
+  wrong.header.set_request_id(sent[0].message.header.request_id());
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), std::move(wrong)).ok());
+  const absl::Status s = state->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s.message(), HasSubstr("answered a read with PUSH_REPLY"));
+  EXPECT_THAT(out, ElementsAre(-1, -1, -1));
+  // The right answer, late, changes nothing.
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  EXPECT_EQ(state->Wait(absl::InfinitePast()).code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(out, ElementsAre(-1, -1, -1));
 }
 
 TEST_F(WorkerNodeTest, NoStartBeforeTheJoinTimeoutIsDeadlineExceeded) {
