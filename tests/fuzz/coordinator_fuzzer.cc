@@ -678,9 +678,15 @@ class Harness {
   }
 
   // ------------------------------------------------------------------- checks
+  // Whether a node of `role` was admitted on `peer` (a worker: or is rejoining there).
   bool Holds(PeerId peer, wire::Role role) const {
     for (const auto& [id, g] : grants_) {
       if (g.peer == peer && g.role == role) return true;
+    }
+    if (role == wire::WORKER) {
+      for (const auto& [id, p] : rejoin_peer_) {
+        if (p == peer) return true;
+      }
     }
     return false;
   }
@@ -710,9 +716,10 @@ class Harness {
     for (FakeTransport::Sent& s : sent) {
       const wire::Header& h = s.message.header;
       if (verbose_) {
-        std::fprintf(stderr, "  sent to peer %llu (%s): %s %s\n",
+        std::fprintf(stderr, "  sent to peer %llu (%s): %s %s%s\n",
                      static_cast<unsigned long long>(s.to & 0xffff), PhaseName(phase_),
-                     internal::Describe(h).c_str(), h.status().message().c_str());
+                     internal::Describe(h).c_str(), h.status().message().c_str(),
+                     h.has_membership() ? h.membership().ShortDebugString().c_str() : "");
       }
       Require(known_peers_.contains(s.to), "the coordinator sends only to peers it heard");
       CheckDecodes(s.message);
