@@ -534,8 +534,9 @@ class CoordinatorImpl final : public Coordinator {
       Tally(old, -1);
     }
     old.state = NodeState::kDead;
-    barrier_.Remove(old.rank);
-    CountBarrier(/*released=*/false);
+    LeaveBarrier(old.rank, absl::AbortedError(absl::StrFormat(
+                               "worker %d (node %d) was %s while its barrier call waited",
+                               old.rank, old.id, why)));
     Message m;
     m.header.set_kind(wire::SHUTDOWN);
     ToWire(absl::AbortedError(absl::StrFormat("worker %d (node %d) was %s", old.rank, old.id,
@@ -664,10 +665,22 @@ class CoordinatorImpl final : public Coordinator {
     if (node.role != wire::WORKER) return;
     SetState(node, NodeState::kFinished);
     Reply(from, h, wire::FINISH, absl::OkStatus());
-    barrier_.Remove(node.rank);
-    CountBarrier(/*released=*/false);
+    LeaveBarrier(node.rank,
+                 absl::FailedPreconditionError(absl::StrFormat(
+                     "worker %d finished while its barrier call waited", node.rank)));
     MaybeReleaseBarrier();
     MaybeEndJob();
+  }
+
+  // Worker `rank` left (finished, declared dead, replaced by a rejoin): the others no longer
+  // wait for it, and a barrier call of its that waits is answered now with `why`, not left
+  // to its deadline (a worker declared dead that still runs, e.g. resumed after a pause,
+  // learns it at once).
+  void LeaveBarrier(int rank, const absl::Status& why) {
+    if (std::optional<BarrierWaiter> w = barrier_.Remove(rank)) {
+      Reply(w->peer, w->request, wire::ERROR, why);
+    }
+    CountBarrier(/*released=*/false);
   }
 
   void MaybeEndJob() {
@@ -773,8 +786,8 @@ class CoordinatorImpl final : public Coordinator {
       m.header.mutable_membership()->set_state(wire::Membership::DEAD);
       transport_->Send(roster_.node(id).peer, std::move(m));
     }
-    barrier_.Remove(n.rank);
-    CountBarrier(/*released=*/false);
+    LeaveBarrier(n.rank, absl::UnavailableError(absl::StrCat(
+                             what, ": declared dead while its barrier call waited")));
     MaybeReleaseBarrier();
     MaybeEndJob();
   }
