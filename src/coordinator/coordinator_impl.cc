@@ -630,6 +630,13 @@ class CoordinatorImpl final : public Coordinator {
       return Reply(from, h, wire::ERROR,
                    absl::InvalidArgumentError("only workers take part in barriers"));
     }
+    if (phase_ == Phase::kDone) {
+      // EndJob answered every waiter and no tick expires one any more: a call now (one
+      // that crossed the SHUTDOWN) would wait for nothing.
+      return Reply(from, h, wire::ERROR,
+                   absl::CancelledError(absl::StrFormat(
+                       "barrier of worker %d: the job has ended", node.rank)));
+    }
     BarrierWaiter w;
     w.peer = from;
     w.request = h;

@@ -184,6 +184,23 @@ TEST_F(CoordinatorHandlerTest, ABarrierCallOfAWorkerThatFinishesIsAnswered) {
   EXPECT_EQ(StatusOf(sent[1].message.header).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Found by coordinator_fuzzer: a BARRIER that reached the coordinator after the job ended
+// (crossing its SHUTDOWN) was kept as a waiter that nothing would ever answer.
+TEST_F(CoordinatorHandlerTest, ABarrierCallAfterTheJobEndedIsAnswered) {
+  Create();
+  BringUp();
+  Advance(absl::Seconds(3));  // the server is declared dead: the job ends, workers active
+  t_->ClearSent();
+  ASSERT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  ASSERT_EQ(coordinator_->stats().workers_active, 2);
+  std::vector<Sent> sent = From(Peer(1), Signal(wire::BARRIER, workers_[0]));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::ERROR);
+  EXPECT_EQ(StatusOf(sent[0].message.header).code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(sent[0].message.header.status().message(), HasSubstr("the job has ended"));
+  EXPECT_EQ(coordinator_->stats().barrier_waiting, 0);
+}
+
 // Found by coordinator_fuzzer (tests/fuzz/regressions/coordinator/
 // worker-rejoin-start-names-replaced-node): after a worker rejoined, a restarted server's
 // START named the replaced worker and the new one with the same rank, and a server refuses
