@@ -709,6 +709,9 @@ class CoordinatorImpl final : public Coordinator {
     if (!status.ok()) {
       log_->warn("coordinator: the job ends: {}", std::string(status.message()));
     }
+    // A rejoin in progress never completes: its worker is told SHUTDOWN below, and a
+    // server's late answer must not admit it (JOIN_REPLY and START after the end).
+    rejoins_.clear();
     for (const auto& [id, n] : roster_.nodes()) {
       if (n.state == NodeState::kDead) continue;
       Message m;

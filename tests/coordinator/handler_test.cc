@@ -201,6 +201,33 @@ TEST_F(CoordinatorHandlerTest, ABarrierCallAfterTheJobEndedIsAnswered) {
   EXPECT_EQ(coordinator_->stats().barrier_waiting, 0);
 }
 
+// Found by coordinator_fuzzer: a rejoin that was waiting for the servers' answers when the
+// job ended was completed by a late answer, with a JOIN_REPLY and a START after SHUTDOWN.
+TEST_F(CoordinatorHandlerTest, ARejoinAnsweredAfterTheJobEndedIsNotAdmitted) {
+  Create();
+  BringUp();
+  Advance(absl::Milliseconds(600));
+  From(Peer(0), Signal(wire::HEARTBEAT, server_));
+  std::optional<Message> ask;
+  for (Sent& s : From(Peer(3), Join(wire::WORKER, 0, 2))) {
+    if (s.to == Peer(0) && s.message.header.kind() == wire::MEMBERSHIP) ask = s.message;
+  }
+  ASSERT_TRUE(ask.has_value());
+  Advance(absl::Seconds(3));  // the server is declared dead: the job ends
+  ASSERT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  bool told = false;
+  for (const Sent& s : t_->TakeSent()) {
+    told |= s.to == Peer(3) && s.message.header.kind() == wire::SHUTDOWN;
+  }
+  EXPECT_TRUE(told) << "the rejoining worker is told the job ended";
+  Message answer = Signal(wire::MEMBERSHIP, server_);
+  answer.header.set_request_id(ask->header.request_id());
+  *answer.header.mutable_membership() = ask->header.membership();
+  for (const Sent& s : From(Peer(0), std::move(answer))) {
+    ADD_FAILURE() << "sent after the job ended: " << Describe(s.message.header);
+  }
+}
+
 // Found by coordinator_fuzzer (tests/fuzz/regressions/coordinator/
 // worker-rejoin-start-names-replaced-node): after a worker rejoined, a restarted server's
 // START named the replaced worker and the new one with the same rank, and a server refuses
