@@ -477,6 +477,9 @@ class CoordinatorImpl final : public Coordinator {
   // had not answered; it learns which workers left while it was away, and which rejoins
   // wait for its answer.
   void ServerBack(NodeRecord& server, bool restarted = true) {
+    // After the job's end there is no job to come back to (every node was told SHUTDOWN):
+    // the workers are not told of it, nor is it of them.
+    if (phase_ == Phase::kDone) return;
     restarting_.erase(server.id);
     away_.erase(server.rank);
     {

@@ -228,6 +228,27 @@ TEST_F(CoordinatorHandlerTest, ARejoinAnsweredAfterTheJobEndedIsNotAdmitted) {
   }
 }
 
+// Found by coordinator_fuzzer: a restarted server READY after the job ended (its restart
+// took longer than server_restart_timeout) was announced to the workers, after SHUTDOWN.
+TEST_F(CoordinatorHandlerTest, AServerReadyAfterTheJobEndedIsNotAnnounced) {
+  Create(/*server_restart_timeout=*/absl::Seconds(3));
+  BringUp();
+  Advance(absl::Milliseconds(600));
+  From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+  From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  const uint32_t new_server = NodeId(From(Peer(4), Join(wire::SERVER, 0, 2)));
+  Advance(absl::Milliseconds(1500));
+  From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+  From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  From(Peer(4), Signal(wire::HEARTBEAT, new_server));
+  Advance(absl::Milliseconds(1600));  // 3.1 s since the restart began: the job ends
+  ASSERT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  t_->ClearSent();
+  for (const Sent& s : From(Peer(4), Signal(wire::READY, new_server))) {
+    ADD_FAILURE() << "sent after the job ended: " << Describe(s.message.header);
+  }
+}
+
 // Found by coordinator_fuzzer (tests/fuzz/regressions/coordinator/
 // worker-rejoin-start-names-replaced-node): after a worker rejoined, a restarted server's
 // START named the replaced worker and the new one with the same rank, and a server refuses
