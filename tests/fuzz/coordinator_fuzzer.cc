@@ -664,7 +664,15 @@ class Harness {
       if (!built && h.request_id() >= kFirstRequestId) {
         tainted_.insert(h.request_id());  // no longer unique: not checked
       }
-      if (built && h.kind() == wire::BARRIER && h.request_id() != 0) {
+      // A worker's barrier call must be answered. (A server's is refused at once, except
+      // that a server declared dead and heard again may end the job: then its message goes
+      // unanswered, and it is told SHUTDOWN.)
+      auto g = grants_.find(h.sender());
+      const bool worker = (g != grants_.end() && g->second.peer == from &&
+                           g->second.role == wire::WORKER) ||
+                          (rejoin_peer_.contains(h.sender()) &&
+                           rejoin_peer_.at(h.sender()) == from);
+      if (built && worker && h.kind() == wire::BARRIER && h.request_id() != 0) {
         waiting_barriers_.insert(h.request_id());
       }
     } else {
@@ -678,6 +686,13 @@ class Harness {
   }
 
   // ------------------------------------------------------------------- checks
+  // The nodes admitted on `peer`, rejoining ones included.
+  int NodesAt(PeerId peer) const {
+    int n = grants_at_.contains(peer) ? grants_at_.at(peer) : 0;
+    for (const auto& [id, p] : rejoin_peer_) n += p == peer ? 1 : 0;
+    return n;
+  }
+
   // Whether a node of `role` was admitted on `peer` (a worker: or is rejoining there).
   bool Holds(PeerId peer, wire::Role role) const {
     for (const auto& [id, g] : grants_) {
@@ -712,7 +727,7 @@ class Harness {
                 "PermissionDenied ERROR and nothing else");
       }
     }
-    std::set<PeerId> shut_down;
+    std::map<PeerId, int> shut_down;  // the job's end: SHUTDOWNs per connection
     for (FakeTransport::Sent& s : sent) {
       const wire::Header& h = s.message.header;
       if (verbose_) {
@@ -736,7 +751,7 @@ class Harness {
         case wire::SHUTDOWN:
           Require(phase_before_ != JobPhase::kDone, "nothing is shut down after the job ended");
           if (phase_ == JobPhase::kDone) {
-            Require(shut_down.insert(s.to).second || grants_at_[s.to] > 1,
+            Require(++shut_down[s.to] <= NodesAt(s.to),
                     "the job's end shuts each node down once");
           } else {
             // A worker replaced by a rejoin.
