@@ -115,8 +115,8 @@ enum Config : uint8_t {
 };
 
 enum Op : uint8_t {
-  kJoin = 0,      // 0..1
-  kSend = 2,      // 2..4
+  kJoin = 0,  // 0..1
+  kSend = 2,  // 2..4
   kRawFrames = 5,
   kTick = 6,
   kBringUp = 7,
@@ -130,17 +130,18 @@ enum Op : uint8_t {
 };
 
 // New entries go at the end of these lists, so that the seeds' choices keep their meaning.
-constexpr wire::Role kRoles[] = {wire::SERVER, wire::WORKER, wire::WORKER,
-                                 wire::ROLE_UNSPECIFIED, wire::COORDINATOR,
-                                 static_cast<wire::Role>(7)};
+constexpr wire::Role kRoles[] = {
+    wire::SERVER,      wire::WORKER, wire::WORKER, wire::ROLE_UNSPECIFIED,
+    wire::COORDINATOR, static_cast<wire::Role>(7),
+};
 
 constexpr wire::Kind kKinds[] = {
-    wire::HEARTBEAT,  wire::HEARTBEAT,   wire::READY,      wire::READY,
-    wire::BARRIER,    wire::BARRIER,     wire::FINISH,     wire::MEMBERSHIP,
-    wire::JOIN_REPLY, wire::START,       wire::BARRIER_RELEASE, wire::SHUTDOWN,
-    wire::PUSH,       wire::PUSH_REPLY,  wire::PULL,       wire::PULL_REPLY,
-    wire::CLOCK,      wire::ASSIGN,      wire::ASSIGN_REPLY, wire::SET_LEARNING_RATE,
-    wire::SET_LEARNING_RATE_REPLY,       wire::ERROR,      wire::PUSH_SPARSE,
+    wire::HEARTBEAT,   wire::HEARTBEAT,  wire::READY,        wire::READY,
+    wire::BARRIER,     wire::BARRIER,    wire::FINISH,       wire::MEMBERSHIP,
+    wire::JOIN_REPLY,  wire::START,      wire::BARRIER_RELEASE, wire::SHUTDOWN,
+    wire::PUSH,        wire::PUSH_REPLY, wire::PULL,         wire::PULL_REPLY,
+    wire::CLOCK,       wire::ASSIGN,     wire::ASSIGN_REPLY, wire::SET_LEARNING_RATE,
+    wire::SET_LEARNING_RATE_REPLY,       wire::ERROR,        wire::PUSH_SPARSE,
     wire::PULL_SPARSE, wire::KIND_UNSPECIFIED, static_cast<wire::Kind>(99), wire::JOIN,
 };
 
@@ -155,9 +156,10 @@ enum Extra : uint8_t {
 };
 
 // How a JOIN asks for its rank (a worker's requested_rank, a server's requested_shard - 1).
-constexpr int64_t kSpecialRanks[] = {std::numeric_limits<int32_t>::min(),
-                                     std::numeric_limits<int32_t>::max(), -2, 65536,
-                                     int64_t{1} << 31, (int64_t{1} << 32) - 2};
+constexpr int64_t kSpecialRanks[] = {
+    std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), -2, 65536,
+    int64_t{1} << 31, (int64_t{1} << 32) - 2,
+};
 
 constexpr int64_t kSpecialClocks[] = {-1, std::numeric_limits<int64_t>::max(),
                                       std::numeric_limits<int64_t>::min(), int64_t{1} << 40};
@@ -190,17 +192,17 @@ enum JobKind : uint8_t {
   kNoJob = 8,
   kNoTable = 9,
   kChunkZero = 10,
-  kHugeTable = 11,     // 2^40 elements: more than kMaxTableElements
+  kHugeTable = 11,      // 2^40 elements: more than kMaxTableElements
   kTooManyChunks = 12,  // 2^36 elements in chunks of 1: more than kMaxJobChunks
   kHugeJob = 13,        // 17 tables of 2^36: more than kMaxJobElements
   kTooManyTables = 14,  // kMaxTables + 1
   kNanRate = 15,
   kBadPolicy = 16,
-  kChunkMax = 17,       // chunk_elements 2^64 - 1
+  kChunkMax = 17,  // chunk_elements 2^64 - 1
   kSparseSized = 18,
-  kBadEnums = 19,       // table kind, non-finite policy and initializer out of range
+  kBadEnums = 19,  // table kind, non-finite policy and initializer out of range
   kBadUpdater = 20,
-  kFromInput = 21,      // counts, sizes, chunk and policy from the input
+  kFromInput = 21,  // counts, sizes, chunk and policy from the input
   kNumJobKinds = 22,
 };
 
@@ -356,8 +358,7 @@ class Harness {
     options_.join_timeout = kJoinTimeout;
     options_.heartbeat_timeout = kHeartbeatTimeout;
     options_.rejoin_silence = kRejoinSilence;
-    options_.server_restart_timeout =
-        (config & kRestarts) ? kRestartTimeout : absl::ZeroDuration();
+    options_.server_restart_timeout = (config & kRestarts) ? kRestartTimeout : absl::ZeroDuration();
     options_.max_barrier_wait = kMaxBarrierWait;
     options_.logger = "kairos-fuzz";  // a null sink (LLVMFuzzerInitialize)
     now_ = absl::UnixEpoch() + absl::Hours(24);
@@ -660,8 +661,7 @@ class Harness {
       const wire::Header& h = got->header;
       if (verbose_) {
         std::fprintf(stderr, "  from peer %llu: %s\n",
-                     static_cast<unsigned long long>(from & 0xffff),
-                     internal::Describe(h).c_str());
+                     static_cast<unsigned long long>(from & 0xffff), internal::Describe(h).c_str());
       }
       if (!built && h.request_id() >= kFirstRequestId) {
         tainted_.insert(h.request_id());  // no longer unique: not checked
@@ -670,10 +670,9 @@ class Harness {
       // that a server declared dead and heard again may end the job: then its message goes
       // unanswered, and it is told SHUTDOWN.)
       auto g = grants_.find(h.sender());
-      const bool worker = (g != grants_.end() && g->second.peer == from &&
-                           g->second.role == wire::WORKER) ||
-                          (rejoin_peer_.contains(h.sender()) &&
-                           rejoin_peer_.at(h.sender()) == from);
+      const bool worker =
+          (g != grants_.end() && g->second.peer == from && g->second.role == wire::WORKER) ||
+          (rejoin_peer_.contains(h.sender()) && rejoin_peer_.at(h.sender()) == from);
       if (built && worker && h.kind() == wire::BARRIER && h.request_id() != 0) {
         waiting_barriers_.insert(h.request_id());
       }
@@ -719,9 +718,9 @@ class Harness {
     // A message claiming a node id its connection did not join as: one ERROR, no more.
     if (from.has_value() && got != nullptr && got->kind() != wire::JOIN) {
       auto it = grants_.find(got->sender());
-      const bool proved = (it != grants_.end() && it->second.peer == *from) ||
-                          (rejoin_peer_.contains(got->sender()) &&
-                           rejoin_peer_.at(got->sender()) == *from);
+      const bool proved =
+          (it != grants_.end() && it->second.peer == *from) ||
+          (rejoin_peer_.contains(got->sender()) && rejoin_peer_.at(got->sender()) == *from);
       if (!proved) {
         Require(sent.size() == 1 && sent[0].to == *from &&
                     sent[0].message.header.kind() == wire::ERROR &&
@@ -754,14 +753,12 @@ class Harness {
         case wire::SHUTDOWN:
           Require(phase_before_ != JobPhase::kDone, "nothing is shut down after the job ended");
           if (phase_ == JobPhase::kDone) {
-            Require(++shut_down[s.to] <= NodesAt(s.to),
-                    "the job's end shuts each node down once");
+            Require(++shut_down[s.to] <= NodesAt(s.to), "the job's end shuts each node down once");
           } else {
             // A worker replaced by a rejoin.
             Require(h.status().code() == static_cast<int>(absl::StatusCode::kAborted),
                     "a SHUTDOWN while the job goes on retires a replaced worker (Aborted)");
-            Require(Holds(s.to, wire::WORKER),
-                    "only a worker's connection is retired");
+            Require(Holds(s.to, wire::WORKER), "only a worker's connection is retired");
             retired_.insert(s.to);
           }
           break;
@@ -897,11 +894,9 @@ class Harness {
             "START names every server shard and worker rank");
     if (tokens) {
       Require(all_tokens, "a START with credentials has every worker's");
-      Require(Holds(to, wire::SERVER),
-              "worker credentials go only to a server's connection");
+      Require(Holds(to, wire::SERVER), "worker credentials go only to a server's connection");
     } else {
-      Require(Holds(to, wire::WORKER),
-              "a START without credentials goes to a worker");
+      Require(Holds(to, wire::WORKER), "a START without credentials goes to a worker");
     }
     const JobConfig job = internal::FromWire(s.job());
     Require(ValidateJobConfig(job).ok(), "START's job configuration is valid");
@@ -961,9 +956,9 @@ class Harness {
             "at most every server is away");
     Require(s.barrier_waiting >= 0 && s.barrier_waiting <= options_.num_workers,
             "at most one barrier waiter per worker rank");
-    Require(s.servers_expected == options_.num_servers &&
-                s.workers_expected == options_.num_workers,
-            "the expected counts are the options'");
+    Require(
+        s.servers_expected == options_.num_servers && s.workers_expected == options_.num_workers,
+        "the expected counts are the options'");
   }
 
   CoordinatorOptions options_;
@@ -979,17 +974,17 @@ class Harness {
   JobPhase phase_ = JobPhase::kJoining;
   JobPhase phase_before_ = JobPhase::kJoining;  // before the delivery or tick being checked
 
-  std::map<uint32_t, Grant> grants_;          // admitted nodes, by node id
-  std::map<PeerId, int> grants_at_;           // admitted nodes per connection
-  std::map<PeerId, int> starts_at_;           // STARTs per connection
-  std::map<int, uint32_t> server_holder_;     // shard -> the node that holds it now
-  std::map<int, uint32_t> worker_holder_;     // rank -> the node that holds it now
-  std::map<uint32_t, PeerId> rejoin_peer_;    // rejoining nodes not yet answered
+  std::map<uint32_t, Grant> grants_;                         // admitted nodes, by node id
+  std::map<PeerId, int> grants_at_;                          // admitted nodes per connection
+  std::map<PeerId, int> starts_at_;                          // STARTs per connection
+  std::map<int, uint32_t> server_holder_;                    // shard -> the node that holds it now
+  std::map<int, uint32_t> worker_holder_;                    // rank -> the node that holds it now
+  std::map<uint32_t, PeerId> rejoin_peer_;                   // rejoining nodes not yet answered
   std::map<PeerId, std::vector<Message>> rejoin_questions_;  // MEMBERSHIP ACTIVE per server
-  std::set<uint64_t> waiting_barriers_;       // the harness's BARRIERs not answered yet
-  std::set<uint64_t> tainted_;                // its request ids that raw frames reused
-  std::set<uint32_t> must_retire_;            // this delivery: old holders a rejoin replaced
-  std::set<PeerId> retired_;                  // this delivery: connections told SHUTDOWN
+  std::set<uint64_t> waiting_barriers_;  // the harness's BARRIERs not answered yet
+  std::set<uint64_t> tainted_;           // its request ids that raw frames reused
+  std::set<uint32_t> must_retire_;       // this delivery: old holders a rejoin replaced
+  std::set<PeerId> retired_;             // this delivery: connections told SHUTDOWN
 };
 
 void Run(const uint8_t* data, std::size_t size) {
