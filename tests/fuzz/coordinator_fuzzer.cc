@@ -42,7 +42,8 @@
 //   - START goes to a connection at most once per node admitted on it, never before every
 //     node joined nor after the job ended; it names every server shard and worker rank
 //     exactly once, with the job's counts and a valid configuration (the fixed one when
-//     given); worker credentials only to a server's connection (MEMBERSHIP ACTIVE too);
+//     given); worker credentials only to a server's connection (MEMBERSHIP ACTIVE too),
+//     each worker's own (its JOIN_REPLY's; a rejoin's the same to every server);
 //   - a message claiming a node id its connection did not join as gets exactly one ERROR
 //     (PermissionDenied) and nothing else happens;
 //   - a worker's BARRIER is answered at most once, a release only for a BARRIER that
@@ -445,6 +446,7 @@ class Harness {
     wire::Role role = wire::ROLE_UNSPECIFIED;  // unspecified: not known to the harness
     int rank = 0;
     PeerId peer = 0;
+    std::pair<uint64_t, uint64_t> token;  // a worker's credential (JOIN_REPLY)
   };
 
   PeerId Peer(int slot) const {
@@ -834,6 +836,11 @@ class Harness {
       g.role = got->join().role();
     }
     const bool has_token = r.token_hi() != 0 || r.token_lo() != 0;
+    g.token = {r.token_hi(), r.token_lo()};
+    if (auto told = rejoin_token_.find(g.node); told != rejoin_token_.end()) {
+      Require(told->second == g.token,
+              "a rejoined worker gets the credential the servers were given for it");
+    }
     if (g.role == wire::SERVER) {
       Require(g.rank >= 0 && g.rank < options_.num_servers, "a server's shard is in range");
       Require(!has_token, "a server gets no worker credential");
@@ -886,6 +893,16 @@ class Harness {
         Require(workers.insert(n.rank()).second, "START names each worker rank once");
         const bool token = n.token_hi() != 0 || n.token_lo() != 0;
         tokens |= token;
+        // The servers learn each worker's own credential (its JOIN_REPLY's, or the one a
+        // rejoin told them).
+        const std::pair<uint64_t, uint64_t> t{n.token_hi(), n.token_lo()};
+        auto g = grants_.find(n.node_id());
+        auto told = rejoin_token_.find(n.node_id());
+        if (token && g != grants_.end()) {
+          Require(g->second.token == t, "START gives a worker's own credential");
+        } else if (token && told != rejoin_token_.end()) {
+          Require(told->second == t, "START gives a rejoining worker's own credential");
+        }
         all_tokens &= token;
       }
     }
@@ -927,6 +944,13 @@ class Harness {
     Require(token && h.request_id() != 0, "a rejoin carries its credential and request id");
     rejoin_questions_[to].push_back(Message{h, {}});
     const uint32_t node = m.node_id();
+    // Every server is told the same credential, the one the worker will get.
+    const std::pair<uint64_t, uint64_t> t{m.token_hi(), m.token_lo()};
+    auto [told, fresh] = rejoin_token_.try_emplace(node, t);
+    Require(told->second == t, "every server is told a rejoining worker's one credential");
+    if (auto g = grants_.find(node); g != grants_.end()) {
+      Require(g->second.token == t, "a rejoin is repeated with the worker's credential");
+    }
     if (!grants_.contains(node) && !rejoin_peer_.contains(node)) {
       // New this delivery: the JOIN just delivered is the rejoin.
       Require(from.has_value() && phase_before_ == JobPhase::kRunning,
@@ -981,6 +1005,7 @@ class Harness {
   std::map<int, uint32_t> worker_holder_;                    // rank -> the node that holds it now
   std::map<uint32_t, PeerId> rejoin_peer_;                   // rejoining nodes not yet answered
   std::map<PeerId, std::vector<Message>> rejoin_questions_;  // MEMBERSHIP ACTIVE per server
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> rejoin_token_;  // told the servers
   std::set<uint64_t> waiting_barriers_;  // the harness's BARRIERs not answered yet
   std::set<uint64_t> tainted_;           // its request ids that raw frames reused
   std::set<uint32_t> must_retire_;       // this delivery: old holders a rejoin replaced
