@@ -32,8 +32,15 @@ std::vector<BarrierWaiter> BarrierBook::TakeReleased(const std::vector<int>& act
   return std::exchange(waiters_, {});
 }
 
-void BarrierBook::Remove(int rank) {
-  std::erase_if(waiters_, [rank](const BarrierWaiter& w) { return w.rank == rank; });
+std::optional<BarrierWaiter> BarrierBook::Remove(int rank) {
+  // At most one waiter per rank (Arrive replaces).
+  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+    if (it->rank != rank) continue;
+    BarrierWaiter w = std::move(*it);
+    waiters_.erase(it);
+    return w;
+  }
+  return std::nullopt;
 }
 
 std::vector<BarrierWaiter> BarrierBook::TakeExpired(absl::Time now) {

@@ -4,7 +4,8 @@
 // every active worker is waiting; a worker that leaves (finishes, or is declared dead) stops
 // being waited for; a waiter past its deadline is answered DeadlineExceeded; a worker's
 // newer call replaces its older one (whose caller gave up on it), so a worker cannot grow
-// the list. Pure bookkeeping: the coordinator sends the answers it returns.
+// the list; a worker that leaves while it waits gets its waiter back, to be answered. Pure
+// bookkeeping: the coordinator sends the answers it returns.
 //
 // Thread-safety: none; the coordinator's I/O thread owns it.
 
@@ -36,8 +37,9 @@ class BarrierBook {
   std::vector<int> Missing(const std::vector<int>& active) const;
   // Every waiter, once no active worker is missing (and someone waits); else none.
   std::vector<BarrierWaiter> TakeReleased(const std::vector<int>& active);
-  // Worker `rank` left: it is no longer waited for, nor waiting.
-  void Remove(int rank);
+  // Worker `rank` left: it is no longer waited for, nor waiting. Returns its waiter, if it
+  // was waiting (the caller answers it).
+  std::optional<BarrierWaiter> Remove(int rank);
   // The waiters whose deadline is not after `now`.
   std::vector<BarrierWaiter> TakeExpired(absl::Time now);
   // Every waiter (the job ended).

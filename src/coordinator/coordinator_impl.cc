@@ -477,6 +477,9 @@ class CoordinatorImpl final : public Coordinator {
   // had not answered; it learns which workers left while it was away, and which rejoins
   // wait for its answer.
   void ServerBack(NodeRecord& server, bool restarted = true) {
+    // After the job's end there is no job to come back to (every node was told SHUTDOWN):
+    // the workers are not told of it, nor is it of them.
+    if (phase_ == Phase::kDone) return;
     restarting_.erase(server.id);
     away_.erase(server.rank);
     {
@@ -534,8 +537,9 @@ class CoordinatorImpl final : public Coordinator {
       Tally(old, -1);
     }
     old.state = NodeState::kDead;
-    barrier_.Remove(old.rank);
-    CountBarrier(/*released=*/false);
+    LeaveBarrier(old.rank, absl::AbortedError(absl::StrFormat(
+                               "worker %d (node %d) was %s while its barrier call waited",
+                               old.rank, old.id, why)));
     Message m;
     m.header.set_kind(wire::SHUTDOWN);
     ToWire(absl::AbortedError(absl::StrFormat("worker %d (node %d) was %s", old.rank, old.id,
@@ -629,6 +633,13 @@ class CoordinatorImpl final : public Coordinator {
       return Reply(from, h, wire::ERROR,
                    absl::InvalidArgumentError("only workers take part in barriers"));
     }
+    if (phase_ == Phase::kDone) {
+      // EndJob answered every waiter and no tick expires one any more: a call now (one
+      // that crossed the SHUTDOWN) would wait for nothing.
+      return Reply(from, h, wire::ERROR,
+                   absl::CancelledError(absl::StrFormat(
+                       "barrier of worker %d: the job has ended", node.rank)));
+    }
     BarrierWaiter w;
     w.peer = from;
     w.request = h;
@@ -664,10 +675,22 @@ class CoordinatorImpl final : public Coordinator {
     if (node.role != wire::WORKER) return;
     SetState(node, NodeState::kFinished);
     Reply(from, h, wire::FINISH, absl::OkStatus());
-    barrier_.Remove(node.rank);
-    CountBarrier(/*released=*/false);
+    LeaveBarrier(node.rank,
+                 absl::FailedPreconditionError(absl::StrFormat(
+                     "worker %d finished while its barrier call waited", node.rank)));
     MaybeReleaseBarrier();
     MaybeEndJob();
+  }
+
+  // Worker `rank` left (finished, declared dead, replaced by a rejoin): the others no longer
+  // wait for it, and a barrier call of its that waits is answered now with `why`, not left
+  // to its deadline (a worker declared dead that still runs, e.g. resumed after a pause,
+  // learns it at once).
+  void LeaveBarrier(int rank, const absl::Status& why) {
+    if (std::optional<BarrierWaiter> w = barrier_.Remove(rank)) {
+      Reply(w->peer, w->request, wire::ERROR, why);
+    }
+    CountBarrier(/*released=*/false);
   }
 
   void MaybeEndJob() {
@@ -689,6 +712,9 @@ class CoordinatorImpl final : public Coordinator {
     if (!status.ok()) {
       log_->warn("coordinator: the job ends: {}", std::string(status.message()));
     }
+    // A rejoin in progress never completes: its worker is told SHUTDOWN below, and a
+    // server's late answer must not admit it (JOIN_REPLY and START after the end).
+    rejoins_.clear();
     for (const auto& [id, n] : roster_.nodes()) {
       if (n.state == NodeState::kDead) continue;
       Message m;
@@ -773,8 +799,8 @@ class CoordinatorImpl final : public Coordinator {
       m.header.mutable_membership()->set_state(wire::Membership::DEAD);
       transport_->Send(roster_.node(id).peer, std::move(m));
     }
-    barrier_.Remove(n.rank);
-    CountBarrier(/*released=*/false);
+    LeaveBarrier(n.rank, absl::UnavailableError(absl::StrCat(
+                             what, ": declared dead while its barrier call waited")));
     MaybeReleaseBarrier();
     MaybeEndJob();
   }

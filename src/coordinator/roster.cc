@@ -197,7 +197,14 @@ wire::Start Roster::StartMessage(bool with_credentials) const {
   ToWire(*job_, start.mutable_job());
   start.set_num_servers(num_servers_);
   start.set_num_workers(num_workers_);
-  for (const auto& [id, n] : nodes_) {
+  // The nodes that hold their shard or rank now, servers first: never a node a restart or
+  // a rejoin replaced (a receiver would see a shard or rank twice; a server refuses such a
+  // START, and the replaced node's credential must not be handed out again).
+  std::vector<uint32_t> current;
+  for (const auto& [shard, id] : server_ids_) current.push_back(id);
+  for (const auto& [rank, id] : worker_ids_) current.push_back(id);
+  for (uint32_t id : current) {
+    const NodeRecord& n = nodes_.at(id);
     wire::Node* w = start.add_nodes();
     w->set_node_id(n.id);
     w->set_role(n.role);

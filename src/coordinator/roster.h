@@ -92,8 +92,10 @@ class Roster {
   // The ranks of the active workers, in rank order.
   std::vector<int> ActiveWorkers() const;
 
-  // The START of the job; the workers' credentials only for the servers (a worker must not
-  // learn another's). REQUIRES: a job configuration is known (full()).
+  // The START of the job: every server shard and worker rank once, with the node that holds
+  // it now (servers in shard order, then workers in rank order); the workers' credentials
+  // only for the servers (a worker must not learn another's). REQUIRES: a job
+  // configuration is known (full()).
   wire::Start StartMessage(bool with_credentials) const;
 
   // Whether `n` is the node that holds its rank now (not one a rejoin replaced).

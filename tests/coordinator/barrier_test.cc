@@ -2,6 +2,7 @@
 
 #include "coordinator/barrier.h"
 
+#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -61,7 +62,11 @@ TEST(BarrierBookTest, WaitersExpireAtTheirDeadlineAndLeftWorkersAreRemoved) {
   b.Arrive(Waiter(2, kT0 + absl::Seconds(3)));
   EXPECT_THAT(b.TakeExpired(kT0), IsEmpty());
   EXPECT_THAT(Ranks(b.TakeExpired(kT0 + absl::Seconds(1))), ElementsAre(0));
-  b.Remove(1);
+  std::optional<BarrierWaiter> left = b.Remove(1);
+  ASSERT_TRUE(left.has_value());  // returned, for the coordinator to answer
+  EXPECT_EQ(left->rank, 1);
+  EXPECT_FALSE(b.Remove(1).has_value());
+  EXPECT_FALSE(b.Remove(0).has_value());  // expired already
   EXPECT_THAT(b.Missing({0, 1, 2}), ElementsAre(0, 1));
   EXPECT_THAT(Ranks(b.TakeAll()), ElementsAre(2));
   EXPECT_TRUE(b.empty());

@@ -113,6 +113,38 @@ TEST(RosterTest, OnlyTheServersStartCarriesTheWorkersCredentials) {
   EXPECT_EQ(to_workers.num_workers(), 1);
 }
 
+// Found by coordinator_fuzzer (tests/fuzz/regressions/coordinator/
+// worker-rejoin-start-names-replaced-node): the START after a worker rejoined (to the
+// rejoining worker, and to a server restarted later) named the replaced node as well, so
+// rank 0 twice, and a restarted server refuses such a START (server/start_checks.cc), which
+// ended the job. The same for a server restarted with its shard.
+TEST(RosterTest, StartNamesOnlyTheNodesThatHoldTheirRankNow) {
+  Roster r(2, 2, Job(100));
+  const uint32_t s0 = r.Add(wire::SERVER, 0, "tcp://s0", 1, absl::UnixEpoch(), {}).id;
+  r.Add(wire::SERVER, 1, "tcp://s1", 2, absl::UnixEpoch(), {});
+  r.Add(wire::WORKER, 0, "", 3, absl::UnixEpoch(), Credential{1, 1});
+  const uint32_t w1 = r.Add(wire::WORKER, 1, "", 4, absl::UnixEpoch(), Credential{2, 2}).id;
+  // Worker 0 rejoins (a new incarnation) and server 0 restarts: each replaces its rank's node.
+  r.node(r.workers().at(0)).state = NodeState::kDead;
+  const uint32_t new_w0 = r.Add(wire::WORKER, 0, "", 5, absl::UnixEpoch(), Credential{3, 3}).id;
+  r.node(s0).state = NodeState::kDead;
+  const uint32_t new_s0 = r.Add(wire::SERVER, 0, "tcp://s0-again", 6, absl::UnixEpoch(), {}).id;
+  ASSERT_EQ(r.nodes().size(), 6u);  // the replaced records stay (their messages are refused)
+
+  const wire::Start start = r.StartMessage(/*with_credentials=*/true);
+  ASSERT_EQ(start.nodes_size(), 4);
+  EXPECT_EQ(start.nodes(0).node_id(), new_s0);
+  EXPECT_EQ(start.nodes(0).rank(), 0);
+  EXPECT_EQ(start.nodes(0).endpoint(), "tcp://s0-again");
+  EXPECT_EQ(start.nodes(1).rank(), 1);
+  EXPECT_EQ(start.nodes(1).role(), wire::SERVER);
+  EXPECT_EQ(start.nodes(2).node_id(), new_w0);
+  EXPECT_EQ(start.nodes(2).rank(), 0);
+  EXPECT_EQ(start.nodes(2).token_hi(), 3u);  // the new incarnation's credential only
+  EXPECT_EQ(start.nodes(3).node_id(), w1);
+  EXPECT_EQ(start.nodes(3).rank(), 1);
+}
+
 TEST(RosterTest, TheJobEndsWhenNoWorkerIsActiveAndNamesTheDead) {
   Roster r(1, 3, Job(100));
   for (int w = 0; w < 3; ++w) r.Add(wire::WORKER, w, "", 10 + w, absl::UnixEpoch(), {});

@@ -1,0 +1,297 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The coordinator's message handler over the FakeTransport, on a ManualClock: the test plays
+// every node and the I/O thread, delivers their messages and moves the clock itself, and
+// reads what the coordinator sent. No socket, no sleep. (tests/fuzz/coordinator_fuzzer.cc
+// drives the same seam with the input's operations.)
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/clock.h"
+#include "kairos/coordinator.h"
+#include "kairos/job.h"
+#include "kairos/options.h"
+#include "transport/fake_transport.h"
+#include "transport/transport.h"
+#include "wire/convert.h"
+#include "wire/message.h"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::HasSubstr;
+using Sent = FakeTransport::Sent;
+
+JobConfig Job() {
+  JobConfig job;
+  job.policy = "bsp";
+  job.chunk_elements = 4;
+  job.tables.push_back({"w", 8, Initializer::Zeros(), {"sgd", 0.5f}});
+  return job;
+}
+
+class OneTransport final : public TransportFactory {
+ public:
+  explicit OneTransport(std::unique_ptr<FakeTransport> t) : t_(std::move(t)) {}
+  absl::StatusOr<std::unique_ptr<Transport>> Make(const TransportOptions&) override {
+    if (t_ == nullptr) return absl::FailedPreconditionError("one transport only");
+    return std::unique_ptr<Transport>(std::move(t_));
+  }
+
+ private:
+  std::unique_ptr<FakeTransport> t_;
+};
+
+// A coordinator for 1 server and 2 workers (node i sends from IncomingPeer(i)).
+class CoordinatorHandlerTest : public ::testing::Test {
+ protected:
+  void Create(absl::Duration server_restart_timeout = absl::ZeroDuration()) {
+    CoordinatorOptions o;
+    o.listen = "fake://coordinator";
+    o.num_servers = 1;
+    o.num_workers = 2;
+    o.job = Job();
+    o.heartbeat_timeout = absl::Seconds(2);
+    o.rejoin_silence = absl::Milliseconds(500);
+    o.server_restart_timeout = server_restart_timeout;
+    o.clock = clock_;
+    auto transport = std::make_unique<FakeTransport>("coordinator");
+    t_ = transport.get();
+    o.transport_factory = std::make_shared<OneTransport>(std::move(transport));
+    absl::StatusOr<std::unique_ptr<Coordinator>> c = Coordinator::Create(o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = *std::move(c);
+  }
+
+  void TearDown() override {
+    if (coordinator_ == nullptr) return;
+    // Past every timeout the job ends, so the coordinator's destructor has nothing to stop.
+    Advance(absl::Hours(1));
+    Advance(absl::Hours(1));
+  }
+
+  static PeerId Peer(int i) { return FakeTransport::IncomingPeer(static_cast<uint64_t>(i)); }
+
+  void Advance(absl::Duration d) {
+    clock_->Advance(d);
+    t_->Tick(clock_->Now());
+  }
+
+  // Delivers `m` from `peer` and returns what the coordinator sent in answer.
+  std::vector<Sent> From(PeerId peer, Message m) {
+    EXPECT_TRUE(t_->Deliver(peer, std::move(m)).ok());
+    return t_->TakeSent();
+  }
+
+  Message Join(wire::Role role, int rank, uint64_t incarnation) {
+    Message m;
+    m.header.set_kind(wire::JOIN);
+    m.header.set_request_id(next_id_++);
+    m.header.mutable_join()->set_role(role);
+    m.header.mutable_join()->set_incarnation(incarnation);
+    if (role == wire::SERVER) {
+      m.header.mutable_join()->set_requested_shard(static_cast<uint32_t>(rank + 1));
+      m.header.mutable_join()->set_endpoint(absl::StrCat("tcp://10.0.0.1:", 7000 + incarnation));
+    } else {
+      m.header.mutable_join()->set_requested_rank(rank);
+      ToWire(Job(), m.header.mutable_join()->mutable_job());
+    }
+    return m;
+  }
+
+  Message Signal(wire::Kind kind, uint32_t node) {
+    Message m;
+    m.header.set_kind(kind);
+    m.header.set_request_id(next_id_++);
+    m.header.set_sender(node);
+    return m;
+  }
+
+  // The node id of the JOIN_REPLY among `sent`.
+  static uint32_t NodeId(const std::vector<Sent>& sent) {
+    for (const Sent& s : sent) {
+      if (s.message.header.kind() == wire::JOIN_REPLY) {
+        EXPECT_FALSE(s.message.header.has_status()) << s.message.header.status().message();
+        return s.message.header.join_reply().node_id();
+      }
+    }
+    ADD_FAILURE() << "no JOIN_REPLY";
+    return 0;
+  }
+
+  // The server joins from peer 0, workers 0 and 1 from peers 1 and 2; the server is READY.
+  void BringUp() {
+    server_ = NodeId(From(Peer(0), Join(wire::SERVER, 0, 1)));
+    workers_[0] = NodeId(From(Peer(1), Join(wire::WORKER, 0, 1)));
+    workers_[1] = NodeId(From(Peer(2), Join(wire::WORKER, 1, 1)));
+    From(Peer(0), Signal(wire::READY, server_));
+    ASSERT_EQ(coordinator_->stats().phase, JobPhase::kRunning);
+  }
+
+  std::shared_ptr<ManualClock> clock_ =
+      std::make_shared<ManualClock>(absl::UnixEpoch() + absl::Hours(1));
+  FakeTransport* t_ = nullptr;  // owned by coordinator_
+  std::unique_ptr<Coordinator> coordinator_;
+  uint64_t next_id_ = 1;
+  uint32_t server_ = 0;
+  uint32_t workers_[2] = {0, 0};
+};
+
+// Found by coordinator_fuzzer: a worker declared dead while its barrier call waited was
+// dropped from the barrier without an answer, so the call (of a worker that still runs,
+// e.g. resumed after a pause) waited until its own deadline.
+TEST_F(CoordinatorHandlerTest, ABarrierCallOfAWorkerDeclaredDeadIsAnswered) {
+  Create();
+  BringUp();
+  Message barrier = Signal(wire::BARRIER, workers_[0]);
+  const uint64_t id = barrier.header.request_id();
+  EXPECT_TRUE(From(Peer(1), std::move(barrier)).empty());  // waits for worker 1
+  Advance(absl::Milliseconds(1500));
+  From(Peer(0), Signal(wire::HEARTBEAT, server_));
+  From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  Advance(absl::Milliseconds(1000));  // worker 0 silent for 2.5 s
+  std::optional<Message> answer;
+  for (Sent& s : t_->TakeSent()) {
+    if (s.to == Peer(1) && s.message.header.request_id() == id) answer = s.message;
+  }
+  ASSERT_TRUE(answer.has_value()) << "the barrier call of the dead worker was not answered";
+  EXPECT_EQ(answer->header.kind(), wire::ERROR);
+  EXPECT_EQ(StatusOf(answer->header).code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(answer->header.status().message(), HasSubstr("declared dead"));
+  EXPECT_EQ(coordinator_->stats().barrier_waiting, 0);
+}
+
+TEST_F(CoordinatorHandlerTest, ABarrierCallOfAWorkerThatFinishesIsAnswered) {
+  Create();
+  BringUp();
+  Message barrier = Signal(wire::BARRIER, workers_[0]);
+  const uint64_t id = barrier.header.request_id();
+  From(Peer(1), std::move(barrier));
+  std::vector<Sent> sent = From(Peer(1), Signal(wire::FINISH, workers_[0]));
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::FINISH);
+  EXPECT_EQ(sent[1].message.header.kind(), wire::ERROR);
+  EXPECT_EQ(sent[1].message.header.request_id(), id);
+  EXPECT_EQ(StatusOf(sent[1].message.header).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Found by coordinator_fuzzer: a BARRIER that reached the coordinator after the job ended
+// (crossing its SHUTDOWN) was kept as a waiter that nothing would ever answer.
+TEST_F(CoordinatorHandlerTest, ABarrierCallAfterTheJobEndedIsAnswered) {
+  Create();
+  BringUp();
+  Advance(absl::Seconds(3));  // the server is declared dead: the job ends, workers active
+  t_->ClearSent();
+  ASSERT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  ASSERT_EQ(coordinator_->stats().workers_active, 2);
+  std::vector<Sent> sent = From(Peer(1), Signal(wire::BARRIER, workers_[0]));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::ERROR);
+  EXPECT_EQ(StatusOf(sent[0].message.header).code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(sent[0].message.header.status().message(), HasSubstr("the job has ended"));
+  EXPECT_EQ(coordinator_->stats().barrier_waiting, 0);
+}
+
+// Found by coordinator_fuzzer: a rejoin that was waiting for the servers' answers when the
+// job ended was completed by a late answer, with a JOIN_REPLY and a START after SHUTDOWN.
+TEST_F(CoordinatorHandlerTest, ARejoinAnsweredAfterTheJobEndedIsNotAdmitted) {
+  Create();
+  BringUp();
+  Advance(absl::Milliseconds(600));
+  From(Peer(0), Signal(wire::HEARTBEAT, server_));
+  std::optional<Message> ask;
+  for (Sent& s : From(Peer(3), Join(wire::WORKER, 0, 2))) {
+    if (s.to == Peer(0) && s.message.header.kind() == wire::MEMBERSHIP) ask = s.message;
+  }
+  ASSERT_TRUE(ask.has_value());
+  Advance(absl::Seconds(3));  // the server is declared dead: the job ends
+  ASSERT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  bool told = false;
+  for (const Sent& s : t_->TakeSent()) {
+    told |= s.to == Peer(3) && s.message.header.kind() == wire::SHUTDOWN;
+  }
+  EXPECT_TRUE(told) << "the rejoining worker is told the job ended";
+  Message answer = Signal(wire::MEMBERSHIP, server_);
+  answer.header.set_request_id(ask->header.request_id());
+  *answer.header.mutable_membership() = ask->header.membership();
+  for (const Sent& s : From(Peer(0), std::move(answer))) {
+    ADD_FAILURE() << "sent after the job ended: " << Describe(s.message.header);
+  }
+}
+
+// Found by coordinator_fuzzer: a restarted server READY after the job ended (its restart
+// took longer than server_restart_timeout) was announced to the workers, after SHUTDOWN.
+TEST_F(CoordinatorHandlerTest, AServerReadyAfterTheJobEndedIsNotAnnounced) {
+  Create(/*server_restart_timeout=*/absl::Seconds(3));
+  BringUp();
+  Advance(absl::Milliseconds(600));
+  From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+  From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  const uint32_t new_server = NodeId(From(Peer(4), Join(wire::SERVER, 0, 2)));
+  Advance(absl::Milliseconds(1500));
+  From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+  From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  From(Peer(4), Signal(wire::HEARTBEAT, new_server));
+  Advance(absl::Milliseconds(1600));  // 3.1 s since the restart began: the job ends
+  ASSERT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  t_->ClearSent();
+  for (const Sent& s : From(Peer(4), Signal(wire::READY, new_server))) {
+    ADD_FAILURE() << "sent after the job ended: " << Describe(s.message.header);
+  }
+}
+
+// Found by coordinator_fuzzer (tests/fuzz/regressions/coordinator/
+// worker-rejoin-start-names-replaced-node): after a worker rejoined, a restarted server's
+// START named the replaced worker and the new one with the same rank, and a server refuses
+// such a START.
+TEST_F(CoordinatorHandlerTest, AServerRestartedAfterAWorkerRejoinedGetsEachRankOnce) {
+  Create(/*server_restart_timeout=*/absl::Seconds(30));
+  BringUp();
+  Advance(absl::Milliseconds(600));
+  From(Peer(0), Signal(wire::HEARTBEAT, server_));
+  // Worker 0's new incarnation, from a new connection; the server re-admits it.
+  std::vector<Sent> sent = From(Peer(3), Join(wire::WORKER, 0, 2));
+  std::optional<Message> ask;
+  for (Sent& s : sent) {
+    if (s.to == Peer(0) && s.message.header.kind() == wire::MEMBERSHIP) ask = s.message;
+  }
+  ASSERT_TRUE(ask.has_value());
+  const uint32_t new_worker = ask->header.membership().node_id();
+  Message answer = Signal(wire::MEMBERSHIP, server_);
+  answer.header.set_request_id(ask->header.request_id());
+  *answer.header.mutable_membership() = ask->header.membership();
+  answer.header.mutable_membership()->set_clock(0);
+  EXPECT_EQ(NodeId(From(Peer(0), std::move(answer))), new_worker);
+
+  // The server restarts with its shard, from a new connection.
+  Advance(absl::Milliseconds(600));
+  sent = From(Peer(4), Join(wire::SERVER, 0, 2));
+  const uint32_t new_server = NodeId(sent);
+  std::optional<wire::Start> start;
+  for (Sent& s : sent) {
+    if (s.message.header.kind() == wire::START) start = s.message.header.start();
+  }
+  ASSERT_TRUE(start.has_value());
+  std::vector<std::pair<int, uint32_t>> servers, workers;
+  for (const wire::Node& n : start->nodes()) {
+    (n.role() == wire::SERVER ? servers : workers).push_back({n.rank(), n.node_id()});
+  }
+  EXPECT_EQ(servers, (std::vector<std::pair<int, uint32_t>>{{0, new_server}}));
+  EXPECT_EQ(workers, (std::vector<std::pair<int, uint32_t>>{{0, new_worker}, {1, workers_[1]}}));
+  // The restarted server is READY: back in the job.
+  From(Peer(4), Signal(wire::READY, new_server));
+  EXPECT_EQ(coordinator_->stats().servers_restarted, 1u);
+  EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+}
+
+}  // namespace
+}  // namespace kairos::internal
