@@ -79,6 +79,30 @@ absl::StatusOr<std::vector<uint32_t>> ReadIdxHeader(gzFile_s* f, const std::stri
   return sizes;
 }
 
+// At most this many values (bytes) are read from one IDX file (Fashion-MNIST's training
+// images are 47 million), and memory grows only as they arrive: a header that announces
+// more than the file holds is refused as truncated without being allocated for.
+constexpr uint64_t kMaxIdxValues = uint64_t{1} << 31;
+constexpr uint64_t kReadBlock = uint64_t{1} << 20;
+
+// Reads `count` bytes of values, a block at a time.
+absl::StatusOr<std::vector<unsigned char>> ReadValues(gzFile_s* f, uint64_t count,
+                                                      const std::string& path) {
+  std::vector<unsigned char> values;
+  while (values.size() < count) {
+    const std::size_t before = values.size();
+    const auto want = static_cast<std::size_t>(std::min<uint64_t>(count - before, kReadBlock));
+    values.resize(before + want);
+    const int n = gzread(f, values.data() + before, static_cast<unsigned>(want));
+    if (n < 0 || static_cast<std::size_t>(n) != want) {
+      return absl::DataLossError(absl::StrCat(path, ": truncated (the header announces ", count,
+                                              " bytes of values, the file holds ",
+                                              before + (n < 0 ? 0 : n), ")"));
+    }
+  }
+  return values;
+}
+
 uint32_t Capped(uint32_t available, int max_examples) {
   if (max_examples < 0) return available;
   return std::min(available, static_cast<uint32_t>(max_examples));
@@ -140,13 +164,15 @@ absl::StatusOr<Dataset::Matrix> ReadIdxImages(const std::string& path, int max_e
     return absl::DataLossError(absl::StrCat(path, ": implausible image size ", (*dims)[1],
                                             " x ", (*dims)[2]));
   }
+  if (count * pixels > kMaxIdxValues) {  // < 2^52: no overflow
+    return absl::DataLossError(absl::StrCat(path, ": ", count, " images of ", pixels,
+                                            " pixels are more than the 2^31 values read"));
+  }
+  absl::StatusOr<std::vector<unsigned char>> values = ReadValues(f->get(), count * pixels, path);
+  if (!values.ok()) return values.status();
   Dataset::Matrix x(count, static_cast<Eigen::Index>(pixels));
-  std::vector<unsigned char> row(pixels);
-  for (uint32_t i = 0; i < count; ++i) {
-    if (absl::Status s = ReadExactly(f->get(), row.data(), row.size(), path); !s.ok()) return s;
-    for (uint64_t j = 0; j < pixels; ++j) {
-      x(i, static_cast<Eigen::Index>(j)) = static_cast<float>(row[j]) / 255.0f;
-    }
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    x.data()[i] = static_cast<float>((*values)[static_cast<std::size_t>(i)]) / 255.0f;
   }
   return x;
 }
@@ -156,9 +182,14 @@ absl::StatusOr<std::vector<int>> ReadIdxLabels(const std::string& path, int max_
   if (!f.ok()) return f.status();
   absl::StatusOr<std::vector<uint32_t>> dims = ReadIdxHeader(f->get(), path, kIdxLabelsMagic, 1);
   if (!dims.ok()) return dims.status();
-  std::vector<unsigned char> raw(Capped((*dims)[0], max_examples));
-  if (absl::Status s = ReadExactly(f->get(), raw.data(), raw.size(), path); !s.ok()) return s;
-  return std::vector<int>(raw.begin(), raw.end());
+  const uint32_t count = Capped((*dims)[0], max_examples);
+  if (count > kMaxIdxValues) {
+    return absl::DataLossError(absl::StrCat(path, ": ", count, " labels are more than the 2^31 "
+                                            "values read"));
+  }
+  absl::StatusOr<std::vector<unsigned char>> raw = ReadValues(f->get(), count, path);
+  if (!raw.ok()) return raw.status();
+  return std::vector<int>(raw->begin(), raw->end());
 }
 
 absl::StatusOr<DataSplit> LoadFashionMnist(const std::string& dir, int max_train,

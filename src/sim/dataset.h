@@ -54,9 +54,12 @@ inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
 
 // Reads one IDX image file (magic 0x00000803, gzip'd or not: zlib reads both) into rows of
 // floats in [0, 1] (pixel / 255), at most `max_examples` of them (< 0: all). NotFound when
-// the file does not exist, DataLoss when it is truncated or not an IDX image file.
+// the file does not exist, DataLoss when it is truncated, not an IDX image file, or
+// announces more than 2^31 values. Memory grows with what the file holds, not with what its
+// header announces.
 absl::StatusOr<Dataset::Matrix> ReadIdxImages(const std::string& path, int max_examples);
-// Reads one IDX label file (magic 0x00000801), at most `max_examples` labels (< 0: all).
+// Reads one IDX label file (magic 0x00000801), at most `max_examples` labels (< 0: all),
+// with the same errors and bounds.
 absl::StatusOr<std::vector<int>> ReadIdxLabels(const std::string& path, int max_examples);
 
 // Fashion-MNIST from `dir` (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,

@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace kairos::sim {
 namespace {
+
+using ::testing::HasSubstr;
 
 void PutBigEndian32(std::vector<unsigned char>& out, uint32_t x) {
   for (int shift = 24; shift >= 0; shift -= 8) {
@@ -105,6 +108,34 @@ TEST_F(IdxTest, TruncatedFileIsDataLoss) {
   bytes.resize(bytes.size() - 5);
   WriteGz(Path("img.gz"), bytes);
   EXPECT_TRUE(absl::IsDataLoss(ReadIdxImages(Path("img.gz"), -1).status()));
+}
+
+// A header is input: one that announces more than the file holds is refused as truncated,
+// and one over the 2^31 values read is refused by size, before anything is allocated for it
+// (4 billion images of 28 x 28 would be 12 TB of floats).
+TEST_F(IdxTest, AHeaderAnnouncingMoreThanTheFileHoldsIsDataLossWithoutAllocatingIt) {
+  std::vector<unsigned char> huge;
+  PutBigEndian32(huge, 0x00000803);
+  PutBigEndian32(huge, 0xffffffffu);
+  PutBigEndian32(huge, 28);
+  PutBigEndian32(huge, 28);
+  WriteGz(Path("huge.gz"), huge);
+  absl::Status s = ReadIdxImages(Path("huge.gz"), -1).status();
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("2^31"));
+
+  std::vector<unsigned char> short_file = IdxImages(2, 10, 10);
+  short_file[7] = 200;  // the count's low byte: 200 images announced, 2 held
+  WriteGz(Path("short.gz"), short_file);
+  s = ReadIdxImages(Path("short.gz"), -1).status();
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("holds 200"));
+
+  std::vector<unsigned char> labels;
+  PutBigEndian32(labels, 0x00000801);
+  PutBigEndian32(labels, 0xffffffffu);
+  WriteGz(Path("labels.gz"), labels);
+  EXPECT_TRUE(absl::IsDataLoss(ReadIdxLabels(Path("labels.gz"), -1).status()));
 }
 
 TEST_F(IdxTest, LoadsASplitFromADirectory) {
