@@ -4,7 +4,6 @@
 
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +11,7 @@
 #include "common/limits.h"
 #include "engine/shard.h"
 #include "kairos/status.h"
+#include "wire/start_nodes.h"
 
 namespace kairos::internal {
 
@@ -25,16 +25,7 @@ absl::Status CheckStart(const wire::Start& start, int shard) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "START for %d servers, but this server is shard %d", start.num_servers(), shard));
   }
-  absl::flat_hash_set<int> ranks;
-  for (const wire::Node& n : start.nodes()) {
-    if (n.role() != wire::WORKER) continue;
-    if (n.rank() < 0 || n.rank() >= start.num_workers() || !ranks.insert(n.rank()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("START gives node %d worker rank %d, out of range or taken (%d workers)",
-                          n.node_id(), n.rank(), start.num_workers()));
-    }
-  }
-  return absl::OkStatus();
+  return NodesByRank(start, wire::WORKER, start.num_workers()).status();
 }
 
 absl::Status CheckJob(const JobConfig& job, int shard, int num_servers, int num_workers,

@@ -15,6 +15,7 @@
 #include "kairos/job.h"
 #include "kairos/status.h"
 #include "wire/convert.h"
+#include "wire/start_nodes.h"
 
 namespace kairos::internal {
 namespace {
@@ -342,19 +343,10 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   }
   // Every shard is named by exactly one server node: a shard without one would leave its
   // requests addressed to no server (or to the coordinator's connection).
-  std::vector<const wire::Node*> shard_nodes(start.num_servers(), nullptr);
-  for (const wire::Node& n : start.nodes()) {
-    if (n.role() != wire::SERVER) continue;
-    if (n.rank() < 0 || n.rank() >= start.num_servers()) {
-      return End(absl::InvalidArgumentError(absl::StrFormat(
-          "START gives a server shard %d of %d", n.rank(), start.num_servers())));
-    }
-    if (shard_nodes[n.rank()] != nullptr) {
-      return End(absl::InvalidArgumentError(
-          absl::StrFormat("START names server shard %d twice", n.rank())));
-    }
-    shard_nodes[n.rank()] = &n;
-  }
+  absl::StatusOr<std::vector<const wire::Node*>> by_shard =
+      NodesByRank(start, wire::SERVER, start.num_servers());
+  if (!by_shard.ok()) return End(by_shard.status());
+  const std::vector<const wire::Node*>& shard_nodes = *by_shard;
   for (int s = 0; s < start.num_servers(); ++s) {
     if (shard_nodes[s] == nullptr) {
       return End(absl::InvalidArgumentError(absl::StrFormat(
