@@ -54,12 +54,6 @@ using internal::EngineRequest;
 using internal::ShardEngine;
 using internal::ShardSnapshot;
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "checkpoint_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;

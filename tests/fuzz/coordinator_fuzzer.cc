@@ -165,12 +165,6 @@ constexpr int64_t kSpecialRanks[] = {
 constexpr int64_t kSpecialClocks[] = {-1, std::numeric_limits<int64_t>::max(),
                                       std::numeric_limits<int64_t>::min(), int64_t{1} << 40};
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "coordinator_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 // The job's configuration (what the coordinator is given with kFixedJob, and what a
 // well-behaved worker sends).
 JobConfig BaseJob() {
@@ -1041,8 +1035,7 @@ class Script {
     return *this;
   }
   Script& Raw(uint8_t slot, std::vector<std::string> frames) {
-    w_.U8(kRawFrames).U8(slot).U8(static_cast<uint8_t>(frames.size()));
-    for (const std::string& f : frames) w_.Frame(f);
+    w_.U8(kRawFrames).U8(slot).Frames(frames);
     return *this;
   }
   Script& Tick(uint16_t ms) {

@@ -39,12 +39,6 @@ using internal::RawFrame;
 
 constexpr int kMaxFrames = 16;
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "decode_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 // Frame bytes at `shift` bytes past a 64-byte aligned address, kept alive by the RawFrame.
 RawFrame Place(const std::string& bytes, int shift) {
   auto storage = std::shared_ptr<char[]>(new (std::align_val_t{64}) char[bytes.size() + 64],

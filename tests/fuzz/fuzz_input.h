@@ -8,6 +8,7 @@
 #ifndef KAIROS_TESTS_FUZZ_FUZZ_INPUT_H_
 #define KAIROS_TESTS_FUZZ_FUZZ_INPUT_H_
 
+#include <errno.h>  // program_invocation_short_name
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -24,6 +25,14 @@
 #include <vector>
 
 namespace kairos::fuzz {
+
+// Unless `ok`: prints "<target>: invariant broken: <what>" and aborts, so that libFuzzer
+// reports the input that broke it.
+inline void Require(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "%s: invariant broken: %s\n", program_invocation_short_name, what);
+  std::abort();
+}
 
 // Reads an input front to back. Past the end every number reads as 0 and every byte string
 // as empty, so any input is a valid sequence of reads.
@@ -75,6 +84,12 @@ class ByteWriter {
     return *this;
   }
   ByteWriter& Frame(const std::string& b) { return U16(static_cast<uint16_t>(b.size())).Bytes(b); }
+  // A u8 count, then that many frames.
+  ByteWriter& Frames(const std::vector<std::string>& frames) {
+    U8(static_cast<uint8_t>(frames.size()));
+    for (const std::string& f : frames) Frame(f);
+    return *this;
+  }
   const std::string& data() const { return data_; }
 
  private:
@@ -118,11 +133,11 @@ class MemFile {
  public:
   explicit MemFile(const std::string& bytes) {
     fd_ = ::memfd_create("kairos-fuzz", 0);
-    if (fd_ < 0) Die("memfd_create");
+    Require(fd_ >= 0, "memfd_create");
     std::size_t at = 0;
     while (at < bytes.size()) {
       const ssize_t n = ::write(fd_, bytes.data() + at, bytes.size() - at);
-      if (n <= 0) Die("writing the memory file");
+      Require(n > 0, "writing the memory file");
       at += static_cast<std::size_t>(n);
     }
     path_ = "/proc/self/fd/" + std::to_string(fd_);
@@ -134,10 +149,6 @@ class MemFile {
   const std::string& path() const { return path_; }
 
  private:
-  [[noreturn]] static void Die(const char* what) {
-    std::fprintf(stderr, "fuzz harness: %s failed\n", what);
-    std::abort();
-  }
   int fd_ = -1;
   std::string path_;
 };

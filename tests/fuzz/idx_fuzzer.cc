@@ -32,12 +32,6 @@
 namespace kairos::fuzz {
 namespace {
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "idx_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 std::string Gzip(const std::string& raw) {
   z_stream z{};
   Require(deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK,

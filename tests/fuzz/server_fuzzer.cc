@@ -123,12 +123,6 @@ enum Extra : uint8_t {
   kWideTimeout = 64,     // timeout_ms as a u64
 };
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "server_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 FakeJobOptions Job(const char* policy, uint8_t flags) {
   FakeJobOptions o;
   o.job.policy = policy;
@@ -425,8 +419,7 @@ class Script {
     return *this;
   }
   Script& Raw(uint8_t peer, std::vector<std::string> frames) {
-    w_.U8(kRawFrames).U8(peer).U8(static_cast<uint8_t>(frames.size()));
-    for (const std::string& f : frames) w_.Frame(f);
+    w_.U8(kRawFrames).U8(peer).Frames(frames);
     return *this;
   }
   Script& Tick(uint16_t ms) {

@@ -51,12 +51,6 @@
 namespace kairos::fuzz {
 namespace {
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "spec_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 void RequireRefusal(const absl::Status& s) {
   Require(absl::IsInvalidArgument(s), "a refused text is InvalidArgument");
   Require(!s.message().empty(), "a refusal says why");

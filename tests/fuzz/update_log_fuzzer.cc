@@ -41,12 +41,6 @@ using internal::UpdateLog;
 
 const LogHeader kHeader{0x0123456789abcdefull, 1, 2, 4};
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "update_log_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 bool SameRecord(const LogRecord& a, const LogRecord& b) {
   if (a.type != b.type || a.time != b.time || a.payloads.size() != b.payloads.size()) {
     return false;

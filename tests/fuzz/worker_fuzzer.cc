@@ -178,12 +178,6 @@ constexpr int64_t kSpecialClocks[] = {
     -1, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 1 << 20,
 };
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "worker_fuzzer: invariant broken: %s\n", what);
-  std::abort();
-}
-
 bool CarriesValues(wire::Kind kind) {
   return kind == wire::PUSH || kind == wire::PULL_REPLY || kind == wire::ASSIGN;
 }
@@ -1103,8 +1097,7 @@ class Script {
     return *this;
   }
   Script& Raw(uint8_t peer, std::vector<std::string> frames) {
-    w_.U8(kRawFrames).U8(peer).U8(static_cast<uint8_t>(frames.size()));
-    for (const std::string& f : frames) w_.Frame(f);
+    w_.U8(kRawFrames).U8(peer).Frames(frames);
     return *this;
   }
   Script& Tick(uint16_t ms) {
