@@ -95,20 +95,20 @@ std::unique_ptr<ShardEngine> MakeEngine(const JobConfig& job, int shard, int sha
   return *std::move(e);
 }
 
-// A directory of this process for the rewritten files, removed at exit.
+// A directory of this process for the rewritten files, removed when the process exits.
 const fs::path& ScratchDir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("checkpoint_fuzzer." + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] {
+  struct Dir {
+    Dir() : path(fs::temp_directory_path() / ("checkpoint_fuzzer." + std::to_string(::getpid()))) {
+      fs::create_directories(path);
+    }
+    ~Dir() {
       std::error_code ec;
-      fs::remove_all(fs::temp_directory_path() /
-                         ("checkpoint_fuzzer." + std::to_string(::getpid())),
-                     ec);
-    });
-    return d;
-  }();
-  return dir;
+      fs::remove_all(path, ec);
+    }
+    fs::path path;
+  };
+  static const Dir dir;
+  return dir.path;
 }
 
 // What a snapshot that ReadCheckpoint accepted must be.
