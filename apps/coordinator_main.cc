@@ -80,6 +80,7 @@ void AddOptions(CLI::App& app, Flags& flags) {
       ->check(CLI::Range(0, 1 << 20));
   AddMetricsListenOption(app, flags.options.metrics_listen);
   AddKeysOption(app, flags.keys_dir);
+  AddSendDelayOption(app, flags.options.send_delay);
   AddLogLevelOption(app, flags.log_level);
 }
 

@@ -32,6 +32,15 @@ void AddKeysOption(CLI::App& app, std::string& dir) {
       ->envname("KAIROS_KEYS");
 }
 
+void AddSendDelayOption(CLI::App& app, absl::Duration& delay) {
+  app.add_option_function<int64_t>(
+         "--send-delay-us", [&delay](int64_t us) { delay = absl::Microseconds(us); },
+         "Latency in microseconds added to every message this node sends, for testbeds "
+         "(docs/lab.md); default: $KAIROS_SEND_DELAY_US, else 0")
+      ->envname("KAIROS_SEND_DELAY_US")
+      ->check(CLI::Range(int64_t{0}, int64_t{60'000'000}));
+}
+
 absl::StatusOr<std::optional<CurveKeys>> LoadKeysOption(const std::string& dir) {
   if (dir.empty()) return std::optional<CurveKeys>();
   absl::StatusOr<CurveKeys> keys = LoadCurveKeys(dir);

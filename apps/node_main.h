@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "apps/signals.h"
 #include "kairos/keys.h"
 
@@ -37,6 +38,10 @@ void AddMetricsListenOption(CLI::App& app, std::string& address);
 
 // Adds --keys DIR (default: $KAIROS_KEYS), the job's CURVE key directory, writing to `dir`.
 void AddKeysOption(CLI::App& app, std::string& dir);
+
+// Adds --send-delay-us US (default: $KAIROS_SEND_DELAY_US, else 0), 0 to 60000000: the
+// latency added to every message the node sends (NodeOptions::send_delay, docs/lab.md).
+void AddSendDelayOption(CLI::App& app, absl::Duration& delay);
 
 // The keys of --keys (nullopt when `dir` is empty), or why they cannot be used.
 absl::StatusOr<std::optional<CurveKeys>> LoadKeysOption(const std::string& dir);

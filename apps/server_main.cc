@@ -116,6 +116,7 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
       ->capture_default_str();
   AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
+  AddSendDelayOption(app, options.send_delay);
   AddLogLevelOption(app, log_level);
 }
 

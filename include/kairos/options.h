@@ -66,6 +66,13 @@ struct NodeOptions {
   // Makes the node's transport. Null (default): ZeroMQ. For the library's tests (an
   // in-process or fault-injecting transport); see TransportFactory above.
   std::shared_ptr<TransportFactory> transport_factory;
+  // One-way latency added to every message this node sends, for testbeds (docs/lab.md,
+  // "Shaped links"): each message is held this long after Send, then sent; order is kept.
+  // A link between two nodes then has this node's delay one way and the peer's the other.
+  // Real time, whatever `clock` is. Zero (default): messages go at once, and nothing is
+  // added to the path. Must not be negative. KAIROS_SEND_DELAY_US sets it from the
+  // environment (kairos/run.h).
+  absl::Duration send_delay = absl::ZeroDuration();
 };
 
 struct WorkerOptions : NodeOptions {
@@ -245,6 +252,8 @@ struct CoordinatorOptions {
   // As NodeOptions::clock and NodeOptions::transport_factory.
   std::shared_ptr<const Clock> clock;
   std::shared_ptr<TransportFactory> transport_factory;
+  // As NodeOptions::send_delay: latency added to every message the coordinator sends.
+  absl::Duration send_delay = absl::ZeroDuration();
   // As ServerOptions::metrics_listen: the coordinator's metrics over HTTP (the job's
   // phase, the nodes that joined, finished or died, barriers; docs/operations.md).
   // Coordinator::metrics_endpoint() tells the bound address. Empty (default): none.

@@ -87,7 +87,8 @@ KAIROS_EXPORT bool LaunchedByKairos();
 
 // Fills a WorkerOptions from `base` and the environment variables set by kairos-launch:
 // KAIROS_COORDINATOR (required), KAIROS_RANK, KAIROS_KEYS (a CURVE key directory, read with
-// LoadCurveKeys into `keys`). An error names the variable: InvalidArgument for a malformed
+// LoadCurveKeys into `keys`), KAIROS_SEND_DELAY_US (microseconds into `send_delay`, for
+// testbeds: docs/lab.md). An error names the variable: InvalidArgument for a malformed
 // one, LoadCurveKeys's error for a key directory that cannot be used.
 KAIROS_EXPORT absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(
     const WorkerOptions& base);

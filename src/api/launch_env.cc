@@ -70,6 +70,20 @@ absl::StatusOr<int> Int(const EnvLookup& env, const char* name, int min, int fal
   return n;
 }
 
+}  // namespace
+
+absl::StatusOr<std::optional<absl::Duration>> ReadSendDelay(const EnvLookup& env) {
+  const char* v = env("KAIROS_SEND_DELAY_US");
+  if (v == nullptr) return std::optional<absl::Duration>();
+  int us = 0;
+  if (!absl::SimpleAtoi(v, &us) || us < 0 || us > kMaxSendDelayMicros) {
+    return Malformed("KAIROS_SEND_DELAY_US", v, "a whole number of microseconds, 0 to 60000000");
+  }
+  return std::optional<absl::Duration>(absl::Microseconds(us));
+}
+
+namespace {
+
 // The launcher's job id, for the default rendezvous file and to tell jobs' files apart.
 std::string JobId(const EnvLookup& env, const RankSource& source) {
   if (const char* id = env("KAIROS_JOB_ID")) return id;

@@ -25,6 +25,14 @@ using EnvLookup = std::function<const char*(const char*)>;
 // DetectLaunch over `env`; `uid` names the default rendezvous file.
 absl::StatusOr<LaunchEnvironment> ReadLaunchEnvironment(const EnvLookup& env, unsigned uid);
 
+// The largest KAIROS_SEND_DELAY_US, one minute.
+inline constexpr int kMaxSendDelayMicros = 60'000'000;
+
+// KAIROS_SEND_DELAY_US: the latency, in microseconds, that a node adds to every message it
+// sends (NodeOptions::send_delay, docs/lab.md), 0 to kMaxSendDelayMicros; nullopt when
+// unset. InvalidArgument naming the variable otherwise.
+absl::StatusOr<std::optional<absl::Duration>> ReadSendDelay(const EnvLookup& env);
+
 // The contents of a rendezvous file: a first line "kairos-rendezvous 1", then "job ID" and
 // "coordinator ENDPOINT".
 std::string RendezvousText(const std::string& job_id, const std::string& endpoint);

@@ -50,6 +50,14 @@ absl::StatusOr<std::optional<CurveKeys>> KeysFromEnvironment() {
   return std::optional<CurveKeys>(*std::move(keys));
 }
 
+// KAIROS_SEND_DELAY_US into `delay` (NodeOptions::send_delay) when it is set.
+absl::Status SendDelayFromEnvironment(absl::Duration& delay) {
+  KAIROS_ASSIGN_OR_RETURN(std::optional<absl::Duration> d,
+                          internal::ReadSendDelay([](const char* name) { return Env(name); }));
+  if (d.has_value()) delay = *d;
+  return absl::OkStatus();
+}
+
 // "tcp://HOST:PORTS": the launch's port range, else any free port.
 std::string ListenEndpoint(const LaunchEnvironment& env, const std::string& host) {
   return absl::StrCat("tcp://", host, ":", env.port_range.empty() ? "0" : env.port_range);
@@ -72,6 +80,7 @@ absl::Status RunCoordinator(const LaunchEnvironment& env, const ClusterOptions& 
   co.num_servers = env.num_servers;
   co.num_workers = env.num_workers;
   KAIROS_ASSIGN_OR_RETURN(co.keys, KeysFromEnvironment());
+  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(co.send_delay));
   if (!env.coordinator.empty()) {
     // A fixed endpoint: its port, on every interface (its host is how others name this one).
     const bool as_is = internal::HasWildcardHost(env.coordinator) ||
@@ -118,6 +127,7 @@ absl::Status RunServer(const LaunchEnvironment& env, const ClusterOptions& optio
   ServerOptions so = options.server;
   KAIROS_ASSIGN_OR_RETURN(so.coordinator, CoordinatorEndpoint(env, so.join_timeout));
   KAIROS_ASSIGN_OR_RETURN(so.keys, KeysFromEnvironment());
+  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(so.send_delay));
   // Several hosts: every interface, and the coordinator tells the workers the address this
   // server reached it from (unless KAIROS_ADVERTISE_HOST says).
   so.listen = ListenEndpoint(env, env.multi_host ? "0.0.0.0" : "127.0.0.1");
@@ -132,6 +142,7 @@ absl::Status RunWorker(const LaunchEnvironment& env, const ClusterOptions& optio
   wo.job = options.job;
   KAIROS_ASSIGN_OR_RETURN(wo.coordinator, CoordinatorEndpoint(env, wo.join_timeout));
   KAIROS_ASSIGN_OR_RETURN(wo.keys, KeysFromEnvironment());
+  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(wo.send_delay));
   wo.rank = env.rank;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(wo));
   absl::Status status = fn(*worker);
@@ -168,6 +179,7 @@ absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(const WorkerOptions& 
   }
   KAIROS_ASSIGN_OR_RETURN(std::optional<CurveKeys> keys, KeysFromEnvironment());
   if (keys.has_value()) options.keys = *std::move(keys);
+  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(options.send_delay));
   return options;
 }
 

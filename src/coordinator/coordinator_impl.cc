@@ -80,6 +80,7 @@ class CoordinatorImpl final : public Coordinator {
     t.keys = options_.keys;
     t.logger = options_.logger;
     t.clock = options_.clock;
+    t.send_delay = options_.send_delay;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
     KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
     if (!options_.metrics_listen.empty()) {

@@ -1289,6 +1289,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   t.keys = options.keys;
   t.logger = options.logger;
   t.clock = options.clock;
+  t.send_delay = options.send_delay;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<internal::Transport> transport,
                           internal::MakeTransport(t, options.transport_factory.get()));
   return internal::CreateServerWithTransport(options, std::move(transport));

@@ -70,6 +70,10 @@ struct TransportOptions {
   // Asked on the I/O thread each time it runs out of work, when idle_spin is positive:
   // false sleeps at once this time (not counted as a spin, nor as a miss). Null: always.
   std::function<bool()> spin_wanted;
+  // Latency added to every message sent (NodeOptions::send_delay): positive, MakeTransport
+  // wraps the transport in a DelayedTransport (transport/delayed_transport.h). Zero: not
+  // wrapped, so the send path is untouched.
+  absl::Duration send_delay = absl::ZeroDuration();
 };
 
 // Called on the I/O thread for each well-formed message.
@@ -161,7 +165,8 @@ class Transport {
 absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptions& options);
 
 // Makes the node's transport: a factory's (options' transport_factory) when given, else
-// MakeZmqTransport.
+// MakeZmqTransport; wrapped in a DelayedTransport when options.send_delay is positive.
+// InvalidArgument when send_delay is negative.
 absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const TransportOptions& options,
                                                          TransportFactory* factory);
 

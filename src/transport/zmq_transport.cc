@@ -42,6 +42,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "transport/curve_keys.h"
+#include "transport/delayed_transport.h"
 #include "transport/endpoint.h"
 #include "transport/idle_spin.h"
 #include "transport/transport.h"
@@ -1073,8 +1074,15 @@ class ZmqTransport final : public Transport {
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const TransportOptions& options,
                                                          TransportFactory* factory) {
-  if (factory != nullptr) return factory->Make(options);
-  return MakeZmqTransport(options);
+  if (options.send_delay < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(options.name, ": send_delay is negative (",
+                                                   absl::FormatDuration(options.send_delay),
+                                                   ")"));
+  }
+  absl::StatusOr<std::unique_ptr<Transport>> transport =
+      factory != nullptr ? factory->Make(options) : MakeZmqTransport(options);
+  if (!transport.ok() || options.send_delay == absl::ZeroDuration()) return transport;
+  return std::make_unique<DelayedTransport>(*std::move(transport), options.send_delay);
 }
 
 std::string NormalizeEndpoint(const std::string& endpoint) {

@@ -93,6 +93,7 @@ absl::Status WorkerNode::SendJoin() {
     t.keys = options_.keys;
     t.logger = options_.logger;
     t.clock = options_.clock;
+    t.send_delay = options_.send_delay;
     KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
   }
   // A connection refused at its handshake (CURVE keys) ends the worker at once, so Create

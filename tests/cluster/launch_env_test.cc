@@ -318,5 +318,37 @@ TEST_F(RendezvousFileTest, UnwritablePlaceIsAnError) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("cannot write the rendezvous file"));
 }
 
+absl::StatusOr<std::optional<absl::Duration>> SendDelayOf(const Vars& vars) {
+  return ReadSendDelay([&vars](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() || it->second.empty() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(LaunchEnvTest, SendDelayIsUnsetWithoutTheVariable) {
+  absl::StatusOr<std::optional<absl::Duration>> d = SendDelayOf({});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE(d->has_value());
+}
+
+TEST(LaunchEnvTest, SendDelayIsReadInMicroseconds) {
+  absl::StatusOr<std::optional<absl::Duration>> d = SendDelayOf({{"KAIROS_SEND_DELAY_US", "2500"}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, absl::Microseconds(2500));
+  d = SendDelayOf({{"KAIROS_SEND_DELAY_US", "0"}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, absl::ZeroDuration());
+}
+
+TEST(LaunchEnvTest, MalformedSendDelayNamesTheVariable) {
+  for (const char* bad : {"-1", "1.5", "ms", "60000001"}) {
+    absl::StatusOr<std::optional<absl::Duration>> d =
+        SendDelayOf({{"KAIROS_SEND_DELAY_US", bad}});
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(d.status())) << d.status();
+    EXPECT_THAT(std::string(d.status().message()), HasSubstr("KAIROS_SEND_DELAY_US")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace kairos::internal
