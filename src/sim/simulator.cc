@@ -17,12 +17,27 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "kairos/pace.h"
 #include "sim/event_queue.h"
 #include "sim/random.h"
 #include "sim/sim_server.h"
 
 namespace kairos::sim {
 namespace {
+
+// The pace model of the compute options (validated by ValidateSimOptions, so Create cannot
+// fail): the stream a paced real worker of the same seed draws from (kairos/pace.h).
+PaceModel PaceOf(const SimOptions& o) {
+  PaceOptions p;
+  p.iteration_time = o.compute.compute_time;
+  p.slowdown = o.compute.slowdown;
+  p.jitter_shift = o.compute.jitter_shift;
+  p.jitter_mean = o.compute.jitter_mean;
+  p.straggler_prob = o.compute.straggler_prob;
+  p.straggler_factor = o.compute.straggler_factor;
+  p.seed = o.seed;
+  return *PaceModel::Create(std::move(p));
+}
 
 using policy::MemberState;
 using policy::Tick;
@@ -43,7 +58,7 @@ class Simulation {
   struct Worker {
     int64_t target = 0;                              // iterations to run
     absl::Time fails_at = absl::InfiniteFuture();    // when it stops
-    Rng timing{0};                                   // compute-time draws
+    Rng profile{0};                                  // draws from a measured profile
     Eigen::VectorXf pending;                         // gradient of its push in flight
     absl::Duration compute_time;
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
@@ -66,7 +81,9 @@ class Simulation {
   void Compute(const std::vector<ServedRead>& served);
   // Eager pull (PS+): the reply of w's read at `clock` is served now; see simulator.h.
   void EagerStep(const ServedRead& r);
-  absl::Duration DrawComputeTime(WorkerId w);
+  // How long w computes its iteration `iteration` (the one that starts with the read at
+  // that clock).
+  absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
   bool AllLeft() const { return server_.gate().clocks().num_active() == 0; }
   void SampleBefore(absl::Time t);
   void TakeSample(absl::Time t);
@@ -77,6 +94,7 @@ class Simulation {
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
   const absl::Duration transfer_;  // one parameter or gradient message
+  const PaceModel pace_;           // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;
   SimServer server_;
@@ -102,6 +120,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       policy_(policy::ToString(spec)),
       model_(std::move(model)),
       transfer_(TransferTime(options.network, model_->num_params())),
+      pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
       server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate,
@@ -112,7 +131,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
     worker.target = options.iterations_per_worker.empty()
                         ? options.iterations
                         : options.iterations_per_worker[static_cast<size_t>(w)];
-    worker.timing = Rng(StreamSeed(options.seed, kTimingStream, static_cast<uint64_t>(w)));
+    worker.profile = Rng(StreamSeed(options.seed, kProfileStream, static_cast<uint64_t>(w)));
     if (eager_) worker.seen_clocks.assign(static_cast<size_t>(options.num_workers), 0);
   }
   for (const WorkerFailure& f : options.failures) {
@@ -206,7 +225,7 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
     Worker& worker = workers_[static_cast<size_t>(r.worker)];
     // Drawn for every served read, so that worker w's k-th iteration always takes the
     // same time for a seed, whatever the policy.
-    const absl::Duration compute = DrawComputeTime(r.worker);
+    const absl::Duration compute = DrawComputeTime(r.worker, r.clock);
     const absl::Time done = now_ + transfer_ + compute;
     if (done > worker.fails_at) continue;  // died before it could push
     worker.compute_time += compute;
@@ -234,7 +253,7 @@ void Simulation::EagerStep(const ServedRead& r) {
   if (r.clock == 0) {
     // The initial pull: compute g_0 on it; its reply carries no clocks (as EagerSchedule).
     worker.params = server_.params();
-    worker.next_compute = DrawComputeTime(w);
+    worker.next_compute = DrawComputeTime(w, 0);
     worker.next_done = back + worker.next_compute;
     model_->Gradient(worker.params,
                      SampleBatch(options_.seed, w, 0, options_.batch_size,
@@ -262,7 +281,7 @@ void Simulation::EagerStep(const ServedRead& r) {
     worker.params -= (options_.learning_rate * scale) * worker.pending;
   }
   if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
-  worker.next_compute = DrawComputeTime(w);
+  worker.next_compute = DrawComputeTime(w, r.clock + 1);
   worker.next_done = step + worker.next_compute;
   model_->Gradient(worker.params,
                    SampleBatch(options_.seed, w, r.clock + 1, options_.batch_size,
@@ -270,20 +289,15 @@ void Simulation::EagerStep(const ServedRead& r) {
                    &worker.next);
 }
 
-absl::Duration Simulation::DrawComputeTime(WorkerId w) {
+absl::Duration Simulation::DrawComputeTime(WorkerId w, int64_t iteration) {
   const ComputeOptions& c = options_.compute;
-  Worker& worker = workers_[static_cast<size_t>(w)];
   if (!c.measured.empty()) {
     // One of the profile's equally likely values.
+    Worker& worker = workers_[static_cast<size_t>(w)];
     const std::vector<absl::Duration>& q = c.measured[static_cast<size_t>(w) % c.measured.size()];
-    return q[static_cast<size_t>(worker.timing.UniformInt(q.size()))];
+    return q[static_cast<size_t>(worker.profile.UniformInt(q.size()))];
   }
-  const double slowdown = static_cast<size_t>(w) < c.slowdown.size()
-                              ? c.slowdown[static_cast<size_t>(w)]
-                              : 1.0;
-  const double jitter = c.jitter_shift + worker.timing.Exponential(c.jitter_mean);
-  const double straggle = worker.timing.Bernoulli(c.straggler_prob) ? c.straggler_factor : 1.0;
-  return c.compute_time * (slowdown * jitter * straggle);
+  return pace_.IterationTime(w, iteration);
 }
 
 void Simulation::SampleBefore(absl::Time t) {

@@ -53,7 +53,9 @@
 namespace kairos::sim {
 
 // How long a worker computes one gradient: compute_time * slowdown[w] * jitter * straggler,
-// or a draw from its measured profile.
+// or a draw from its measured profile. The model's draws are kairos::PaceModel's
+// (kairos/pace.h), keyed by (seed, worker, iteration), so a paced real worker with the same
+// seed computes its iteration k for exactly as long as the simulated one.
 struct ComputeOptions {
   // Base time of one iteration on a worker of slowdown 1. > 0.
   absl::Duration compute_time = absl::Milliseconds(100);

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "kairos/metrics.h"
+#include "kairos/pace.h"
 #include "policy/policy.h"
 #include "sim/dataset.h"
 #include "sim/model.h"
@@ -424,6 +425,30 @@ TEST(SimulatorTest, EagerPullHalvesTheStableLearningRate) {
 
 // Measured profiles (ComputeOptions::measured): one point is an exact time per iteration,
 // worker w uses profile w mod their number, and the parametric model is ignored.
+// The simulator draws its compute times from the pace model a paced real worker uses
+// (kairos/pace.h): under BSP every worker computes every iteration, so its compute time is
+// the sum of the model's times for its iterations 0..n-1, to the nanosecond.
+TEST(SimulatorTest, ComputeTimesAreThePaceModels) {
+  SimOptions o = Heterogeneous("bsp");
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  PaceOptions p;
+  p.iteration_time = o.compute.compute_time;
+  p.slowdown = o.compute.slowdown;
+  p.jitter_shift = o.compute.jitter_shift;
+  p.jitter_mean = o.compute.jitter_mean;
+  p.straggler_prob = o.compute.straggler_prob;
+  p.straggler_factor = o.compute.straggler_factor;
+  p.seed = o.seed;
+  absl::StatusOr<PaceModel> pace = PaceModel::Create(p);
+  ASSERT_TRUE(pace.ok()) << pace.status();
+  for (int w = 0; w < o.num_workers; ++w) {
+    absl::Duration sum;
+    for (int64_t k = 0; k < o.iterations; ++k) sum += pace->IterationTime(w, k);
+    EXPECT_EQ(r->workers[static_cast<size_t>(w)].compute_time, sum) << "worker " << w;
+  }
+}
+
 TEST(SimulatorTest, AOnePointProfileIsAnExactComputeTime) {
   SimOptions o;
   o.policy = "bsp";
