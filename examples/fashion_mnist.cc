@@ -134,10 +134,19 @@ int main(int argc, char **argv) {
   app.add_option("--optimizer", f.train.optimizer,
                  "the tables' updater, passed through as UpdaterSpec::name (e.g. sgd)")
       ->capture_default_str();
+  app.add_option("--pace-ms", f.train.pace_ms,
+                 "paced workers (docs/lab.md): an iteration of a worker of slowdown 1 "
+                 "computes for this many milliseconds (the gradient, then a wait); 0: the "
+                 "base is the gradient's measured time")
+      ->capture_default_str();
   app.add_option("--slowdown", f.slowdown,
-                 "comma-separated factor per worker, e.g. 1,1,1,4: worker i "
-                 "waits (factor - 1) "
-                 "x its compute time each iteration");
+                 "comma-separated factor per worker, e.g. 1,1,1,4: worker i's compute "
+                 "phase lasts factor x --pace-ms (without --pace-ms: factor x its measured "
+                 "compute time)");
+  app.add_option("--jitter", f.train.jitter_mean,
+                 "each iteration's compute phase is multiplied by 1 + Exp(mean JITTER), "
+                 "drawn per worker and iteration from --seed")
+      ->capture_default_str();
   app.add_option("--straggler-prob", f.train.straggler_prob,
                  "transient stragglers: each iteration of each worker is, with this "
                  "probability, --straggler-factor times slower (seeded by --seed and the rank)")
@@ -158,8 +167,12 @@ int main(int argc, char **argv) {
                  "accuracy (0: never)")
       ->capture_default_str();
   app.add_option("--eval-every", f.train.eval_every,
-                 "rank 0's iterations between evaluations (0: after each of "
-                 "its epochs)")
+                 "rank 0's iterations between snapshots of the parameters, evaluated off "
+                 "the workers' path (0: after each of its epochs)")
+      ->capture_default_str();
+  app.add_option("--snapshot-s", f.train.snapshot_s,
+                 "a snapshot of the parameters every this many seconds of wall time "
+                 "instead of every --eval-every iterations (0: use --eval-every)")
       ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
       ->capture_default_str();
@@ -259,13 +272,14 @@ int main(int argc, char **argv) {
         "kairos Fashion-MNIST: model %s, policy %s, %d servers, %d workers%s\n"
         "  %d epochs of %d iterations per worker (batch %d, ~%d examples per "
         "shard), "
-        "optimizer %s, lr %g, slowdown %s, seed %llu\n"
+        "optimizer %s, lr %g, pace %s, slowdown %s, seed %llu\n"
         "  data: %d training and %d test examples from %s\n",
         f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
                                : "softmax",
         f.policy.c_str(), f.servers, f.workers, launched ? " (launched)" : "", f.train.epochs,
         std::max(1, shard / batch), batch, shard, f.train.optimizer.c_str(),
         static_cast<double>(f.train.learning_rate),
+        f.train.pace_ms > 0 ? absl::StrCat(f.train.pace_ms, " ms").c_str() : "none",
         f.slowdown.empty() ? "none" : f.slowdown.c_str(),
         static_cast<unsigned long long>(f.train.seed), data->train.num_examples(),
         data->test.num_examples(), f.data_dir.c_str());
@@ -296,9 +310,9 @@ int main(int argc, char **argv) {
     if (launched && s.rank != 0) {  // printed before this worker finishes, so before rank 0's end
       std::printf(
           "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
-          "slowed %.1f s%s\n",
+          "paced %.1f s, %lld overruns%s\n",
           s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
-          s.stopped ? ", stopped at the target" : "");
+          static_cast<long long>(s.overruns), s.stopped ? ", stopped" : "");
       std::fflush(stdout);
     }
   };
@@ -354,30 +368,51 @@ int main(int argc, char **argv) {
     if (launched && s.rank != 0) continue;
     std::printf(
         "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
-        "slowed %.1f s%s\n",
+        "paced %.1f s, %lld overruns%s\n",
         s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
-        s.stopped ? ", stopped at the target" : "");
+        static_cast<long long>(s.overruns), s.stopped ? ", stopped" : "");
   }
-  for (const fmnist::WorkerSummary &s : summaries)
+  int64_t iterations = 0;
+  int64_t overruns = 0;
+  double blocked_sum = 0.0;
+  for (const fmnist::WorkerSummary &s : summaries) {
     blocked[static_cast<size_t>(s.rank)] = s.blocked_s;
+    iterations += s.iterations;
+    overruns += s.overruns;
+    blocked_sum += s.blocked_s;
+  }
+  const double overrun_share =
+      iterations > 0 ? static_cast<double>(overruns) / static_cast<double>(iterations) : 0.0;
+  if (f.train.pace_ms > 0.0 && overrun_share > 0.01) {
+    std::printf(
+        "warning: %.1f %% of the paced iterations computed longer than their pace (%lld of "
+        "%lld): the workers ran slower than the pace model says; use a larger --pace-ms\n",
+        100.0 * overrun_share, static_cast<long long>(overruns),
+        static_cast<long long>(iterations));
+  }
   if (f.train.target_accuracy > 0.0) {
     if (std::isnan(trainer->time_to_target_s())) {
       std::printf("target accuracy %.4f not reached\n", f.train.target_accuracy);
     } else {
-      std::printf("target accuracy %.4f reached after %.1f s\n", f.train.target_accuracy,
-                  trainer->time_to_target_s());
+      std::printf("target accuracy %.4f reached after %.2f s (interpolated between snapshots)\n",
+                  f.train.target_accuracy, trainer->time_to_target_s());
     }
   }
   const double process_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count();
+  // Under kairos-launch only rank 0's counts are known here.
+  const int counted = std::max<int>(1, static_cast<int>(summaries.size()));
   std::printf(
-      "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.1f "
-      "process_s=%.1f "
-      "time_to_target_s=%s final_accuracy=%.4f blocked_s=%s\n",
+      "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.2f process_s=%.1f "
+      "time_to_target_s=%s final_accuracy=%.4f iterations=%lld iterations_per_s=%.1f "
+      "blocked_share=%.3f overruns=%lld blocked_s=%s\n",
       f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, process_s,
       std::isnan(trainer->time_to_target_s()) ? "none"
-                                              : Number(trainer->time_to_target_s(), 1).c_str(),
-      trainer->final_accuracy(), BlockedList(blocked, ",").c_str());
+                                              : Number(trainer->time_to_target_s(), 2).c_str(),
+      trainer->final_accuracy(), static_cast<long long>(iterations),
+      wall > 0 ? static_cast<double>(iterations) / wall : 0.0,
+      wall > 0 ? blocked_sum / (counted * wall) : 0.0, static_cast<long long>(overruns),
+      BlockedList(blocked, ",").c_str());
   std::printf("final test accuracy %.4f\n", trainer->final_accuracy());
   return 0;
 }

@@ -78,6 +78,14 @@ absl::Status CheckConfig(const TrainConfig &c) {
                               c.slowdown[i]));
     }
   }
+  if (!(c.pace_ms >= 0.0) || !std::isfinite(c.pace_ms)) {
+    return bad(absl::StrCat("--pace-ms must be 0 (the measured compute time) or a positive "
+                            "number of milliseconds, got ",
+                            c.pace_ms));
+  }
+  if (!(c.jitter_mean >= 0.0) || !std::isfinite(c.jitter_mean)) {
+    return bad(absl::StrCat("--jitter must be a number >= 0, got ", c.jitter_mean));
+  }
   if (!(c.straggler_prob >= 0.0 && c.straggler_prob <= 1.0)) {
     return bad(absl::StrCat("--straggler-prob must be in [0, 1], got ", c.straggler_prob));
   }
@@ -94,7 +102,24 @@ absl::Status CheckConfig(const TrainConfig &c) {
   if (c.eval_every < 0) {
     return bad(absl::StrCat("--eval-every must be 0 (each epoch) or more, got ", c.eval_every));
   }
+  if (!(c.snapshot_s >= 0.0) || !std::isfinite(c.snapshot_s)) {
+    return bad(absl::StrCat("--snapshot-s must be 0 (every --eval-every iterations) or a "
+                            "positive number of seconds, got ",
+                            c.snapshot_s));
+  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<kairos::PaceModel> MakePaceModel(const TrainConfig &c) {
+  KAIROS_RETURN_IF_ERROR(CheckConfig(c));
+  kairos::PaceOptions pace;
+  pace.iteration_time = absl::Nanoseconds(std::llround(c.pace_ms * 1e6));
+  pace.slowdown = c.slowdown;
+  pace.jitter_mean = c.jitter_mean;
+  pace.straggler_prob = c.straggler_prob;
+  pace.straggler_factor = c.straggler_factor;
+  pace.seed = c.seed;
+  return kairos::PaceModel::Create(std::move(pace));
 }
 
 int64_t PlannedIterations(const TrainConfig &config, int num_train_examples, int num_workers) {
@@ -132,6 +157,7 @@ Trainer::Trainer(const FashionMnist *data, TrainConfig config, int num_workers, 
       config_(std::move(config)),
       num_workers_(num_workers),
       hooks_(std::move(hooks)),
+      pace_(MakePaceModel(config_)),
       start_(Clock::now()),
       blocked_ns_(new std::atomic<int64_t>[static_cast<size_t>(num_workers)]),
       local_(new std::atomic<bool>[static_cast<size_t>(num_workers)]) {
@@ -147,13 +173,12 @@ double Trainer::Seconds(Clock::time_point t) const { return SecondsBetween(start
 
 double Trainer::wall_s() const { return Seconds(Clock::now()); }
 
-absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int iters_per_epoch,
+absl::Status Trainer::Snapshot(Model &model, bool final, int64_t iterations, int iters_per_epoch,
                                double *loss_sum, int64_t *loss_count, Staleness *last) {
   EvalRecord r;
   r.final = final;
   r.iterations = iterations;
   r.epoch = static_cast<double>(iterations) / iters_per_epoch;
-  r.test = model.Evaluate(data_->test);
   r.wall_s = wall_s();
   if (*loss_count > 0) r.train_loss = *loss_sum / static_cast<double>(*loss_count);
   *loss_sum = 0.0;
@@ -164,8 +189,8 @@ absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int
   if (hooks_.staleness) {
     const Staleness now = hooks_.staleness();
     if (final) {
-      // The whole run: since the previous evaluation, rank 0's repeated stop flags (pushed while it
-      // read nothing) would weigh too much.
+      // The whole run: since the previous snapshot, rank 0's repeated stop flags (pushed while
+      // it read nothing) would weigh too much.
       r.staleness_mean =
           now.count > 0 ? static_cast<double>(now.sum) / static_cast<double>(now.count) : 0.0;
     } else if (now.count > last->count) {
@@ -182,12 +207,9 @@ absl::Status Trainer::Evaluate(Model &model, bool final, int64_t iterations, int
     r.blocked_s.push_back(local_[k].load() ? static_cast<double>(blocked_ns_[k].load()) * 1e-9
                                            : kUnknown);
   }
-  if (final) final_accuracy_ = r.test.accuracy;
-  if (config_.target_accuracy > 0.0 && r.test.accuracy >= config_.target_accuracy &&
-      std::isnan(time_to_target_s_)) {
-    time_to_target_s_ = r.wall_s;
-  }
-  if (hooks_.on_eval) hooks_.on_eval(r);
+  std::vector<Eigen::MatrixXf> copy;
+  for (const Eigen::Ref<Eigen::MatrixXf> &p : model.parameters()) copy.emplace_back(p);
+  evaluator_->Add(std::move(r), std::move(copy));
   return absl::OkStatus();
 }
 
@@ -218,24 +240,26 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
     return absl::InvalidArgumentError(absl::StrCat("worker ", rank, " of ", worker.num_workers(),
                                                    " in a trainer made for ", num_workers_));
   }
+  KAIROS_RETURN_IF_ERROR(pace_.status());
+  const kairos::PaceModel &pace = *pace_;
+  const bool paced = config_.pace_ms > 0.0;
   local_[static_cast<size_t>(rank)] = true;
   const Dataset &train = data_->train;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                           MakeModel(config_.model, train.num_features(), config_.hidden));
+  if (rank == 0) {
+    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> replica,
+                            MakeModel(config_.model, train.num_features(), config_.hidden));
+    evaluator_ = std::make_unique<SnapshotEvaluator>(&data_->test, std::move(replica),
+                                                     config_.target_accuracy, hooks_.on_eval);
+  }
   std::vector<int> shard = Shard(train.num_examples(), rank, num_workers_, config_.seed);
   // Every worker runs the same number of iterations per epoch: that of the smallest shard.
   const int smallest_shard = train.num_examples() / num_workers_;
   const int batch = std::max(1, std::min(config_.batch, smallest_shard));
   const int iters_per_epoch = std::max(1, smallest_shard / batch);
   const int eval_every = config_.eval_every > 0 ? config_.eval_every : iters_per_epoch;
-  const double slowdown =
-      static_cast<size_t>(rank) < config_.slowdown.size() ? config_.slowdown[rank] : 1.0;
   std::mt19937_64 rng(config_.seed * 1000003 + static_cast<uint64_t>(rank));
-  // The transient stragglers' draws: a generator of their own, so the data order is that of
-  // a run without them.
-  std::mt19937_64 straggle_rng((config_.seed + 0x9e3779b97f4a7c15ULL) * 998244353 +
-                               static_cast<uint64_t>(rank));
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
 
   WorkerSummary summary;
   summary.rank = rank;
@@ -247,6 +271,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   Staleness staleness;
   bool stopping = false;
   int64_t iterations = 0;
+  double next_snapshot_s = 0.0;  // snapshot_s > 0: the wall time the next one is due
   for (int epoch = 0; epoch < config_.epochs && !stopping; ++epoch) {
     std::shuffle(shard.begin(), shard.end(), rng);
     for (int it = 0; it < iters_per_epoch; ++it) {
@@ -262,18 +287,26 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
       summary.blocked_s += static_cast<double>(blocked) * 1e-9;
       const Clock::time_point pulled_at = Clock::now();
 
-      if (rank == 0 && iterations > 0 && iterations % eval_every == 0) {
-        const double previous = time_to_target_s_;
-        KAIROS_RETURN_IF_ERROR(Evaluate(*model, false, iterations, iters_per_epoch, &loss_sum,
-                                        &loss_count, &staleness));
-        if (std::isnan(previous) && !std::isnan(time_to_target_s_)) {
+      if (rank == 0) {
+        bool due = false;
+        if (config_.snapshot_s > 0.0) {
+          const double now = Seconds(pulled_at);
+          if (now >= next_snapshot_s) {
+            due = true;
+            while (next_snapshot_s <= now) next_snapshot_s += config_.snapshot_s;
+          }
+        } else {
+          due = iterations > 0 && iterations % eval_every == 0;
+        }
+        if (due) {
+          KAIROS_RETURN_IF_ERROR(Snapshot(*model, false, iterations, iters_per_epoch, &loss_sum,
+                                          &loss_count, &staleness));
+        }
+        const bool budget_spent = config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s;
+        if (!stopping && (evaluator_->reached() || budget_spent)) {
           stopping = true;
           KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
         }
-      }
-      if (rank == 0 && !stopping && config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s) {
-        stopping = true;  // the time budget is spent
-        KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
       }
       if (stop > 0.0f) stopping = true;
       if (stopping) break;
@@ -283,20 +316,25 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
       train.Gather(examples, &x, &y);
       const Clock::time_point compute_start = Clock::now();
       const float loss = model->Loss(x, y, /*gradient=*/true);
-      const double compute_s = SecondsBetween(compute_start, Clock::now());
+      const Clock::time_point computed = Clock::now();
+      const double compute_s = SecondsBetween(compute_start, computed);
       summary.compute_s += compute_s;
       loss_sum += loss;
       ++loss_count;
-      double factor = slowdown;
-      if (config_.straggler_prob > 0.0 && uniform(straggle_rng) < config_.straggler_prob) {
-        factor *= config_.straggler_factor;
-        ++summary.straggled;
-      }
+      if (pace.Straggles(rank, iterations)) ++summary.straggled;
+      // The compute phase lasts what the pace model says (the file comment).
+      const double target_s = paced
+                                   ? absl::ToDoubleSeconds(pace.IterationTime(rank, iterations))
+                                   : pace.Factor(rank, iterations) * compute_s;
       double extra = 0.0;
-      if (factor > 1.0) {
-        extra = (factor - 1.0) * compute_s;
-        std::this_thread::sleep_for(std::chrono::duration<double>(extra));
+      if (target_s > compute_s) {
+        std::this_thread::sleep_until(compute_start +
+                                      std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(target_s)));
+        extra = SecondsBetween(computed, Clock::now());
         summary.slowed_s += extra;
+      } else if (paced) {
+        ++summary.overruns;
       }
       const Clock::time_point push_start = Clock::now();
 
@@ -330,7 +368,12 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   // Rank 0: the final evaluation, once every other worker has finished.
   KAIROS_RETURN_IF_ERROR(WaitForOthers(worker, stopping));
   KAIROS_RETURN_IF_ERROR(model->Pull(worker));
-  return Evaluate(*model, true, iterations, iters_per_epoch, &loss_sum, &loss_count, &staleness);
+  KAIROS_RETURN_IF_ERROR(
+      Snapshot(*model, true, iterations, iters_per_epoch, &loss_sum, &loss_count, &staleness));
+  evaluator_->Drain();
+  final_accuracy_ = evaluator_->last_accuracy();
+  time_to_target_s_ = evaluator_->time_to_target_s();
+  return absl::OkStatus();
 }
 
 }  // namespace fmnist

@@ -1,35 +1,45 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The example's training loop, one call per worker (the body given to kairos::RunWorkers
-// or LocalCluster::Run), shared by the program and its tests.
+// or LocalCluster::Run), shared by the program, the policy benchmark and their tests.
 //
 // Each worker trains its own shard of the training set (data.h: Shard) for `epochs`
 // passes, one mini-batch per iteration:
 //
 //   pull the parameters (kairos::PullAll, gated by the policy) and the control table
-//   [rank 0: evaluate on the test set when due; stop if the target accuracy is reached]
+//   [rank 0: take a snapshot of the parameters when one is due; stop if the evaluator
+//    says the target accuracy is reached, or the time budget is spent]
 //   stop if the control table says so
-//   compute the batch's loss and gradients; wait (slowdown - 1) x that compute time, where
-//   slowdown is the rank's factor, times straggler_factor in the iterations that straggle
+//   compute the batch's loss and gradients, then wait out the rest of the iteration's
+//   compute phase as the pace model says (below)
 //   push the gradients (kairos::PushAll) and the control value; Clock()
 //
-// Rank 0 evaluates the parameters it pulled at the start of its iteration after each of
-// its epochs (or every `eval_every` of its iterations) on the whole test set, and once more
-// at the end, after every other worker has finished (the final evaluation). Stopping at a
-// target accuracy: rank 0 writes a stop flag into the one-element table "control" (SGD,
-// learning rate 1, whatever --optimizer says) by pushing -1; every worker pushes 0 there at
-// each iteration, so that aggregations that wait for several pushes (n-softsync) still
-// apply the flag, and stops at the first pull that shows it > 0. Rank 0 reads the control
-// element right before each flag it pushes, so that a straggler policy that drops stale
-// pushes (SaPS) never drops the flag. A worker that stops or
-// runs out of epochs finishes (leaving every gate). Rank 0 then waits for the others in the
+// Pacing (kairos/pace.h): iteration k of worker r computes for PaceModel::IterationTime(r,
+// k) = pace_ms x slowdown[r] x jitter x (straggler_factor when it straggles), drawn from
+// the stream the simulator uses, so iteration k of worker r lasts the same under every
+// policy. The real gradient is computed first and the worker sleeps for the rest; an
+// iteration whose gradient alone took longer is an overrun (counted; the lab warns above
+// 1 %). With pace_ms = 0 the base is instead the gradient's measured time, so a worker of
+// factor F waits (F - 1) x its compute time: a weak slowdown, since the gradient is a small
+// part of an unpaced iteration (docs/lab.md).
+//
+// Evaluation (evaluator.h): rank 0 copies the parameters it pulled at the start of an
+// iteration every `snapshot_s` seconds of wall time (or, with snapshot_s = 0, every
+// `eval_every` of its iterations, by default each epoch), and a SnapshotEvaluator thread
+// evaluates the copies off the critical path; once every other worker has finished, rank 0
+// pulls once more and that snapshot is the final evaluation. Slow ranks are the last ones,
+// so rank 0, which snapshots, is a fast worker.
+//
+// Stopping at a target accuracy: rank 0 writes a stop flag into the one-element table
+// "control" (SGD, learning rate 1, whatever --optimizer says) by pushing -1; every worker
+// pushes 0 there at each iteration, so that aggregations that wait for several pushes
+// (n-softsync) still apply the flag, and stops at the first pull that shows it > 0. Rank 0
+// reads the control element right before each flag it pushes, so that a straggler policy
+// that drops stale pushes (SaPS) never drops the flag. A worker that stops or runs out of
+// epochs finishes (leaving every gate). Rank 0 then waits for the others in the
 // coordinator's barrier, in short waits between which it advances its clock (and repeats
 // the flag), so that no other worker's read ever waits for rank 0's clock: a read gated on
 // a worker that sits in a barrier would never be served.
-//
-// Transient stragglers: with straggler_prob > 0 each iteration of each worker straggles with
-// that probability, drawn from a generator of its own seeded by (seed, rank) (the data order
-// does not change), so the same seed slows the same iterations in every run.
 //
 // Time budget: with max_wall_s > 0, rank 0 raises the stop flag (as for the target) at its
 // first pull after that much wall time; the final evaluation is then the accuracy after the
@@ -52,12 +62,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fashion_mnist/data.h"
+#include "fashion_mnist/evaluator.h"
 #include "fashion_mnist/models.h"
 #include "kairos/kairos.h"
+#include "kairos/pace.h"
 
 namespace fmnist {
 
-inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 // The name of the one-element table that carries the stop flag.
 inline constexpr char kControlTable[] = "control";
 
@@ -74,7 +85,12 @@ struct TrainConfig {
   // "cosine:steps=2000,warmup=100", ...) is passed through as written.
   std::string schedule = "cosine";
   std::string optimizer = "sgd";  // the tables' UpdaterSpec name, passed through
+  // The pace model (kairos/pace.h, the file comment). pace_ms: the compute phase of an
+  // iteration of a worker of slowdown 1, in milliseconds; 0: the gradient's measured time.
+  double pace_ms = 0.0;
   std::vector<double> slowdown;   // per rank, >= 1 (missing ranks: 1)
+  // Jitter: each iteration's time is multiplied by 1 + Exp(mean jitter_mean), >= 0.
+  double jitter_mean = 0.0;
   // Transient stragglers: each iteration of each worker is, with this probability in
   // [0, 1], straggler_factor (>= 1) times slower on top of its rank's slowdown.
   double straggler_prob = 0.0;
@@ -82,8 +98,12 @@ struct TrainConfig {
   double max_wall_s = 0.0;        // > 0: stop every worker after this much wall time
   uint64_t seed = 1;              // data order, shards, initial values
   double target_accuracy = 0.0;   // > 0: stop every worker once an evaluation reaches it
-  int eval_every = 0;             // rank 0's iterations between evaluations; 0: each epoch
+  int eval_every = 0;             // rank 0's iterations between snapshots; 0: each epoch
+  double snapshot_s = 0.0;        // > 0: a snapshot every this many seconds instead
 };
+
+// The pace model of `config` (its pace_ms, slowdown, jitter, stragglers and seed).
+absl::StatusOr<kairos::PaceModel> MakePaceModel(const TrainConfig& config);
 
 // InvalidArgument naming the first flag out of range.
 absl::Status CheckConfig(const TrainConfig& config);
@@ -99,32 +119,15 @@ absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig& conf
                                                          int num_features,
                                                          int64_t planned_iterations);
 
-// One evaluation by rank 0.
-struct EvalRecord {
-  bool final = false;             // the one after every worker finished
-  double epoch = 0.0;             // rank 0's epochs done (fractional between epoch ends)
-  int64_t iterations = 0;         // rank 0's iterations done
-  int64_t total_iterations = 0;   // iterations of the workers of this process
-  double wall_s = 0.0;            // since Trainer::Start
-  double train_loss = kUnknown;   // mean of rank 0's batch losses since the last evaluation
-  Evaluation test;                // on the whole test set
-  double iterations_per_s = 0.0;  // iterations of the workers of this process, per second
-  // Version staleness of the pushes the servers received: the mean since the last
-  // evaluation (the final one: over the whole run) and the largest so far; kUnknown where
-  // the servers cannot be asked (under kairos-launch).
-  double staleness_mean = kUnknown;
-  double staleness_max = kUnknown;
-  std::vector<double> blocked_s;  // per rank; kUnknown for workers of other processes
-};
-
 // One worker, when it is done.
 struct WorkerSummary {
   int rank = 0;
   int64_t iterations = 0;
   double compute_s = 0.0;  // computing gradients
   double blocked_s = 0.0;  // in pulls
-  double slowed_s = 0.0;   // waiting for --slowdown and the transient stragglers
+  double slowed_s = 0.0;   // waiting out the pace (slowdown, jitter, stragglers)
   int64_t straggled = 0;   // iterations that straggled (straggler_prob)
+  int64_t overruns = 0;    // paced iterations whose gradient took longer than their pace
   bool stopped = false;    // by the target accuracy or the time budget
 };
 
@@ -135,10 +138,10 @@ struct IterationRecord {
   int64_t iteration = 0;  // 0-based, this worker's
   double start_s = 0.0;   // when its pull started, since Trainer::Start
   double pull_s = 0.0;    // in the pulls (the gate's wait and the transfer)
-  double local_s = 0.0;   // from the pull's end to the push: evaluation (rank 0), batch,
-                          // gradient and slowdown
+  double local_s = 0.0;   // from the pull's end to the push: snapshot (rank 0), batch,
+                          // gradient and pacing
   double compute_s = 0.0; // the gradient alone
-  double slowed_s = 0.0;  // the slowdown's wait alone
+  double slowed_s = 0.0;  // the pace's wait alone
   double push_s = 0.0;    // the push and the Clock()
 };
 
@@ -152,7 +155,7 @@ struct Staleness {
 class Trainer {
  public:
   struct Hooks {
-    std::function<void(const EvalRecord&)> on_eval;            // rank 0's thread
+    std::function<void(const EvalRecord&)> on_eval;            // the evaluator's thread
     std::function<void(const WorkerSummary&)> on_worker_done;  // before its Finish
     std::function<Staleness()> staleness;                      // null: unknown
     // After each iteration, on the worker's thread (several threads call it at once).
@@ -170,12 +173,14 @@ class Trainer {
 
   // After every Run returned (rank 0's run in this process):
   double final_accuracy() const { return final_accuracy_; }
-  // The wall time of the first evaluation that reached the target; kUnknown if none did.
+  // When the test accuracy reached the target, interpolated between snapshots
+  // (evaluator.h); kUnknown if it did not.
   double time_to_target_s() const { return time_to_target_s_; }
   double wall_s() const;
 
  private:
-  absl::Status Evaluate(Model& model, bool final, int64_t iterations, int iters_per_epoch,
+  // Rank 0's copy of the parameters it pulled, handed to the evaluator.
+  absl::Status Snapshot(Model& model, bool final, int64_t iterations, int iters_per_epoch,
                         double* loss_sum, int64_t* loss_count, Staleness* last);
   absl::Status WaitForOthers(kairos::Worker& worker, bool stopping);
   double Seconds(std::chrono::steady_clock::time_point t) const;
@@ -184,13 +189,15 @@ class Trainer {
   const TrainConfig config_;
   const int num_workers_;
   const Hooks hooks_;
+  const absl::StatusOr<kairos::PaceModel> pace_;  // Run fails with its error
   std::chrono::steady_clock::time_point start_;
   // Per rank, in nanoseconds; written by that rank's thread, read by rank 0's.
   std::unique_ptr<std::atomic<int64_t>[]> blocked_ns_;
   std::unique_ptr<std::atomic<bool>[]> local_;  // the rank runs in this process
   std::atomic<int64_t> iterations_{0};          // of every worker of this process
-  double final_accuracy_ = kUnknown;            // rank 0's thread
-  double time_to_target_s_ = kUnknown;          // rank 0's thread
+  std::unique_ptr<SnapshotEvaluator> evaluator_;  // rank 0's, made by its Run
+  double final_accuracy_ = kUnknown;            // rank 0's thread, after the evaluator drained
+  double time_to_target_s_ = kUnknown;          // rank 0's thread, after the evaluator drained
 };
 
 }  // namespace fmnist

@@ -1,0 +1,113 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Evaluation off the workers' critical path. Rank 0 takes a snapshot of the parameters it
+// pulled (a copy, not an evaluation) when one is due and hands it to a SnapshotEvaluator,
+// whose own thread, at a lower CPU priority than the workers (nice 10), evaluates the
+// snapshots on the test set in the order they were taken. Accuracy against wall time then
+// has the same resolution under every policy, and no worker's iteration pays for an
+// evaluation.
+//
+// Time to target is interpolated: the first two consecutive snapshots whose test accuracy
+// crosses the target give the time at which the accuracy, taken as linear between them,
+// reaches it (the first snapshot's time if it is already there).
+//
+// Thread-safety: Add, reached and Drain may be called from any thread; the hook runs on the
+// evaluator's thread, one record at a time, in the order the snapshots were added.
+
+#ifndef KAIROS_EXAMPLES_FASHION_MNIST_EVALUATOR_H_
+#define KAIROS_EXAMPLES_FASHION_MNIST_EVALUATOR_H_
+
+#include <Eigen/Core>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "fashion_mnist/data.h"
+#include "fashion_mnist/models.h"
+
+namespace fmnist {
+
+inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+
+// One evaluation of one snapshot.
+struct EvalRecord {
+  bool final = false;             // the one after every worker finished
+  double epoch = 0.0;             // rank 0's epochs done (fractional between epoch ends)
+  int64_t iterations = 0;         // rank 0's iterations done
+  int64_t total_iterations = 0;   // iterations of the workers of this process
+  double wall_s = 0.0;            // when the snapshot was taken, since Trainer::Start
+  double train_loss = kUnknown;   // mean of rank 0's batch losses since the last snapshot
+  Evaluation test;                // on the whole test set
+  double iterations_per_s = 0.0;  // iterations of the workers of this process, per second
+  // Version staleness of the pushes the servers received: the mean since the last
+  // snapshot (the final one: over the whole run) and the largest so far; kUnknown where
+  // the servers cannot be asked (under kairos-launch).
+  double staleness_mean = kUnknown;
+  double staleness_max = kUnknown;
+  std::vector<double> blocked_s;  // per rank; kUnknown for workers of other processes
+};
+
+// The accuracy crossing `target` between records a (below it) and b (at or above it),
+// interpolated linearly in wall time. REQUIRES: a.test.accuracy < target <= b's.
+double InterpolateCrossing(const EvalRecord& a, const EvalRecord& b, double target);
+
+class SnapshotEvaluator {
+ public:
+  // `data` and `model` must outlive the evaluator; `model` is the evaluator's own replica
+  // (its parameters are overwritten by each snapshot). target: the accuracy that sets
+  // reached() (0: none). on_eval: called with each record once evaluated (may be null).
+  SnapshotEvaluator(const Dataset* test, std::unique_ptr<Model> model, double target,
+                    std::function<void(const EvalRecord&)> on_eval);
+  // Evaluates what was added, then joins its thread.
+  ~SnapshotEvaluator();
+  SnapshotEvaluator(const SnapshotEvaluator&) = delete;
+  SnapshotEvaluator& operator=(const SnapshotEvaluator&) = delete;
+
+  // Queues `record` (every field but `test` filled) with a copy of the parameters.
+  void Add(EvalRecord record, std::vector<Eigen::MatrixXf> parameters);
+  // Whether an evaluated snapshot reached the target.
+  bool reached() const { return reached_.load(); }
+  // Waits until every snapshot added so far has been evaluated.
+  void Drain();
+
+  // After Drain: the interpolated time to target (kUnknown if not reached), the last
+  // record's accuracy, and how many snapshots were evaluated.
+  double time_to_target_s() const;
+  double last_accuracy() const;
+  int64_t evaluated() const;
+
+ private:
+  struct Job {
+    EvalRecord record;
+    std::vector<Eigen::MatrixXf> parameters;
+  };
+  void Loop();
+
+  const Dataset* const test_;
+  const std::unique_ptr<Model> model_;
+  const double target_;
+  const std::function<void(const EvalRecord&)> on_eval_;
+  std::atomic<bool> reached_{false};
+  mutable absl::Mutex mu_;
+  std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool have_previous_ ABSL_GUARDED_BY(mu_) = false;
+  EvalRecord previous_ ABSL_GUARDED_BY(mu_);
+  double time_to_target_s_ ABSL_GUARDED_BY(mu_) = kUnknown;
+  double last_accuracy_ ABSL_GUARDED_BY(mu_) = kUnknown;
+  int64_t evaluated_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread thread_;  // last: starts after every member above
+};
+
+}  // namespace fmnist
+
+#endif  // KAIROS_EXAMPLES_FASHION_MNIST_EVALUATOR_H_
