@@ -149,7 +149,16 @@ struct WorkerMetrics {
   // The multiplier each applied push was given (weighting x straggler down-weight x the
   // worker's own eager-pull scale).
   RealHistogram scale;
-  uint64_t dropped = 0;    // pushes dropped as too stale (SaPS)
+  uint64_t dropped = 0;       // pushes dropped as too stale (SaPS, action=drop)
+  uint64_t downweighted = 0;  // pushes down-weighted as too stale (SaPS, action=downweight)
+  // DSSP's controller on this shard (docs/policies.md §4), for this worker as the fastest
+  // one more than s_L ahead: the times it was asked, its answers r* = 0 (the read waits as
+  // under SSP(s_L); cold start included), the grants of extra clocks it gave and the reads
+  // they released. Zero under other gates.
+  uint64_t controller_calls = 0;
+  uint64_t zero_answers = 0;
+  uint64_t grants = 0;
+  uint64_t granted_reads = 0;
   uint64_t refreshes = 0;  // replies that told the worker to read fresh parameters
   // Pushes holding NaN or Inf: refused (NonFinitePolicy::kRefuse) or skipped (kSkip); and
   // assigns holding them (always refused).

@@ -229,6 +229,7 @@ void ShardEngine::RecordPush(int rank, const policy::StalenessInfo& info,
   ++wm.pushes;
   wm.staleness.Add(info.iteration_staleness());
   if (verdict.action == StragglerDecision::Action::kDrop) ++wm.dropped;
+  if (verdict.action == StragglerDecision::Action::kDownWeight) ++wm.downweighted;
   if (verdict.refresh) ++wm.refreshes;
   stragglers_ = straggler_->Stragglers();
 }
@@ -708,6 +709,16 @@ void ShardEngine::OnClock(const EngineRequest& r, absl::Time now) {
   }
   if (!ClockInWindow(r)) return;
   gate_->OnClock(r.rank, r.clock, now);
+  {
+    // A clock is where the gate's controller decides (DSSP), for the clocking worker only.
+    const policy::GateCounts counts = gate_->counts(r.rank);
+    absl::MutexLock lock(&metrics_mu_);
+    WorkerMetrics& wm = metrics_[r.rank];
+    wm.controller_calls = counts.controller_calls;
+    wm.zero_answers = counts.zero_answers;
+    wm.grants = counts.grants;
+    wm.granted_reads = counts.granted_reads;
+  }
   Reevaluate(now);
 }
 

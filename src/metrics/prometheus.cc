@@ -326,6 +326,15 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
   PerWorker(out, s, shard, "kairos_refreshes_total", Type::kCounter,
             "Replies that told the worker to read fresh parameters (SaPS).",
             [](const WorkerMetrics& w) { return w.refreshes; });
+  PerWorker(out, s, shard, "kairos_downweighted_pushes_total", Type::kCounter,
+            "Pushes of the worker down-weighted as too stale (SaPS, action=downweight).",
+            [](const WorkerMetrics& w) { return w.downweighted; });
+  PerWorker(out, s, shard, "kairos_dssp_zero_answers_total", Type::kCounter,
+            "Answers r* = 0 of the shard's DSSP controller for the worker (its read waits).",
+            [](const WorkerMetrics& w) { return w.zero_answers; });
+  PerWorker(out, s, shard, "kairos_dssp_grants_total", Type::kCounter,
+            "Grants of extra clocks the shard's DSSP controller gave the worker.",
+            [](const WorkerMetrics& w) { return w.grants; });
   PerWorker(out, s, shard, "kairos_nonfinite_pushes_total", Type::kCounter,
             "Pushes (and assigns) of the worker holding NaN or Inf, refused or skipped.",
             [](const WorkerMetrics& w) { return w.nonfinite; });

@@ -52,7 +52,8 @@ class DsspGate final : public Gate {
         grant_(spec.grant),
         bound_(spec.bound),
         table_(clocks_.num_workers()),
-        granted_until_(clocks_.num_workers(), kNoGrant) {}
+        granted_until_(clocks_.num_workers(), kNoGrant),
+        counts_(clocks_.num_workers()) {}
 
   // Records the boundary in table A (for every worker: docs/references.md DSSP-2), then, if
   // w is a fastest active worker more than s_L ahead with no grant covering this clock, asks
@@ -65,10 +66,20 @@ class DsspGate final : public Gate {
     const Tick min = clocks_.MinActiveClock();
     const Tick gap = clock - min;  // min <= clock: w is active
     if (gap <= lower_ || clock != clocks_.MaxActiveClock()) return;
-    const Tick reads = ReadsFor(RStar(w), gap);
+    const Tick r_star = RStar(w);
+    const Tick reads = ReadsFor(r_star, gap);
+    GateCounts& counts = counts_[w];
+    ++counts.controller_calls;
+    if (r_star == 0) ++counts.zero_answers;
     if (reads > 0) {
       granted_until_[w] = clock > kUnbounded - reads ? kUnbounded : clock + reads - 1;
+      ++counts.grants;
+      counts.granted_reads += static_cast<uint64_t>(reads);
     }
+  }
+
+  GateCounts counts(WorkerId w) const override {
+    return w >= 0 && w < static_cast<WorkerId>(counts_.size()) ? counts_[w] : GateCounts{};
   }
 
   void OnLeave(WorkerId w, MemberState why) override { clocks_.SetState(w, why); }
@@ -177,6 +188,7 @@ class DsspGate final : public Gate {
   const GateSpec::DsspBound bound_;
   std::vector<Row> table_;           // table A, by worker
   std::vector<Tick> granted_until_;  // reads at clocks <= this are admitted; kNoGrant
+  std::vector<GateCounts> counts_;   // by worker
 };
 
 }  // namespace

@@ -102,6 +102,15 @@ class WorkerClocks {
 // DSSP(s_L, r_max) admits iff c - MinActiveClock() <= s_L or c is covered by w's grant;
 // PSP(beta, s) iff c - (smallest clock among beta sampled other workers) <= s
 // (docs/policies.md has each rule in full).
+// Per worker, the decisions of a gate's controller (DSSP's synchronization controller,
+// asked when the worker is a fastest one more than s_L ahead with no grant left).
+struct GateCounts {
+  uint64_t controller_calls = 0;  // the controller was asked for r*
+  uint64_t zero_answers = 0;      // it answered r* = 0 (cold start included): the read waits
+  uint64_t grants = 0;            // grants that released at least one read beyond s_L
+  uint64_t granted_reads = 0;     // the reads those grants released (after the strict cut)
+};
+
 class Gate {
  public:
   virtual ~Gate() = default;
@@ -132,6 +141,9 @@ class Gate {
   virtual std::vector<WorkerId> Blockers(WorkerId w, Tick clock) const = 0;
 
   virtual const WorkerClocks& clocks() const = 0;
+  // What the gate's controller decided for worker w so far (DSSP: docs/policies.md §4); all
+  // zero for a gate without one.
+  virtual GateCounts counts(WorkerId w) const { return {}; }
 };
 
 // ------------------------------------------------------------------------- Aggregation

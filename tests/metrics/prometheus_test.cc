@@ -250,6 +250,9 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_dropped_pushes_total{shard=\"1\",worker=\"1\"}"), "1");
   EXPECT_EQ(at("kairos_refreshes_total{shard=\"1\",worker=\"1\"}"), "2");
   EXPECT_EQ(at("kairos_nonfinite_pushes_total{shard=\"1\",worker=\"1\"}"), "0");
+  EXPECT_EQ(at("kairos_downweighted_pushes_total{shard=\"1\",worker=\"1\"}"), "0");
+  EXPECT_EQ(at("kairos_dssp_zero_answers_total{shard=\"1\",worker=\"1\"}"), "0");
+  EXPECT_EQ(at("kairos_dssp_grants_total{shard=\"1\",worker=\"1\"}"), "0");
   EXPECT_EQ(at("kairos_straggler{shard=\"1\",worker=\"0\"}"), "0");
   EXPECT_EQ(at("kairos_straggler{shard=\"1\",worker=\"1\"}"), "1");
   // Worker 1 pushed with staleness 0, 1, 2, 3 and scale 1 each time.
@@ -286,9 +289,9 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_log_rebases_total{shard=\"1\"}"), "0");
   EXPECT_EQ(at("kairos_retries_answered_total{shard=\"1\"}"), "0");
   // 10 shard counters and gauges, 3 checkpoint counters, 7 update-log counters, 12 refusal
-  // reasons, waits capped, handshakes; 9 per-worker families and 3 histograms (17 bounds,
+  // reasons, waits capped, handshakes; 12 per-worker families and 3 histograms (17 bounds,
   // +Inf, _sum, _count) for each of 2 workers.
-  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 2 * (9 + 3 * 20));
+  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 2 * (12 + 3 * 20));
 }
 
 TEST(PrometheusTest, CheckpointClocksOnceThereAreAny) {

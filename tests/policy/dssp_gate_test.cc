@@ -169,6 +169,31 @@ TEST(DsspGateTest, ExactGrantAdmitsRStarReadsBeyondTheLowerBound) {
   EXPECT_TRUE(gate->Admits(0, 5));
 }
 
+// counts(): each controller call of the fastest worker, its answers r* = 0 (cold start
+// included) and its grants with the reads they release; nothing for the other worker.
+TEST(DsspGateTest, CountsTheControllersAnswersAndGrants) {
+  auto gate = MakeDssp(Dssp(1, 4), 2);
+  RunRow1Trace(*gate);  // clock 2: r* = 0 (cold start); clock 4: r* = 1
+  GateCounts c = gate->counts(0);
+  EXPECT_EQ(c.controller_calls, 2u);
+  EXPECT_EQ(c.zero_answers, 1u);
+  EXPECT_EQ(c.grants, 1u);
+  EXPECT_EQ(c.granted_reads, 1u);
+  gate->OnClock(0, 5, At(11));  // r* = 0
+  c = gate->counts(0);
+  EXPECT_EQ(c.controller_calls, 3u);
+  EXPECT_EQ(c.zero_answers, 2u);
+  EXPECT_EQ(c.grants, 1u);
+  const GateCounts slow = gate->counts(1);
+  EXPECT_EQ(slow.controller_calls + slow.zero_answers + slow.grants + slow.granted_reads, 0u);
+  // A gate without a controller counts nothing.
+  PolicySpec ssp;
+  ssp.gate.staleness = 1;
+  auto reference = MakeGate(ssp, 2);
+  RunRow1Trace(*reference);
+  EXPECT_EQ(reference->counts(0).controller_calls, 0u);
+}
+
 // A worker that leaves and rejoins starts afresh: no grant (and a new row of table A).
 TEST(DsspGateTest, ARejoinedWorkerHoldsNoGrant) {
   auto gate = MakeDssp(Dssp(1, 4), 2);
