@@ -19,14 +19,22 @@
 //   }
 //   KAIROS_RETURN_IF_ERROR((*eager)->Finish(params));        // params: the global ones
 //
-// The local correction assumes the servers apply exactly lr0 * scale * gradient (the table's
-// SGD learning rate, constant weighting, immediate aggregation), as the `eager` preset does.
+// A model whose parameters span several tables runs one schedule over all of them: `params`
+// and the gradient are then the tables' values one after the other, in the order given, and
+// each step is one multi-table Worker::PushPullAsync, so that it ends one iteration.
+//
+// The local correction assumes the servers apply exactly lr(t) * scale * gradient: lr(t) is
+// the table's SGD learning rate times its schedule's factor at the step's clock t (the
+// job's TableSpec), with constant weighting and immediate aggregation, as the `eager` preset
+// does. Under another weighting (VSGD), updater or aggregation the correction is that
+// approximation; the global parameters are always the servers'.
 // Thread-safety: one EagerSchedule per thread; the Worker may be shared.
 
 #ifndef KAIROS_EAGER_H_
 #define KAIROS_EAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,10 +42,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "kairos/export.h"
 #include "kairos/worker.h"
 
 namespace kairos {
+
+// Whether a policy spec (docs/policies.md) pulls eagerly (`pull=eager`, the `eager` preset,
+// `vsgd+pull=eager`, ...): its workers should then run an EagerSchedule. InvalidArgument
+// for a spec that does not parse.
+KAIROS_EXPORT absl::StatusOr<bool> PullsEagerly(std::string_view policy);
 
 class KAIROS_EXPORT EagerSchedule {
  public:
@@ -45,6 +59,16 @@ class KAIROS_EXPORT EagerSchedule {
   static absl::StatusOr<std::unique_ptr<EagerSchedule>> Start(Worker& worker,
                                                                std::string_view table,
                                                                std::span<float> params);
+  // Over several tables (the file comment): reads each whole table into its place in
+  // `params`, whose size must be the sum of the tables' sizes. InvalidArgument for no
+  // table, a repeated one or a sparse one; NotFound for an unknown one.
+  static absl::StatusOr<std::unique_ptr<EagerSchedule>> Start(
+      Worker& worker, std::span<const std::string> tables, std::span<float> params);
+
+  // Waits for the last step's requests (their replies are written into this object).
+  ~EagerSchedule();
+  EagerSchedule(const EagerSchedule&) = delete;
+  EagerSchedule& operator=(const EagerSchedule&) = delete;
 
   // `gradient` was computed on `params`; sends it (ending the iteration) and overwrites
   // `params` with the next step's parameters (see the file comment). When the previous
@@ -61,24 +85,38 @@ class KAIROS_EXPORT EagerSchedule {
   float last_scale() const { return last_scale_; }
   int64_t last_foreign_updates() const { return last_foreign_; }
   bool last_refreshed() const { return last_refreshed_; }
+  // How long the last Step waited for the previous step's reply (zero when the reply was
+  // back: the communication was hidden behind the computation), and whether it waited.
+  absl::Duration last_wait() const { return last_wait_; }
+  bool last_waited() const { return last_waited_; }
 
  private:
-  EagerSchedule(Worker& worker, std::string table, uint64_t size, float learning_rate,
-                bool modulate);
+  // One table of the schedule: [begin, begin + size) of the flat parameters.
+  struct Part {
+    std::string table;
+    uint64_t begin = 0;
+    uint64_t size = 0;
+    float learning_rate = 0.0f;
+    std::function<double(int64_t)> schedule;  // the factor at a clock
+  };
+
+  EagerSchedule(Worker& worker, std::vector<Part> parts, uint64_t size, bool modulate);
+  absl::Status WaitPending();
 
   Worker& worker_;
-  const std::string table_;
-  const float learning_rate_;
+  const std::vector<Part> parts_;
   const bool modulate_;
   std::vector<float> fetched_[2];
   PushPullReply replies_[2];
   std::vector<int64_t> seen_clocks_;
-  Request pending_;  // the previous step's request; completed before the first step
-  int cur_ = 0;      // the buffer pending_ fills
+  std::vector<Request> pending_;  // the previous step's requests; complete before the first
+  int cur_ = 0;                   // the buffer pending_ fills
   int prev_ = 0;
   float last_scale_ = 1.0f;
   int64_t last_foreign_ = 0;
   bool last_refreshed_ = false;
+  absl::Duration last_wait_;
+  bool last_waited_ = false;
 };
 
 }  // namespace kairos

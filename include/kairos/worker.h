@@ -87,6 +87,16 @@ struct PushPullReply {
   bool refresh = false;         // a shard asks for fresh parameters before the next step
 };
 
+// One table's part of an eager step over several tables (Worker::PushPullAsync of parts):
+// the push of `gradient` for [offset, offset + gradient.size()) of `table`, and `out`
+// (out.size() == gradient.size()) to receive that range once the push is applied.
+struct PushPullPart {
+  std::string table;
+  uint64_t offset = 0;
+  Buffer gradient;
+  std::span<float> out;
+};
+
 class KAIROS_EXPORT Worker {
  public:
   // Joins the job through options.coordinator and waits (up to options.join_timeout) until
@@ -160,6 +170,16 @@ class KAIROS_EXPORT Worker {
   virtual Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
                                 std::span<float> out, PushPullReply* reply, float scale = 1.0f,
                                 const CallOptions& options = {}) = 0;
+  // The eager step of a model whose parameters span several tables: one push+pull per part,
+  // as above, all at the current clock, then the iteration ends once (a step is one
+  // iteration however many tables it touches; one PushPullAsync per table would end one per
+  // table). `reply` merges what the shards of every part said. Returns one Request per part,
+  // in order. Every part is checked before anything is sent: a refused step sends nothing,
+  // does not end the iteration, and every Request fails with the error. The caller must not
+  // touch the parts' `out` or `reply` until every Request completed.
+  virtual std::vector<Request> PushPullAsync(std::span<PushPullPart> parts, PushPullReply* reply,
+                                             float scale = 1.0f,
+                                             const CallOptions& options = {}) = 0;
 
   // Sets elements [offset, offset + values.size()) of the table on the servers to `values`
   // (e.g. pretrained weights) and waits until every shard has them. Not a gradient: no

@@ -197,6 +197,59 @@ class WorkerImpl final : public Worker {
     return *std::move(request);
   }
 
+  std::vector<Request> PushPullAsync(std::span<PushPullPart> parts, PushPullReply* reply,
+                                     float scale, const CallOptions& options) override {
+    const auto failed = [&](const absl::Status& s) {
+      return std::vector<Request>(parts.size(), Request(RequestState::Failed(s)));
+    };
+    if (reply == nullptr || !(scale > 0.0f)) {
+      return failed(absl::InvalidArgumentError(absl::StrFormat(
+          "push-pull of %d tables: needs a reply and scale > 0 (%g)", parts.size(), scale)));
+    }
+    if (absl::Status s = Usable(); !s.ok()) return failed(s);
+    // Everything IssueRange could refuse, checked before the first part is sent.
+    for (const PushPullPart& part : parts) {
+      if (part.out.size() != part.gradient.size()) {
+        return failed(absl::InvalidArgumentError(absl::StrFormat(
+            "push-pull of table '%s': needs out.size() == gradient.size() (%d vs %d)",
+            part.table, part.out.size(), part.gradient.size())));
+      }
+      absl::StatusOr<const TableEntry*> t = node_.Table(part.table);
+      if (!t.ok()) {
+        return failed(absl::Status(t.status().code(),
+                                   absl::StrCat("push-pull: ", t.status().message())));
+      }
+      if ((*t)->info.sparse) {
+        return failed(absl::InvalidArgumentError(absl::StrFormat(
+            "push-pull of table '%s': the table is sparse", part.table)));
+      }
+      if (absl::Status s =
+              CheckRange("push-pull", (*t)->info, part.offset, part.gradient.size());
+          !s.ok()) {
+        return failed(s);
+      }
+    }
+    *reply = PushPullReply();
+    reply->clocks.assign(num_workers(), 0);
+    // Every part's report is merged into `reply` by the worker's one I/O thread.
+    std::vector<Request> requests;
+    requests.reserve(parts.size());
+    for (PushPullPart& part : parts) {
+      const uint64_t length = part.gradient.size();
+      requests.push_back(AsRequest(IssueRange(RangeCall{.kind = wire::PUSH,
+                                                        .table = part.table,
+                                                        .offset = part.offset,
+                                                        .length = length,
+                                                        .payload = std::move(part.gradient),
+                                                        .target = {.out = part.out.data()},
+                                                        .eager = reply,
+                                                        .scale = scale},
+                                              options)));
+    }
+    if (absl::Status s = Clock(); !s.ok()) return failed(s);
+    return requests;
+  }
+
   absl::Status Assign(std::string_view table, uint64_t offset, std::span<const float> values,
                       const CallOptions& options) override {
     return AssignAsync(table, offset, values, options).Wait();
