@@ -58,6 +58,30 @@ std::string Number(double v, int decimals) {
   return buf;
 }
 
+// Per rank, or "?" when the servers cannot be asked (under kairos-launch).
+std::string CountList(const std::vector<fmnist::PolicyCounts> &counts, int workers,
+                      uint64_t fmnist::PolicyCounts::*field) {
+  if (counts.empty()) return absl::StrJoin(std::vector<std::string>(workers, "?"), ",");
+  std::vector<std::string> parts;
+  for (const fmnist::PolicyCounts &c : counts) parts.push_back(absl::StrCat(c.*field));
+  return absl::StrJoin(parts, ",");
+}
+
+std::string CountSum(const std::vector<fmnist::PolicyCounts> &counts,
+                     uint64_t fmnist::PolicyCounts::*field) {
+  if (counts.empty()) return "?";
+  uint64_t sum = 0;
+  for (const fmnist::PolicyCounts &c : counts) sum += c.*field;
+  return absl::StrCat(sum);
+}
+
+// ", eager: N steps waited X s for the previous reply" under eager pull.
+std::string EagerNote(const fmnist::WorkerSummary &s) {
+  if (!s.eager) return "";
+  return absl::StrCat(", eager: ", s.eager_waits, " steps waited ", Number(s.eager_wait_s, 2),
+                      " s for the previous reply");
+}
+
 std::string BlockedList(const std::vector<double> &blocked, const char *sep) {
   std::vector<std::string> parts;
   for (double b : blocked) parts.push_back(std::isnan(b) ? "?" : Number(b, 2));
@@ -72,7 +96,8 @@ class CsvWriter {
     if (file_ == nullptr) return false;
     std::fprintf(file_,
                  "event,epoch,iterations,wall_s,train_loss,test_loss,test_accuracy,"
-                 "iterations_per_s,staleness_mean,staleness_max");
+                 "iterations_per_s,staleness_mean,staleness_max,dssp_grants,dssp_zero_answers,"
+                 "saps_dropped,saps_downweighted,eager_wait_s,overruns");
     for (int i = 0; i < workers; ++i) std::fprintf(file_, ",blocked_s_%d", i);
     std::fprintf(file_, "\n");
     std::fflush(file_);
@@ -86,6 +111,10 @@ class CsvWriter {
                  Number(r.test.loss, 5).c_str(), Number(r.test.accuracy, 4).c_str(),
                  Number(r.iterations_per_s, 1).c_str(), Number(r.staleness_mean, 3).c_str(),
                  Number(r.staleness_max, 0).c_str());
+    std::fprintf(file_, ",%s,%s,%s,%s,%s,%lld", Number(r.grants, 0).c_str(),
+                 Number(r.zero_answers, 0).c_str(), Number(r.dropped, 0).c_str(),
+                 Number(r.downweighted, 0).c_str(), Number(r.eager_wait_s, 3).c_str(),
+                 static_cast<long long>(r.overruns));
     for (double b : r.blocked_s) std::fprintf(file_, ",%s", Number(b, 3).c_str());
     std::fprintf(file_, "\n");
     std::fflush(file_);
@@ -310,9 +339,9 @@ int main(int argc, char **argv) {
     if (launched && s.rank != 0) {  // printed before this worker finishes, so before rank 0's end
       std::printf(
           "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
-          "paced %.1f s, %lld overruns%s\n",
+          "paced %.1f s, %lld overruns%s%s\n",
           s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
-          static_cast<long long>(s.overruns), s.stopped ? ", stopped" : "");
+          static_cast<long long>(s.overruns), EagerNote(s).c_str(), s.stopped ? ", stopped" : "");
       std::fflush(stdout);
     }
   };
@@ -322,6 +351,7 @@ int main(int argc, char **argv) {
     return trainer_ptr->Run(w);
   };
   absl::Status status;
+  std::vector<fmnist::PolicyCounts> policy_counts;  // per rank; empty: unknown (launched)
   std::unique_ptr<fmnist::Trainer> trainer;
   if (launched) {
     trainer = std::make_unique<fmnist::Trainer>(&*data, f.train, f.workers, hooks);
@@ -349,10 +379,13 @@ int main(int argc, char **argv) {
       }
       return s;
     };
+    // What the servers' policies did to each worker (kairos::WorkerMetrics).
+    hooks.policy_counts = [&cluster]() { return fmnist::ServerPolicyCounts(*cluster); };
     trainer = std::make_unique<fmnist::Trainer>(&*data, f.train, f.workers, hooks);
     trainer_ptr = trainer.get();
     trainer->Start();
     status = cluster->Run(body);
+    policy_counts = fmnist::ServerPolicyCounts(*cluster);
     absl::Status shutdown = cluster->Shutdown();
     if (status.ok()) status = shutdown;
   }
@@ -368,18 +401,24 @@ int main(int argc, char **argv) {
     if (launched && s.rank != 0) continue;
     std::printf(
         "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
-        "paced %.1f s, %lld overruns%s\n",
+        "paced %.1f s, %lld overruns%s%s\n",
         s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
-        static_cast<long long>(s.overruns), s.stopped ? ", stopped" : "");
+        static_cast<long long>(s.overruns), EagerNote(s).c_str(), s.stopped ? ", stopped" : "");
   }
   int64_t iterations = 0;
   int64_t overruns = 0;
   double blocked_sum = 0.0;
+  bool eager = false;
+  int64_t eager_waits = 0;
+  double eager_wait_s = 0.0;
   for (const fmnist::WorkerSummary &s : summaries) {
     blocked[static_cast<size_t>(s.rank)] = s.blocked_s;
     iterations += s.iterations;
     overruns += s.overruns;
     blocked_sum += s.blocked_s;
+    eager = eager || s.eager;
+    eager_waits += s.eager_waits;
+    eager_wait_s += s.eager_wait_s;
   }
   const double overrun_share =
       iterations > 0 ? static_cast<double>(overruns) / static_cast<double>(iterations) : 0.0;
@@ -405,14 +444,21 @@ int main(int argc, char **argv) {
   std::printf(
       "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.2f process_s=%.1f "
       "time_to_target_s=%s final_accuracy=%.4f iterations=%lld iterations_per_s=%.1f "
-      "blocked_share=%.3f overruns=%lld blocked_s=%s\n",
+      "blocked_share=%.3f overruns=%lld blocked_s=%s pull=%s eager_waits=%lld "
+      "eager_wait_s=%.3f dssp_grants=%s dssp_zero_answers=%s saps_dropped=%s "
+      "saps_downweighted=%s\n",
       f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, process_s,
       std::isnan(trainer->time_to_target_s()) ? "none"
                                               : Number(trainer->time_to_target_s(), 2).c_str(),
       trainer->final_accuracy(), static_cast<long long>(iterations),
       wall > 0 ? static_cast<double>(iterations) / wall : 0.0,
       wall > 0 ? blocked_sum / (counted * wall) : 0.0, static_cast<long long>(overruns),
-      BlockedList(blocked, ",").c_str());
+      BlockedList(blocked, ",").c_str(), eager ? "eager" : "on-demand",
+      static_cast<long long>(eager_waits), eager_wait_s,
+      CountSum(policy_counts, &fmnist::PolicyCounts::grants).c_str(),
+      CountSum(policy_counts, &fmnist::PolicyCounts::zero_answers).c_str(),
+      CountList(policy_counts, f.workers, &fmnist::PolicyCounts::dropped).c_str(),
+      CountList(policy_counts, f.workers, &fmnist::PolicyCounts::downweighted).c_str());
   std::printf("final test accuracy %.4f\n", trainer->final_accuracy());
   return 0;
 }

@@ -52,6 +52,17 @@ struct EvalRecord {
   // the servers cannot be asked (under kairos-launch).
   double staleness_mean = kUnknown;
   double staleness_max = kUnknown;
+  // Counters of the run so far, of every worker and shard (PolicyCounts, train.h): DSSP's
+  // grants and answers r* = 0, SaPS's dropped and down-weighted pushes; kUnknown where the
+  // servers cannot be asked (under kairos-launch).
+  double grants = kUnknown;
+  double zero_answers = kUnknown;
+  double dropped = kUnknown;
+  double downweighted = kUnknown;
+  // Of the workers of this process so far: eager's waits for the previous step's reply
+  // (seconds) and the paced iterations that overran.
+  double eager_wait_s = 0.0;
+  int64_t overruns = 0;
   std::vector<double> blocked_s;  // per rank; kUnknown for workers of other processes
 };
 

@@ -59,7 +59,89 @@ absl::Status RaiseStopFlag(kairos::Worker &worker, std::optional<absl::Time> dea
   return worker.Push(kControlTable, std::span<const float>(&flag, 1));
 }
 
+// Where the eager schedule keeps the model (kairos::EagerSchedule over several tables): the
+// layout's tables one after the other, then the control element.
+struct FlatLayout {
+  std::vector<std::string> tables;     // the layout's, then the control table
+  std::vector<uint64_t> tensor_begin;  // per tensor of the layout: its first value
+  uint64_t control = 0;                // the control element
+  uint64_t size = 0;
+};
+
+FlatLayout Flatten(const kairos::ParameterLayout &layout) {
+  FlatLayout f;
+  std::vector<uint64_t> table_begin;
+  for (const std::string &table : layout.tables()) {
+    f.tables.push_back(table);
+    table_begin.push_back(f.size);
+    f.size += layout.table_size(table);
+  }
+  for (const kairos::ParameterLayout::Tensor &t : layout.tensors()) {
+    const auto at = std::find(layout.tables().begin(), layout.tables().end(), t.table);
+    f.tensor_begin.push_back(table_begin[static_cast<size_t>(at - layout.tables().begin())] +
+                             t.offset);
+  }
+  f.tables.push_back(kControlTable);
+  f.control = f.size++;
+  return f;
+}
+
+Eigen::Map<const Eigen::MatrixXf> TensorOf(const FlatLayout &f,
+                                           const kairos::ParameterLayout &layout,
+                                           std::span<const float> flat, size_t i) {
+  const kairos::ParameterLayout::Tensor &t = layout.tensors()[i];
+  return Eigen::Map<const Eigen::MatrixXf>(flat.data() + f.tensor_begin[i], t.rows, t.cols);
+}
+
+// The model's tensors from the flat values.
+void Unpack(const FlatLayout &f, std::span<const float> flat, Model &model) {
+  std::vector<Eigen::Ref<Eigen::MatrixXf>> params = model.parameters();
+  for (size_t i = 0; i < params.size(); ++i) params[i] = TensorOf(f, model.layout(), flat, i);
+}
+
+// The model's gradients into the flat values, with 0 for the control element.
+void PackGradients(const FlatLayout &f, Model &model, std::span<float> flat) {
+  std::vector<Eigen::Ref<Eigen::MatrixXf>> grads = model.gradients();
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const kairos::ParameterLayout::Tensor &t = model.layout().tensors()[i];
+    Eigen::Map<Eigen::MatrixXf>(flat.data() + f.tensor_begin[i], t.rows, t.cols) = grads[i];
+  }
+  flat[f.control] = 0.0f;
+}
+
+std::vector<Eigen::MatrixXf> CopyOf(const FlatLayout &f, const kairos::ParameterLayout &layout,
+                                    std::span<const float> flat) {
+  std::vector<Eigen::MatrixXf> copy;
+  for (size_t i = 0; i < layout.tensors().size(); ++i) {
+    copy.emplace_back(TensorOf(f, layout, flat, i));
+  }
+  return copy;
+}
+
+std::vector<Eigen::MatrixXf> CopyOf(Model &model) {
+  std::vector<Eigen::MatrixXf> copy;
+  for (const Eigen::Ref<Eigen::MatrixXf> &p : model.parameters()) copy.emplace_back(p);
+  return copy;
+}
+
 }  // namespace
+
+std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster) {
+  std::vector<PolicyCounts> counts(static_cast<size_t>(cluster.num_workers()));
+  for (int shard = 0; shard < cluster.num_servers(); ++shard) {
+    for (const kairos::WorkerMetrics &m : cluster.server_stats(shard).workers) {
+      if (m.rank < 0 || m.rank >= static_cast<int>(counts.size())) continue;
+      PolicyCounts &c = counts[static_cast<size_t>(m.rank)];
+      c.dropped += m.dropped;
+      c.downweighted += m.downweighted;
+      c.refreshes += m.refreshes;
+      c.zero_answers += m.zero_answers;
+      c.grants += m.grants;
+      c.granted_reads += m.granted_reads;
+    }
+  }
+  return counts;
+}
 
 absl::Status CheckConfig(const TrainConfig &c) {
   const auto bad = [](const std::string &what) { return absl::InvalidArgumentError(what); };
@@ -173,8 +255,9 @@ double Trainer::Seconds(Clock::time_point t) const { return SecondsBetween(start
 
 double Trainer::wall_s() const { return Seconds(Clock::now()); }
 
-absl::Status Trainer::Snapshot(Model &model, bool final, int64_t iterations, int iters_per_epoch,
-                               double *loss_sum, int64_t *loss_count, Staleness *last) {
+absl::Status Trainer::Snapshot(std::vector<Eigen::MatrixXf> parameters, bool final,
+                               int64_t iterations, int iters_per_epoch, double *loss_sum,
+                               int64_t *loss_count, Staleness *last) {
   EvalRecord r;
   r.final = final;
   r.iterations = iterations;
@@ -202,14 +285,27 @@ absl::Status Trainer::Snapshot(Model &model, bool final, int64_t iterations, int
     r.staleness_max = static_cast<double>(now.max);
     *last = now;
   }
+  if (hooks_.policy_counts) {
+    PolicyCounts total;
+    for (const PolicyCounts &c : hooks_.policy_counts()) {
+      total.grants += c.grants;
+      total.zero_answers += c.zero_answers;
+      total.dropped += c.dropped;
+      total.downweighted += c.downweighted;
+    }
+    r.grants = static_cast<double>(total.grants);
+    r.zero_answers = static_cast<double>(total.zero_answers);
+    r.dropped = static_cast<double>(total.dropped);
+    r.downweighted = static_cast<double>(total.downweighted);
+  }
+  r.eager_wait_s = static_cast<double>(eager_wait_ns_.load()) * 1e-9;
+  r.overruns = overruns_.load();
   for (int i = 0; i < num_workers_; ++i) {
     const auto k = static_cast<size_t>(i);
     r.blocked_s.push_back(local_[k].load() ? static_cast<double>(blocked_ns_[k].load()) * 1e-9
                                            : kUnknown);
   }
-  std::vector<Eigen::MatrixXf> copy;
-  for (const Eigen::Ref<Eigen::MatrixXf> &p : model.parameters()) copy.emplace_back(p);
-  evaluator_->Add(std::move(r), std::move(copy));
+  evaluator_->Add(std::move(r), std::move(parameters));
   return absl::OkStatus();
 }
 
@@ -263,6 +359,20 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
 
   WorkerSummary summary;
   summary.rank = rank;
+  // Eager pull: one schedule over the model's tables and the control table (the file comment).
+  KAIROS_ASSIGN_OR_RETURN(summary.eager, kairos::PullsEagerly(worker.job().policy));
+  const FlatLayout flat = summary.eager ? Flatten(model->layout()) : FlatLayout{};
+  std::vector<float> values(flat.size);     // eager: the next step's parameters
+  std::vector<float> gradient(flat.size);   // eager: the step's gradient
+  std::unique_ptr<kairos::EagerSchedule> schedule;
+  if (summary.eager) {
+    const Clock::time_point start = Clock::now();
+    KAIROS_ASSIGN_OR_RETURN(schedule, kairos::EagerSchedule::Start(worker, flat.tables, values));
+    const auto blocked =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    blocked_ns_[static_cast<size_t>(rank)] += blocked;
+    summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+  }
   Eigen::MatrixXf x;
   std::vector<int> y;
   float stop = 0.0f;
@@ -276,15 +386,23 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
     std::shuffle(shard.begin(), shard.end(), rng);
     for (int it = 0; it < iters_per_epoch; ++it) {
       const Clock::time_point pull_start = Clock::now();
-      kairos::Request control = worker.PullAsync(kControlTable, 0, std::span<float>(&stop, 1));
-      absl::Status pulled = model->Pull(worker);
-      absl::Status controlled = control.Wait();
-      KAIROS_RETURN_IF_ERROR(pulled);
-      KAIROS_RETURN_IF_ERROR(controlled);
-      const auto blocked =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start).count();
-      blocked_ns_[static_cast<size_t>(rank)] += blocked;
-      summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+      int64_t blocked = 0;  // ns
+      if (schedule != nullptr) {
+        // The parameters the last step left (its wait is counted there).
+        Unpack(flat, values, *model);
+        stop = values[flat.control];
+      } else {
+        kairos::Request control = worker.PullAsync(kControlTable, 0, std::span<float>(&stop, 1));
+        absl::Status pulled = model->Pull(worker);
+        absl::Status controlled = control.Wait();
+        KAIROS_RETURN_IF_ERROR(pulled);
+        KAIROS_RETURN_IF_ERROR(controlled);
+        blocked =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start)
+                .count();
+        blocked_ns_[static_cast<size_t>(rank)] += blocked;
+        summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+      }
       const Clock::time_point pulled_at = Clock::now();
 
       if (rank == 0) {
@@ -299,8 +417,12 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
           due = iterations > 0 && iterations % eval_every == 0;
         }
         if (due) {
-          KAIROS_RETURN_IF_ERROR(Snapshot(*model, false, iterations, iters_per_epoch, &loss_sum,
-                                          &loss_count, &staleness));
+          // The global parameters: under eager pull those the last step fetched, not the
+          // locally corrected ones.
+          KAIROS_RETURN_IF_ERROR(
+              Snapshot(schedule != nullptr ? CopyOf(flat, model->layout(), schedule->fetched())
+                                           : CopyOf(*model),
+                       false, iterations, iters_per_epoch, &loss_sum, &loss_count, &staleness));
         }
         const bool budget_spent = config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s;
         if (!stopping && (evaluator_->reached() || budget_spent)) {
@@ -335,26 +457,41 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
         summary.slowed_s += extra;
       } else if (paced) {
         ++summary.overruns;
+        ++overruns_;
       }
       const Clock::time_point push_start = Clock::now();
 
-      const float zero = 0.0f;
-      kairos::Request pushed_control =
-          worker.PushAsync(kControlTable, 0, std::span<const float>(&zero, 1));
-      absl::Status pushed = model->Push(worker);
-      absl::Status control_pushed = pushed_control.Wait();
-      KAIROS_RETURN_IF_ERROR(pushed);
-      KAIROS_RETURN_IF_ERROR(control_pushed);
-      KAIROS_RETURN_IF_ERROR(worker.Clock());
+      if (schedule != nullptr) {
+        PackGradients(flat, *model, gradient);
+        KAIROS_RETURN_IF_ERROR(schedule->Step(gradient, values));
+        blocked = absl::ToInt64Nanoseconds(schedule->last_wait());
+        if (schedule->last_waited()) ++summary.eager_waits;
+        summary.eager_wait_s += static_cast<double>(blocked) * 1e-9;
+        eager_wait_ns_ += blocked;
+        blocked_ns_[static_cast<size_t>(rank)] += blocked;
+        summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+      } else {
+        const float zero = 0.0f;
+        kairos::Request pushed_control =
+            worker.PushAsync(kControlTable, 0, std::span<const float>(&zero, 1));
+        absl::Status pushed = model->Push(worker);
+        absl::Status control_pushed = pushed_control.Wait();
+        KAIROS_RETURN_IF_ERROR(pushed);
+        KAIROS_RETURN_IF_ERROR(control_pushed);
+        KAIROS_RETURN_IF_ERROR(worker.Clock());
+      }
       if (hooks_.on_iteration) {
-        hooks_.on_iteration({.rank = rank,
-                             .iteration = iterations,
-                             .start_s = Seconds(pull_start),
-                             .pull_s = static_cast<double>(blocked) * 1e-9,
-                             .local_s = SecondsBetween(pulled_at, push_start),
-                             .compute_s = compute_s,
-                             .slowed_s = extra,
-                             .push_s = SecondsBetween(push_start, Clock::now())});
+        const double step_s = SecondsBetween(push_start, Clock::now());
+        const double blocked_s = static_cast<double>(blocked) * 1e-9;
+        hooks_.on_iteration(
+            {.rank = rank,
+             .iteration = iterations,
+             .start_s = Seconds(pull_start),
+             .pull_s = blocked_s,
+             .local_s = SecondsBetween(pulled_at, push_start),
+             .compute_s = compute_s,
+             .slowed_s = extra,
+             .push_s = schedule != nullptr ? std::max(0.0, step_s - blocked_s) : step_s});
       }
       ++iterations;
       ++iterations_;
@@ -363,13 +500,19 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   summary.iterations = iterations;
   summary.stopped = stopping;
   if (hooks_.on_worker_done) hooks_.on_worker_done(summary);
-  if (rank != 0) return absl::OkStatus();  // the caller finishes it
+  if (rank != 0) {
+    // The last step's request, before the caller finishes the worker.
+    if (schedule != nullptr) KAIROS_RETURN_IF_ERROR(schedule->Finish(values));
+    return absl::OkStatus();  // the caller finishes it
+  }
 
-  // Rank 0: the final evaluation, once every other worker has finished.
+  // Rank 0: the final evaluation, once every other worker has finished (its own last eager
+  // request may wait in a gate for them, so it is collected after).
   KAIROS_RETURN_IF_ERROR(WaitForOthers(worker, stopping));
+  if (schedule != nullptr) KAIROS_RETURN_IF_ERROR(schedule->Finish(values));
   KAIROS_RETURN_IF_ERROR(model->Pull(worker));
-  KAIROS_RETURN_IF_ERROR(
-      Snapshot(*model, true, iterations, iters_per_epoch, &loss_sum, &loss_count, &staleness));
+  KAIROS_RETURN_IF_ERROR(Snapshot(CopyOf(*model), true, iterations, iters_per_epoch, &loss_sum,
+                                  &loss_count, &staleness));
   evaluator_->Drain();
   final_accuracy_ = evaluator_->last_accuracy();
   time_to_target_s_ = evaluator_->time_to_target_s();

@@ -45,7 +45,20 @@
 // first pull after that much wall time; the final evaluation is then the accuracy after the
 // budget.
 //
-// Time blocked: the wall time a worker spends in its pulls (mostly the gate's wait).
+// Eager pull (PS+, docs/policies.md §9): when the job's policy pulls eagerly
+// (kairos::PullsEagerly: `pull=eager`, the `eager` preset, `vsgd+pull=eager`, ...) each
+// worker runs a kairos::EagerSchedule over every table of its model and the control table
+// together, one iteration per step. A step sends the gradient (and the control value 0)
+// and asks for the next parameters in one multi-table Worker::PushPullAsync, which ends the
+// iteration; the next gradient is computed on the parameters the previous step's request
+// fetched, corrected locally by the worker's own update, while this one travels. A step
+// waits only for the previous step's reply: that wait is the eager run's time blocked and
+// its overlap counter (WorkerSummary::eager_wait_s; zero when the communication was
+// hidden behind the computation). The stop flag arrives in the fetched control value;
+// rank 0's snapshots are the fetched global parameters, not its locally corrected ones.
+//
+// Time blocked: the wall time a worker spends in its pulls (mostly the gate's wait); under
+// eager pull, in the waits for the previous step's reply.
 
 #ifndef KAIROS_EXAMPLES_FASHION_MNIST_TRAIN_H_
 #define KAIROS_EXAMPLES_FASHION_MNIST_TRAIN_H_
@@ -129,7 +142,27 @@ struct WorkerSummary {
   int64_t straggled = 0;   // iterations that straggled (straggler_prob)
   int64_t overruns = 0;    // paced iterations whose gradient took longer than their pace
   bool stopped = false;    // by the target accuracy or the time budget
+  bool eager = false;      // ran the eager schedule (the file comment)
+  // Eager: the steps that waited for the previous step's reply, and the time they waited
+  // (the communication the computation did not hide).
+  int64_t eager_waits = 0;
+  double eager_wait_s = 0.0;
 };
+
+// What the servers' policies did to one worker so far, summed over the shards
+// (kairos::WorkerMetrics): SaPS's dropped and down-weighted pushes and refreshes; DSSP's
+// controller answers r* = 0, its grants of extra clocks, and the reads they released.
+struct PolicyCounts {
+  uint64_t dropped = 0;
+  uint64_t downweighted = 0;
+  uint64_t refreshes = 0;
+  uint64_t zero_answers = 0;
+  uint64_t grants = 0;
+  uint64_t granted_reads = 0;
+};
+
+// Per rank, from the servers of an embedded cluster (LocalCluster::server_stats).
+std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster& cluster);
 
 // One iteration of one worker, timed by its thread (Hooks::on_iteration): what a
 // calibration of the simulator measures (docs/simulator.md).
@@ -158,6 +191,7 @@ class Trainer {
     std::function<void(const EvalRecord&)> on_eval;            // the evaluator's thread
     std::function<void(const WorkerSummary&)> on_worker_done;  // before its Finish
     std::function<Staleness()> staleness;                      // null: unknown
+    std::function<std::vector<PolicyCounts>()> policy_counts;  // per rank; null: unknown
     // After each iteration, on the worker's thread (several threads call it at once).
     std::function<void(const IterationRecord&)> on_iteration;
   };
@@ -179,9 +213,11 @@ class Trainer {
   double wall_s() const;
 
  private:
-  // Rank 0's copy of the parameters it pulled, handed to the evaluator.
-  absl::Status Snapshot(Model& model, bool final, int64_t iterations, int iters_per_epoch,
-                        double* loss_sum, int64_t* loss_count, Staleness* last);
+  // Rank 0's copy of the global parameters (`parameters`, one per tensor of the model's
+  // layout), handed to the evaluator.
+  absl::Status Snapshot(std::vector<Eigen::MatrixXf> parameters, bool final, int64_t iterations,
+                        int iters_per_epoch, double* loss_sum, int64_t* loss_count,
+                        Staleness* last);
   absl::Status WaitForOthers(kairos::Worker& worker, bool stopping);
   double Seconds(std::chrono::steady_clock::time_point t) const;
 
@@ -194,6 +230,8 @@ class Trainer {
   // Per rank, in nanoseconds; written by that rank's thread, read by rank 0's.
   std::unique_ptr<std::atomic<int64_t>[]> blocked_ns_;
   std::unique_ptr<std::atomic<bool>[]> local_;  // the rank runs in this process
+  std::atomic<int64_t> overruns_{0};            // of every worker of this process
+  std::atomic<int64_t> eager_wait_ns_{0};       // of every worker of this process
   std::atomic<int64_t> iterations_{0};          // of every worker of this process
   std::unique_ptr<SnapshotEvaluator> evaluator_;  // rank 0's, made by its Run
   double final_accuracy_ = kUnknown;            // rank 0's thread, after the evaluator drained

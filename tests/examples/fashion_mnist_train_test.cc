@@ -59,6 +59,7 @@ struct RunResult {
   std::vector<EvalRecord> evals;
   std::vector<WorkerSummary> workers;
   std::vector<IterationRecord> iterations;  // Hooks::on_iteration, every worker's
+  std::vector<PolicyCounts> counts;         // the servers', per rank, after the run
   double final_accuracy = kUnknown;
   double time_to_target_s = kUnknown;
 };
@@ -80,9 +81,18 @@ RunResult Train(const FashionMnist &data, const TrainConfig &config, int workers
   hooks.on_eval = kairos::testing::AppendTo(mu, result.evals);
   hooks.on_worker_done = kairos::testing::AppendTo(mu, result.workers);
   hooks.on_iteration = kairos::testing::AppendTo(mu, result.iterations);
+  absl::StatusOr<std::unique_ptr<kairos::LocalCluster>> cluster =
+      kairos::LocalCluster::Create(options);
+  if (!cluster.ok()) {
+    result.status = cluster.status();
+    return result;
+  }
+  hooks.policy_counts = [&cluster] { return ServerPolicyCounts(**cluster); };
   Trainer trainer(&data, config, workers, hooks);
   trainer.Start();
-  result.status = kairos::RunWorkers(options, [&](kairos::Worker &w) { return trainer.Run(w); });
+  result.status = (*cluster)->Run([&](kairos::Worker &w) { return trainer.Run(w); });
+  result.counts = ServerPolicyCounts(**cluster);
+  if (absl::Status s = (*cluster)->Shutdown(); result.status.ok()) result.status = s;
   result.final_accuracy = trainer.final_accuracy();
   result.time_to_target_s = trainer.time_to_target_s();
   return result;
@@ -133,6 +143,135 @@ TEST(TrainTest, MlpLearnsSyntheticData) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_GE(r.final_accuracy, 0.95);
 }
+
+// Under eager pull (PS+) every worker runs the eager schedule over the MLP's three tables and
+// the control table, one iteration per step, runs its planned iterations and learns; the
+// final record is the global parameters' accuracy.
+TEST(TrainTest, EagerPullRunsTheEagerScheduleAndLearns) {
+  const FashionMnist data = SyntheticSplit();
+  TrainConfig config;
+  config.model = "mlp";
+  config.hidden = 16;
+  config.epochs = 3;
+  config.batch = 20;  // 60 iterations per epoch
+  config.learning_rate = 0.05f;
+  const RunResult r = Train(data, config, 2, "eager");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_GE(r.final_accuracy, 0.95);
+  ASSERT_EQ(r.workers.size(), 2u);
+  for (const WorkerSummary &w : r.workers) {
+    EXPECT_TRUE(w.eager) << "worker " << w.rank;
+    EXPECT_EQ(w.iterations, 180) << "worker " << w.rank;
+    EXPECT_GE(w.eager_waits, 0);
+    EXPECT_LE(w.eager_waits, w.iterations);
+  }
+  ASSERT_FALSE(r.evals.empty());
+  EXPECT_TRUE(r.evals.back().final);
+  EXPECT_DOUBLE_EQ(r.evals.back().test.accuracy, r.final_accuracy);
+}
+
+// Eager pull behind a gate: a fast worker's step waits for its previous reply while the gate
+// holds that read for the slow worker, and the overlap counters say so; the servers count
+// no grant, drop or down-weight (SSP has no controller, no straggler policy).
+TEST(TrainTest, EagerStepsWaitForARepliesTheGateHolds) {
+  const FashionMnist data = SyntheticSplit();
+  TrainConfig config;
+  config.model = "softmax";
+  config.epochs = 1;
+  config.batch = 40;  // 20 iterations per worker
+  config.schedule = "constant";
+  config.pace_ms = 2.0;
+  config.slowdown = {1.0, 1.0, 5.0};
+  const RunResult r = Train(data, config, 3, "ssp:s=1+pull=eager");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.workers.size(), 3u);
+  double fast_wait_s = 0.0;
+  for (const WorkerSummary &w : r.workers) {
+    EXPECT_TRUE(w.eager);
+    EXPECT_EQ(w.iterations, 20) << "worker " << w.rank;
+    EXPECT_GE(w.blocked_s, w.eager_wait_s - 1e-9) << "worker " << w.rank;
+    if (w.rank != 2) {
+      // At most s + 1 steps ahead of the slow worker, which is five times slower.
+      EXPECT_GT(w.eager_waits, 0) << "worker " << w.rank;
+      EXPECT_GT(w.eager_wait_s, 0.0) << "worker " << w.rank;
+      fast_wait_s += w.eager_wait_s;
+    }
+  }
+  ASSERT_FALSE(r.evals.empty());
+  EXPECT_GE(r.evals.back().eager_wait_s, fast_wait_s - 1e-9);
+  EXPECT_EQ(r.evals.back().grants, 0.0);
+  EXPECT_EQ(r.evals.back().dropped, 0.0);
+  ASSERT_EQ(r.counts.size(), 3u);
+  for (const PolicyCounts &c : r.counts) {
+    EXPECT_EQ(c.grants + c.zero_answers + c.dropped + c.downweighted, 0u);
+  }
+}
+
+// The servers' policy counters in a run with a slow worker: zero under BSP (and no eager
+// wait), DSSP's controller grants the fast workers extra clocks, SaPS drops (or with
+// action=downweight down-weights) the slow worker's stale pushes.
+struct CounterCase {
+  std::string policy;
+  bool grants = false;
+  bool drops = false;
+  bool downweights = false;
+};
+
+class CounterTest : public ::testing::TestWithParam<CounterCase> {};
+
+TEST_P(CounterTest, ServersCountWhatThePolicyDid) {
+  const CounterCase &c = GetParam();
+  const FashionMnist data = SyntheticSplit();
+  TrainConfig config;
+  config.model = "softmax";
+  config.epochs = 1;
+  config.batch = 40;  // 20 iterations per worker
+  config.schedule = "constant";
+  config.pace_ms = 2.0;
+  config.slowdown = {1.0, 1.0, 5.0};
+  const RunResult r = Train(data, config, 3, c.policy);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.counts.size(), 3u);
+  uint64_t grants = 0;
+  uint64_t zero_answers = 0;
+  for (const PolicyCounts &p : r.counts) {
+    grants += p.grants;
+    zero_answers += p.zero_answers;
+  }
+  EXPECT_EQ(grants > 0, c.grants) << grants;
+  // Only DSSP's controller answers at all; its grants go to the fast workers only.
+  if (!c.grants) EXPECT_EQ(zero_answers, 0u);
+  EXPECT_EQ(r.counts[2].grants, 0u);
+  // The slow worker's pushes: 2 x 5 fast pushes per chunk between its read and its push,
+  // above SaPS's default S_max = 2 (N - 1) = 4.
+  EXPECT_EQ(r.counts[2].dropped > 0, c.drops) << r.counts[2].dropped;
+  EXPECT_EQ(r.counts[2].downweighted > 0, c.downweights) << r.counts[2].downweighted;
+  if (!c.drops) {
+    for (const PolicyCounts &p : r.counts) EXPECT_EQ(p.dropped, 0u);
+  }
+  if (!c.downweights) {
+    for (const PolicyCounts &p : r.counts) EXPECT_EQ(p.downweighted, 0u);
+  }
+  // The final record carries the totals so far (a clock the shards took after it may add).
+  ASSERT_FALSE(r.evals.empty());
+  EXPECT_LE(r.evals.back().grants, static_cast<double>(grants));
+  EXPECT_FALSE(std::isnan(r.evals.back().dropped));
+  for (const WorkerSummary &w : r.workers) {
+    EXPECT_FALSE(w.eager);
+    EXPECT_EQ(w.eager_waits, 0);
+    EXPECT_EQ(w.eager_wait_s, 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Policies, CounterTest,
+    ::testing::Values(CounterCase{"bsp"}, CounterCase{"dssp:s=1,r=8", true},
+                      CounterCase{"dssp:s=1,r=8,grant=literal,bound=none", true},
+                      CounterCase{"saps", false, true},
+                      CounterCase{"asp+straggler=saps:action=downweight", false, false, true}),
+    [](const ::testing::TestParamInfo<CounterCase> &info) {
+      return kairos::testing::ParamName(info.param.policy);
+    });
 
 // Transient stragglers (TrainConfig::straggler_prob): every iteration with probability 1, none
 // with 0, and with 0.5 the same iterations of each rank in two runs of one seed (a generator
@@ -396,7 +535,8 @@ TEST_P(StopTest, TargetStopsEveryWorker) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, StopTest,
-                         ::testing::Values("bsp", "asp", "ssp:s=1", "dssp:s=1,r=4", "sa-asgd:n=1"),
+                         ::testing::Values("bsp", "asp", "ssp:s=1", "dssp:s=1,r=4", "sa-asgd:n=1",
+                                           "eager", "ssp:s=1+pull=eager"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                            return kairos::testing::ParamName(info.param);
                          });
