@@ -408,6 +408,8 @@ int main(int argc, char **argv) {
   int64_t iterations = 0;
   int64_t overruns = 0;
   double blocked_sum = 0.0;
+  double train_s = 0.0;     // until the last worker's loop ended (the final evaluation excluded)
+  double worker_s = 0.0;    // the workers' loops together
   bool eager = false;
   int64_t eager_waits = 0;
   double eager_wait_s = 0.0;
@@ -416,6 +418,8 @@ int main(int argc, char **argv) {
     iterations += s.iterations;
     overruns += s.overruns;
     blocked_sum += s.blocked_s;
+    train_s = std::max(train_s, s.end_s);
+    worker_s += s.end_s;
     eager = eager || s.eager;
     eager_waits += s.eager_waits;
     eager_wait_s += s.eager_wait_s;
@@ -439,20 +443,20 @@ int main(int argc, char **argv) {
   }
   const double process_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - process_start).count();
-  // Under kairos-launch only rank 0's counts are known here.
-  const int counted = std::max<int>(1, static_cast<int>(summaries.size()));
+  // Under kairos-launch only rank 0's counts are known here. Rates are over the training
+  // loops, not the wall time (which adds the final evaluation and the evaluator's backlog).
   std::printf(
-      "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.2f process_s=%.1f "
-      "time_to_target_s=%s final_accuracy=%.4f iterations=%lld iterations_per_s=%.1f "
+      "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.2f train_s=%.2f "
+      "process_s=%.1f time_to_target_s=%s final_accuracy=%.4f iterations=%lld iterations_per_s=%.1f "
       "blocked_share=%.3f overruns=%lld blocked_s=%s pull=%s eager_waits=%lld "
       "eager_wait_s=%.3f dssp_grants=%s dssp_zero_answers=%s saps_dropped=%s "
       "saps_downweighted=%s\n",
-      f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, process_s,
+      f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, train_s, process_s,
       std::isnan(trainer->time_to_target_s()) ? "none"
                                               : Number(trainer->time_to_target_s(), 2).c_str(),
       trainer->final_accuracy(), static_cast<long long>(iterations),
-      wall > 0 ? static_cast<double>(iterations) / wall : 0.0,
-      wall > 0 ? blocked_sum / (counted * wall) : 0.0, static_cast<long long>(overruns),
+      train_s > 0 ? static_cast<double>(iterations) / train_s : 0.0,
+      worker_s > 0 ? blocked_sum / worker_s : 0.0, static_cast<long long>(overruns),
       BlockedList(blocked, ",").c_str(), eager ? "eager" : "on-demand",
       static_cast<long long>(eager_waits), eager_wait_s,
       CountSum(policy_counts, &fmnist::PolicyCounts::grants).c_str(),

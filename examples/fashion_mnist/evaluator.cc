@@ -27,18 +27,38 @@ void LowerThisThreadsPriority() {
 
 }  // namespace
 
-double InterpolateCrossing(const EvalRecord& a, const EvalRecord& b, double target) {
-  const double rise = b.test.accuracy - a.test.accuracy;
-  if (!(rise > 0.0)) return b.wall_s;
-  return a.wall_s + (target - a.test.accuracy) / rise * (b.wall_s - a.wall_s);
+bool TargetCrossing::Add(double time_s, double accuracy) {
+  t_[0] = t_[1];
+  t_[1] = t_[2];
+  t_[2] = time_s;
+  acc_[0] = acc_[1];
+  acc_[1] = acc_[2];
+  acc_[2] = accuracy;
+  if (++points_ < 3 || !(target_ > 0.0) || !std::isnan(time_s_)) return false;
+  // The middle point's smoothed accuracy, now that its successor is known.
+  const double t = t_[1];
+  const double smoothed = (acc_[0] + acc_[1] + acc_[2]) / 3.0;
+  const bool had_previous = have_smoothed_;
+  const double previous_t = smoothed_t_;
+  const double previous = smoothed_acc_;
+  have_smoothed_ = true;
+  smoothed_t_ = t;
+  smoothed_acc_ = smoothed;
+  if (smoothed < target_) return false;
+  if (!had_previous || !(previous < target_)) {
+    time_s_ = t;
+  } else {
+    time_s_ = previous_t + (target_ - previous) / (smoothed - previous) * (t - previous_t);
+  }
+  return true;
 }
 
 SnapshotEvaluator::SnapshotEvaluator(const Dataset* test, std::unique_ptr<Model> model,
                                      double target, std::function<void(const EvalRecord&)> on_eval)
     : test_(test),
       model_(std::move(model)),
-      target_(target),
       on_eval_(std::move(on_eval)),
+      crossing_(target),
       thread_([this] { Loop(); }) {}
 
 SnapshotEvaluator::~SnapshotEvaluator() {
@@ -64,7 +84,7 @@ void SnapshotEvaluator::Drain() {
 
 double SnapshotEvaluator::time_to_target_s() const {
   absl::MutexLock lock(&mu_);
-  return time_to_target_s_;
+  return crossing_.time_s();
 }
 
 double SnapshotEvaluator::last_accuracy() const {
@@ -100,14 +120,7 @@ void SnapshotEvaluator::Loop() {
     {
       absl::MutexLock lock(&mu_);
       const double accuracy = job.record.test.accuracy;
-      if (target_ > 0.0 && std::isnan(time_to_target_s_) && accuracy >= target_) {
-        time_to_target_s_ = have_previous_ && previous_.test.accuracy < target_
-                                ? InterpolateCrossing(previous_, job.record, target_)
-                                : job.record.wall_s;
-        reached_ = true;
-      }
-      previous_ = job.record;
-      have_previous_ = true;
+      if (crossing_.Add(job.record.wall_s, accuracy)) reached_ = true;
       last_accuracy_ = accuracy;
       ++evaluated_;
     }

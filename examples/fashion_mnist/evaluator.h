@@ -7,9 +7,11 @@
 // has the same resolution under every policy, and no worker's iteration pays for an
 // evaluation.
 //
-// Time to target is interpolated: the first two consecutive snapshots whose test accuracy
-// crosses the target give the time at which the accuracy, taken as linear between them,
-// reaches it (the first snapshot's time if it is already there).
+// Time to target (TargetCrossing below): the test accuracy of consecutive snapshots moves by
+// a point or two as SGD's noise moves the parameters, so the first snapshot above a target
+// near the curve's plateau is a matter of luck. The accuracy is therefore smoothed by a
+// centred moving average of three snapshots, and the time is interpolated linearly between
+// the two smoothed points that straddle the target.
 //
 // Thread-safety: Add, reached and Drain may be called from any thread; the hook runs on the
 // evaluator's thread, one record at a time, in the order the snapshots were added.
@@ -66,9 +68,31 @@ struct EvalRecord {
   std::vector<double> blocked_s;  // per rank; kUnknown for workers of other processes
 };
 
-// The accuracy crossing `target` between records a (below it) and b (at or above it),
-// interpolated linearly in wall time. REQUIRES: a.test.accuracy < target <= b's.
-double InterpolateCrossing(const EvalRecord& a, const EvalRecord& b, double target);
+// When a curve of (time, accuracy) points, added in time order, first reaches `target`:
+// point i's smoothed accuracy is the mean of points i - 1, i and i + 1, so the first and
+// the last point have none, and the crossing lies between the first two consecutive
+// smoothed points that straddle the target, interpolated linearly in time (the first
+// smoothed point's time when it is already there). A crossing is known one point after the
+// smoothed curve reaches the target. Thread-safety: none.
+class TargetCrossing {
+ public:
+  // target > 0; 0 or less: never crossed.
+  explicit TargetCrossing(double target) : target_(target) {}
+  // Adds the next point; true when this point made the crossing known.
+  bool Add(double time_s, double accuracy);
+  // The crossing's time; kUnknown until it is known.
+  double time_s() const { return time_s_; }
+
+ private:
+  const double target_;
+  double time_s_ = kUnknown;
+  int points_ = 0;
+  double t_[3] = {0, 0, 0};    // the last three points, oldest first
+  double acc_[3] = {0, 0, 0};
+  bool have_smoothed_ = false;  // a previous smoothed point
+  double smoothed_t_ = 0.0;
+  double smoothed_acc_ = 0.0;
+};
 
 class SnapshotEvaluator {
  public:
@@ -89,7 +113,7 @@ class SnapshotEvaluator {
   // Waits until every snapshot added so far has been evaluated.
   void Drain();
 
-  // After Drain: the interpolated time to target (kUnknown if not reached), the last
+  // After Drain: the time to target (TargetCrossing; kUnknown if not reached), the last
   // record's accuracy, and how many snapshots were evaluated.
   double time_to_target_s() const;
   double last_accuracy() const;
@@ -104,16 +128,13 @@ class SnapshotEvaluator {
 
   const Dataset* const test_;
   const std::unique_ptr<Model> model_;
-  const double target_;
   const std::function<void(const EvalRecord&)> on_eval_;
   std::atomic<bool> reached_{false};
   mutable absl::Mutex mu_;
   std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  bool have_previous_ ABSL_GUARDED_BY(mu_) = false;
-  EvalRecord previous_ ABSL_GUARDED_BY(mu_);
-  double time_to_target_s_ ABSL_GUARDED_BY(mu_) = kUnknown;
+  TargetCrossing crossing_ ABSL_GUARDED_BY(mu_);
   double last_accuracy_ ABSL_GUARDED_BY(mu_) = kUnknown;
   int64_t evaluated_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;  // last: starts after every member above

@@ -4,6 +4,8 @@
 
 #include "fashion_mnist/train.h"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -255,14 +257,14 @@ double Trainer::Seconds(Clock::time_point t) const { return SecondsBetween(start
 
 double Trainer::wall_s() const { return Seconds(Clock::now()); }
 
-absl::Status Trainer::Snapshot(std::vector<Eigen::MatrixXf> parameters, bool final,
-                               int64_t iterations, int iters_per_epoch, double *loss_sum,
-                               int64_t *loss_count, Staleness *last) {
+absl::Status Trainer::Snapshot(std::vector<Eigen::MatrixXf> parameters, double taken_s,
+                               bool final, int64_t iterations, int iters_per_epoch,
+                               double *loss_sum, int64_t *loss_count, Staleness *last) {
   EvalRecord r;
   r.final = final;
   r.iterations = iterations;
   r.epoch = static_cast<double>(iterations) / iters_per_epoch;
-  r.wall_s = wall_s();
+  r.wall_s = taken_s;
   if (*loss_count > 0) r.train_loss = *loss_sum / static_cast<double>(*loss_count);
   *loss_sum = 0.0;
   *loss_count = 0;
@@ -339,6 +341,10 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   KAIROS_RETURN_IF_ERROR(pace_.status());
   const kairos::PaceModel &pace = *pace_;
   const bool paced = config_.pace_ms > 0.0;
+  // A paced wait should end when its target passes, not up to the kernel's default timer
+  // slack (50 us) later, which adds up over thousands of iterations. Per thread; a refusal
+  // leaves the default.
+  if (paced) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   local_[static_cast<size_t>(rank)] = true;
   const Dataset &train = data_->train;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
@@ -422,7 +428,8 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
           KAIROS_RETURN_IF_ERROR(
               Snapshot(schedule != nullptr ? CopyOf(flat, model->layout(), schedule->fetched())
                                            : CopyOf(*model),
-                       false, iterations, iters_per_epoch, &loss_sum, &loss_count, &staleness));
+                       Seconds(pulled_at), false, iterations, iters_per_epoch, &loss_sum,
+                       &loss_count, &staleness));
         }
         const bool budget_spent = config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s;
         if (!stopping && (evaluator_->reached() || budget_spent)) {
@@ -499,6 +506,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   }
   summary.iterations = iterations;
   summary.stopped = stopping;
+  summary.end_s = wall_s();
   if (hooks_.on_worker_done) hooks_.on_worker_done(summary);
   if (rank != 0) {
     // The last step's request, before the caller finishes the worker.
@@ -511,8 +519,8 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   KAIROS_RETURN_IF_ERROR(WaitForOthers(worker, stopping));
   if (schedule != nullptr) KAIROS_RETURN_IF_ERROR(schedule->Finish(values));
   KAIROS_RETURN_IF_ERROR(model->Pull(worker));
-  KAIROS_RETURN_IF_ERROR(Snapshot(CopyOf(*model), true, iterations, iters_per_epoch, &loss_sum,
-                                  &loss_count, &staleness));
+  KAIROS_RETURN_IF_ERROR(Snapshot(CopyOf(*model), wall_s(), true, iterations, iters_per_epoch,
+                                  &loss_sum, &loss_count, &staleness));
   evaluator_->Drain();
   final_accuracy_ = evaluator_->last_accuracy();
   time_to_target_s_ = evaluator_->time_to_target_s();

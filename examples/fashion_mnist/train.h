@@ -142,6 +142,7 @@ struct WorkerSummary {
   int64_t straggled = 0;   // iterations that straggled (straggler_prob)
   int64_t overruns = 0;    // paced iterations whose gradient took longer than their pace
   bool stopped = false;    // by the target accuracy or the time budget
+  double end_s = 0.0;      // when its training loop ended, since Trainer::Start
   bool eager = false;      // ran the eager schedule (the file comment)
   // Eager: the steps that waited for the previous step's reply, and the time they waited
   // (the communication the computation did not hide).
@@ -214,10 +215,10 @@ class Trainer {
 
  private:
   // Rank 0's copy of the global parameters (`parameters`, one per tensor of the model's
-  // layout), handed to the evaluator.
-  absl::Status Snapshot(std::vector<Eigen::MatrixXf> parameters, bool final, int64_t iterations,
-                        int iters_per_epoch, double* loss_sum, int64_t* loss_count,
-                        Staleness* last);
+  // layout), pulled at `taken_s` since Start, handed to the evaluator.
+  absl::Status Snapshot(std::vector<Eigen::MatrixXf> parameters, double taken_s, bool final,
+                        int64_t iterations, int iters_per_epoch, double* loss_sum,
+                        int64_t* loss_count, Staleness* last);
   absl::Status WaitForOthers(kairos::Worker& worker, bool stopping);
   double Seconds(std::chrono::steady_clock::time_point t) const;
 

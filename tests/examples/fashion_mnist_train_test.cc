@@ -13,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fashion_mnist/data.h"
@@ -240,7 +241,9 @@ TEST_P(CounterTest, ServersCountWhatThePolicyDid) {
   }
   EXPECT_EQ(grants > 0, c.grants) << grants;
   // Only DSSP's controller answers at all; its grants go to the fast workers only.
-  if (!c.grants) EXPECT_EQ(zero_answers, 0u);
+  if (!c.grants) {
+    EXPECT_EQ(zero_answers, 0u);
+  }
   EXPECT_EQ(r.counts[2].grants, 0u);
   // The slow worker's pushes: 2 x 5 fast pushes per chunk between its read and its push,
   // above SaPS's default S_max = 2 (N - 1) = 4.
@@ -364,13 +367,17 @@ TEST(TrainTest, PacedIterationsLastWhatThePaceModelSays) {
   absl::StatusOr<kairos::PaceModel> pace = MakePaceModel(config);
   ASSERT_TRUE(pace.ok()) << pace.status();
   ASSERT_EQ(r.iterations.size(), 30u);
+  std::vector<double> overshoot;
   for (const IterationRecord &it : r.iterations) {
     const double target = absl::ToDoubleSeconds(pace->IterationTime(it.rank, it.iteration));
-    // The wait ends at the target, measured from the gradient's start; sleeping may
-    // overshoot by a scheduler's tick, never undershoot.
+    // The wait ends at the target, measured from the gradient's start: never before it.
     EXPECT_GE(it.compute_s + it.slowed_s, target - 1e-6) << it.rank << "/" << it.iteration;
-    EXPECT_LT(it.compute_s + it.slowed_s, target + 0.004) << it.rank << "/" << it.iteration;
+    overshoot.push_back(it.compute_s + it.slowed_s - target);
   }
+  // Sleeping overshoots by the scheduler's wake-up, which a loaded machine stretches for a
+  // few iterations; the median stays far below a pace (a wait of twice the pace would not).
+  std::nth_element(overshoot.begin(), overshoot.begin() + 15, overshoot.end());
+  EXPECT_LT(overshoot[15], 0.003);
   for (const WorkerSummary &w : r.workers) EXPECT_EQ(w.overruns, 0) << "worker " << w.rank;
 }
 
@@ -391,8 +398,8 @@ TEST(TrainTest, APaceShorterThanTheGradientIsCountedAsAnOverrun) {
   }
 }
 
-// Snapshots every snapshot_s of wall time, evaluated by the evaluator's thread: their times
-// are at least the interval apart, increase, and the last one is the final evaluation.
+// Snapshots every snapshot_s of wall time, evaluated by the evaluator's thread: at most one
+// per interval, in order, and the last one is the final evaluation.
 TEST(TrainTest, SnapshotsAreTakenByWallTime) {
   const FashionMnist data = SyntheticSplit();
   TrainConfig config;
@@ -408,24 +415,53 @@ TEST(TrainTest, SnapshotsAreTakenByWallTime) {
   ASSERT_GE(r.evals.size(), 5u);
   EXPECT_TRUE(r.evals.back().final);
   EXPECT_EQ(r.evals.front().iterations, 0);  // the first at the start
+  // At most one snapshot per interval of 0.05 s, each at rank 0's first pull in its
+  // interval (however late a loaded machine makes that pull).
   for (size_t i = 1; i + 1 < r.evals.size(); ++i) {
     EXPECT_FALSE(r.evals[i].final);
-    EXPECT_GE(r.evals[i].wall_s - r.evals[i - 1].wall_s, 0.05 - 0.003) << i;
+    EXPECT_GT(std::floor(r.evals[i].wall_s / 0.05), std::floor(r.evals[i - 1].wall_s / 0.05))
+        << i;
     EXPECT_GT(r.evals[i].iterations, r.evals[i - 1].iterations) << i;
   }
   EXPECT_DOUBLE_EQ(r.final_accuracy, r.evals.back().test.accuracy);
 }
 
-TEST(EvaluatorTest, TimeToTargetIsInterpolatedBetweenSnapshots) {
-  EvalRecord a;
-  a.wall_s = 1.0;
-  a.test.accuracy = 0.80;
-  EvalRecord b;
-  b.wall_s = 2.0;
-  b.test.accuracy = 0.90;
-  EXPECT_DOUBLE_EQ(InterpolateCrossing(a, b, 0.85), 1.5);
-  EXPECT_DOUBLE_EQ(InterpolateCrossing(a, b, 0.90), 2.0);
-  EXPECT_NEAR(InterpolateCrossing(a, b, 0.82), 1.2, 1e-12);
+// Time to target: a centred moving average of three snapshots, interpolated between the two
+// smoothed points that straddle the target.
+TEST(TargetCrossingTest, InterpolatesTheSmoothedAccuracy) {
+  // Accuracies in steps of 1/8, so that every mean below is exact.
+  TargetCrossing c(0.75);
+  EXPECT_FALSE(c.Add(0.0, 0.5));
+  EXPECT_FALSE(c.Add(1.0, 0.625));
+  EXPECT_FALSE(c.Add(2.0, 0.75));  // t=1 smoothed: (0.5 + 0.625 + 0.75) / 3 = 0.625
+  EXPECT_TRUE(std::isnan(c.time_s()));
+  EXPECT_TRUE(c.Add(3.0, 0.875));  // t=2 smoothed: 0.75, the target
+  EXPECT_DOUBLE_EQ(c.time_s(), 2.0);
+  EXPECT_FALSE(c.Add(4.0, 1.0));  // known once
+  EXPECT_DOUBLE_EQ(c.time_s(), 2.0);
+
+  TargetCrossing half(0.6875);  // halfway between the smoothed 0.625 at t=1 and 0.75 at t=2
+  for (double t : {0.0, 1.0, 2.0, 3.0}) half.Add(t, 0.5 + 0.125 * t);
+  EXPECT_DOUBLE_EQ(half.time_s(), 1.5);
+}
+
+TEST(TargetCrossingTest, OneLuckySnapshotDoesNotReachTheTarget) {
+  TargetCrossing c(0.84);
+  // A single snapshot above 0.84 between two below it: the smoothed curve stays below.
+  for (auto [t, a] : {std::pair{0.0, 0.80}, {0.25, 0.82}, {0.5, 0.845}, {0.75, 0.82},
+                      {1.0, 0.83}, {1.25, 0.83}}) {
+    EXPECT_FALSE(c.Add(t, a)) << t;
+  }
+  EXPECT_TRUE(std::isnan(c.time_s()));
+  // Already at the target at the first smoothed point: that point's time.
+  TargetCrossing early(0.5);
+  early.Add(0.0, 0.6);
+  early.Add(0.25, 0.6);
+  EXPECT_TRUE(early.Add(0.5, 0.6));
+  EXPECT_DOUBLE_EQ(early.time_s(), 0.25);
+  // No target: never crossed.
+  TargetCrossing none(0.0);
+  for (double t : {0.0, 1.0, 2.0, 3.0}) EXPECT_FALSE(none.Add(t, 1.0));
 }
 
 // TrainConfig::max_wall_s: rank 0 raises the stop flag after the budget, every worker stops
@@ -525,13 +561,16 @@ TEST_P(StopTest, TargetStopsEveryWorker) {
   }
   ASSERT_FALSE(r.evals.empty());
   EXPECT_TRUE(r.evals.back().final);
-  // The snapshot that stopped it: the first to reach the target, at or after the
-  // interpolated time to target (the evaluator may have queued later ones meanwhile).
+  // The snapshots that stopped it came before the final one: one of them reached the target
+  // (a smoothed accuracy at the target needs a snapshot at it), and the time to target lies
+  // within them.
   const auto first = std::find_if(r.evals.begin(), r.evals.end(), [](const EvalRecord &e) {
     return !e.final && e.test.accuracy >= 0.9;
   });
   ASSERT_NE(first, r.evals.end());
-  EXPECT_LE(r.time_to_target_s, first->wall_s);
+  ASSERT_GE(r.evals.size(), 4u);
+  EXPECT_GE(r.time_to_target_s, r.evals.front().wall_s);
+  EXPECT_LE(r.time_to_target_s, r.evals[r.evals.size() - 2].wall_s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, StopTest,
