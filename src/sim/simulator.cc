@@ -26,18 +26,8 @@ namespace kairos::sim {
 namespace {
 
 // The pace model of the compute options (validated by ValidateSimOptions, so Create cannot
-// fail): the stream a paced real worker of the same seed draws from (kairos/pace.h).
-PaceModel PaceOf(const SimOptions& o) {
-  PaceOptions p;
-  p.iteration_time = o.compute.compute_time;
-  p.slowdown = o.compute.slowdown;
-  p.jitter_shift = o.compute.jitter_shift;
-  p.jitter_mean = o.compute.jitter_mean;
-  p.straggler_prob = o.compute.straggler_prob;
-  p.straggler_factor = o.compute.straggler_factor;
-  p.seed = o.seed;
-  return *PaceModel::Create(std::move(p));
-}
+// fail).
+PaceModel PaceOf(const SimOptions& o) { return *PaceModel::Create(PaceOptionsOf(o)); }
 
 using policy::MemberState;
 using policy::Tick;
@@ -366,6 +356,18 @@ int64_t SimResult::total_iterations() const {
   int64_t total = 0;
   for (const SimWorkerResult& w : workers) total += w.iterations;
   return total;
+}
+
+PaceOptions PaceOptionsOf(const SimOptions& o) {
+  PaceOptions p;
+  p.iteration_time = o.compute.compute_time;
+  p.slowdown = o.compute.slowdown;
+  p.jitter_shift = o.compute.jitter_shift;
+  p.jitter_mean = o.compute.jitter_mean;
+  p.straggler_prob = o.compute.straggler_prob;
+  p.straggler_factor = o.compute.straggler_factor;
+  p.seed = o.seed;
+  return p;
 }
 
 absl::StatusOr<SimResult> Simulate(const SimOptions& options) {

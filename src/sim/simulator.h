@@ -47,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kairos/metrics.h"
+#include "kairos/pace.h"
 #include "policy/policy.h"
 #include "sim/model.h"
 
@@ -181,6 +182,10 @@ struct SimResult {
 // OK iff every field of `options` is in its documented range (the policy spec is checked
 // by Simulate, which parses it). InvalidArgument names the first field that is not.
 absl::Status ValidateSimOptions(const SimOptions& options);
+
+// The pace model (kairos/pace.h) of `options`' compute model and seed: the compute times
+// the simulator draws when no measured profile is given.
+PaceOptions PaceOptionsOf(const SimOptions& options);
 
 // Runs one simulation. InvalidArgument for bad options (the message names the field) or a
 // spec that does not parse; FailedPrecondition if the run

@@ -432,15 +432,7 @@ TEST(SimulatorTest, ComputeTimesAreThePaceModels) {
   SimOptions o = Heterogeneous("bsp");
   absl::StatusOr<SimResult> r = Simulate(o);
   ASSERT_TRUE(r.ok()) << r.status();
-  PaceOptions p;
-  p.iteration_time = o.compute.compute_time;
-  p.slowdown = o.compute.slowdown;
-  p.jitter_shift = o.compute.jitter_shift;
-  p.jitter_mean = o.compute.jitter_mean;
-  p.straggler_prob = o.compute.straggler_prob;
-  p.straggler_factor = o.compute.straggler_factor;
-  p.seed = o.seed;
-  absl::StatusOr<PaceModel> pace = PaceModel::Create(p);
+  absl::StatusOr<PaceModel> pace = PaceModel::Create(PaceOptionsOf(o));
   ASSERT_TRUE(pace.ok()) << pace.status();
   for (int w = 0; w < o.num_workers; ++w) {
     absl::Duration sum;
