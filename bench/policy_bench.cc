@@ -104,6 +104,8 @@ struct Flags {
   int batch = 32;
   double lr = 0.1;
   int eval_every = 100;
+  double pace_ms = 0.0;     // > 0: paced workers (docs/lab.md)
+  double snapshot_s = 0.0;  // > 0: snapshots by wall time instead of --eval-every
   int max_train = 20000;
   int max_test = 2000;
   std::string data_dir = fmnist::kDefaultDataDir;
@@ -167,6 +169,17 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--eval-every", f.eval_every, "Rank 0's iterations between evaluations")
       ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--pace-ms", f.pace_ms,
+                 "Real runs: each iteration's compute phase lasts this many ms times the "
+                 "worker's slowdown (paced workers, docs/lab.md); 0: the slowdown multiplies "
+                 "the gradient's measured time")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--snapshot-s", f.snapshot_s,
+                 "Real runs: evaluate a snapshot of the parameters every this many seconds "
+                 "of wall time instead of every --eval-every iterations (0)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--max-train", f.max_train, "Training images (real runs and simulator)")
       ->check(CLI::Range(100, 60000))
@@ -387,6 +400,8 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   config.straggler_factor = sc.straggler_factor;
   config.seed = seed;
   config.eval_every = f.eval_every;
+  config.pace_ms = f.pace_ms;
+  config.snapshot_s = f.snapshot_s;
   config.max_wall_s = f.budget_s;
   absl::StatusOr<std::vector<TableSpec>> tables =
       fmnist::JobTables(config, data.train.num_features(), 1);
