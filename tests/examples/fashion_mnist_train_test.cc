@@ -171,11 +171,9 @@ TEST(TrainTest, EagerPullRunsTheEagerScheduleAndLearns) {
   EXPECT_DOUBLE_EQ(r.evals.back().test.accuracy, r.final_accuracy);
 }
 
-// Eager pull behind a gate: a fast worker's step waits for its previous reply while the gate
-// holds that read for the slow worker, and the overlap counters say so; the servers count
-// no grant, drop or down-weight (SSP has no controller, no straggler policy).
-TEST(TrainTest, EagerStepsWaitForARepliesTheGateHolds) {
-  const FashionMnist data = SyntheticSplit();
+// Softmax, one epoch of 20 iterations per worker on 3 workers paced at 2 ms, the third one
+// five times slower, at a constant learning rate.
+TrainConfig PacedWithASlowThirdWorker() {
   TrainConfig config;
   config.model = "softmax";
   config.epochs = 1;
@@ -183,6 +181,15 @@ TEST(TrainTest, EagerStepsWaitForARepliesTheGateHolds) {
   config.schedule = "constant";
   config.pace_ms = 2.0;
   config.slowdown = {1.0, 1.0, 5.0};
+  return config;
+}
+
+// Eager pull behind a gate: a fast worker's step waits for its previous reply while the gate
+// holds that read for the slow worker, and the overlap counters say so; the servers count
+// no grant, drop or down-weight (SSP has no controller, no straggler policy).
+TEST(TrainTest, EagerStepsWaitForARepliesTheGateHolds) {
+  const FashionMnist data = SyntheticSplit();
+  const TrainConfig config = PacedWithASlowThirdWorker();
   const RunResult r = Train(data, config, 3, "ssp:s=1+pull=eager");
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.workers.size(), 3u);
@@ -223,13 +230,7 @@ class CounterTest : public ::testing::TestWithParam<CounterCase> {};
 TEST_P(CounterTest, ServersCountWhatThePolicyDid) {
   const CounterCase &c = GetParam();
   const FashionMnist data = SyntheticSplit();
-  TrainConfig config;
-  config.model = "softmax";
-  config.epochs = 1;
-  config.batch = 40;  // 20 iterations per worker
-  config.schedule = "constant";
-  config.pace_ms = 2.0;
-  config.slowdown = {1.0, 1.0, 5.0};
+  const TrainConfig config = PacedWithASlowThirdWorker();
   const RunResult r = Train(data, config, 3, c.policy);
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.counts.size(), 3u);
