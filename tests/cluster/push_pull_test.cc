@@ -1,0 +1,195 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Worker::PushPullAsync of parts, the eager step of a model over several tables, through a
+// whole cluster (LocalCluster, eager pull on ASP): each part's gradient applied and its range
+// returned as it is after that push, exactly; one iteration ended per step, not per table; a
+// refused step sends nothing, keeps the clock and fails every Request naming the problem;
+// the merged reply's clocks. Uses the public API only.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kairos/kairos.h"
+
+namespace kairos {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+constexpr float kLearningRate = 0.5f;
+constexpr float kInitialA = 1.0f;
+constexpr float kInitialB = 3.0f;
+
+// Table "a" of 5 and "b" of 3 elements, SGD at 0.5, chunks of 2 over 2 servers: "a" is the
+// chunks [0, 2) [2, 4) [4, 5), so a part reaches both shards. Every value below (small
+// integers and halves, scales of powers of two) is exact in float32.
+ClusterOptions TwoTables(int workers) {
+  ClusterOptions o;
+  o.num_servers = 2;
+  o.num_workers = workers;
+  o.job.policy = "eager";
+  o.job.chunk_elements = 2;
+  o.job.tables.push_back({"a", 5, Initializer::Constant(kInitialA), {"sgd", kLearningRate}});
+  o.job.tables.push_back({"b", 3, Initializer::Constant(kInitialB), {"sgd", kLearningRate}});
+  o.worker.request_timeout = absl::Seconds(30);
+  return o;
+}
+
+PushPullPart Part(std::string table, uint64_t offset, const std::vector<float>& gradient,
+                  std::span<float> out) {
+  return PushPullPart{.table = std::move(table),
+                      .offset = offset,
+                      .gradient = Buffer::CopyOf(gradient),
+                      .out = out};
+}
+
+// Waits for every Request of a step; the first error, or OK.
+absl::Status WaitAll(const std::vector<Request>& requests) {
+  absl::Status first;
+  for (const Request& r : requests) first.Update(r.Wait());
+  return first;
+}
+
+TEST(PushPullPartsTest, AStepOverTwoTablesAppliesEachGradientAndReturnsTheValuesAfterIt) {
+  auto cluster = LocalCluster::Create(TwoTables(2));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  PushPullReply reply;
+
+  // Step 1, both tables whole: a = 1 - 0.5 * ga, b = 3 - 0.5 * gb.
+  std::vector<float> out_a(5), out_b(3);
+  std::vector<PushPullPart> parts;
+  parts.push_back(Part("a", 0, {2, 4, 6, 8, 10}, out_a));
+  parts.push_back(Part("b", 0, {1, -1, 2}, out_b));
+  std::vector<Request> requests = w.PushPullAsync(parts, &reply);
+  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_TRUE(WaitAll(requests).ok()) << WaitAll(requests);
+  EXPECT_THAT(out_a, ElementsAre(0.0f, -1.0f, -2.0f, -3.0f, -4.0f));
+  EXPECT_THAT(out_b, ElementsAre(2.5f, 3.5f, 2.0f));
+
+  // Step 2 at scale 0.5: "a" whole, a -= 0.5 * 0.5 * 4; "b" only [1, 3).
+  std::vector<float> out_b_tail(2);
+  parts.clear();
+  parts.push_back(Part("a", 0, {4, 4, 4, 4, 4}, out_a));
+  parts.push_back(Part("b", 1, {2, -4}, out_b_tail));
+  requests = w.PushPullAsync(parts, &reply, /*scale=*/0.5f);
+  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_TRUE(WaitAll(requests).ok()) << WaitAll(requests);
+  EXPECT_THAT(out_a, ElementsAre(-1.0f, -2.0f, -3.0f, -4.0f, -5.0f));
+  EXPECT_THAT(out_b_tail, ElementsAre(3.0f, 3.0f));  // 3.5 - 0.25 * 2, 2 + 0.25 * 4
+
+  // What the servers hold: the same, and b[0] untouched by the second step.
+  std::vector<float> a(5), b(3);
+  ASSERT_TRUE(w.Pull("a", a).ok());
+  ASSERT_TRUE(w.Pull("b", b).ok());
+  EXPECT_THAT(a, ElementsAreArray(out_a));
+  EXPECT_THAT(b, ElementsAre(2.5f, 3.0f, 3.0f));
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST(PushPullPartsTest, AStepEndsTheIterationOnceHoweverManyTablesItTouches) {
+  auto cluster = LocalCluster::Create(TwoTables(2));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  ASSERT_EQ(w.clock(), 0);
+  std::vector<float> out_a(5), out_b(3);
+  PushPullReply reply;
+  for (int64_t step = 1; step <= 3; ++step) {
+    std::vector<PushPullPart> parts;
+    parts.push_back(Part("a", 0, {0, 0, 0, 0, 0}, out_a));
+    parts.push_back(Part("b", 0, {0, 0, 0}, out_b));
+    const std::vector<Request> requests = w.PushPullAsync(parts, &reply);
+    EXPECT_EQ(w.clock(), step) << "one clock per step of two tables";
+    ASSERT_TRUE(WaitAll(requests).ok()) << WaitAll(requests);
+    // The shards learned one clock per step too: this step was issued at clock step - 1.
+    EXPECT_EQ(reply.clocks[0], step - 1);
+  }
+  EXPECT_EQ(w.clock(), 3);
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST(PushPullPartsTest, ARefusedStepSendsNothingKeepsTheClockAndFailsEveryRequest) {
+  auto cluster = LocalCluster::Create(TwoTables(2));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  std::vector<float> out_a(5), out_b(3), out_short(2);
+  struct Case {
+    std::string name;
+    PushPullPart bad;  // the second part, after a valid part of "a"
+    absl::StatusCode code;
+    std::string message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"unknown table", Part("c", 0, {1, 1, 1}, out_b), absl::StatusCode::kNotFound,
+                   "push-pull: unknown table 'c'"});
+  cases.push_back({"out.size() != gradient.size()", Part("b", 0, {1, 1, 1}, out_short),
+                   absl::StatusCode::kInvalidArgument,
+                   "push-pull of table 'b': needs out.size() == gradient.size() (2 vs 3)"});
+  cases.push_back({"range past the table", Part("b", 2, {1, 1}, out_short),
+                   absl::StatusCode::kInvalidArgument, "push-pull of table 'b': range [2, 4)"});
+  for (Case& c : cases) {
+    PushPullReply reply;
+    std::vector<PushPullPart> parts;
+    parts.push_back(Part("a", 0, {2, 2, 2, 2, 2}, out_a));
+    parts.push_back(std::move(c.bad));
+    const std::vector<Request> requests = w.PushPullAsync(parts, &reply);
+    ASSERT_EQ(requests.size(), 2u) << c.name;
+    for (const Request& r : requests) {
+      const absl::Status s = r.Wait();
+      EXPECT_EQ(s.code(), c.code) << c.name << ": " << s;
+      EXPECT_THAT(s.message(), HasSubstr(c.message)) << c.name;
+    }
+    EXPECT_EQ(w.clock(), 0) << c.name;
+  }
+  // Nothing was sent: not even the valid part of "a" (a pull sees the worker's own pushes).
+  std::vector<float> a(5);
+  ASSERT_TRUE(w.Pull("a", a).ok());
+  EXPECT_THAT(a, ElementsAre(kInitialA, kInitialA, kInitialA, kInitialA, kInitialA));
+
+  // Positive control: the same step with a valid second part goes through.
+  PushPullReply reply;
+  std::vector<PushPullPart> parts;
+  parts.push_back(Part("a", 0, {2, 2, 2, 2, 2}, out_a));
+  parts.push_back(Part("b", 1, {1, 1}, out_short));
+  const std::vector<Request> requests = w.PushPullAsync(parts, &reply);
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_TRUE(WaitAll(requests).ok()) << WaitAll(requests);
+  EXPECT_EQ(w.clock(), 1);
+  EXPECT_THAT(out_a, ElementsAre(0.0f, 0.0f, 0.0f, 0.0f, 0.0f));
+  EXPECT_THAT(out_short, ElementsAre(2.5f, 2.5f));
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+TEST(PushPullPartsTest, TheMergedReplyHasOneClockPerWorkerWithThisWorkersOwn) {
+  // Three workers; rank 1 steps, the others never clock.
+  auto cluster = LocalCluster::Create(TwoTables(3));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(1);
+  std::vector<float> out_a(5), out_b(3);
+  for (int64_t step = 0; step < 3; ++step) {
+    const int64_t issued_at = w.clock();
+    PushPullReply reply;
+    reply.clocks = {7, 7, 7, 7, 7};  // replaced by the step
+    std::vector<PushPullPart> parts;
+    parts.push_back(Part("a", 0, {1, 1, 1, 1, 1}, out_a));
+    parts.push_back(Part("b", 0, {1, 1, 1}, out_b));
+    const std::vector<Request> requests = w.PushPullAsync(parts, &reply);
+    ASSERT_TRUE(WaitAll(requests).ok()) << WaitAll(requests);
+    // The clock each shard knew when it answered: this worker's is the one it issued the
+    // step at (its Clock() follows the pushes, in order, on every shard).
+    EXPECT_THAT(reply.clocks, ElementsAre(0, issued_at, 0)) << "step " << step;
+    EXPECT_EQ(w.clock(), issued_at + 1);
+    EXPECT_FALSE(reply.dropped);
+  }
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+}  // namespace
+}  // namespace kairos
