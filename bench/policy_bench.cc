@@ -13,8 +13,8 @@
 // (src/sim/, docs/simulator.md) with 16, 64 and 256 virtual workers.
 //
 //   homogeneous  4 workers, 2 servers, equal speeds
-//   straggler    4 workers, worker 0 4x slower
-//   two-speeds   4 workers, two of them 2.5x slower (the DSSP paper's two GPU models)
+//   straggler    4 workers, the last one 4x slower
+//   two-speeds   4 workers, the last two 2.5x slower (the DSSP paper's two GPU models)
 //   transient    4 workers, each iteration 10 % likely to be 5x slower
 //   scale        simulator: --scale-workers (16, 64, 256) with --scale-heterogeneity
 //
@@ -257,12 +257,17 @@ absl::StatusOr<std::vector<Scenario>> MakeScenarios(const Flags& f) {
     if (name == "homogeneous") {
       s.describe = "equal speeds";
     } else if (name == "straggler") {
-      s.slowdown = {4.0};
-      s.describe = "worker 0 4x slower";
+      // The slow workers are the last ranks, so rank 0, which takes the snapshots, is fast.
+      s.slowdown.assign(static_cast<size_t>(f.workers), 1.0);
+      s.slowdown.back() = 4.0;
+      s.describe = absl::StrCat("worker ", f.workers - 1, " 4x slower");
     } else if (name == "two-speeds") {
       s.slowdown.assign(static_cast<size_t>(f.workers), 1.0);
-      for (int i = 0; i < f.workers / 2; ++i) s.slowdown[static_cast<size_t>(i)] = 2.5;
-      s.describe = absl::StrCat("workers 0..", f.workers / 2 - 1, " 2.5x slower");
+      for (int i = f.workers - f.workers / 2; i < f.workers; ++i) {
+        s.slowdown[static_cast<size_t>(i)] = 2.5;
+      }
+      s.describe = absl::StrCat("workers ", f.workers - f.workers / 2, "..", f.workers - 1,
+                                " 2.5x slower");
     } else if (name == "transient") {
       s.straggler_prob = 0.1;
       s.straggler_factor = 5.0;
