@@ -80,7 +80,7 @@ while (($#)); do
     --example) example=$2; build=0; shift 2 ;;
     --no-build) build=0; shift ;;
     --no-plots) plots=0; shift ;;
-    -h|--help) sed -n "2,40p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n "2,39p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
