@@ -365,6 +365,11 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
 
   WorkerSummary summary;
   summary.rank = rank;
+  // Time blocked in reads (or, eager, waiting for the previous step's reply), in ns.
+  const auto add_blocked = [&](int64_t ns) {
+    blocked_ns_[static_cast<size_t>(rank)] += ns;
+    summary.blocked_s += static_cast<double>(ns) * 1e-9;
+  };
   // Eager pull: one schedule over the model's tables and the control table (the file comment).
   KAIROS_ASSIGN_OR_RETURN(summary.eager, kairos::PullsEagerly(worker.job().policy));
   const FlatLayout flat = summary.eager ? Flatten(model->layout()) : FlatLayout{};
@@ -374,10 +379,8 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   if (summary.eager) {
     const Clock::time_point start = Clock::now();
     KAIROS_ASSIGN_OR_RETURN(schedule, kairos::EagerSchedule::Start(worker, flat.tables, values));
-    const auto blocked =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-    blocked_ns_[static_cast<size_t>(rank)] += blocked;
-    summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+    add_blocked(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
   }
   Eigen::MatrixXf x;
   std::vector<int> y;
@@ -406,8 +409,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
         blocked =
             std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start)
                 .count();
-        blocked_ns_[static_cast<size_t>(rank)] += blocked;
-        summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+        add_blocked(blocked);
       }
       const Clock::time_point pulled_at = Clock::now();
 
@@ -475,8 +477,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
         if (schedule->last_waited()) ++summary.eager_waits;
         summary.eager_wait_s += static_cast<double>(blocked) * 1e-9;
         eager_wait_ns_ += blocked;
-        blocked_ns_[static_cast<size_t>(rank)] += blocked;
-        summary.blocked_s += static_cast<double>(blocked) * 1e-9;
+        add_blocked(blocked);
       } else {
         const float zero = 0.0f;
         kairos::Request pushed_control =
