@@ -10,7 +10,8 @@
 // Besides "no crash, no sanitizer report", it checks what Decode promises: a decoded
 // message has a valid kind and this protocol version, one payload per announced frame with
 // exactly the frame's bytes at a float-aligned address, one payload of `length` floats for
-// PUSH and PULL_REPLY and none for other kinds, and it survives EncodeHeader and a second
+// PUSH, ASSIGN and PULL_REPLY, `length` keys first for PUSH_SPARSE (keys, rows) and
+// PULL_SPARSE (keys), and none for other kinds, and it survives EncodeHeader and a second
 // Decode unchanged; a refused one is InvalidArgument, with the header handed back exactly
 // when frame 0 parses.
 //
@@ -62,11 +63,24 @@ void CheckDecoded(const Message& m, const std::vector<std::string>& frames) {
     Require(reinterpret_cast<std::uintptr_t>(p.data()) % alignof(float) == 0,
             "a payload is float-aligned");
   }
-  if (h.kind() == wire::PUSH || h.kind() == wire::PULL_REPLY) {
-    Require(m.payloads.size() == 1 && m.payloads[0].size() == h.length(),
-            "PUSH and PULL_REPLY carry one payload of `length` floats");
-  } else {
-    Require(m.payloads.empty(), "other kinds carry no payload");
+  switch (h.kind()) {
+    case wire::PUSH:
+    case wire::ASSIGN:
+    case wire::PULL_REPLY:
+      Require(m.payloads.size() == 1 && m.payloads[0].size() == h.length(),
+              "PUSH, ASSIGN and PULL_REPLY carry one payload of `length` floats");
+      break;
+    case wire::PUSH_SPARSE:
+    case wire::PULL_SPARSE:
+      Require(m.payloads.size() == (h.kind() == wire::PUSH_SPARSE ? 2u : 1u),
+              "PUSH_SPARSE carries keys and rows, PULL_SPARSE keys");
+      Require(h.length() >= 1 && h.length() <= kMaxSparseKeys,
+              "a sparse request carries 1 to kMaxSparseKeys keys");
+      Require(m.payloads[0].size_bytes() == h.length() * sizeof(uint64_t),
+              "the key frame holds `length` keys");
+      break;
+    default:
+      Require(m.payloads.empty(), "other kinds carry no payload");
   }
   // What a node sends after decoding it (a relay, a reply built from it) decodes again to
   // the same header.
@@ -150,6 +164,15 @@ Seeds MakeSeeds() {
   s.push_back({"pull", Input(0, Header(wire::PULL, 0, 8), {})});
   s.push_back({"pull-reply", Input(4, Header(wire::PULL_REPLY, 1, 2), {Floats({5, 6})})});
   s.push_back({"clock", Input(0, Header(wire::CLOCK, 0), {})});
+  s.push_back({"assign", Input(0, Header(wire::ASSIGN, 1, 2), {Floats({7, 8})})});
+  {
+    const uint64_t keys[2] = {11, 1u << 30};
+    const std::string key_frame(reinterpret_cast<const char*>(keys), sizeof(keys));
+    s.push_back({"push-sparse",
+                 Input(0, Header(wire::PUSH_SPARSE, 2, 2), {key_frame, Floats({1, 2, 3, 4})})});
+    s.push_back({"pull-sparse", Input(5, Header(wire::PULL_SPARSE, 1, 2), {key_frame})});
+    s.push_back({"sparse-no-keys", Input(4, Header(wire::PULL_SPARSE, 1, 0), {""})});
+  }
   {
     Message m = Header(wire::JOIN, 0);
     m.header.mutable_join()->set_role(wire::WORKER);
