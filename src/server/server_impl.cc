@@ -9,7 +9,6 @@
 // answers made there are sent from there.
 
 #include <algorithm>
-#include <filesystem>
 #include <random>
 #include <atomic>
 #include <memory>
@@ -20,27 +19,26 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "common/byte_io.h"
 #include "common/clock.h"
 #include "common/limits.h"
 #include "common/logging.h"
 #include "common/thread_checker.h"
 #include "engine/checkpoint.h"
 #include "engine/shard_engine.h"
-#include "engine/update_log.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
 #include "metrics/exporter.h"
 #include "metrics/prometheus.h"
 #include "policy/policy.h"
 #include "server/apply_pool.h"
+#include "server/checkpointer.h"
 #include "server/engine_messages.h"
+#include "server/journal.h"
 #include "server/request_window.h"
 #include "server/server_internal.h"
 #include "server/start_checks.h"
@@ -61,6 +59,24 @@ int DefaultApplyThreads() {
   return static_cast<int>(std::clamp(hw, 1u, 4u));
 }
 
+Checkpointer::Options CheckpointerOptionsOf(const ServerOptions& o) {
+  Checkpointer::Options c;
+  c.dir = o.checkpoint_dir;
+  c.sync = o.checkpoint_sync;
+  c.every_clocks = o.checkpoint_every_clocks;
+  c.every = o.checkpoint_every;
+  c.at_end = o.checkpoint_at_end;
+  return c;
+}
+
+Journal::Options JournalOptionsOf(const ServerOptions& o) {
+  Journal::Options j;
+  j.state_dir = o.state_dir;
+  j.sync = o.log_sync == ServerOptions::LogSync::kMachine ? LogSync::kMachine : LogSync::kProcess;
+  j.rebase_bytes = o.log_rebase_bytes;
+  return j;
+}
+
 EngineOptions EngineOptionsOf(const ServerOptions& o) {
   EngineOptions e;
   e.inline_apply_bytes = o.inline_apply_bytes;
@@ -72,21 +88,24 @@ EngineOptions EngineOptionsOf(const ServerOptions& o) {
   return e;
 }
 
-class ServerImpl final : public Server, private EngineHost {
+class ServerImpl final : public Server, private EngineHost, private JournalHost {
  public:
   explicit ServerImpl(const ServerOptions& options)
       : options_(options),
         log_(GetLogger(options.logger)),
         created_(ClockOf(options_).Now()),
-        pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()) {}
+        pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()),
+        checkpointer_(CheckpointerOptionsOf(options),
+                      [this](std::function<void()> task) { transport_->Post(std::move(task)); },
+                      log_),
+        journal_(JournalOptionsOf(options), this, log_) {}
 
   // The apply lanes finish their queued work while the transport and the engine they use
   // still exist, then the engine goes before the pool it hands work to.
   ~ServerImpl() override {
     if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
-    Stop();
-    if (writer_.joinable()) writer_.join();
-    if (rebase_writer_.joinable()) rebase_writer_.join();
+    Stop();  // nothing posted runs after this; the checkpointer and the journal join their
+             // writers when they go
     pool_.Stop();
     engine_view_.store(nullptr);
     engine_.reset();
@@ -125,10 +144,6 @@ class ServerImpl final : public Server, private EngineHost {
           KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
           OnTick(now);
         });
-    Message join;
-    join.header.set_kind(wire::JOIN);
-    join.header.mutable_join()->set_role(wire::SERVER);
-    join.header.mutable_join()->set_endpoint(endpoint_);
     join_deadline_ = Now() + options_.join_timeout;
     SendJoin();
     return absl::OkStatus();
@@ -194,19 +209,21 @@ class ServerImpl final : public Server, private EngineHost {
       s.workers = engine->metrics();
       s.stragglers = engine->stragglers();
     }
-    s.checkpoints_written = checkpoints_written_.load();
-    s.checkpoints_failed = checkpoints_failed_.load();
-    s.checkpoints_skipped = checkpoints_skipped_.load();
-    s.last_checkpoint_clock = last_checkpoint_clock_.load();
+    const Checkpointer::Counters c = checkpointer_.counters();
+    s.checkpoints_written = c.written;
+    s.checkpoints_failed = c.failed;
+    s.checkpoints_skipped = c.skipped;
+    s.last_checkpoint_clock = c.last_clock;
     s.restored_clock = restored_clock_.load();
-    s.log_records = log_records_.load();
-    s.log_bytes = log_bytes_.load();
-    s.log_commits = log_commits_.load();
-    s.log_syncs = log_syncs_.load();
-    s.log_replayed = log_replayed_.load();
-    s.log_torn_bytes = log_torn_bytes_.load();
+    const Journal::Counters j = journal_.counters();
+    s.log_records = j.records;
+    s.log_bytes = j.bytes;
+    s.log_commits = j.commits;
+    s.log_syncs = j.syncs;
+    s.log_replayed = j.replayed;
+    s.log_torn_bytes = j.torn_bytes;
     s.retries_answered = retries_answered_.load();
-    s.log_rebases = log_rebases_.load();
+    s.log_rebases = j.rebases;
     return s;
   }
 
@@ -217,7 +234,7 @@ class ServerImpl final : public Server, private EngineHost {
     };
     auto result = std::make_shared<Result>();
     transport_->Post([this, result] {
-      StartCheckpoint([result](absl::StatusOr<std::string> path) {
+      checkpointer_.Request([result](absl::StatusOr<std::string> path) {
         result->path = std::move(path);
         result->done.Notify();
       });
@@ -232,7 +249,7 @@ class ServerImpl final : public Server, private EngineHost {
 
   void RequestCheckpoint() override {
     transport_->Post([this] {
-      StartCheckpoint([this](const absl::StatusOr<std::string>& path) {
+      checkpointer_.Request([this](const absl::StatusOr<std::string>& path) {
         if (!path.ok()) {
           log_->error("server {}: requested checkpoint: {}", shard_index_.load(),
                       std::string(path.status().message()));
@@ -244,95 +261,12 @@ class ServerImpl final : public Server, private EngineHost {
  private:
   absl::Time Now() const { return ClockOf(options_).Now(); }
 
-  // ------------------------------------------------------------------ checkpoints (I/O)
-  // Takes a snapshot of the shard (ShardEngine::Snapshot) and writes it on the writer
-  // thread; `done` (may be empty) gets the path or the error. One at a time: a request
-  // while one is being written waits for that one (an empty `done`, a periodic one, is
-  // skipped and counted).
-  void StartCheckpoint(std::function<void(absl::StatusOr<std::string>)> done) {
-    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-    if (options_.checkpoint_dir.empty() || engine_ == nullptr) {
-      if (done) {
-        done(absl::FailedPreconditionError(absl::StrFormat(
-            "server %d: %s", shard_index_.load(),
-            options_.checkpoint_dir.empty() ? "no checkpoint directory (ServerOptions::"
-                                              "checkpoint_dir, kairos-server --checkpoint-dir)"
-                                            : "the job has not started")));
-      }
-      return;
-    }
-    if (checkpoint_busy_) {
-      if (done) {
-        checkpoint_waiters_.push_back(std::move(done));
-      } else {
-        checkpoints_skipped_.fetch_add(1);
-      }
-      return;
-    }
-    if (done) checkpoint_waiters_.push_back(std::move(done));
-    checkpoint_busy_ = true;
-    engine_->Snapshot([this](std::shared_ptr<ShardSnapshot> snap) {
-      // On a lane (or here): hand it to the I/O thread, which starts the writer.
-      transport_->Post([this, snap = std::move(snap)] { WriteSnapshot(snap); });
-    });
-  }
-
-  void WriteSnapshot(std::shared_ptr<ShardSnapshot> snap) {
-    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-    if (writer_.joinable()) writer_.join();  // the previous one has finished
-    writer_ = std::thread([this, snap = std::move(snap)] {
-      absl::StatusOr<std::string> path =
-          WriteCheckpoint(*snap, options_.checkpoint_dir, options_.checkpoint_sync);
-      const int64_t clock = snap->clock;
-      transport_->Post([this, path = std::move(path), clock] { CheckpointWritten(path, clock); });
-    });
-  }
-
-  void CheckpointWritten(const absl::StatusOr<std::string>& path, int64_t clock) {
-    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-    checkpoint_busy_ = false;
-    if (path.ok()) {
-      checkpoints_written_.fetch_add(1);
-      last_checkpoint_clock_.store(clock);
-      log_->info("server {}: checkpoint of clock {} written to {}", shard_index_.load(), clock,
-                 *path);
-    } else {
-      checkpoints_failed_.fetch_add(1);
-      log_->error("server {}: checkpoint of clock {} failed: {}", shard_index_.load(), clock,
-                  std::string(path.status().message()));
-    }
-    for (auto& done : std::exchange(checkpoint_waiters_, {})) done(path);
-    if (std::exchange(final_checkpoint_due_, false)) return StartCheckpoint({});
-    if (pending_end_.has_value()) End(*std::exchange(pending_end_, std::nullopt));
-  }
-
-  // The last checkpoint (checkpoint_at_end): now, or right after the one being written.
-  void FinalCheckpoint() {
-    if (final_checkpoint_taken_ || !options_.checkpoint_at_end ||
-        options_.checkpoint_dir.empty() || engine_ == nullptr) {
-      return;
-    }
-    final_checkpoint_taken_ = true;
-    if (checkpoint_busy_) {
-      final_checkpoint_due_ = true;
-    } else {
-      StartCheckpoint({});
-    }
-  }
-
-  // After a clock, a finish or a worker leaving: a checkpoint when the smallest clock
-  // reached the next multiple of checkpoint_every_clocks, and the last one when no worker
-  // is left.
+  // After a clock, a finish or a worker leaving (not replayed ones): a checkpoint when the
+  // schedule says so.
   void MaybeCheckpoint() {
-    if (engine_ == nullptr || options_.checkpoint_dir.empty() || replaying_) return;
-    const int64_t every = options_.checkpoint_every_clocks;
-    const int64_t clock = engine_->SnapshotClock();
-    const bool all_left = engine_->gate().clocks().num_active() == 0;
-    if (all_left) return FinalCheckpoint();
-    if (every > 0 && !all_left && clock >= next_checkpoint_clock_) {
-      next_checkpoint_clock_ = (clock / every + 1) * every;
-      StartCheckpoint({});
-    }
+    if (engine_ == nullptr || journal_.replaying()) return;
+    checkpointer_.AfterProgress(engine_->SnapshotClock(),
+                                engine_->gate().clocks().num_active() == 0);
   }
 
   // GET /metrics, on the exporter's threads.
@@ -409,27 +343,11 @@ class ServerImpl final : public Server, private EngineHost {
     LogAndDispatch(std::move(r), std::move(values), Now());
   }
 
-  // Appends a worker's request to the update log (its frames: a sparse request's keys, then
-  // the values of a push, assign or sparse push, as Replay reads them) and hands it to the
-  // engine once the log holds it (AfterLog).
+  // Appends a worker's request to the update log and hands it to the engine once the log
+  // holds it (Journal::AfterLog).
   void LogAndDispatch(EngineRequest r, Buffer values, absl::Time now) {
-    if (ulog_ != nullptr) {
-      LogRecord record;
-      record.type = LogRecord::Type::kRequest;
-      record.time = now;
-      record.request = r;
-      record.request.keys = Buffer();
-      if (r.kind == EngineRequest::Kind::kPushSparse ||
-          r.kind == EngineRequest::Kind::kPullSparse) {
-        record.payloads.push_back(r.keys);
-      }
-      if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign ||
-          r.kind == EngineRequest::Kind::kPushSparse) {
-        record.payloads.push_back(values);
-      }
-      ulog_->Append(record);
-    }
-    AfterLog([this, r = std::move(r), values = std::move(values), now]() mutable {
+    journal_.AppendRequest(r, values, now);
+    journal_.AfterLog([this, r = std::move(r), values = std::move(values), now]() mutable {
       Dispatch(r, std::move(values), now);
     });
   }
@@ -458,364 +376,55 @@ class ServerImpl final : public Server, private EngineHost {
     }
   }
 
-  // ------------------------------------------------------------------ update log (I/O)
-  // Runs `act` (the engine's part of an event just appended to the log) once the log
-  // holds the event as ServerOptions::log_sync promises: at once after a write for
-  // kProcess; for kMachine after the sync that the events arriving together share (a
-  // task posted behind them). Without a log, at once.
-  void AfterLog(std::function<void()> act) {
-    if (ulog_ == nullptr || replaying_) return act();
-    if (options_.log_sync == ServerOptions::LogSync::kProcess) {
-      if (!CommitLog()) return;
-      act();
-      return MaybeRebase();
-    }
-    after_sync_.push_back(std::move(act));
-    if (commit_posted_) return;
-    commit_posted_ = true;
-    transport_->Post([this] {
-      commit_posted_ = false;
-      FlushLog();
-    });
+  // ------------------------------------------------------------------ JournalHost (I/O)
+  void PostToNode(std::function<void()> task) override { transport_->Post(std::move(task)); }
+  void JournalFailed(absl::Status status) override { End(std::move(status)); }
+  bool CanRebase() override { return engine_->CanRebase(); }
+  JournalBase BaseState() override { return JournalBase{engine_->clock_state(), window_of_rank_}; }
+  int64_t SnapshotClock() override { return engine_->SnapshotClock(); }
+  void Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done) override {
+    engine_->Snapshot(std::move(done));
   }
-
-  // Commits what is queued and runs the engine's part of each event, in order.
-  void FlushLog() {
-    if (ulog_ == nullptr) return;
-    if (!CommitLog()) return;
-    for (auto& act : std::exchange(after_sync_, {})) act();
-    MaybeRebase();
-  }
-
-  bool CommitLog() {
-    if (ulog_ == nullptr) return true;
-    if (absl::Status s = ulog_->Commit(); !s.ok()) {
-      after_sync_.clear();
-      // The log stays broken (every later Commit fails): nothing more is acted on or
-      // acknowledged, and the server ends.
-      End(absl::Status(s.code(), absl::StrFormat(
-                                     "server %d: %s; the server stops: it could not keep "
-                                     "what it acknowledges",
-                                     shard_index_.load(), s.message())));
-      return false;
-    }
-    log_records_.store(ulog_->records());
-    log_bytes_.store(ulog_->bytes());
-    log_commits_.store(ulog_->commits());
-    log_syncs_.store(ulog_->syncs());
-    return true;
-  }
-
-  // Appends a membership event (a worker leaving or rejoining) to the log.
-  void LogMembership(LogRecord::Type type, int rank, int why, uint32_t node_id,
-                     absl::Time now) {
-    if (ulog_ == nullptr || replaying_) return;
-    LogRecord record;
-    record.type = type;
-    record.time = now;
-    record.rank = rank;
-    record.why = why;
-    record.node_id = node_id;
-    ulog_->Append(record);
-  }
-
-  // With a state_dir: replays this job's log into the new engine (a restart), or starts
-  // one. The log is a chain of segments; a segment after the first starts with a BASE (a
-  // snapshot of the shard and the clocks it was taken at, docs/durability.md, "Bases"):
-  // the replay starts from the newest segment whose base snapshot is on disk, or from the
-  // job's start. Errors: a log that cannot be read (DataLoss: corrupt) or written.
-  absl::Status OpenLog(const LogHeader& header) {
-    if (options_.state_dir.empty()) return absl::OkStatus();
-    std::error_code ec;
-    std::filesystem::create_directories(options_.state_dir, ec);
-    if (ec) {
-      return absl::InternalError(absl::StrFormat("cannot create the state directory %s: %s",
-                                                 options_.state_dir, ec.message()));
-    }
-    log_header_ = header;
-    std::vector<std::pair<uint64_t, std::string>> segments =
-        UpdateLogSegments(options_.state_dir, header.shard);
-    if (!segments.empty()) {
-      absl::StatusOr<LogHeader> found = ReadUpdateLogHeader(segments.front().second);
-      if (!found.ok()) return found.status();
-      if (*found == header) return Restart(segments);
-      log_->info("server {}: the update log in {} is of another job ({:016x}); starting a new "
-                 "one",
-                 header.shard, options_.state_dir, found->job_id);
-      DropSegments(segments, UINT64_MAX);
-    }
-    segment_ = 0;
-    KAIROS_ASSIGN_OR_RETURN(ulog_, UpdateLog::Create(SegmentPath(0), header, LogSyncOf()));
-    log_bytes_.store(ulog_->bytes());
+  absl::Status LoadBase(const std::string& path, const JournalBase& base) override {
+    KAIROS_RETURN_IF_ERROR(engine_->Rebase(path, base.clocks));
+    window_of_rank_ = base.windows;
     return absl::OkStatus();
-  }
-
-  LogSync LogSyncOf() const {
-    return options_.log_sync == ServerOptions::LogSync::kMachine ? LogSync::kMachine
-                                                                 : LogSync::kProcess;
-  }
-  std::string SegmentPath(uint64_t segment) const {
-    return (std::filesystem::path(options_.state_dir) /
-            UpdateLogName(log_header_.shard, segment))
-        .string();
-  }
-  std::string BaseRoot(uint64_t segment) const {
-    return (std::filesystem::path(options_.state_dir) /
-            absl::StrFormat("base-%05d.%06d", log_header_.shard, segment))
-        .string();
-  }
-  // Removes the segments below `keep_from` and their base snapshots.
-  void DropSegments(const std::vector<std::pair<uint64_t, std::string>>& segments,
-                    uint64_t keep_from) {
-    for (const auto& [n, path] : segments) {
-      if (n >= keep_from) continue;
-      std::error_code ec;
-      std::filesystem::remove(path, ec);
-      if (n > 0) std::filesystem::remove_all(BaseRoot(n), ec);
-    }
-  }
-
-  // A segment's base: the snapshot file, the engine's clocks, the duplicate windows.
-  struct Base {
-    std::string path;
-    ShardEngine::ClockState clocks;
-    std::vector<RequestWindow> windows;
-  };
-  std::string EncodeBase(const Base& b) const {
-    ByteWriter w;
-    w.Put<uint32_t>(1);
-    w.Put(b.clocks.clock_base);
-    w.Put(static_cast<uint32_t>(b.clocks.clocks.size()));
-    for (std::size_t i = 0; i < b.clocks.clocks.size(); ++i) {
-      w.Put(b.clocks.clocks[i]);
-      w.Put(static_cast<uint8_t>(b.clocks.states[i]));
-    }
-    for (const RequestWindow& window : b.windows) window.AppendBytes(&w.bytes());
-    w.PutString(b.path);
-    return std::move(w.bytes());
-  }
-  absl::StatusOr<Base> DecodeBase(const std::string& data, int num_workers) const {
-    Base b;
-    ByteReader in(data);
-    uint32_t version = 0, n = 0;
-    bool ok = in.Get(&version) && in.Get(&b.clocks.clock_base) && in.Get(&n);
-    if (!ok || version != 1 || n != static_cast<uint32_t>(num_workers)) {
-      return absl::DataLossError(absl::StrFormat(
-          "a base record of version %d for %d workers (this job: %d)", version, n,
-          num_workers));
-    }
-    for (uint32_t w = 0; w < n && ok; ++w) {
-      int64_t clock = 0;
-      uint8_t state = 0;
-      ok = in.Get(&clock) && in.Get(&state) &&
-           state <= static_cast<uint8_t>(policy::MemberState::kFinished);
-      b.clocks.clocks.push_back(clock);
-      b.clocks.states.push_back(static_cast<policy::MemberState>(state));
-    }
-    if (!ok || in.Peek(RequestWindow::kBytes * n) == nullptr) {
-      return absl::DataLossError("a base record cut short");
-    }
-    for (uint32_t w = 0; w < n; ++w) {
-      b.windows.push_back(RequestWindow::FromBytes(in.Peek(RequestWindow::kBytes)));
-      in.Skip(RequestWindow::kBytes);
-    }
-    if (!in.GetString(data.size(), &b.path) || in.left() != 0) {
-      return absl::DataLossError("a base record's path does not fill it");
-    }
-    return b;
-  }
-
-  // The restart: the base to start from, then every segment's events from there in order.
-  absl::Status Restart(const std::vector<std::pair<uint64_t, std::string>>& segments) {
-    const int num_workers = static_cast<int>(window_of_rank_.size());
-    // The newest segment whose base snapshot is there (a crash while a base was being
-    // written leaves it without one: the segment before it is replayed too).
-    std::size_t from = 0;
-    std::optional<Base> base;
-    for (std::size_t i = segments.size(); i-- > 0;) {
-      if (segments[i].first == 0) break;
-      std::optional<LogRecord> first;
-      absl::StatusOr<LogReplay> head = ReadUpdateLog(
-          segments[i].second, log_header_, [&first](LogRecord r) { first = std::move(r); }, 1);
-      if (!head.ok()) return head.status();
-      if (!first.has_value() || first->type != LogRecord::Type::kBase) {
-        return absl::DataLossError(absl::StrCat("update log segment ", segments[i].second,
-                                                " does not start with its base"));
-      }
-      absl::StatusOr<Base> decoded = DecodeBase(first->data, num_workers);
-      if (!decoded.ok()) {
-        return absl::DataLossError(
-            absl::StrCat("update log segment ", segments[i].second, ": ",
-                         decoded.status().message()));
-      }
-      if (std::filesystem::exists(decoded->path)) {
-        from = i;
-        base = *std::move(decoded);
-        break;
-      }
-      if (i == 0) {
-        return absl::DataLossError(absl::StrCat(
-            "update log segment ", segments[i].second, " starts from the snapshot ",
-            decoded->path, ", which is missing, and no older segment is left"));
-      }
-    }
-    replaying_ = true;
-    uint64_t replayed = 0;
-    absl::Status status;
-    if (base.has_value()) {
-      status = engine_->Rebase(base->path, base->clocks);
-      for (int w = 0; status.ok() && w < num_workers; ++w) {
-        window_of_rank_[w] = base->windows[w];
-        base_highest_[w] = base->windows[w].highest();
-      }
-    }
-    LogReplay last;
-    for (std::size_t i = from; status.ok() && i < segments.size(); ++i) {
-      absl::StatusOr<LogReplay> replay =
-          ReadUpdateLog(segments[i].second, log_header_, [this, &replayed](LogRecord r) {
-            if (r.type == LogRecord::Type::kBase) return;
-            Replay(std::move(r));
-            ++replayed;
-          });
-      if (!replay.ok()) {
-        status = replay.status();
-      } else if (replay->torn_bytes > 0 && i + 1 < segments.size()) {
-        status = absl::DataLossError(absl::StrFormat(
-            "update log segment %s is torn (%d bytes) but is not the last",
-            segments[i].second, replay->torn_bytes));
-      } else {
-        last = *replay;
-      }
-    }
-    replaying_ = false;
-    if (!status.ok()) return status;
-    log_replayed_.store(replayed);
-    log_torn_bytes_.store(last.torn_bytes);
-    if (last.torn_bytes > 0) {
-      log_->warn("server {}: the update log {} ends in a torn record ({} bytes, never "
-                 "acknowledged): cut off",
-                 log_header_.shard, segments.back().second, last.torn_bytes);
-    }
-    DropSegments(segments, segments[from].first);
-    segment_ = segments.back().first;
-    KAIROS_ASSIGN_OR_RETURN(ulog_,
-                            UpdateLog::Continue(segments.back().second, last.valid_bytes,
-                                                LogSyncOf()));
-    log_bytes_.store(ulog_->bytes());
-    log_->info("server {}: restarted into job {:016x}: replayed {} events from {}{}",
-               log_header_.shard, log_header_.job_id, replayed, options_.state_dir,
-               base.has_value() ? absl::StrCat(" after the base ", base->path) : "");
-    return absl::OkStatus();
-  }
-
-  // A new base (docs/durability.md, "Bases"): once the current segment holds
-  // log_rebase_bytes and the shard holds nothing beyond its values and the clocks
-  // (ShardEngine::CanRebase), a new segment starts with a base record, and a snapshot of
-  // the shard is written beside it; once it is on disk the older segments go. Only between
-  // events (not while a group of logged events waits for its sync).
-  void MaybeRebase() {
-    if (ulog_ == nullptr || replaying_ || rebase_busy_ || options_.log_rebase_bytes == 0 ||
-        !after_sync_.empty() || ulog_->pending() ||
-        ulog_->bytes() < options_.log_rebase_bytes || !engine_->CanRebase()) {
-      return;
-    }
-    const uint64_t next = segment_ + 1;
-    Base base;
-    base.clocks = engine_->clock_state();
-    base.windows = window_of_rank_;
-    base.path = (std::filesystem::path(BaseRoot(next)) /
-                 CheckpointDirName(engine_->SnapshotClock()) /
-                 CheckpointFileName(log_header_.shard, log_header_.num_shards))
-                    .string();
-    absl::StatusOr<std::unique_ptr<UpdateLog>> log =
-        UpdateLog::Create(SegmentPath(next), log_header_, LogSyncOf());
-    if (log.ok()) {
-      LogRecord record;
-      record.type = LogRecord::Type::kBase;
-      record.data = EncodeBase(base);
-      (*log)->Append(record);
-      if (absl::Status s = (*log)->Commit(); !s.ok()) log = s;
-    }
-    if (!log.ok()) {
-      log_->error("server {}: cannot start a new update log segment: {}", log_header_.shard,
-                  std::string(log.status().message()));
-      std::error_code ec;
-      std::filesystem::remove(SegmentPath(next), ec);
-      return;
-    }
-    ulog_ = *std::move(log);
-    segment_ = next;
-    rebase_busy_ = true;
-    const std::string root = BaseRoot(next);
-    engine_->Snapshot([this, root, next](std::shared_ptr<ShardSnapshot> snap) {
-      transport_->Post([this, root, next, snap = std::move(snap)] {
-        if (rebase_writer_.joinable()) rebase_writer_.join();
-        rebase_writer_ = std::thread([this, root, next, snap] {
-          absl::StatusOr<std::string> path = WriteCheckpoint(*snap, root, /*sync=*/true);
-          transport_->Post([this, path = std::move(path), next] { Rebased(path, next); });
-        });
-      });
-    });
-  }
-
-  void Rebased(const absl::StatusOr<std::string>& path, uint64_t segment) {
-    rebase_busy_ = false;
-    if (!path.ok()) {
-      log_->error("server {}: the update log's base snapshot failed (the log keeps its older "
-                  "segments): {}",
-                  log_header_.shard, std::string(path.status().message()));
-      return;
-    }
-    log_rebases_.fetch_add(1);
-    DropSegments(UpdateLogSegments(options_.state_dir, log_header_.shard), segment);
-    log_->debug("server {}: update log rebased on {}", log_header_.shard, *path);
   }
 
   // One event of the log, handed to the engine as when it was first taken: its request id
   // taken in the worker's window, its answer dropped (kReplayPeer). A worker that sends
   // the request again after the restart gets an answer without a second application
   // (AnswerRetry).
-  void Replay(LogRecord record) {
+  bool Replay(LogRecord record) override {
+    const int num_workers = static_cast<int>(window_of_rank_.size());
     switch (record.type) {
       case LogRecord::Type::kHeader:
       case LogRecord::Type::kBase:
-        return;
+        return false;
       case LogRecord::Type::kLeave:
         engine_->OnLeave(record.rank,
                          record.why == 1 ? policy::MemberState::kDead
                                          : policy::MemberState::kFinished,
                          record.time);
-        return;
+        return false;
       case LogRecord::Type::kRejoin:
-        if (record.rank < 0 || record.rank >= static_cast<int>(window_of_rank_.size())) return;
+        if (record.rank < 0 || record.rank >= num_workers) return false;
         window_of_rank_[record.rank] = RequestWindow();
-        replayed_of_rank_[record.rank].clear();
-        base_highest_[record.rank] = 0;
         engine_->OnRejoin(record.rank, record.time);
-        return;
+        return false;
       case LogRecord::Type::kRequest:
         break;
     }
-    EngineRequest r = std::move(record.request);
-    if (r.rank < 0 || r.rank >= static_cast<int>(window_of_rank_.size())) return;
-    r.peer = kReplayPeer;
-    if (r.request_id != 0 && window_of_rank_[r.rank].Take(r.request_id) ==
-                                 RequestWindow::Verdict::kNew) {
-      replayed_of_rank_[r.rank].insert(r.request_id);
-    }
+    const absl::Time time = record.time;
+    EngineRequest r;
     Buffer values;
-    std::size_t next = 0;
-    if (r.kind == EngineRequest::Kind::kPushSparse ||
-        r.kind == EngineRequest::Kind::kPullSparse) {
-      if (record.payloads.empty()) return;
-      r.keys = record.payloads[next++];
-    }
-    if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign ||
-        r.kind == EngineRequest::Kind::kPushSparse) {
-      if (record.payloads.size() <= next) return;
-      values = record.payloads[next];
-    }
-    Dispatch(r, std::move(values), record.time);
+    const bool whole = Journal::RequestOf(record, &r, &values);
+    if (r.rank < 0 || r.rank >= num_workers) return false;
+    r.peer = kReplayPeer;
+    const bool taken = r.request_id != 0 && window_of_rank_[r.rank].Take(r.request_id) ==
+                                                RequestWindow::Verdict::kNew;
+    if (whole) Dispatch(r, std::move(values), time);
+    return taken;
   }
 
   // A request the replay took, sent again by its worker after the restart: answered as it
@@ -897,12 +506,7 @@ class ServerImpl final : public Server, private EngineHost {
         return HandleMembership(h);
       case wire::SHUTDOWN:
         // The last checkpoint, and one being written, finish first.
-        FinalCheckpoint();
-        if (checkpoint_busy_) {
-          pending_end_ = StatusOf(h);
-          return;
-        }
-        return End(StatusOf(h));
+        return checkpointer_.Finish([this, status = StatusOf(h)] { End(status); });
       case wire::HEARTBEAT:
         return;
       case wire::ERROR:
@@ -991,10 +595,8 @@ class ServerImpl final : public Server, private EngineHost {
     }
     engine_ = *std::move(engine);
     engine_view_.store(engine_.get(), std::memory_order_release);
-    replayed_of_rank_.assign(num_workers, {});
-    base_highest_.assign(num_workers, 0);
-    if (absl::Status s = OpenLog(LogHeader{start.job_id(), shard, start.num_servers(),
-                                           num_workers});
+    if (absl::Status s = journal_.Open(
+            LogHeader{start.job_id(), shard, start.num_servers(), num_workers}, num_workers);
         !s.ok()) {
       const absl::Status failed(s.code(), absl::StrFormat("server %d: update log: %s", shard,
                                                           s.message()));
@@ -1002,12 +604,12 @@ class ServerImpl final : public Server, private EngineHost {
       Ready(failed);
       return End(failed);
     }
-    next_checkpoint_clock_ = engine_->SnapshotClock() + 1;
-    if (options_.checkpoint_every_clocks > 0) {
-      const int64_t every = options_.checkpoint_every_clocks;
-      next_checkpoint_clock_ = (engine_->SnapshotClock() / every + 1) * every;
-    }
-    next_timed_checkpoint_ = Now() + options_.checkpoint_every;
+    checkpointer_.Begin(
+        shard,
+        [this](std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+          engine_->Snapshot(std::move(done));
+        },
+        engine_->SnapshotClock(), Now());
     Ready(absl::OkStatus());
   }
 
@@ -1018,8 +620,8 @@ class ServerImpl final : public Server, private EngineHost {
     const bool dead = m.state() == wire::Membership::DEAD;
     const int rank = m.rank();
     const absl::Time now = Now();
-    LogMembership(LogRecord::Type::kLeave, rank, dead ? 1 : 2, 0, now);
-    AfterLog([this, rank, dead, now] {
+    journal_.AppendMembership(LogRecord::Type::kLeave, rank, dead ? 1 : 2, 0, now);
+    journal_.AfterLog([this, rank, dead, now] {
       engine_->OnLeave(
           rank, dead ? policy::MemberState::kDead : policy::MemberState::kFinished, now);
       MaybeCheckpoint();
@@ -1050,11 +652,10 @@ class ServerImpl final : public Server, private EngineHost {
     rank_of_node_[m.node_id()] = rank;
     credential_of_rank_[rank] = Credential{m.token_hi(), m.token_lo()};
     window_of_rank_[rank] = RequestWindow();
-    replayed_of_rank_[rank].clear();
-    base_highest_[rank] = 0;
+    journal_.ForgetRank(rank);
     const absl::Time now = Now();
-    LogMembership(LogRecord::Type::kRejoin, rank, 0, m.node_id(), now);
-    AfterLog([this, h, rank, now] {
+    journal_.AppendMembership(LogRecord::Type::kRejoin, rank, 0, m.node_id(), now);
+    journal_.AfterLog([this, h, rank, now] {
       const wire::Membership& m = h.membership();
       const int64_t clock = engine_->OnRejoin(rank, now);
       log_->info("server {}: worker {} rejoined as node {} at clock {}", shard_index_.load(),
@@ -1123,8 +724,7 @@ class ServerImpl final : public Server, private EngineHost {
       case RequestWindow::Verdict::kNew:
         return true;
       case RequestWindow::Verdict::kDuplicate:
-        if (replayed_of_rank_[rank].erase(h.request_id()) > 0 ||
-            h.request_id() <= base_highest_[rank]) {
+        if (journal_.TakenBeforeRestart(rank, h.request_id())) {
           AnswerRetry(from, h, rank, m);
           return false;
         }
@@ -1188,11 +788,7 @@ class ServerImpl final : public Server, private EngineHost {
                        absl::StrFormat("server %d: %s", shard_index_.load(), s.message())));
     }
     if (engine_ != nullptr) engine_->OnTick(now);
-    if (engine_ != nullptr && options_.checkpoint_every > absl::ZeroDuration() &&
-        now >= next_timed_checkpoint_) {
-      next_timed_checkpoint_ = now + options_.checkpoint_every;
-      StartCheckpoint({});
-    }
+    checkpointer_.OnTick(now);
   }
 
   const ServerOptions options_;
@@ -1224,36 +820,10 @@ class ServerImpl final : public Server, private EngineHost {
   // engine_ for stats() on other threads: set once, after the engine is complete.
   std::atomic<const ShardEngine*> engine_view_{nullptr};
 
-  // Checkpoints: I/O thread only, but for the writer thread (joined before the next
-  // starts and in the destructor) and the counters.
-  bool checkpoint_busy_ = false;
-  bool final_checkpoint_taken_ = false;
-  bool final_checkpoint_due_ = false;  // the last one, after the one being written
-  int64_t next_checkpoint_clock_ = 0;
-  absl::Time next_timed_checkpoint_ = absl::InfiniteFuture();
-  std::vector<std::function<void(absl::StatusOr<std::string>)>> checkpoint_waiters_;
-  std::optional<absl::Status> pending_end_;  // a SHUTDOWN that waits for the writer
-  std::thread writer_;
-  std::atomic<uint64_t> checkpoints_written_{0}, checkpoints_failed_{0},
-      checkpoints_skipped_{0};
-  std::atomic<int64_t> last_checkpoint_clock_{-1}, restored_clock_{-1};
-  // The update log (ServerOptions::state_dir), or null: I/O thread only.
-  std::unique_ptr<UpdateLog> ulog_;
-  bool replaying_ = false;     // events come from the log, not from workers
-  bool commit_posted_ = false;  // a FlushLog is posted (LogSync::kMachine)
-  std::vector<std::function<void()>> after_sync_;  // the engine's parts of logged events
-  // Request ids the replay took, per worker rank, until the worker sends them again.
-  std::vector<absl::flat_hash_set<uint64_t>> replayed_of_rank_;
-  // Per worker rank: the highest request id of the base the restart started from; a
-  // request at or below it sent again was taken before the base (answered, not applied).
-  std::vector<uint64_t> base_highest_;
-  LogHeader log_header_;
-  uint64_t segment_ = 0;       // the log's current segment
-  bool rebase_busy_ = false;   // a base snapshot is being written
-  std::thread rebase_writer_;  // writes it; joined before the next and in the destructor
-  std::atomic<uint64_t> log_rebases_{0};
-  std::atomic<uint64_t> log_records_{0}, log_bytes_{0}, log_commits_{0}, log_syncs_{0},
-      log_replayed_{0}, log_torn_bytes_{0}, retries_answered_{0};
+  std::atomic<int64_t> restored_clock_{-1};
+  std::atomic<uint64_t> retries_answered_{0};
+  Checkpointer checkpointer_;  // I/O thread only, but for its counters
+  Journal journal_;            // I/O thread only, but for its counters
   const uint64_t incarnation_ = std::random_device()() * uint64_t{0x100000001} ^
                                 static_cast<uint64_t>(::getpid());
   absl::Time join_deadline_ = absl::InfiniteFuture();

@@ -1,0 +1,214 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Checkpointer alone: its schedule (every N clocks, every interval, the last one), one
+// checkpoint at a time with its waiters, skipped periodic ones, and the end that waits for
+// the one being written. The snapshots are empty shards of the test's own; the files are
+// real (engine/checkpoint.h), in a scratch directory; the I/O thread is a PostQueue.
+
+#include "server/checkpointer.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/logging.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/common/scratch_dir.h"
+#include "tests/server/post_queue.h"
+
+namespace kairos::internal {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::PostQueue;
+using testing::ScratchDir;
+
+class CheckpointerTest : public ::testing::Test {
+ protected:
+  Checkpointer::Options Options(int64_t every_clocks = 0) const {
+    Checkpointer::Options o;
+    o.dir = dir_.path().string();
+    o.sync = false;
+    o.every_clocks = every_clocks;
+    return o;
+  }
+
+  std::unique_ptr<Checkpointer> Make(Checkpointer::Options o) {
+    return std::make_unique<Checkpointer>(std::move(o), queue_.poster(), GetLogger("kairos"));
+  }
+
+  // Begins `c` with snapshots of the clock in `clock_` at the time each is taken.
+  void Begin(Checkpointer& c, int64_t clock = 0, absl::Time now = absl::UnixEpoch()) {
+    c.Begin(
+        0,
+        [this](std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+          ++snapshots_;
+          auto s = std::make_shared<ShardSnapshot>();
+          s->clock = clock_;
+          done(std::move(s));
+        },
+        clock, now);
+  }
+
+  // Runs the posted tasks of one checkpoint: the start of its writer, then its result.
+  void FinishOne() {
+    ASSERT_TRUE(queue_.RunNext());  // Write: starts the writer thread
+    ASSERT_TRUE(queue_.RunNext());  // Written: posted by the writer when the file is there
+  }
+
+  ScratchDir dir_{"checkpointer_"};
+  PostQueue queue_;
+  int snapshots_ = 0;
+  int64_t clock_ = 0;
+};
+
+TEST_F(CheckpointerTest, WithoutADirectoryOrBeforeTheJobARequestSaysWhy) {
+  Checkpointer::Options none = Options();
+  none.dir.clear();
+  auto c = Make(none);
+  Begin(*c);
+  absl::StatusOr<std::string> got = "unset";
+  c->Request([&got](absl::StatusOr<std::string> p) { got = std::move(p); });
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(got.status().message(), HasSubstr("no checkpoint directory"));
+
+  auto early = Make(Options());
+  got = "unset";
+  early->Request([&got](absl::StatusOr<std::string> p) { got = std::move(p); });
+  EXPECT_THAT(got.status().message(), HasSubstr("the job has not started"));
+  EXPECT_EQ(snapshots_, 0);
+}
+
+TEST_F(CheckpointerTest, ARequestWritesTheSnapshotAndTellsItsPath) {
+  auto c = Make(Options());
+  Begin(*c);
+  clock_ = 7;
+  absl::StatusOr<std::string> got;
+  c->Request([&got](absl::StatusOr<std::string> p) { got = std::move(p); });
+  EXPECT_TRUE(c->busy());
+  FinishOne();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(std::filesystem::exists(*got));
+  EXPECT_THAT(*got, HasSubstr(CheckpointDirName(7)));
+  EXPECT_FALSE(c->busy());
+  EXPECT_EQ(c->counters().written, 1u);
+  EXPECT_EQ(c->counters().last_clock, 7);
+}
+
+TEST_F(CheckpointerTest, OneAtATimeWaitersShareItAndPeriodicOnesAreSkipped) {
+  auto c = Make(Options());
+  Begin(*c);
+  std::vector<std::string> paths;
+  auto keep = [&paths](absl::StatusOr<std::string> p) { paths.push_back(p.value()); };
+  c->Request(keep);
+  c->Request(keep);  // waits for the first
+  c->Request({});    // periodic: skipped
+  EXPECT_EQ(snapshots_, 1);
+  FinishOne();
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[0], paths[1]);
+  EXPECT_EQ(c->counters().skipped, 1u);
+  EXPECT_EQ(c->counters().written, 1u);
+  EXPECT_EQ(queue_.size(), 0u);
+}
+
+TEST_F(CheckpointerTest, EveryNClocksOfTheSlowestWorker) {
+  auto c = Make(Options(/*every_clocks=*/3));
+  Begin(*c, /*clock=*/1);
+  std::vector<int> taken_at;
+  for (int64_t clock = 1; clock <= 10; ++clock) {
+    const int before = snapshots_;
+    c->AfterProgress(clock, /*all_left=*/false);
+    if (snapshots_ > before) {
+      taken_at.push_back(static_cast<int>(clock));
+      FinishOne();
+    }
+  }
+  EXPECT_EQ(taken_at, (std::vector<int>{3, 6, 9}));
+}
+
+TEST_F(CheckpointerTest, EveryIntervalAtTheTicks) {
+  Checkpointer::Options o = Options();
+  o.every = absl::Seconds(10);
+  auto c = Make(o);
+  const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
+  c->OnTick(t0 + absl::Seconds(30));  // before Begin: nothing
+  EXPECT_EQ(snapshots_, 0);
+  Begin(*c, 0, t0);
+  c->OnTick(t0 + absl::Seconds(9));
+  EXPECT_EQ(snapshots_, 0);
+  c->OnTick(t0 + absl::Seconds(10));
+  EXPECT_EQ(snapshots_, 1);
+  FinishOne();
+  c->OnTick(t0 + absl::Seconds(19));
+  EXPECT_EQ(snapshots_, 1);
+  c->OnTick(t0 + absl::Seconds(20));
+  EXPECT_EQ(snapshots_, 2);
+  FinishOne();
+}
+
+TEST_F(CheckpointerTest, TheLastOneWhenNoWorkerIsLeftIsTakenOnce) {
+  auto c = Make(Options());
+  Begin(*c);
+  c->AfterProgress(4, /*all_left=*/true);
+  EXPECT_EQ(snapshots_, 1);
+  FinishOne();
+  c->AfterProgress(4, /*all_left=*/true);
+  bool ended = false;
+  c->Finish([&ended] { ended = true; });  // the last one was taken: ends at once
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(snapshots_, 1);
+}
+
+TEST_F(CheckpointerTest, TheEndWaitsForTheOneBeingWrittenAndTheLastOneAfterIt) {
+  auto c = Make(Options());
+  Begin(*c);
+  c->Request({});
+  bool ended = false;
+  c->Finish([&ended] { ended = true; });
+  EXPECT_FALSE(ended);
+  FinishOne();  // the one being written; the last one starts
+  EXPECT_FALSE(ended);
+  EXPECT_EQ(snapshots_, 2);
+  FinishOne();
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(c->counters().written, 2u);
+}
+
+TEST_F(CheckpointerTest, WithoutTheLastOneTheEndIsAtOnce) {
+  Checkpointer::Options o = Options();
+  o.at_end = false;
+  auto c = Make(o);
+  Begin(*c);
+  bool ended = false;
+  c->Finish([&ended] { ended = true; });
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(snapshots_, 0);
+}
+
+TEST_F(CheckpointerTest, AFailedWriteIsCountedAndTold) {
+  Checkpointer::Options o = Options();
+  o.dir = (dir_.path() / "file").string();
+  std::filesystem::create_directories(dir_.path());
+  {
+    std::FILE* f = std::fopen(o.dir.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  auto c = Make(o);
+  Begin(*c);
+  absl::StatusOr<std::string> got;
+  c->Request([&got](absl::StatusOr<std::string> p) { got = std::move(p); });
+  FinishOne();
+  EXPECT_FALSE(got.ok());
+  EXPECT_EQ(c->counters().failed, 1u);
+  EXPECT_EQ(c->counters().written, 0u);
+  EXPECT_EQ(c->counters().last_clock, -1);
+}
+
+}  // namespace
+}  // namespace kairos::internal
