@@ -8,8 +8,8 @@
 // job and replays the log through it: the engine decides only from its events and their
 // times, so the shard comes back to the state it had when the last record was written.
 //
-// File: the magic "KULOG001", then records { u32 type, u32 CRC-32C (common/crc32c.h) of the
-// rest of the record, u64 body length, body }, little-endian. The first record is the
+// File: the magic "KULOG001", then records (common/record_file.h: { u32 type, u32 CRC-32C
+// of the rest of the record, u64 body length, body }, little-endian). The first record is the
 // HEADER (the job's id, the shard, the number of shards and workers). A record that ends
 // past the end of the file, or the last record when its checksum is wrong, or a tail of
 // zero bytes is a torn tail (a crash during the write: never acknowledged), reported and
@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/record_file.h"
 #include "engine/shard_engine.h"
 #include "kairos/buffer.h"
 
@@ -128,29 +129,19 @@ class UpdateLog {
   // acknowledges).
   absl::Status Commit();
 
-  bool pending() const { return !pending_.empty(); }
-  const std::string& path() const { return path_; }
-  uint64_t bytes() const { return bytes_; }      // the file's length
-  uint64_t records() const { return records_; }  // appended by this object
-  uint64_t commits() const { return commits_; }  // Commit calls that wrote something
+  bool pending() const { return writer_.pending(); }
+  const std::string& path() const { return writer_.name().path; }
+  uint64_t bytes() const { return writer_.bytes(); }  // the file's length
+  uint64_t records() const { return records_; }       // appended by this object
+  uint64_t commits() const { return commits_; }       // Commit calls that wrote something
   uint64_t syncs() const { return syncs_; }
 
  private:
-  UpdateLog(std::string path, int fd, uint64_t bytes, LogSync sync)
-      : path_(std::move(path)), fd_(fd), bytes_(bytes), sync_(sync) {}
+  UpdateLog(RecordWriter writer, LogSync sync) : writer_(std::move(writer)), sync_(sync) {}
 
-  struct Pending {
-    std::string head;  // type, crc, length and the fixed fields
-    std::vector<Buffer> payloads;
-  };
-
-  const std::string path_;
-  int fd_ = -1;
-  uint64_t bytes_ = 0;
+  RecordWriter writer_;  // the records queued by Append are its pending ones
   const LogSync sync_;
-  std::vector<Pending> pending_;
   uint64_t records_ = 0, commits_ = 0, syncs_ = 0;
-  absl::Status broken_;
 };
 
 }  // namespace kairos::internal
