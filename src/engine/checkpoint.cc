@@ -2,18 +2,13 @@
 
 #include "engine/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -24,6 +19,7 @@
 #include "common/byte_io.h"
 #include "common/file_sync.h"
 #include "common/partition.h"
+#include "common/record_file.h"
 #include "kairos/status.h"
 
 namespace kairos::internal {
@@ -31,9 +27,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[8] = {'K', 'C', 'K', 'P', 'T', '0', '0', '1'};
+// zlib's CRC-32: the checksum of the records of KCKPT001 files (read, no longer written).
+uint32_t ZlibCrc32Extend(uint32_t crc, const void* p, std::size_t n) {
+  uLong c = crc;
+  const auto* b = static_cast<const Bytef*>(p);
+  while (n > 0) {  // zlib's length is a uInt: large payloads in parts
+    const uInt k = static_cast<uInt>(std::min<std::size_t>(n, std::size_t{1} << 30));
+    c = crc32(c, b, k);
+    b += k;
+    n -= k;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+// The magic of the files written; files of the previous release (zlib's CRC-32) are read.
+constexpr absl::string_view kMagic("KCKPT002", kRecordMagicBytes);
+constexpr RecordFormat kFormats[] = {
+    {kMagic},  // CRC-32C
+    {absl::string_view("KCKPT001", kRecordMagicBytes), &ZlibCrc32Extend},
+};
+// The version of the records' contents (the HEADER's first field): the same in both formats.
 constexpr uint32_t kFormatVersion = 1;
-constexpr std::size_t kRecordHeaderBytes = 16;  // type, crc, length
 // The largest record a reader accepts before it allocates: a dense chunk is at most
 // kMaxChunkElements floats of values and (with Adam) twice that of state; sparse records
 // are written in parts far below this.
@@ -42,77 +56,9 @@ constexpr uint64_t kSparseRowsPerRecord = 65536;
 
 enum RecordType : uint32_t { kHeader = 1, kDense = 2, kSparse = 3, kEnd = 4 };
 
-uint32_t RecordCrc(uint32_t type, uint64_t length, const std::string& payload) {
-  char head[12];
-  std::memcpy(head, &type, 4);
-  std::memcpy(head + 4, &length, 8);
-  uLong crc = crc32(0L, Z_NULL, 0);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(head), sizeof(head));
-  // zlib's length is a uInt: feed large payloads in parts.
-  const char* p = payload.data();
-  std::size_t left = payload.size();
-  while (left > 0) {
-    const uInt n = static_cast<uInt>(std::min<std::size_t>(left, 1u << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(p), n);
-    p += n;
-    left -= n;
-  }
-  return static_cast<uint32_t>(crc);
+RecordFileName CheckpointName(const std::string& path) {
+  return {path, "checkpoint", absl::StatusCode::kUnavailable};
 }
-
-absl::Status Errno(const std::string& what, const std::string& path) {
-  return absl::UnavailableError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-class FileOut {
- public:
-  static absl::StatusOr<FileOut> Open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Errno("cannot create", path);
-    return FileOut(fd, path);
-  }
-  FileOut(FileOut&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
-  ~FileOut() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  absl::Status Write(const char* p, std::size_t n) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Errno("cannot write", path_);
-      }
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
-    return absl::OkStatus();
-  }
-  absl::Status Record(uint32_t type, const std::string& payload) {
-    const uint64_t length = payload.size();
-    const uint32_t crc = RecordCrc(type, length, payload);
-    char head[kRecordHeaderBytes];
-    std::memcpy(head, &type, 4);
-    std::memcpy(head + 4, &crc, 4);
-    std::memcpy(head + 8, &length, 8);
-    KAIROS_RETURN_IF_ERROR(Write(head, sizeof(head)));
-    ++records_;
-    return Write(payload.data(), payload.size());
-  }
-  absl::Status Close(bool sync) {
-    if (sync && ::fsync(fd_) != 0) return Errno("cannot fsync", path_);
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return Errno("cannot close", path_);
-    return absl::OkStatus();
-  }
-  uint64_t records() const { return records_; }
-
- private:
-  FileOut(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  int fd_;
-  std::string path_;
-  uint64_t records_ = 0;
-};
 
 std::string HeaderPayload(const ShardSnapshot& s) {
   ByteWriter w;
@@ -133,13 +79,57 @@ std::string HeaderPayload(const ShardSnapshot& s) {
   return std::move(w.bytes());
 }
 
+std::string DensePayload(const ShardSnapshot::Dense& d) {
+  ByteWriter w;
+  w.Put(d.table);
+  w.Put(d.begin);
+  w.Put(d.end);
+  w.Put(d.version);
+  w.Put(d.learning_rate);
+  w.PutArray<float>(d.values.span());
+  w.PutArray<float>(d.state);
+  return std::move(w.bytes());
+}
+
+// Rows [first, first + n) of `p`.
+std::string SparsePayload(const ShardSnapshot::Sparse& p, uint64_t first, uint64_t n) {
+  ByteWriter w;
+  w.Put(p.table);
+  w.Put(p.version);
+  w.Put(p.learning_rate);
+  w.Put(p.stride);
+  w.Put<uint64_t>(n);
+  w.PutArray<uint64_t>(std::span<const uint64_t>(p.keys).subspan(first, n));
+  w.PutArray<uint64_t>(std::span<const uint64_t>(p.steps).subspan(first, n));
+  w.PutArray<float>(std::span<const float>(p.rows).subspan(first * p.stride, n * p.stride));
+  return std::move(w.bytes());
+}
+
+// Writes every record of `s` but the END, each as soon as it is made (a dense chunk's can
+// be large), and returns how many.
+absl::StatusOr<uint64_t> WriteRecords(RecordWriter& out, const ShardSnapshot& s) {
+  uint64_t records = 0;
+  auto put = [&](RecordType type, std::string payload) {
+    out.Add(type, std::move(payload));
+    ++records;
+    return out.Flush();
+  };
+  KAIROS_RETURN_IF_ERROR(put(kHeader, HeaderPayload(s)));  // after the magic, in one write
+  for (const ShardSnapshot::Dense& d : s.dense) {
+    KAIROS_RETURN_IF_ERROR(put(kDense, DensePayload(d)));
+  }
+  for (const ShardSnapshot::Sparse& p : s.sparse) {
+    const uint64_t rows = p.keys.size();
+    for (uint64_t first = 0; first == 0 || first < rows; first += kSparseRowsPerRecord) {
+      KAIROS_RETURN_IF_ERROR(
+          put(kSparse, SparsePayload(p, first, std::min(kSparseRowsPerRecord, rows - first))));
+    }
+  }
+  return records;
+}
+
 // Checked multiplication: false on overflow.
 bool Mul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-
-absl::Status Corrupt(const std::string& path, uint64_t at, const std::string& what) {
-  return absl::DataLossError(
-      absl::StrFormat("checkpoint %s is torn or corrupt at byte %d: %s", path, at, what));
-}
 
 absl::Status ParseHeader(const std::string& payload, ShardSnapshot* s) {
   ByteReader r(payload);
@@ -239,6 +229,35 @@ absl::Status ParseSparse(const std::string& payload, ShardSnapshot* s) {
   return absl::OkStatus();
 }
 
+// Any record but the END; `first`: the first of the file, which must be the header.
+absl::Status ParseRecord(uint32_t type, const std::string& payload, bool first, ShardSnapshot* s) {
+  if (first && type != kHeader) {
+    return absl::InvalidArgumentError("the first record is not the header");
+  }
+  switch (type) {
+    case kHeader:
+      return first ? ParseHeader(payload, s) : absl::InvalidArgumentError("a second header");
+    case kDense:
+      return ParseDense(payload, s);
+    case kSparse:
+      return ParseSparse(payload, s);
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown record type ", type));
+  }
+}
+
+// The END record `h` (its payload read and checked) after `records` others.
+absl::Status CheckEnd(const RecordReader& in, const RecordHead& h, const std::string& payload,
+                      uint64_t records) {
+  uint64_t count = 0;
+  ByteReader r(payload);
+  if (!r.Get(&count) || r.left() != 0 || count != records) {
+    return in.Corrupt(h.offset, "the END record does not count the records");
+  }
+  if (h.end != in.size()) return in.Corrupt(h.offset, "bytes after the END record");
+  return absl::OkStatus();
+}
+
 // "clock-000000000120" -> 120.
 bool ParseDirName(const std::string& name, int64_t* clock) {
   absl::string_view v = name;
@@ -321,111 +340,44 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
   const std::string final_path = (dir / name).string();
   const std::string temp_path = (dir / (name + ".tmp")).string();
   {
-    KAIROS_ASSIGN_OR_RETURN(FileOut out, FileOut::Open(temp_path));
-    KAIROS_RETURN_IF_ERROR(out.Write(kMagic, sizeof(kMagic)));
-    KAIROS_RETURN_IF_ERROR(out.Record(kHeader, HeaderPayload(s)));
-    for (const ShardSnapshot::Dense& d : s.dense) {
-      ByteWriter w;
-      w.Put(d.table);
-      w.Put(d.begin);
-      w.Put(d.end);
-      w.Put(d.version);
-      w.Put(d.learning_rate);
-      w.PutArray<float>(d.values.span());
-      w.PutArray<float>(d.state);
-      KAIROS_RETURN_IF_ERROR(out.Record(kDense, w.bytes()));
-    }
-    for (const ShardSnapshot::Sparse& p : s.sparse) {
-      const uint64_t rows = p.keys.size();
-      for (uint64_t first = 0; first == 0 || first < rows; first += kSparseRowsPerRecord) {
-        const uint64_t n = std::min(kSparseRowsPerRecord, rows - first);
-        ByteWriter w;
-        w.Put(p.table);
-        w.Put(p.version);
-        w.Put(p.learning_rate);
-        w.Put(p.stride);
-        w.Put<uint64_t>(n);
-        w.PutArray<uint64_t>(std::span<const uint64_t>(p.keys).subspan(first, n));
-        w.PutArray<uint64_t>(std::span<const uint64_t>(p.steps).subspan(first, n));
-        w.PutArray<float>(std::span<const float>(p.rows).subspan(first * p.stride, n * p.stride));
-        KAIROS_RETURN_IF_ERROR(out.Record(kSparse, w.bytes()));
-      }
-    }
+    KAIROS_ASSIGN_OR_RETURN(RecordWriter out,
+                            RecordWriter::Create(CheckpointName(temp_path), kMagic));
+    KAIROS_ASSIGN_OR_RETURN(const uint64_t records, WriteRecords(out, s));
     ByteWriter end;
-    end.Put<uint64_t>(out.records());
-    KAIROS_RETURN_IF_ERROR(out.Record(kEnd, end.bytes()));
-    KAIROS_RETURN_IF_ERROR(out.Close(sync));
+    end.Put<uint64_t>(records);
+    out.Add(kEnd, std::move(end.bytes()));
+    KAIROS_RETURN_IF_ERROR(out.Flush());
+    if (sync) KAIROS_RETURN_IF_ERROR(out.Sync());
+    KAIROS_RETURN_IF_ERROR(out.Close());
   }
   if (std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    return Errno("cannot rename to", final_path);
+    return CheckpointName(final_path).Errno("rename");
   }
   if (sync && !SyncDirectory(dir.string())) {
-    return Errno("cannot sync directory", dir.string());
+    return CheckpointName(dir.string()).Errno("sync directory");
   }
   return final_path;
 }
 
 absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open checkpoint ", path));
-  std::error_code ec;
-  const uint64_t file_size = fs::file_size(path, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot stat ", path, ": ", ec.message()));
-  char magic[sizeof(kMagic)];
-  if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
-    return Corrupt(path, 0, "not a kairos checkpoint (no KCKPT001 magic)");
-  }
+  KAIROS_ASSIGN_OR_RETURN(
+      RecordReader in,
+      RecordReader::Open(CheckpointName(path), {kFormats, kMaxRecordBytes, /*torn_tail=*/false}));
   ShardSnapshot s;
-  uint64_t at = sizeof(kMagic);
   uint64_t records = 0;
-  bool header = false;
   std::string payload;
   for (;;) {
-    char head[kRecordHeaderBytes];
-    if (at + kRecordHeaderBytes > file_size || !in.read(head, sizeof(head))) {
-      return Corrupt(path, at, "the file ends before its END record");
-    }
-    uint32_t type = 0, crc = 0;
-    uint64_t length = 0;
-    std::memcpy(&type, head, 4);
-    std::memcpy(&crc, head + 4, 4);
-    std::memcpy(&length, head + 8, 8);
-    if (length > kMaxRecordBytes || length > file_size - at - kRecordHeaderBytes) {
-      return Corrupt(path, at, absl::StrCat("a record of ", length, " bytes"));
-    }
-    payload.resize(length);
-    if (!in.read(payload.data(), static_cast<std::streamsize>(length))) {
-      return Corrupt(path, at, "short record");
-    }
-    if (RecordCrc(type, length, payload) != crc) {
-      return Corrupt(path, at, "checksum mismatch");
-    }
-    absl::Status parsed;
-    if (!header && type != kHeader) {
-      parsed = absl::InvalidArgumentError("the first record is not the header");
-    } else if (type == kHeader) {
-      parsed = header ? absl::InvalidArgumentError("a second header") : ParseHeader(payload, &s);
-      header = true;
-    } else if (type == kDense) {
-      parsed = ParseDense(payload, &s);
-    } else if (type == kSparse) {
-      parsed = ParseSparse(payload, &s);
-    } else if (type == kEnd) {
-      uint64_t count = 0;
-      ByteReader r(payload);
-      if (!r.Get(&count) || r.left() != 0 || count != records) {
-        return Corrupt(path, at, "the END record does not count the records");
-      }
-      if (at + kRecordHeaderBytes + length != file_size) {
-        return Corrupt(path, at, "bytes after the END record");
-      }
+    KAIROS_ASSIGN_OR_RETURN(std::optional<RecordHead> h, in.Next());
+    if (!h.has_value()) return in.Corrupt(in.size(), "the file ends before its END record");
+    KAIROS_RETURN_IF_ERROR(in.ReadRest(&payload));
+    if (!in.ChecksumMatches()) return in.Corrupt(h->offset, "checksum mismatch");
+    if (h->type == kEnd && records > 0) {
+      KAIROS_RETURN_IF_ERROR(CheckEnd(in, *h, payload, records));
       return s;
-    } else {
-      parsed = absl::InvalidArgumentError(absl::StrCat("unknown record type ", type));
     }
-    if (!parsed.ok()) return Corrupt(path, at, std::string(parsed.message()));
+    const absl::Status parsed = ParseRecord(h->type, payload, records == 0, &s);
+    if (!parsed.ok()) return in.Corrupt(h->offset, parsed.message());
     ++records;
-    at += kRecordHeaderBytes + length;
   }
 }
 

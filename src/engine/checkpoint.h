@@ -10,11 +10,12 @@
 // complete when the files of all its shards are there (each appears only once written and
 // synced: temporary file, fsync, rename, fsync of the directory).
 //
-// File: the magic "KCKPT001", then records { u32 type, u32 crc32 (zlib) of the rest of the
-// record, u64 payload length, payload }, little-endian: one HEADER, DENSE and SPARSE
-// records, one END (the number of records before it). A file without its END, with a
-// record whose checksum or length is wrong, or with bytes after the END is refused and
-// named, never loaded.
+// File: the magic "KCKPT002", then records (common/record_file.h: { u32 type, u32 CRC-32C
+// of the rest of the record, u64 payload length, payload }, little-endian): one HEADER,
+// DENSE and SPARSE records, one END (the number of records before it). A file without its
+// END, with a record whose checksum or length is wrong, or with bytes after the END is
+// refused and named, never loaded. Files of the previous release, magic "KCKPT001", are
+// the same but for the checksum (zlib's CRC-32): they are read, never written.
 //
 // Thread-safety: the functions are thread-compatible; a ShardSnapshot is filled on the
 // shard's lanes (ShardEngine::Snapshot) and then read by one thread.

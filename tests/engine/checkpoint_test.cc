@@ -3,7 +3,8 @@
 // Checkpoints of a shard (docs/durability.md): the snapshot taken through the engine, the
 // file written and read back, restores into another number of shards (every element, row,
 // optimizer state and update count where it was), and files that are torn, corrupt or of
-// another job, refused and named.
+// another job, refused and named; files of the previous format (KCKPT001, zlib's CRC-32)
+// still restore, and new ones (KCKPT002) carry CRC-32C.
 
 #include <cstdint>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/crc32c.h"
 #include "common/partition.h"
 #include "engine/checkpoint.h"
 #include "engine/shard_engine.h"
@@ -24,6 +26,7 @@
 #include "kairos/job.h"
 #include "policy/policy.h"
 #include "tests/engine/checkpoint_job.h"
+#include "zlib.h"
 
 namespace kairos::internal {
 namespace {
@@ -142,6 +145,69 @@ Global Collect(const std::vector<std::shared_ptr<ShardSnapshot>>& snaps) {
     }
   }
   return g;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
+}
+
+// A checkpoint file's records: { u32 type, u32 checksum, u64 length, payload } after the
+// 8-byte magic.
+struct FileRecord {
+  uint32_t type = 0, checksum = 0;
+  std::string payload;
+};
+
+std::vector<FileRecord> Records(const std::string& file) {
+  std::vector<FileRecord> out;
+  for (std::size_t at = 8; at + 16 <= file.size();) {
+    FileRecord r;
+    uint64_t length = 0;
+    std::memcpy(&r.type, file.data() + at, 4);
+    std::memcpy(&r.checksum, file.data() + at + 4, 4);
+    std::memcpy(&length, file.data() + at + 8, 8);
+    r.payload = file.substr(at + 16, length);
+    out.push_back(std::move(r));
+    at += 16 + length;
+  }
+  return out;
+}
+
+// The checksums of the two formats, over a record's type, length and payload.
+uint32_t ZlibCrc(uint32_t type, const std::string& payload) {
+  const uint64_t length = payload.size();
+  uLong crc = crc32(0L, Z_NULL, 0);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(&type), 4);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(&length), 8);
+  crc =
+      crc32(crc, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
+  return static_cast<uint32_t>(crc);
+}
+uint32_t Crc32cOf(uint32_t type, const std::string& payload) {
+  const uint64_t length = payload.size();
+  uint32_t crc = Crc32cExtend(0, &type, 4);
+  crc = Crc32cExtend(crc, &length, 8);
+  return Crc32cExtend(crc, payload.data(), payload.size());
+}
+
+// `records` framed as a file of magic `magic`, each with the checksum `sum` gives.
+std::string Frame(const std::string& magic, const std::vector<FileRecord>& records,
+                  uint32_t (*sum)(uint32_t, const std::string&)) {
+  std::string out = magic;
+  for (const FileRecord& r : records) {
+    const uint32_t checksum = sum(r.type, r.payload);
+    const uint64_t length = r.payload.size();
+    out.append(reinterpret_cast<const char*>(&r.type), 4);
+    out.append(reinterpret_cast<const char*>(&checksum), 4);
+    out.append(reinterpret_cast<const char*>(&length), 8);
+    out += r.payload;
+  }
+  return out;
 }
 
 class CheckpointTest : public ::testing::Test {
@@ -265,6 +331,71 @@ TEST_F(CheckpointTest, TornCorruptOrForeignFilesAreRefusedAndNamed) {
   Cluster wrong2(1, other);
   EXPECT_THAT(wrong2.engines[0]->Restore({file}).status().message(),
               HasSubstr("updater adagrad"));
+}
+
+TEST_F(CheckpointTest, NewFilesCarryCrc32c) {
+  Cluster c(1);
+  c.PushAll(0, 0);
+  const std::string bytes = ReadFile(Write(c.Snapshots())[0]);
+  EXPECT_EQ(bytes.substr(0, 8), "KCKPT002");
+  const std::vector<FileRecord> records = Records(bytes);
+  ASSERT_GE(records.size(), 4u);  // HEADER, DENSE..., SPARSE..., END
+  EXPECT_EQ(records.front().type, 1u);
+  EXPECT_EQ(records.back().type, 4u);
+  for (const FileRecord& r : records) {
+    EXPECT_EQ(r.checksum, Crc32cOf(r.type, r.payload)) << "record of type " << r.type;
+    EXPECT_NE(r.checksum, ZlibCrc(r.type, r.payload)) << "record of type " << r.type;
+  }
+  // The whole file is these records, framed so.
+  EXPECT_EQ(Frame("KCKPT002", records, &Crc32cOf), bytes);
+}
+
+// A checkpoint written by the previous release: magic KCKPT001, records checksummed with
+// zlib's CRC-32, contents as today. It reads back and restores into any number of shards.
+TEST_F(CheckpointTest, AFileOfThePreviousFormatStillRestores) {
+  Cluster before(2);
+  before.PushAll(0, 0);
+  before.PushAll(1, 1);
+  const std::vector<std::string> files = Write(before.Snapshots());
+  for (const std::string& f : files) {
+    WriteFile(f, Frame("KCKPT001", Records(ReadFile(f)), &ZlibCrc));
+    ASSERT_EQ(ReadFile(f).substr(0, 8), "KCKPT001");
+    auto s = ReadCheckpoint(f);
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  auto found = FindCheckpoint(root_.string());
+  ASSERT_TRUE(found.ok()) << found.status();
+  for (int to : {1, 3}) {
+    Cluster after(to);
+    for (auto& e : after.engines) {
+      auto clock = e->Restore(*found);
+      ASSERT_TRUE(clock.ok()) << clock.status();
+    }
+    EXPECT_EQ(Collect(after.Snapshots()), Collect(before.Snapshots())) << to << " shards";
+  }
+  // Written again, it is of the current format.
+  auto again = ReadCheckpoint(files[0]);
+  ASSERT_TRUE(again.ok());
+  again->clock = 9;
+  auto rewritten = WriteCheckpoint(*again, root_.string(), /*sync=*/false);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  EXPECT_EQ(ReadFile(*rewritten).substr(0, 8), "KCKPT002");
+}
+
+// The magic chooses the checksum: records of one format under the other's magic fail it.
+TEST_F(CheckpointTest, TheMagicChoosesTheChecksum) {
+  Cluster c(1);
+  const std::string file = Write(c.Snapshots())[0];
+  const std::vector<FileRecord> records = Records(ReadFile(file));
+  for (const auto& [magic, sum] :
+       {std::pair{"KCKPT001", &Crc32cOf}, std::pair{"KCKPT002", &ZlibCrc}}) {
+    WriteFile(file, Frame(magic, records, sum));
+    auto s = ReadCheckpoint(file);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << magic;
+    EXPECT_THAT(s.status().message(), HasSubstr("at byte 8: checksum mismatch")) << magic;
+  }
+  WriteFile(file, Frame("KCKPT003", records, &Crc32cOf));
+  EXPECT_THAT(ReadCheckpoint(file).status().message(), HasSubstr("no KCKPT002 or KCKPT001 magic"));
 }
 
 TEST_F(CheckpointTest, FindCheckpointTakesTheLatestCompleteOne) {
