@@ -178,6 +178,15 @@ void FakeTransport::FailConnect(PeerId peer, const absl::Status& why) {
   RunPosted();
 }
 
+bool FakeTransport::AwaitPosted(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto posted_or_stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !posted_.empty() || stopped_;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&posted_or_stopped), timeout);
+  return !posted_.empty();
+}
+
 int FakeTransport::RunPosted() {
   IoScope io(*this);
   int ran = 0;

@@ -111,6 +111,10 @@ class FakeTransport final : public Transport {
   // Runs the posted functions in order, including those they post, on the calling thread
   // as the I/O thread. Returns how many ran.
   int RunPosted();
+  // Waits, at most `timeout` of real time, until a function is posted (one waiting for
+  // RunPosted counts at once) or the transport stopped; true when one is waiting. For a
+  // test whose node posts from a thread of its own.
+  bool AwaitPosted(absl::Duration timeout);
 
   // ------------------------------------------------------------------ inspection
   // What the node sent, in order, since the last TakeSent/ClearSent.

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -178,14 +177,14 @@ TEST_F(UpdateLogServerTest, ACorruptLogFailsTheStartByName) {
   EXPECT_THAT(started.message(), HasSubstr("checksum"));
 }
 
-// Runs the server's posted work until its update log has written `n` bases (the snapshot
-// is written on a thread of its own, which posts its end), within 30 s.
+// Runs the server's posted work until its update log has written `n` bases: the snapshot
+// is written on a thread of its own, which posts its end, so this waits for each post (at
+// most 30 s in all) and runs it. False when no post came in time.
 bool WaitForRebases(FakeServerJob& job, uint64_t n) {
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   while (job.server().stats().log_rebases < n) {
-    if (absl::Now() > deadline) return false;
+    if (!job.transport().AwaitPosted(deadline - absl::Now())) return false;
     job.transport().RunPosted();
-    std::this_thread::yield();
   }
   return true;
 }

@@ -258,6 +258,24 @@ TEST_F(FakeTransportTest, PostedFunctionsWaitForRunPostedOrTheNextDelivery) {
   EXPECT_EQ(order.back(), "nested");
 }
 
+// AwaitPosted wakes when another thread posts, and says whether a function waits; with
+// nothing posted it returns false at its timeout (zero here: no real time passes).
+TEST_F(FakeTransportTest, AwaitPostedWaitsForAPostFromAnotherThread) {
+  StartRecording();
+  EXPECT_FALSE(t_.AwaitPosted(absl::ZeroDuration()));
+  bool ran = false;
+  std::thread poster([&] { t_.Post([&] { ran = true; }); });
+  EXPECT_TRUE(t_.AwaitPosted(absl::Seconds(60)));
+  poster.join();
+  EXPECT_FALSE(ran);  // waiting never runs it
+  EXPECT_TRUE(t_.AwaitPosted(absl::ZeroDuration()));  // one still waits
+  EXPECT_EQ(t_.RunPosted(), 1);
+  EXPECT_TRUE(ran);
+  EXPECT_FALSE(t_.AwaitPosted(absl::ZeroDuration()));
+  t_.Stop();
+  EXPECT_FALSE(t_.AwaitPosted(absl::Seconds(60)));  // a stopped transport returns at once
+}
+
 TEST_F(FakeTransportTest, StopDestroysPostedFunctionsUnrun) {
   StartRecording();
   auto token = std::make_shared<int>(0);
