@@ -10,7 +10,6 @@
 // flight, so a death is declared exactly when its silence passes the timeout, however
 // loaded the machine, and nothing sleeps.
 
-#include <atomic>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -19,6 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
@@ -123,17 +123,29 @@ TEST(MembershipTest, RequestsRacingAWorkersDeathFailAtOnce) {
     Worker& w = (*cluster)->worker(0);
     const std::vector<float> grad(kElements, 1.0f);
     std::vector<Request> requests;
-    std::atomic<int> issued{0};
-    std::atomic<bool> stopped{false};
+    // The kill comes once the trainer has issued 3 pushes (or stopped issuing).
+    absl::Mutex mu;
+    int issued = 0;
+    bool stopped = false;
     std::thread trainer([&] {
       for (int i = 0; i < 100000; ++i) {
         requests.push_back(w.PushAsync("w", 0, grad));
-        issued.fetch_add(1);
+        {
+          absl::MutexLock lock(&mu);
+          ++issued;
+        }
         if (requests.back().done() && !requests.back().Wait().ok()) break;  // refused
       }
-      stopped.store(true);
+      absl::MutexLock lock(&mu);
+      stopped = true;
     });
-    while (issued.load() < 3 && !stopped.load()) std::this_thread::yield();
+    {
+      absl::MutexLock lock(&mu);
+      auto three_or_stopped = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+        return issued >= 3 || stopped;
+      };
+      mu.Await(absl::Condition(&three_or_stopped));
+    }
     (*cluster)->KillWorker(0);
     trainer.join();
     for (const Request& r : requests) {
