@@ -12,10 +12,13 @@
 //          (bit 1) an END that counts them, so that mutations reach the records' parsers
 //          instead of stopping at the checksum. Otherwise the rest is the whole file.
 //   bit 2  the job has 2 shards (else 1); bit 3: the restore is into shard 1 (of 2).
+//   bit 4  framed in the previous release's format (magic KCKPT001, zlib's CRC-32), which
+//          is still read; else the current one (KCKPT002, CRC-32C).
 //
 // Besides "no crash, no sanitizer report", it checks what the reader promises: success or
 // DataLoss; on success a snapshot whose records lie inside their tables with arrays of the
-// sizes their tables give, written again (WriteCheckpoint) and read back to the same bytes.
+// sizes their tables give, written again (WriteCheckpoint) and read back to the same bytes
+// (a KCKPT001 file: to its records framed in the current format).
 // Then RestoreShard of the file into a fresh shard of a small job (the tables of
 // tests/engine/checkpoint_test.cc): success or FailedPrecondition, or the reader's error.
 //
@@ -35,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/crc32c.h"
 #include "engine/checkpoint.h"
 #include "engine/shard_engine.h"
 #include "kairos/job.h"
@@ -59,26 +63,56 @@ std::string ReadAll(const std::string& path) {
   return out.str();
 }
 
-// The file format's framing (checkpoint.h): magic, then { u32 type, u32 crc32 of type,
-// length and payload, u64 length, payload }.
-constexpr char kMagic[] = "KCKPT001";
+// The file format's framing (checkpoint.h, common/record_file.h): magic, then { u32 type,
+// u32 checksum of type, length and payload, u64 length, payload }. The checksum is CRC-32C
+// under the current magic, zlib's CRC-32 under the previous one.
+constexpr char kMagic[] = "KCKPT002";
+constexpr char kPreviousMagic[] = "KCKPT001";
 constexpr uint32_t kEndRecord = 4;
 
-std::string Record(uint32_t type, const std::string& payload) {
+std::string Record(uint32_t type, const std::string& payload, bool previous = false) {
   const uint64_t length = payload.size();
   char head[12];
   std::memcpy(head, &type, 4);
   std::memcpy(head + 4, &length, 8);
-  uLong crc = crc32(0L, Z_NULL, 0);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(head), sizeof(head));
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
-              static_cast<uInt>(payload.size()));
-  const auto crc32v = static_cast<uint32_t>(crc);
+  uint32_t crc32v = 0;
+  if (previous) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(head), sizeof(head));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
+                static_cast<uInt>(payload.size()));
+    crc32v = static_cast<uint32_t>(crc);
+  } else {
+    crc32v = internal::Crc32cExtend(internal::Crc32c(head, sizeof(head)), payload.data(),
+                                    payload.size());
+  }
   std::string out(16, '\0');
   std::memcpy(out.data(), &type, 4);
   std::memcpy(out.data() + 4, &crc32v, 4);
   std::memcpy(out.data() + 8, &length, 8);
   return out + payload;
+}
+
+// The records of a file of either format (as their lengths say: for a file the reader took).
+std::vector<std::pair<uint32_t, std::string>> RecordsOf(const std::string& file) {
+  std::vector<std::pair<uint32_t, std::string>> out;
+  std::size_t at = 8;
+  while (at + 16 <= file.size()) {
+    uint32_t type = 0;
+    uint64_t length = 0;
+    std::memcpy(&type, file.data() + at, 4);
+    std::memcpy(&length, file.data() + at + 8, 8);
+    out.push_back({type, file.substr(at + 16, length)});
+    at += 16 + length;
+  }
+  return out;
+}
+
+// `file`'s records framed in the current format, or in the previous one.
+std::string Framed(const std::string& file, bool previous) {
+  std::string out(previous ? kPreviousMagic : kMagic, 8);
+  for (const auto& [type, payload] : RecordsOf(file)) out += Record(type, payload, previous);
+  return out;
 }
 
 using Host = internal::InlineEngineHost;
@@ -136,17 +170,18 @@ void Run(const uint8_t* data, std::size_t size) {
   const uint8_t flags = in.U8();
   std::string file;
   if ((flags & 1) != 0) {
-    file = std::string(kMagic, 8);
+    const bool previous = (flags & 16) != 0;
+    file = std::string(previous ? kPreviousMagic : kMagic, 8);
     uint64_t records = 0;
     while (!in.empty()) {
       const uint32_t type = in.U8();
-      file += Record(type, in.Frame());
+      file += Record(type, in.Frame(), previous);
       ++records;
     }
     if ((flags & 2) != 0) {
       std::string count(8, '\0');
       std::memcpy(count.data(), &records, 8);
-      file += Record(kEndRecord, count);
+      file += Record(kEndRecord, count, previous);
     }
   } else {
     file = in.Bytes(in.remaining());
@@ -168,7 +203,11 @@ void Run(const uint8_t* data, std::size_t size) {
     const std::string first = ReadAll(*a);
     absl::StatusOr<std::string> b = internal::WriteCheckpoint(*again, ScratchDir(), false);
     Require(b.ok() && ReadAll(*b) == first, "the snapshot reads back the same");
-    Require(first == file, "an accepted file is the one encoding of its snapshot");
+    // Of the current format, the one encoding of its snapshot; of the previous one, its
+    // records are (only the framing changed).
+    const bool previous = file.compare(0, 8, kPreviousMagic, 8) == 0;
+    Require(first == (previous ? Framed(file, false) : file),
+            "an accepted file is the one encoding of its snapshot");
     std::error_code ec;
     fs::remove_all(fs::path(*a).parent_path(), ec);  // clock-N: one per clock read
   }
@@ -191,21 +230,7 @@ void Run(const uint8_t* data, std::size_t size) {
 }
 
 // Seeds: checkpoints of the job above, written by the engine after a push, as framed
-// inputs (the records the file holds) and as whole files.
-std::vector<std::pair<uint32_t, std::string>> RecordsOf(const std::string& file) {
-  std::vector<std::pair<uint32_t, std::string>> out;
-  std::size_t at = 8;
-  while (at + 16 <= file.size()) {
-    uint32_t type = 0;
-    uint64_t length = 0;
-    std::memcpy(&type, file.data() + at, 4);
-    std::memcpy(&length, file.data() + at + 8, 8);
-    out.push_back({type, file.substr(at + 16, length)});
-    at += 16 + length;
-  }
-  return out;
-}
-
+// inputs (the records the file holds) and as whole files, in both formats.
 Seeds MakeSeeds() {
   const JobConfig job = CheckpointJob();
   Seeds seeds;
@@ -254,6 +279,14 @@ Seeds MakeSeeds() {
       }
       seeds.push_back({name + "-framed", framed.data()});
       seeds.push_back({name + "-whole", ByteWriter().U8(job_flags).Bytes(file).data()});
+      // The same checkpoint as the previous release wrote it.
+      seeds.push_back({"kckpt001-" + name + "-whole",
+                       ByteWriter().U8(job_flags).Bytes(Framed(file, /*previous=*/true)).data()});
+      if (shards == 1) {
+        std::string framed_previous = framed.data();
+        framed_previous[0] = static_cast<char>(framed_previous[0] | 16);
+        seeds.push_back({"kckpt001-" + name + "-framed", framed_previous});
+      }
     }
   }
   seeds.push_back({"not-a-checkpoint", ByteWriter().U8(0).Bytes("not a checkpoint").data()});
