@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <iostream>
@@ -678,16 +679,42 @@ TEST(ZmqTransportTcpTest, NoMessageWaitsForTheTickWithAnIdleSpin) {
   RoundTripsCompleteWithoutTheTick(absl::Microseconds(15));
 }
 
-// Waits, with a deadline, until the loop of `t`, whose spins last until they find work, is
-// in a spin: one begun and not yet ended.
-bool Spinning(const Transport& t) {
-  const absl::Time deadline = absl::Now() + kWait;
-  for (HandOffCounts c = t.hand_offs(); c.spins == c.spins_found; c = t.hand_offs()) {
-    if (absl::Now() > deadline) return false;
-    std::this_thread::yield();
+// The spins of the tests below last an hour and the tick is an hour away, so a spin ends
+// only when it finds work, and none ever runs out (IdleSpin never backs off). A SpinWatch is
+// the transport's TransportOptions::spin_wanted: asked on the I/O thread each time its loop
+// runs out of work, just before it spins, it counts the yeses under a mutex, so that a test
+// waits for a spin on that mutex instead of polling the transport's counters. A spin asked
+// for and not yet counted in hand_offs().spins_found is one in progress, or about to begin
+// (the loop does not sleep before it: a command posted meanwhile is found by the spin all
+// the same, with no wake-up).
+class SpinWatch {
+ public:
+  // The hook: answers `wanted` (null: always yes) and counts the yeses.
+  std::function<bool()> Hook(const std::atomic<bool>* wanted = nullptr) {
+    return [this, wanted] {
+      const bool yes = wanted == nullptr || wanted->load();
+      if (yes) {
+        absl::MutexLock lock(&mu_);
+        ++asked_;
+      }
+      return yes;
+    };
   }
-  return true;
-}
+
+  // Waits, at most kWait, until the loop of `t` (whose spin_wanted is Hook()) is in a spin or
+  // about to begin one; false if it never got there.
+  bool AwaitSpinning(const Transport& t) {
+    absl::MutexLock lock(&mu_);
+    auto spinning = [this, &t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return asked_ > t.hand_offs().spins_found;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&spinning), kWait);
+  }
+
+ private:
+  absl::Mutex mu_;
+  uint64_t asked_ ABSL_GUARDED_BY(mu_) = 0;
+};
 
 // A loop out of work spins before it sleeps (TransportOptions::idle_spin): a command posted
 // and a message arriving meanwhile are found by the spin itself, with no eventfd write, and
@@ -697,6 +724,8 @@ TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
   options.tick_period = absl::Hours(1);
   TransportOptions spinning = options;
   spinning.idle_spin = absl::Hours(1);
+  SpinWatch watch;
+  spinning.spin_wanted = watch.Hook();
   absl::StatusOr<TcpPair> pair = MakeTcpPair(options, spinning);
   ASSERT_TRUE(pair.ok()) << pair.status();
   TcpPair& p = *pair;
@@ -713,7 +742,7 @@ TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
   ASSERT_TRUE(request.has_value());
 
   // A command, posted while the loop spins.
-  ASSERT_TRUE(Spinning(*p.client)) << "the client's loop never went idle";
+  ASSERT_TRUE(watch.AwaitSpinning(*p.client)) << "the client's loop never went idle";
   HandOffCounts before = p.client->hand_offs();
   absl::Notification ran;
   p.client->Post([&] { ran.Notify(); });
@@ -723,7 +752,7 @@ TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
   EXPECT_GE(after.spins_found, before.spins_found + 1);
 
   // A message, arriving while the loop spins.
-  ASSERT_TRUE(Spinning(*p.client));
+  ASSERT_TRUE(watch.AwaitSpinning(*p.client));
   before = p.client->hand_offs();
   p.server->Send(request->from,
                Message{ReplyHeader(request->message.header, wire::PUSH_REPLY, 0), {}});
@@ -737,14 +766,15 @@ TEST(ZmqTransportTcpTest, WorkThatComesDuringTheIdleSpinIsFoundWithoutAWakeUp) {
 
 // TransportOptions::spin_wanted, asked each time the loop runs out of work: while it says
 // no, the loop sleeps at once (a round trip goes by without a spin); once it says yes, the
-// loop spins again.
+// loop spins again: a command posted then is found by the spin, with no wake-up.
 TEST(ZmqTransportTcpTest, TheLoopSpinsOnlyWhenTheNodeWantsIt) {
   std::atomic<bool> wanted{false};
   TransportOptions options;
   options.tick_period = absl::Hours(1);
   TransportOptions spinning = options;
   spinning.idle_spin = absl::Hours(1);
-  spinning.spin_wanted = [&wanted] { return wanted.load(); };
+  SpinWatch watch;
+  spinning.spin_wanted = watch.Hook(&wanted);
   absl::StatusOr<TcpPair> pair = MakeTcpPair(options, spinning);
   ASSERT_TRUE(pair.ok()) << pair.status();
   TcpPair& p = *pair;
@@ -767,7 +797,15 @@ TEST(ZmqTransportTcpTest, TheLoopSpinsOnlyWhenTheNodeWantsIt) {
   wanted = true;
   p.client->Send(p.peer, Push(2, {1.0f}));  // wakes the loop, which asks again when it idles
   ASSERT_TRUE(client_inbox.NextMessage().has_value());
-  EXPECT_TRUE(Spinning(*p.client));
+  ASSERT_TRUE(watch.AwaitSpinning(*p.client)) << "the loop did not ask to spin again";
+  const HandOffCounts before = p.client->hand_offs();
+  absl::Notification ran;
+  p.client->Post([&] { ran.Notify(); });
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(kWait));
+  const HandOffCounts after = p.client->hand_offs();
+  EXPECT_EQ(after.wakes, before.wakes) << "the loop slept instead of spinning";
+  EXPECT_GE(after.spins_found, before.spins_found + 1);
+  EXPECT_GE(after.spins, 1u);
 }
 
 TEST(ZmqTransportTcpTest, RepliesReachEachOfTwoSenders) {
