@@ -46,7 +46,7 @@ inline SteadyClock::time_point After(SteadyClock::time_point t, double seconds) 
 // `faults_per_mb` counts the page faults of this whole process per MB moved (minor faults:
 // a page the process touches for the first time since the system gave it, zeroed): memory
 // the allocator gave back and the next message takes again costs one per 4 KiB, work that
-// moves no byte (docs/benchmarks.md, "Issue 15: causes found").
+// moves no byte (docs/benchmarks.md, "Where the time and the memory go").
 struct Throughput {
   uint64_t ops = 0;
   double seconds = 0;
@@ -129,7 +129,7 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text);
 // 4096 -> "4 KiB", 1048576 -> "1 MiB", 100 -> "100 B".
 std::string FormatSize(uint64_t bytes);
 
-// The window sweep's verdict for one operation and size (issue 15): throughput must not
+// The window sweep's verdict for one operation and size: throughput must not
 // collapse as requests pile up. `mb_per_s[i]` was measured with `windows[i]` requests in
 // flight (windows ascending). A window collapses when its throughput is below `floor`
 // (0.8) of the best of every smaller or equal window: more requests in flight must never

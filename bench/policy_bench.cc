@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// kairos_policy_bench: the synchronization policies on the real cluster (issue 13), in the
+// kairos_policy_bench: the synchronization policies on the real cluster, in the
 // manner of leveldb's db_bench: named scenarios, each run for every policy and seed, one
 // line per run, a header with the machine, the build and the configuration, and with --out
 // a directory of CSV files (every run, every sample, every staleness) and gnuplot plots.
@@ -80,7 +80,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The policies of issue 13, in the order they are reported.
+// The policies compared, in the order they are reported.
 constexpr char kAllPolicies[] =
     "bsp,asp,ssp:s=1,ssp:s=3,ssp:s=6,dssp:s=3,r=12,psp:beta=2,s=1,sa-asgd:n=4,"
     "asp+weight=staleness,vsgd,eager,saps";

@@ -22,13 +22,13 @@
 //               --sweep-windows number of requests in flight, --sweep-rounds rounds (the
 //               windows in rising, then falling order): the median of each, and a verdict
 //               per size, on each window's best round, that flags a window below 80% of
-//               the best smaller window (issue 15: throughput must not collapse as
+//               the best smaller window (throughput must not collapse as
 //               requests pile up; a verdict, not a test)
 //   push_sync   blocking Worker::Push of 64 B and 4 KiB: median and p99 latency
 //   small       pipelined pushes of 64 B, 1 KiB and 4 KiB (1 server, 1 worker) with 1 and 16
 //               in flight, against raw ZeroMQ DEALER -> ROUTER with 1-byte replies and the
-//               same window: requests/s and CPU us per request vs per raw message (issue
-//               15: at most 2x; 1 KiB x 16 in flight at least 100k requests/s)
+//               same window: requests/s and CPU us per request vs per raw message (the
+//               target: at most 2x; 1 KiB x 16 in flight at least 100k requests/s)
 //   pull_sync   blocking Worker::Pull of 64 B and 4 KiB
 //   curve       push and pull (4 KiB and 1 MiB, 1 server, 1 worker) with CURVE keys against
 //               the same workload without keys, in back-to-back pairs: the median ratio is
@@ -1249,7 +1249,7 @@ void PrintTargets(const Report& report, const Runner& runner) {
           *r.raw_ratio >= 0.8 ? "PASS" : "FAIL", variant, cpu_ratio);
     }
   }
-  // Small requests (issue 15): CPU per request at most 2x raw ZeroMQ's per message; 1 KiB
+  // Small requests: CPU per request at most 2x raw ZeroMQ's per message; 1 KiB
   // pushes with 16 in flight at least 100k requests/s.
   for (const Runner::SmallVerdict& v : runner.small_verdicts()) {
     const double ratio = v.raw_cpu_us > 0 ? v.cpu_us / v.raw_cpu_us : 0;
@@ -1264,7 +1264,7 @@ void PrintTargets(const Report& report, const Runner& runner) {
           v.requests_per_s >= 100000 ? "PASS" : "FAIL");
     }
   }
-  // The sweep's verdict (issue 15): no window below 80% of the best smaller window.
+  // The sweep's verdict: no window below 80% of the best smaller window.
   for (const Runner::SweepVerdict& v : runner.sweep_verdicts()) {
     std::cout << absl::StrFormat(
         "  sweep %-4s %6s S=1 W=1 no window < 80%% of the best smaller window (best rounds): "

@@ -43,7 +43,7 @@ struct Flags {
   int max_test = -1;
 };
 
-// The defaults that meet docs/examples.md's targets on 2 cores (docs/benchmarks.md).
+// The defaults that meet docs/examples.md's targets on 2 cores (docs/examples.md, "Time to accuracy").
 void ApplyModelDefaults(const CLI::App &app, Flags &f) {
   const bool mlp = f.train.model == "mlp";
   if (app.count("--epochs") == 0) f.train.epochs = mlp ? 15 : 30;

@@ -57,7 +57,7 @@ class FlowControl {
   // Queue fronts Pump has looked at so far: each message once when it leaves (or is
   // dropped), plus at most one that does not fit per Complete (a Submit behind a message
   // that did not fit looks at nothing). The tests keep it at most two per message
-  // whatever the number of requests waiting (issue 15: no rescan of what waits).
+  // whatever the number of requests waiting (no rescan of what waits).
   uint64_t examined() const { return examined_; }
 
  private:

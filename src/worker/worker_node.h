@@ -112,7 +112,7 @@ class WorkerNode {
   void Crash();
 
   // What the I/O thread's request bookkeeping has looked at so far (OutstandingParts::
-  // visited, FlowControl::examined): the tests of issue 15 check that it stays a constant
+  // visited, FlowControl::examined): the flow-control tests check that it stays a constant
   // per message however many requests are outstanding. On the I/O thread, or once it
   // has stopped (a FakeTransport's tests: the test thread).
   struct Bookkeeping {

@@ -107,9 +107,9 @@ TEST(RawOneWayTest, WindowMovesMessagesOverSeveralConnections) {
   ExpectMovesMessages(RawMode::kWindow);
 }
 
-// The sweep's verdict (issue 15): a window below 80% of the best smaller one collapses.
+// The sweep's verdict: a window below 80% of the best smaller one collapses.
 TEST(JudgeWindowsTest, FlagsAWindowBelowFourFifthsOfTheBestSmallerOne) {
-  // The figures of issue 15: pull 16 MiB at windows 1, 4, 16.
+  // The figures the verdict was made for: pull 16 MiB at windows 1, 4, 16.
   const WindowVerdict collapsed = JudgeWindows({1, 4, 16}, {1963, 1242, 134});
   EXPECT_FALSE(collapsed.ok);
   EXPECT_EQ(collapsed.best_window, 1);

@@ -1,4 +1,4 @@
-# kairos_policy_bench --quick --calibrate (issue 13): every scenario and every policy ran and
+# kairos_policy_bench --quick --calibrate: every scenario and every policy ran and
 # wrote its files. Runs the program into a fresh directory and checks its exit status, one
 # line per run on stdout, the CSV files (a row per run, samples and staleness of every run),
 # the gnuplot scripts of every scenario and, when gnuplot is installed, their PNG plots; and

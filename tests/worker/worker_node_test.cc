@@ -375,7 +375,7 @@ TEST_F(WorkerNodeTest, FlowControlHoldsMessagesBeyondTheBudgetUntilAnswersArrive
   EXPECT_TRUE(push->Wait(absl::InfinitePast()).ok());
 }
 
-// Issue 15: pulls of values of several chunks collapsed elsewhere as requests piled up, a
+// Pulls of values of several chunks collapsed elsewhere as requests piled up, a
 // sign of work per message that grows with what is outstanding (a rescan of the waiting
 // messages, a search through the outstanding parts). A pipelined caller of whole-table
 // pulls (4 chunks, 2 per shard) behind a budget of one chunk per shard, with 1 to 16
