@@ -9,19 +9,16 @@
 #include <cmath>
 #include <new>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "common/limits.h"
 #include "kairos/eigen.h"
 #include "kairos/status.h"
 
 namespace kairos::internal {
 
-using policy::MemberState;
 using policy::StragglerDecision;
 
 std::string Describe(const EngineRequest& r) {
@@ -160,43 +157,82 @@ void ShardEngine::OnPush(const EngineRequest& r, Buffer gradient, absl::Time now
   const auto located = Locate(r);
   if (!located.has_value()) return;
   auto [table, chunk] = *located;
-  if (!ClockInWindow(r)) return;
-  if (!(std::isfinite(r.worker_scale) && r.worker_scale >= 0)) {
-    return Refuse(r, &RefusalCounts::bad_scale,
-                  absl::InvalidArgumentError(absl::StrFormat(
-                      "worker_scale %g is not a finite number > 0", r.worker_scale)));
-  }
-  if (const std::size_t bad = FirstNonFinite(gradient.span()); bad < gradient.size()) {
-    return NonFinitePush(r, *table, r.offset + bad, gradient[bad], now);
-  }
-  pushes_.fetch_add(1, std::memory_order_relaxed);
-  bytes_in_.fetch_add(r.length * sizeof(float), std::memory_order_relaxed);
-
-  const policy::StalenessInfo info{r.clock, chunk->version_read[r.rank], chunk->version};
-  const StragglerDecision verdict = straggler_->OnPush(r.rank, info);
-  const bool drop = verdict.action == StragglerDecision::Action::kDrop;
-  RecordPush(r.rank, info, verdict);
-  gate_->OnPush(r.rank, r.clock, now);
+  const std::optional<AdmittedPush> a = AdmitPush(r, *table, *chunk, gradient.span(), r.offset,
+                                                  r.length * sizeof(float), now);
+  if (!a.has_value()) return;
   // The answer is "pushed", or under eager pull the read that follows the push.
   std::optional<EngineAnswer> answer;
-  if (!r.pull_after) {
-    answer.emplace();
-    answer->kind = EngineAnswer::Kind::kPushed;
-    answer->request = r;
-    answer->dropped = drop;
-    answer->refresh = verdict.refresh;
-    answer->version = chunk->version;
+  if (!r.pull_after) answer = PushedAnswer(r, *a, chunk->version);
+  if (!a->dropped()) {
+    Contribute(*table, *chunk, r, a->info, a->extra, std::move(gradient), std::move(answer));
+  } else if (answer.has_value()) {
+    host_->Answer(*std::move(answer));
   }
-  if (!drop) {
-    float extra = r.worker_scale > 0 ? r.worker_scale : 1.0f;
-    if (verdict.action == StragglerDecision::Action::kDownWeight) extra *= verdict.weight;
-    Contribute(*table, *chunk, r, info, extra, std::move(gradient), std::move(answer));
-  } else {
-    LogPush(r.rank, PushRecord{r.clock, r.offset, info.iteration_staleness(), 0.0, 0.0f,
+  if (r.pull_after) QueueEagerRead(r, a->dropped(), a->verdict.refresh, now);
+}
+
+// Every push, dense or sparse, once its target is known (`target`: the dense chunk, or the
+// sparse table's lane): its clock, scale and values checked, then counted, the straggler
+// policy's verdict recorded (a dropped push logged as such) and the gate told.
+std::optional<ShardEngine::AdmittedPush> ShardEngine::AdmitPush(const EngineRequest& r,
+                                                                const ShardTable& table,
+                                                                const ShardChunk& target,
+                                                                std::span<const float> values,
+                                                                uint64_t first, uint64_t bytes,
+                                                                absl::Time now) {
+  if (!ClockInWindow(r)) return std::nullopt;
+  if (!(std::isfinite(r.worker_scale) && r.worker_scale >= 0)) {
+    Refuse(r, &RefusalCounts::bad_scale,
+           absl::InvalidArgumentError(absl::StrFormat(
+               "worker_scale %g is not a finite number >= 0", r.worker_scale)));
+    return std::nullopt;
+  }
+  if (const std::size_t bad = FirstNonFinite(values); bad < values.size()) {
+    NonFinitePush(r, table, first + bad, values[bad], now);
+    return std::nullopt;
+  }
+  pushes_.fetch_add(1, std::memory_order_relaxed);
+  bytes_in_.fetch_add(bytes, std::memory_order_relaxed);
+  AdmittedPush a;
+  a.info = policy::StalenessInfo{r.clock, target.version_read[r.rank], target.version};
+  a.verdict = straggler_->OnPush(r.rank, a.info);
+  RecordPush(r.rank, a.info, a.verdict);
+  gate_->OnPush(r.rank, r.clock, now);
+  a.extra = r.worker_scale > 0 ? r.worker_scale : 1.0f;
+  if (a.verdict.action == StragglerDecision::Action::kDownWeight) a.extra *= a.verdict.weight;
+  if (a.dropped()) {
+    LogPush(r.rank, PushRecord{r.clock, first, a.info.iteration_staleness(), 0.0, 0.0f,
                                /*dropped=*/true});
-    if (answer.has_value()) host_->Answer(*std::move(answer));
   }
-  if (r.pull_after) QueueEagerRead(r, drop, verdict.refresh, now);
+  return a;
+}
+
+EngineAnswer ShardEngine::PushedAnswer(const EngineRequest& r, const AdmittedPush& a,
+                                       uint64_t version) {
+  EngineAnswer answer;
+  answer.kind = EngineAnswer::Kind::kPushed;
+  answer.request = r;
+  answer.request.keys = Buffer();  // a sparse push's answer does not need them
+  answer.dropped = a.dropped();
+  answer.refresh = a.verdict.refresh;
+  answer.version = version;
+  return answer;
+}
+
+// Takes the buckets of `lane`'s aggregation that are complete out of `buckets`, each a new
+// version of the lane, and hands each to `apply` with what the aggregation says of it.
+template <typename Bucket, typename Apply>
+void ShardEngine::TakeReady(ShardChunk& lane, std::map<int64_t, Bucket>& buckets,
+                            Apply apply) {
+  for (const policy::ReadyBucket& ready : lane.aggregation->TakeReady(gate_->clocks())) {
+    auto it = buckets.find(ready.bucket);
+    if (it == buckets.end()) continue;
+    Bucket bucket = std::move(it->second);
+    buckets.erase(it);
+    const uint64_t step = ++lane.version;
+    version_.fetch_add(1, std::memory_order_relaxed);
+    apply(std::move(bucket), ready, step);
+  }
 }
 
 // A push holding NaN or Inf at element `at`: never applied. Refused, or under
@@ -310,21 +346,17 @@ void ShardEngine::Contribute(ShardTable& table, ShardChunk& chunk, const EngineR
 
 // Applies the buckets of `c` that are complete.
 void ShardEngine::ApplyReadyBuckets(ShardTable& t, ShardChunk& c) {
-  for (const policy::ReadyBucket& ready : c.aggregation->TakeReady(gate_->clocks())) {
-    auto it = c.buckets.find(ready.bucket);
-    if (it == c.buckets.end()) continue;
-    Buffer sum = std::move(it->second);
-    c.buckets.erase(it);
-    const uint64_t step = ++c.version;
-    version_.fetch_add(1, std::memory_order_relaxed);
-    // The round's average: 1 / divisor scales the summed gradient; the schedule's t is the
-    // round (the bucket).
-    const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
-    const int64_t round = ready.bucket;
-    work_->Run(c, [&t, &c, sum, scale, round, step] {
-      t.ApplyTracked(c, c.chunk.begin, t.MakeUpdate(c, sum.span(), scale, 1.0f, round, step));
-    });
-  }
+  TakeReady(c, c.buckets,
+            [this, &t, &c](Buffer sum, const policy::ReadyBucket& ready, uint64_t step) {
+              // The round's average: 1 / divisor scales the summed gradient; the schedule's
+              // t is the round (the bucket).
+              const float scale = ready.divisor > 0 ? 1.0f / ready.divisor : 1.0f;
+              const int64_t round = ready.bucket;
+              work_->Run(c, [&t, &c, sum, scale, round, step] {
+                t.ApplyTracked(c, c.chunk.begin,
+                               t.MakeUpdate(c, sum.span(), scale, 1.0f, round, step));
+              });
+            });
 }
 
 // ------------------------------------------------------------------------ sparse tables
@@ -385,50 +417,25 @@ void ShardEngine::OnPushSparse(const EngineRequest& r, Buffer rows, absl::Time n
     return Refuse(r, &RefusalCounts::malformed,
                   absl::InvalidArgumentError("a sparse push cannot ask for an eager pull"));
   }
-  if (!ClockInWindow(r)) return;
-  if (!(std::isfinite(r.worker_scale) && r.worker_scale >= 0)) {
-    return Refuse(r, &RefusalCounts::bad_scale,
-                  absl::InvalidArgumentError(absl::StrFormat(
-                      "worker_scale %g is not a finite number > 0", r.worker_scale)));
-  }
-  if (const std::size_t bad = FirstNonFinite(rows.span()); bad < rows.size()) {
-    return NonFinitePush(r, *table, bad, rows[bad], now);
-  }
-  pushes_.fetch_add(1, std::memory_order_relaxed);
-  bytes_in_.fetch_add(rows.size_bytes() + r.keys.size_bytes(), std::memory_order_relaxed);
   ShardChunk& lane = table->sparse->lane;
-  const policy::StalenessInfo info{r.clock, lane.version_read[r.rank], lane.version};
-  const StragglerDecision verdict = straggler_->OnPush(r.rank, info);
-  const bool drop = verdict.action == StragglerDecision::Action::kDrop;
-  RecordPush(r.rank, info, verdict);
-  gate_->OnPush(r.rank, r.clock, now);
-  std::optional<EngineAnswer> answer;
-  answer.emplace();
-  answer->kind = EngineAnswer::Kind::kPushed;
-  answer->request = r;
-  answer->request.keys = Buffer();  // the answer does not need them
-  answer->dropped = drop;
-  answer->refresh = verdict.refresh;
-  answer->version = lane.version;
-  if (drop) {
-    LogPush(r.rank, PushRecord{r.clock, 0, info.iteration_staleness(), 0.0, 0.0f, true});
-    return host_->Answer(*std::move(answer));
-  }
-  float extra = r.worker_scale > 0 ? r.worker_scale : 1.0f;
-  if (verdict.action == StragglerDecision::Action::kDownWeight) extra *= verdict.weight;
-  ContributeSparse(*table, r, info, extra, std::move(rows), std::move(answer));
+  const std::optional<AdmittedPush> a = AdmitPush(
+      r, *table, lane, rows.span(), 0, rows.size_bytes() + r.keys.size_bytes(), now);
+  if (!a.has_value()) return;
+  EngineAnswer answer = PushedAnswer(r, *a, lane.version);
+  if (a->dropped()) return host_->Answer(std::move(answer));
+  ContributeSparse(*table, r, a->info, a->extra, std::move(rows), std::move(answer));
 }
 
 void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
                                    const policy::StalenessInfo& info, float extra, Buffer rows,
-                                   std::optional<EngineAnswer> answer) {
+                                   EngineAnswer answer) {
   ShardChunk& lane = table.sparse->lane;
   const policy::AggregateDecision d = lane.aggregation->OnPush(r.rank, r.clock);
   EngineHost* host = host_;
   if (d.kind == policy::AggregateDecision::Kind::kApplyNow) {
     ++lane.version;
     version_.fetch_add(1, std::memory_order_relaxed);
-    answer->version = lane.version;
+    answer.version = lane.version;
     work_->Run(lane, [this, host, &table, &lane, r, info, extra, rows = std::move(rows),
                       answer = std::move(answer)]() mutable {
       const float scale = PushScale(table, lane, r, info, extra);
@@ -438,10 +445,10 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
       const absl::Status s = table.ApplySparse(r.keys, rows, scale, r.clock, room);
       rows = Buffer();
       if (!s.ok()) {
-        answer->kind = EngineAnswer::Kind::kError;
-        answer->status = s;
+        answer.kind = EngineAnswer::Kind::kError;
+        answer.status = s;
       }
-      host->Answer(*std::move(answer));
+      host->Answer(std::move(answer));
     });
     return;
   }
@@ -453,32 +460,29 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
     try {
       bucket->Add(r.rank, r.keys, rows, table.spec.row_width, scale);
     } catch (const std::bad_alloc&) {
-      answer->kind = EngineAnswer::Kind::kError;
-      answer->status = absl::ResourceExhaustedError(absl::StrFormat(
+      answer.kind = EngineAnswer::Kind::kError;
+      answer.status = absl::ResourceExhaustedError(absl::StrFormat(
           "table '%s': out of memory while summing the round's rows", table.spec.name));
     }
     rows = Buffer();
-    host->Answer(*std::move(answer));
+    host->Answer(std::move(answer));
   });
   ApplyReadySparse(table);
 }
 
 void ShardEngine::ApplyReadySparse(ShardTable& t) {
   ShardChunk& lane = t.sparse->lane;
-  for (const policy::ReadyBucket& ready : lane.aggregation->TakeReady(gate_->clocks())) {
-    auto it = t.sparse->buckets.find(ready.bucket);
-    if (it == t.sparse->buckets.end()) continue;
-    std::shared_ptr<SparseBucket> bucket = std::move(it->second);
-    t.sparse->buckets.erase(it);
-    ++lane.version;
-    version_.fetch_add(1, std::memory_order_relaxed);
-    const int64_t round = ready.bucket;
-    work_->Run(lane, [&t, bucket, round] {
-      // The round's pushes were acknowledged when summed, so a row that cannot be allocated
-      // here has nobody to tell: it stays unapplied (a shard out of memory; docs/sparse.md).
-      (void)t.ApplyBucket(*bucket, round);
-    });
-  }
+  TakeReady(lane, t.sparse->buckets,
+            [this, &t, &lane](std::shared_ptr<SparseBucket> bucket,
+                              const policy::ReadyBucket& ready, uint64_t /*step*/) {
+              const int64_t round = ready.bucket;
+              work_->Run(lane, [&t, bucket, round] {
+                // The round's pushes were acknowledged when summed, so a row that cannot be
+                // allocated here has nobody to tell: it stays unapplied (a shard out of
+                // memory; docs/sparse.md).
+                (void)t.ApplyBucket(*bucket, round);
+              });
+            });
 }
 
 void ShardEngine::OnPullSparse(const EngineRequest& r, absl::Time now) {
@@ -566,418 +570,6 @@ void ShardEngine::OnSetLearningRate(const EngineRequest& r, absl::Time /*now*/) 
       }
     });
   }
-}
-
-// ------------------------------------------------------------------------ reads
-
-void ShardEngine::OnPull(const EngineRequest& r, absl::Time now) {
-  if (!Active(r)) return;
-  if (!Locate(r).has_value()) return;
-  if (!ClockInWindow(r)) return;
-  WaitingRead read;
-  read.request = r;
-  Admit(std::move(read), now);
-}
-
-// Eager pull: the read of the pushed range at the worker's next clock, served (and
-// answered with the clocks) once the gate admits it.
-void ShardEngine::QueueEagerRead(const EngineRequest& push, bool dropped, bool refresh,
-                                 absl::Time now) {
-  WaitingRead read;
-  read.request = push;
-  read.request.kind = EngineRequest::Kind::kPull;
-  read.request.clock = push.clock + 1;
-  read.request.pull_after = false;
-  read.eager = true;
-  read.dropped = dropped;
-  read.refresh = refresh;
-  Admit(std::move(read), now);
-}
-
-// Serves `read` if the gate admits it now, else queues it until a clock or membership
-// event (at most max_waiting_reads_per_worker of a worker, each for at most max_read_wait).
-void ShardEngine::Admit(WaitingRead read, absl::Time now) {
-  const EngineRequest& r = read.request;
-  read.arrived = now;
-  if (gate_->Admits(r.rank, r.clock)) return ServeRead(read, now);
-  if (waiting_of_rank_[r.rank] >= options_.max_waiting_reads_per_worker) {
-    return Refuse(r, &RefusalCounts::too_many_waiting,
-                  absl::ResourceExhaustedError(absl::StrFormat(
-                      "worker %d already has %d reads waiting in the gate "
-                      "(max_waiting_reads_per_worker)",
-                      r.rank, waiting_of_rank_[r.rank])));
-  }
-  const absl::Duration cap = options_.max_read_wait;
-  if (r.timeout_ms > 0 &&
-      r.timeout_ms <= static_cast<uint64_t>(absl::ToInt64Milliseconds(cap))) {
-    read.deadline = read.arrived + absl::Milliseconds(static_cast<int64_t>(r.timeout_ms));
-  } else {
-    Count(&RefusalCounts::waits_capped);
-    read.deadline = read.arrived + cap;
-  }
-  read.waited = true;
-  {
-    absl::MutexLock lock(&metrics_mu_);
-    ++metrics_[r.rank].blocked_reads;
-  }
-  ++waiting_of_rank_[r.rank];
-  waiting_.push_back(std::move(read));
-}
-
-void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
-  const EngineRequest& r = read.request;
-  const bool sparse = r.kind == EngineRequest::Kind::kPullSparse;
-  ShardTable* table = nullptr;
-  ShardChunk* chunk = nullptr;
-  if (sparse) {
-    table = &shard_->tables()[r.table];
-    chunk = &table->sparse->lane;
-  } else {
-    std::tie(table, chunk) = *shard_->Locate(r.table, r.offset, r.length);
-  }
-  chunk->version_read[r.rank] = chunk->version;
-  pulls_.fetch_add(1, std::memory_order_relaxed);
-  {
-    const policy::Tick min = gate_->clocks().MinActiveClock();
-    absl::MutexLock lock(&metrics_mu_);
-    WorkerMetrics& wm = metrics_[r.rank];
-    ++wm.pulls;
-    if (min != policy::kUnbounded) {
-      wm.max_read_lead = std::max<int64_t>(wm.max_read_lead, r.clock - min);
-    }
-    if (read.waited) wm.blocked_time += now - read.arrived;
-  }
-  bytes_out_.fetch_add(
-      r.length * sizeof(float) * (sparse ? table->spec.row_width : 1), std::memory_order_relaxed);
-  EngineAnswer a;
-  a.kind = EngineAnswer::Kind::kRead;
-  a.request = r;
-  a.version = chunk->version;
-  if (read.eager) {
-    a.eager = true;
-    a.dropped = read.dropped;
-    a.refresh = read.refresh;
-    const policy::WorkerClocks& clocks = gate_->clocks();
-    a.clocks.reserve(clocks.num_workers());
-    for (int w = 0; w < clocks.num_workers(); ++w) a.clocks.push_back(clocks.clock(w));
-  }
-  if (sparse) {
-    return work_->Read(*chunk, [host = host_, table, a = std::move(a)]() mutable {
-      a.values = table->ReadSparse(a.request.keys);
-      a.request.keys = Buffer();
-      host->Answer(std::move(a));
-    });
-  }
-  work_->Read(*chunk, [host = host_, table = table, chunk = chunk,
-                       a = std::move(a)]() mutable {
-    const EngineRequest& ar = a.request;
-    table->ResetDrift(*chunk, ar.rank, ar.offset, ar.length);
-    a.values = ShardTable::Read(*chunk, ar.offset, ar.length);
-    host->Answer(std::move(a));
-  });
-}
-
-// After the clocks or the membership changed: apply what became complete, then serve the
-// reads the gate now admits (in arrival order; the apply jobs were queued first on each
-// chunk's lane, so the reads see them).
-void ShardEngine::Reevaluate(absl::Time now) {
-  for (ShardTable& t : shard_->tables()) {
-    for (ShardChunk& c : t.chunks) ApplyReadyBuckets(t, c);
-    if (t.sparse) ApplyReadySparse(t);
-  }
-  std::deque<WaitingRead> still;
-  for (WaitingRead& read : waiting_) {
-    if (gate_->Admits(read.request.rank, read.request.clock)) {
-      --waiting_of_rank_[read.request.rank];
-      ServeRead(read, now);
-    } else {
-      still.push_back(std::move(read));
-    }
-  }
-  waiting_.swap(still);
-}
-
-// ------------------------------------------------------------------------ clocks, leaving
-
-void ShardEngine::OnClock(const EngineRequest& r, absl::Time now) {
-  if (!Active(r)) return;
-  if (r.clock < gate_->clocks().clock(r.rank)) {
-    return Refuse(r, &RefusalCounts::bad_clock,
-                  absl::InvalidArgumentError(absl::StrFormat(
-                      "clock %d of worker %d goes back from %d", r.clock, r.rank,
-                      gate_->clocks().clock(r.rank))));
-  }
-  if (!ClockInWindow(r)) return;
-  gate_->OnClock(r.rank, r.clock, now);
-  {
-    // A clock is where the gate's controller decides (DSSP), for the clocking worker only.
-    const policy::GateCounts counts = gate_->counts(r.rank);
-    absl::MutexLock lock(&metrics_mu_);
-    WorkerMetrics& wm = metrics_[r.rank];
-    wm.controller_calls = counts.controller_calls;
-    wm.zero_answers = counts.zero_answers;
-    wm.grants = counts.grants;
-    wm.granted_reads = counts.granted_reads;
-  }
-  Reevaluate(now);
-}
-
-void ShardEngine::OnFinish(const EngineRequest& r, absl::Time now) {
-  if (!Active(r)) return;
-  OnLeave(r.rank, MemberState::kFinished, now);
-  EngineAnswer a;
-  a.kind = EngineAnswer::Kind::kFinished;
-  a.request = r;
-  host_->Answer(std::move(a));
-}
-
-void ShardEngine::OnLeave(int rank, MemberState why, absl::Time now) {
-  if (rank < 0 || rank >= num_workers_ || !gate_->clocks().active(rank)) return;
-  gate_->OnLeave(rank, why);
-  // Reads of a worker that left have nobody to answer; their wait ends now.
-  DropWaitingOf(rank, now);
-  Reevaluate(now);
-}
-
-int64_t ShardEngine::OnRejoin(int rank, absl::Time now) {
-  if (rank < 0 || rank >= num_workers_) return -1;
-  const policy::WorkerClocks& clocks = gate_->clocks();
-  // The old incarnation's waiting reads have nobody to answer: their wait ends now.
-  DropWaitingOf(rank, now);
-  if (clocks.active(rank)) {
-    Reevaluate(now);
-    return clocks.clock(rank);
-  }
-  const policy::Tick min = clocks.MinActiveClock();
-  const policy::Tick clock =
-      min == policy::kUnbounded ? clocks.clock(rank) : std::max(clocks.clock(rank), min);
-  gate_->OnRejoin(rank, clock, now);
-  Reevaluate(now);
-  return clock;
-}
-
-void ShardEngine::DropWaitingOf(int rank, absl::Time now) {
-  absl::Duration waited;
-  std::erase_if(waiting_, [&](const WaitingRead& read) {
-    if (read.request.rank != rank) return false;
-    waited += now - read.arrived;
-    return true;
-  });
-  {
-    absl::MutexLock lock(&metrics_mu_);
-    metrics_[rank].blocked_time += waited;
-  }
-  waiting_of_rank_[rank] = 0;
-}
-
-// ------------------------------------------------------------------------ time
-
-void ShardEngine::OnTick(absl::Time now) {
-  std::deque<WaitingRead> still;
-  for (WaitingRead& read : waiting_) {
-    if (read.deadline > now) {
-      still.push_back(std::move(read));
-      continue;
-    }
-    const EngineRequest& r = read.request;
-    --waiting_of_rank_[r.rank];
-    {
-      absl::MutexLock lock(&metrics_mu_);
-      metrics_[r.rank].blocked_time += now - read.arrived;
-    }
-    std::vector<std::string> who;
-    for (int w : gate_->Blockers(r.rank, r.clock)) {
-      who.push_back(absl::StrFormat("worker %d (clock %d)", w, gate_->clocks().clock(w)));
-    }
-    EngineAnswer a;
-    a.kind = EngineAnswer::Kind::kError;
-    a.request = r;
-    a.status = absl::DeadlineExceededError(absl::StrFormat(
-        "read at clock %d by worker %d waited %s for %s", r.clock, r.rank,
-        absl::FormatDuration(read.deadline - read.arrived),
-        who.empty() ? std::string("no one") : absl::StrJoin(who, ", ")));
-    host_->Answer(std::move(a));
-  }
-  waiting_.swap(still);
-}
-
-void ShardEngine::DropWaiting(absl::Time now) {
-  absl::MutexLock lock(&metrics_mu_);
-  for (const WaitingRead& read : waiting_) {
-    metrics_[read.request.rank].blocked_time += now - read.arrived;
-  }
-  waiting_.clear();
-  std::fill(waiting_of_rank_.begin(), waiting_of_rank_.end(), 0);
-}
-
-std::string ShardEngine::DescribeWaiting() const {
-  std::vector<std::string> reads;
-  for (const WaitingRead& read : waiting_) {
-    const EngineRequest& r = read.request;
-    std::vector<std::string> who;
-    for (int b : gate_->Blockers(r.rank, r.clock)) {
-      who.push_back(absl::StrFormat("%d (clock %d)", b, gate_->clocks().clock(b)));
-    }
-    reads.push_back(absl::StrFormat("worker %d's read at clock %d waits for workers [%s]",
-                                    r.rank, r.clock, absl::StrJoin(who, ", ")));
-  }
-  return absl::StrJoin(reads, "; ");
-}
-
-// ------------------------------------------------------------------------ snapshots
-
-std::vector<WorkerMetrics> ShardEngine::metrics() const {
-  absl::MutexLock lock(&metrics_mu_);
-  return metrics_;
-}
-
-RefusalCounts ShardEngine::refused() const {
-  absl::MutexLock lock(&metrics_mu_);
-  return refused_;
-}
-
-std::vector<int> ShardEngine::stragglers() const {
-  absl::MutexLock lock(&metrics_mu_);
-  return stragglers_;
-}
-
-EngineCounters ShardEngine::counters() const {
-  EngineCounters c;
-  c.pushes = pushes_.load(std::memory_order_relaxed);
-  c.pulls = pulls_.load(std::memory_order_relaxed);
-  c.bytes_in = bytes_in_.load(std::memory_order_relaxed);
-  c.bytes_out = bytes_out_.load(std::memory_order_relaxed);
-  c.version = version_.load(std::memory_order_relaxed);
-  c.coalesced = work_->coalesced();
-  c.sparse_rows = shard_->sparse_rows();
-  c.sparse_bytes = shard_->sparse_bytes();
-  return c;
-}
-
-int64_t ShardEngine::SnapshotClock() const {
-  const policy::WorkerClocks& clocks = gate_->clocks();
-  if (clocks.num_active() > 0) return clock_base_ + clocks.MinActiveClock();
-  int64_t latest = 0;
-  for (int w = 0; w < clocks.num_workers(); ++w) latest = std::max(latest, clocks.clock(w));
-  return clock_base_ + latest;
-}
-
-void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
-  auto snap = std::make_shared<ShardSnapshot>();
-  snap->shard = shard_->index();
-  snap->num_shards = num_shards_;
-  snap->clock = SnapshotClock();
-  snap->chunk_elements = job_.chunk_elements;
-  snap->tables = CheckpointTables(job_, *shard_);
-  std::size_t dense = 0, sparse = 0;
-  for (const ShardTable& t : shard_->tables()) {
-    dense += t.chunks.size();
-    sparse += t.sparse != nullptr;
-  }
-  snap->dense.resize(dense);
-  snap->sparse.resize(sparse);
-  // One count per part and one for this call, so `done` runs once, after the last part.
-  auto pending = std::make_shared<std::atomic<std::size_t>>(dense + sparse + 1);
-  auto finish = [snap, pending, done = std::move(done)] {
-    if (pending->fetch_sub(1, std::memory_order_acq_rel) == 1) done(snap);
-  };
-  std::size_t d = 0, p = 0;
-  for (ShardTable& t : shard_->tables()) {
-    for (ShardChunk& c : t.chunks) {
-      ShardSnapshot::Dense* part = &snap->dense[d++];
-      part->table = t.id;
-      part->begin = c.chunk.begin;
-      part->end = c.chunk.end;
-      part->version = c.version;  // decided here: the updates before this call
-      work_->RunInOrder(t, c, [part, &c, finish] {
-        part->values = c.values;  // shared: the chunk's next update copies it first
-        part->state.assign(c.state.data(), c.state.data() + c.state.size());
-        part->learning_rate = c.learning_rate;
-        finish();
-      });
-    }
-    if (t.sparse != nullptr) {
-      ShardSnapshot::Sparse* part = &snap->sparse[p++];
-      part->table = t.id;
-      part->version = t.sparse->lane.version;
-      SparseShard* held = t.sparse.get();
-      work_->RunInOrder(t, held->lane, [part, held, finish] {
-        const SparseRows& rows = held->rows;
-        part->stride = static_cast<uint32_t>(rows.stride());
-        part->learning_rate = held->lane.learning_rate;
-        part->keys.reserve(rows.rows());
-        part->steps.reserve(rows.rows());
-        part->rows.reserve(rows.rows() * rows.stride());
-        rows.ForEach([&](uint64_t key, uint32_t slot) {
-          part->keys.push_back(key);
-          part->steps.push_back(rows.step(slot));
-          const std::span<const float> r = rows.row_and_state(slot);
-          part->rows.insert(part->rows.end(), r.begin(), r.end());
-        });
-        finish();
-      });
-    }
-  }
-  finish();
-}
-
-absl::StatusOr<int64_t> ShardEngine::Restore(const std::vector<std::string>& files) {
-  try {
-    absl::StatusOr<int64_t> clock = RestoreShard(*shard_, num_shards_, job_, files);
-    if (clock.ok()) clock_base_ = *clock;
-    return clock;
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("shard %d: out of memory while restoring a checkpoint", shard_->index()));
-  } catch (const std::length_error& e) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("shard %d: restoring a checkpoint: %s", shard_->index(), e.what()));
-  }
-}
-
-bool ShardEngine::CanRebase() const {
-  if (!clock_only_policy_ || !waiting_.empty()) return false;
-  for (const ShardTable& t : shard_->tables()) {
-    for (const ShardChunk& c : t.chunks) {
-      if (c.aggregation != nullptr && c.aggregation->num_pending() > 0) return false;
-    }
-    if (t.sparse && t.sparse->lane.aggregation != nullptr &&
-        t.sparse->lane.aggregation->num_pending() > 0) {
-      return false;
-    }
-  }
-  return true;
-}
-
-ShardEngine::ClockState ShardEngine::clock_state() const {
-  ClockState s;
-  const policy::WorkerClocks& clocks = gate_->clocks();
-  for (int w = 0; w < num_workers_; ++w) {
-    s.clocks.push_back(clocks.clock(w));
-    s.states.push_back(clocks.state(w));
-  }
-  s.clock_base = clock_base_;
-  return s;
-}
-
-absl::Status ShardEngine::Rebase(const std::string& path, const ClockState& state) {
-  if (static_cast<int>(state.clocks.size()) != num_workers_ ||
-      state.states.size() != state.clocks.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "a base of %d workers for a shard of %d", state.clocks.size(), num_workers_));
-  }
-  try {
-    KAIROS_RETURN_IF_ERROR(RestoreOwnShard(*shard_, num_shards_, job_, path));
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("shard %d: out of memory while loading %s", shard_->index(), path));
-  }
-  clock_base_ = state.clock_base;
-  for (int w = 0; w < num_workers_; ++w) {
-    gate_->OnClock(w, state.clocks[w], absl::InfinitePast());
-    if (state.states[w] != policy::MemberState::kActive) gate_->OnLeave(w, state.states[w]);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace kairos::internal

@@ -33,8 +33,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -274,7 +276,7 @@ class ShardEngine {
   ShardTable* LocateSparse(const EngineRequest& r);
   void ContributeSparse(ShardTable& table, const EngineRequest& r,
                         const policy::StalenessInfo& info, float extra, Buffer rows,
-                        std::optional<EngineAnswer> answer);
+                        EngineAnswer answer);
   void ApplyReadySparse(ShardTable& t);
   bool ClockInWindow(const EngineRequest& r);
   void NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
@@ -282,6 +284,27 @@ class ShardEngine {
   void Refuse(const EngineRequest& r, uint64_t RefusalCounts::*counter,
               const absl::Status& status);
   void Count(uint64_t RefusalCounts::*counter);
+
+  // What admission decided of a push that passed its checks (AdmitPush).
+  struct AdmittedPush {
+    policy::StalenessInfo info;
+    policy::StragglerDecision verdict;
+    float extra = 1.0f;  // the worker's own scale times the straggler policy's down-weight
+    bool dropped() const {
+      return verdict.action == policy::StragglerDecision::Action::kDrop;
+    }
+  };
+  // The path every push takes, dense or sparse, once its target is known: `target` is the
+  // dense chunk or the sparse table's lane, `values` the gradient or the rows, `first` the
+  // table element of values[0] (for the message of a non-finite value), `bytes` what the
+  // push carried. nullopt when it was refused (or answered: a non-finite push skipped).
+  std::optional<AdmittedPush> AdmitPush(const EngineRequest& r, const ShardTable& table,
+                                        const ShardChunk& target, std::span<const float> values,
+                                        uint64_t first, uint64_t bytes, absl::Time now);
+  static EngineAnswer PushedAnswer(const EngineRequest& r, const AdmittedPush& a,
+                                   uint64_t version);
+  template <typename Bucket, typename Apply>
+  void TakeReady(ShardChunk& lane, std::map<int64_t, Bucket>& buckets, Apply apply);
 
   // A push that was accepted and not dropped: applied now or added into its bucket.
   void Contribute(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
