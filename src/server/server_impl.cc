@@ -71,8 +71,9 @@ ServerImpl::~ServerImpl() {
   engine_.reset();
 }
 
-absl::Status ServerImpl::Init(std::unique_ptr<Transport> transport) {
-  transport_ = std::move(transport);
+absl::Status ServerImpl::Init() {
+  KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(NodeTransportOptions(options_, "server"),
+                                                    options_.transport_factory.get()));
   // The coordinator refused this server's handshake (CURVE keys): Wait returns why at once.
   transport_->SetConnectErrorHandler([this](PeerId, const absl::Status& why) {
     KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
@@ -88,33 +89,19 @@ absl::Status ServerImpl::Init(std::unique_ptr<Transport> transport) {
   }
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
-  // The transport runs every handler on its I/O thread; in a debug build a handler on any
-  // other thread than the first one's aborts (common/thread_checker.h).
-  transport_->Start(
-      [this](PeerId from, Message m) {
-        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-        OnMessage(from, std::move(m));
-      },
+  StartOnIoThread(
+      *transport_, io_thread_, [this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
       [this](PeerId from, const absl::Status& why, const wire::Header* h) {
-        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
         OnMalformed(from, why, h);
       },
-      [this](absl::Time now) {
-        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-        OnTick(now);
-      });
+      [this](absl::Time now) { OnTick(now); });
   join_deadline_ = Now() + options_.join_timeout;
   SendJoin();
   return absl::OkStatus();
 }
 
 absl::Status ServerImpl::Wait(absl::Duration timeout) {
-  if (!done_.WaitForNotificationWithTimeout(timeout)) {
-    return absl::DeadlineExceededError(absl::StrFormat("server %s: the job did not end within %s",
-                                                       endpoint_, absl::FormatDuration(timeout)));
-  }
-  absl::MutexLock lock(&mu_);
-  return final_status_;
+  return end_.Wait(timeout, absl::StrCat("server ", endpoint_));
 }
 
 void ServerImpl::Stop() {
@@ -202,12 +189,7 @@ std::string ServerImpl::RenderMetrics() const {
   return out.Take();
 }
 
-void ServerImpl::End(absl::Status status) {
-  absl::MutexLock lock(&mu_);
-  if (done_.HasBeenNotified()) return;
-  final_status_ = std::move(status);
-  done_.Notify();
-}
+void ServerImpl::End(absl::Status status) { end_.End(std::move(status)); }
 
 void ServerImpl::Answer(EngineAnswer a) {
   const PeerId to = a.request.peer;
@@ -467,12 +449,7 @@ void ServerImpl::ReplyError(PeerId to, const wire::Header& request, const absl::
 
 absl::StatusOr<std::unique_ptr<Server>> CreateServerWithTransport(
     const ServerOptions& options, std::unique_ptr<Transport> transport) {
-  if (options.coordinator.empty()) {
-    return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
-  }
-  auto server = std::make_unique<ServerImpl>(options);
-  KAIROS_RETURN_IF_ERROR(server->Init(std::move(transport)));
-  return server;
+  return Server::Create(WithTransport(options, std::move(transport)));
 }
 
 }  // namespace internal
@@ -481,18 +458,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   if (options.coordinator.empty()) {
     return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
   }
-  internal::TransportOptions t;
-  t.context = options.context;
-  t.max_message_bytes = options.max_message_bytes;
-  t.name = "server";
-  t.max_peers = options.max_peers;
-  t.keys = options.keys;
-  t.logger = options.logger;
-  t.clock = options.clock;
-  t.send_delay = options.send_delay;
-  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<internal::Transport> transport,
-                          internal::MakeTransport(t, options.transport_factory.get()));
-  return internal::CreateServerWithTransport(options, std::move(transport));
+  auto server = std::make_unique<internal::ServerImpl>(options);
+  KAIROS_RETURN_IF_ERROR(server->Init());
+  return server;
 }
 
 }  // namespace kairos

@@ -50,6 +50,7 @@
 #include "server/request_window.h"
 #include "spdlog/logger.h"
 #include "transport/coordinator_link.h"
+#include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/credential.h"
 
@@ -63,9 +64,9 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   // still exist, then the engine goes before the pool it hands work to.
   ~ServerImpl() override;
 
-  // Listens, connects to the coordinator, starts the transport with the node's handlers
-  // and sends the JOIN (CreateServerWithTransport).
-  absl::Status Init(std::unique_ptr<Transport> transport);
+  // Makes the transport (options' transport_factory, else ZeroMQ), listens, connects to the
+  // coordinator, starts the transport with the node's handlers and sends the JOIN.
+  absl::Status Init();
 
   // kairos::Server.
   std::string endpoint() const override { return endpoint_; }
@@ -203,9 +204,7 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   std::atomic<uint32_t> node_id_{0};  // set on the I/O thread before START; read by lanes
   std::atomic<uint64_t> errors_replied_{0}, dropped_{0};
 
-  absl::Mutex mu_;
-  absl::Notification done_;
-  absl::Status final_status_ ABSL_GUARDED_BY(mu_);
+  NodeEnd end_;
 
   mutable absl::Mutex refused_mu_;
   RefusalCounts refused_ ABSL_GUARDED_BY(refused_mu_);  // the node's own refusals

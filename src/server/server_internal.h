@@ -19,6 +19,8 @@ namespace kairos::internal {
 // Server::Create over `transport` instead of a new ZeroMQ transport: listens at
 // options.listen, connects to options.coordinator, starts the transport with the server's
 // handlers and sends the JOIN, all through `transport`, which the server owns from then on.
+// The transport reaches the server the one way every node's does, as the options'
+// transport_factory (WithTransport, transport/node_bringup.h), in place of theirs.
 // options.context and options.max_message_bytes are the transport's business and unused
 // here. Errors: InvalidArgument for an empty options.coordinator; Listen's and Connect's.
 absl::StatusOr<std::unique_ptr<Server>> CreateServerWithTransport(
