@@ -56,7 +56,7 @@ class PostedBatch {
 }  // namespace
 
 WorkerNode::WorkerNode(const WorkerOptions& options, std::unique_ptr<Transport> transport)
-    : options_(options), log_(GetLogger(options.logger)), transport_(std::move(transport)) {}
+    : options_(WithTransport(options, std::move(transport))), log_(GetLogger(options.logger)) {}
 
 WorkerNode::~WorkerNode() {
   if (transport_ != nullptr) transport_->Stop();
@@ -75,27 +75,18 @@ absl::Status WorkerNode::SendJoin() {
   incarnation_ = nonce.ok() ? nonce->hi ^ nonce->lo
                             : (static_cast<uint64_t>(::getpid()) << 32) ^
                                   static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
-  if (transport_ == nullptr) {
-    TransportOptions t;
-    t.context = options_.context;
-    t.max_message_bytes = options_.max_message_bytes;
-    t.name = "worker";
-    t.idle_spin = options_.io_spin;
-    // Not while exactly one request is open: the caller of a small one spins for the answer
-    // itself (two spinning threads took the cores the server needed, and synchronous calls
-    // ran slower). Not while a large one is open: its messages keep this thread busy, and a
-    // spin between them took a core from the threads moving the bytes. With none open the
-    // spin catches the caller's next request; with several small ones, the next answer.
-    t.spin_wanted = [tuning = wait_tuning_] {
-      return tuning->open.load(std::memory_order_relaxed) != 1 &&
-             tuning->open_large.load(std::memory_order_relaxed) == 0;
-    };
-    t.keys = options_.keys;
-    t.logger = options_.logger;
-    t.clock = options_.clock;
-    t.send_delay = options_.send_delay;
-    KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
-  }
+  TransportOptions t = NodeTransportOptions(options_, "worker");
+  t.idle_spin = options_.io_spin;
+  // Not while exactly one request is open: the caller of a small one spins for the answer
+  // itself (two spinning threads took the cores the server needed, and synchronous calls
+  // ran slower). Not while a large one is open: its messages keep this thread busy, and a
+  // spin between them took a core from the threads moving the bytes. With none open the
+  // spin catches the caller's next request; with several small ones, the next answer.
+  t.spin_wanted = [tuning = wait_tuning_] {
+    return tuning->open.load(std::memory_order_relaxed) != 1 &&
+           tuning->open_large.load(std::memory_order_relaxed) == 0;
+  };
+  KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(t, options_.transport_factory.get()));
   // A connection refused at its handshake (CURVE keys) ends the worker at once, so Create
   // and every request fail with why instead of waiting for their deadlines.
   transport_->SetConnectErrorHandler([this](PeerId peer, const absl::Status& why) {
@@ -108,22 +99,12 @@ absl::Status WorkerNode::SendJoin() {
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
   join_deadline_ = ClockOf(options_).Now() + options_.join_timeout;
-  // The transport runs every handler and posted function on its I/O thread; in a debug
-  // build one on any other thread than the first one's aborts (common/thread_checker.h).
-  transport_->Start(
-      [this](PeerId from, Message m) {
-        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-        OnMessage(from, std::move(m));
-      },
+  StartOnIoThread(
+      *transport_, io_thread_, [this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
       [this](PeerId, const absl::Status& why, const wire::Header*) {
-        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-        log_->warn("worker {}: dropped a malformed message: {}", rank_,
-                   std::string(why.message()));
+        log_->warn("worker {}: dropped a malformed message: {}", rank_, std::string(why.message()));
       },
-      [this](absl::Time now) {
-        KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-        OnTick(now);
-      });
+      [this](absl::Time now) { OnTick(now); });
   SendJoinMessage();
   return absl::OkStatus();
 }
@@ -166,10 +147,7 @@ absl::StatusOr<const TableEntry*> WorkerNode::Table(std::string_view name) const
   return &it->second;
 }
 
-absl::Status WorkerNode::EndStatus() const {
-  absl::MutexLock lock(&mu_);
-  return end_status_;
-}
+absl::Status WorkerNode::EndStatus() const { return end_.status(); }
 
 void WorkerNode::Post(Batch batch, const char* what) {
   auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);
@@ -193,12 +171,7 @@ void WorkerNode::PostClock(int64_t clock) {
 }
 
 void WorkerNode::Crash() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (end_status_.ok()) {
-      end_status_ = absl::UnavailableError(absl::StrFormat("worker %d was killed", rank_));
-    }
-  }
+  end_.End(absl::UnavailableError(absl::StrFormat("worker %d was killed", rank_)));
   transport_->Stop();
   parts_.FailAll(EndStatus());
 }
@@ -406,11 +379,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
 }
 
 void WorkerNode::End(const absl::Status& status) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!end_status_.ok()) return;
-    end_status_ = status;
-  }
+  if (!end_.End(status)) return;
   parts_.FailAll(status);
   // Nothing queued is sent any more: its request has just failed.
   if (flow_.has_value()) flow_->Clear();

@@ -38,6 +38,7 @@
 #include "common/clock.h"
 #include "common/thread_checker.h"
 #include "transport/coordinator_link.h"
+#include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/credential.h"
 #include "worker/flow_control.h"
@@ -55,8 +56,9 @@ struct TableEntry {
 
 class WorkerNode {
  public:
-  // `transport`: the node's transport (a FakeTransport in tests); null: ZeroMQ, made by
-  // SendJoin.
+  // `transport`: the node's transport (a FakeTransport in tests), given to SendJoin as the
+  // options' transport_factory (WithTransport, transport/node_bringup.h); null: the
+  // options' factory, else ZeroMQ.
   explicit WorkerNode(const WorkerOptions& options,
                       std::unique_ptr<Transport> transport = nullptr);
   // Stops the transport and fails every outstanding request (Cancelled).
@@ -155,8 +157,7 @@ class WorkerNode {
   // Written by SendJoin before the transport starts; read by the I/O thread.
   absl::Time join_deadline_ = absl::InfiniteFuture();
 
-  mutable absl::Mutex mu_;
-  absl::Status end_status_ ABSL_GUARDED_BY(mu_);
+  NodeEnd end_;  // every End with a status that is not OK
 
   // Written by the I/O thread before started_ is notified; read-only afterwards.
   absl::Notification started_;
