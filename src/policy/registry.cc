@@ -1,20 +1,23 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The generic half of the policy registry (registry.h): from the policies' descriptions,
-// the spec grammar (presets, options, the checks between them), the canonical printer,
-// validation, equality, the factories' dispatch and the help text. One term is read by
-// spec_params.cc. Nothing here names a particular policy.
+// the checks of a policy added, the canonical printer, validation, equality, the factories'
+// dispatch and the help text. The spec grammar (presets, options, the checks between them)
+// and Registry::Parse are in spec_grammar.cc, the seams and the values of parameters in
+// seams.cc; one term is read by spec_params.cc. Nothing here names a particular policy.
 
 #include "policy/registry.h"
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,500 +25,34 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "policy/policy.h"
+#include "policy/seams.h"
+#include "policy/spec_grammar.h"
 #include "policy/spec_internal.h"
 
 namespace kairos::policy {
 namespace {
 
 using absl::InvalidArgumentError;
+using internal::Applies;
+using internal::Contains;
 using internal::FindParam;
+using internal::GetParam;
+using internal::Grammar;
+using internal::InfoOf;
+using internal::kAllSeams;
+using internal::KindValue;
+using internal::NameRef;
 using internal::Param;
-using internal::SpecError;
+using internal::ParsePolicyParams;
+using internal::PresetNames;
+using internal::RegisteredOf;
+using internal::SameParams;
+using internal::SeamNames;
+using internal::SetsOption;
+using internal::SplitSets;
 using internal::Term;
-
-// ------------------------------------------------------------------------- Seams
-
-struct SeamInfo {
-  absl::string_view key;  // the option key
-  // A preset fixes the seam's whole value (an option may only repeat it), rather than only
-  // the kind of policy (an option may change its parameters).
-  bool fixed_by_preset;
-  absl::string_view question;  // for --help
-};
-
-// In Seam order.
-constexpr SeamInfo kSeams[kNumSeams] = {
-    {"gate", true, "may worker w's read at clock c be served now?"},
-    {"agg", true, "apply a push at once, or add it to a bucket applied later?"},
-    {"weight", false, "how much does an update count, given its staleness?"},
-    {"pull", false, "when does the worker fetch parameters, with which learning rate?"},
-    {"straggler", false, "is a push from a straggler, and what happens to it?"},
-};
-constexpr Seam kAllSeams[kNumSeams] = {Seam::kGate, Seam::kAggregation, Seam::kWeighting,
-                                       Seam::kPull, Seam::kStraggler};
-
-const SeamInfo& InfoOf(Seam seam) { return kSeams[static_cast<int>(seam)]; }
-
-std::optional<Seam> SeamNamed(absl::string_view key) {
-  for (Seam seam : kAllSeams) {
-    if (InfoOf(seam).key == key) return seam;
-  }
-  return std::nullopt;
-}
-
-// Calls f with the PolicySpec member that holds `seam` (&PolicySpec::gate, ...).
-template <typename F>
-decltype(auto) VisitSeam(Seam seam, F&& f) {
-  switch (seam) {
-    case Seam::kGate:
-      break;
-    case Seam::kAggregation:
-      return f(&PolicySpec::aggregation);
-    case Seam::kWeighting:
-      return f(&PolicySpec::weighting);
-    case Seam::kPull:
-      return f(&PolicySpec::pull);
-    case Seam::kStraggler:
-      return f(&PolicySpec::straggler);
-  }
-  return f(&PolicySpec::gate);
-}
-
-int KindValue(const PolicySpec& spec, Seam seam) {
-  return VisitSeam(seam, [&spec](auto member) { return static_cast<int>((spec.*member).kind); });
-}
-
-const RegisteredPolicy& RegisteredOf(const PolicySpec& spec, Seam seam) {
-  return VisitSeam(
-      seam, [&spec](auto member) -> const RegisteredPolicy& { return (spec.*member).registered; });
-}
-
-RegisteredPolicy& RegisteredOf(PolicySpec& spec, Seam seam) {
-  return VisitSeam(seam,
-                   [&spec](auto member) -> RegisteredPolicy& { return (spec.*member).registered; });
-}
-
-// Sets `seam` of `spec` to `policy` with every field at its struct default.
-void ResetSeam(const PolicyDef& policy, PolicySpec& spec) {
-  VisitSeam(policy.kind.seam, [&](auto member) {
-    using S = std::remove_reference_t<decltype(spec.*member)>;
-    spec.*member = S{};
-    (spec.*member).kind = static_cast<typename S::Kind>(policy.kind.value);
-  });
-  if (policy.kind.value == RegisteredKind(policy.kind.seam).value) {
-    RegisteredOf(spec, policy.kind.seam).name = policy.name;
-  }
-}
-
-// ------------------------------------------------------------------------- Parameters
-
-ParamValue GetParam(const PolicyDef& policy, const ParamDef& param, const PolicySpec& spec) {
-  if (param.binding.get) return param.binding.get(spec);
-  const ParamValue* value = RegisteredOf(spec, policy.kind.seam).Find(param.key);
-  return value != nullptr ? *value : param.default_value;
-}
-
-void SetParam(const PolicyDef& policy, const ParamDef& param, const ParamValue& value,
-              PolicySpec& spec) {
-  if (param.binding.set) {
-    param.binding.set(spec, value);
-  } else {
-    RegisteredOf(spec, policy.kind.seam).Set(param.key, value);
-  }
-}
-
-const ParamDef* FindParamDef(const PolicyDef& policy, absl::string_view key) {
-  for (const ParamDef& param : policy.params) {
-    if (param.key == key) return &param;
-  }
-  return nullptr;
-}
-
-// Whether `param` applies given the values of `spec` (its only_with choice).
-bool Applies(const PolicyDef& policy, const ParamDef& param, const PolicySpec& spec) {
-  if (param.only_with_key.empty()) return true;
-  const ParamDef* choice = FindParamDef(policy, param.only_with_key);
-  const ParamValue value = GetParam(policy, *choice, spec);
-  const int64_t index = std::get<int64_t>(value);
-  return index >= 0 && index < static_cast<int64_t>(choice->choices.size()) &&
-         choice->choices[static_cast<size_t>(index)] == param.only_with_choice;
-}
-
-// Whether a and b hold the same values of the parameters of `policy` that apply.
-bool SameParams(const PolicyDef& policy, const PolicySpec& a, const PolicySpec& b) {
-  for (const ParamDef& param : policy.params) {
-    // A choice before `param` that differs has returned already, so `param` applies to both
-    // or to neither.
-    if (!Applies(policy, param, a)) continue;
-    if (GetParam(policy, param, a) != GetParam(policy, param, b)) return false;
-  }
-  return true;
-}
-
-std::vector<absl::string_view> KeysOf(const PolicyDef& policy) {
-  std::vector<absl::string_view> keys;
-  for (const ParamDef& param : policy.params) keys.push_back(param.key);
-  return keys;
-}
-
-// "unknown <kind> 'name'; known: a, b" plus a hint when only the case is wrong.
-std::string UnknownName(absl::string_view kind, absl::string_view name,
-                        const std::vector<absl::string_view>& known) {
-  std::string message =
-      absl::StrCat("unknown ", kind, " '", name, "'; known: ", absl::StrJoin(known, ", "));
-  const std::string lower = absl::AsciiStrToLower(name);
-  if (lower != name && std::find(known.begin(), known.end(), lower) != known.end()) {
-    absl::StrAppend(&message, " (names are lower-case: '", lower, "')");
-  }
-  return message;
-}
-
-// Sets the seam of `policy` in `spec` from `params`. `shown` is the name the user wrote (a
-// preset's, when the preset passes its parameters on). The phases keep the errors in a
-// fixed order: unknown keys, missing ones, the values of the parameters that always apply
-// (the choices among them), parameters of a choice not taken, the values of the others,
-// then the policy's own check.
-absl::Status ParsePolicyParams(const PolicyDef& policy, const std::vector<Param>& params,
-                               absl::string_view shown, absl::string_view where, PolicySpec& spec) {
-  for (const Param& param : params) {
-    if (FindParamDef(policy, param.key) != nullptr) continue;
-    if (policy.params.empty()) {
-      return SpecError(where,
-                       absl::StrCat("'", shown, "' takes no parameters, got '", param.key, "'"));
-    }
-    return SpecError(where, absl::StrCat("unknown parameter '", param.key, "' for '", shown,
-                                         "'; known: ", absl::StrJoin(KeysOf(policy), ", ")));
-  }
-  for (const ParamDef& def : policy.params) {
-    if (!def.required || FindParam(params, def.key) != nullptr) continue;
-    std::vector<std::string> example;
-    for (const ParamDef& other : policy.params) {
-      if (other.required) example.push_back(absl::StrCat(other.key, "=", other.example));
-    }
-    return SpecError(where,
-                     absl::StrCat("'", shown, "' needs parameter '", def.key, "' (", def.help,
-                                  "), e.g. '", shown, ":", absl::StrJoin(example, ","), "'"));
-  }
-  ResetSeam(policy, spec);
-  for (const ParamDef& def : policy.params) SetParam(policy, def, def.default_value, spec);
-  const auto set = [&](const ParamDef& def) -> absl::Status {
-    const Param* param = FindParam(params, def.key);
-    if (param == nullptr) return absl::OkStatus();
-    absl::StatusOr<ParamValue> value = internal::ParseParamValue(def, *param, where);
-    if (!value.ok()) return value.status();
-    SetParam(policy, def, *value, spec);
-    return absl::OkStatus();
-  };
-  for (const ParamDef& def : policy.params) {
-    if (!def.only_with_key.empty()) continue;
-    if (absl::Status status = set(def); !status.ok()) return status;
-  }
-  for (const ParamDef& def : policy.params) {
-    if (FindParam(params, def.key) == nullptr || Applies(policy, def, spec)) continue;
-    return SpecError(where, absl::StrCat("parameter '", def.key, "' applies only to ",
-                                         def.only_with_key, "=", def.only_with_choice));
-  }
-  for (const ParamDef& def : policy.params) {
-    if (def.only_with_key.empty()) continue;
-    if (absl::Status status = set(def); !status.ok()) return status;
-  }
-  if (policy.check) {
-    if (absl::Status status = policy.check(spec); !status.ok()) {
-      return SpecError(where, status.message());
-    }
-  }
-  return absl::OkStatus();
-}
-
-// One '+'-separated part of the spec, with its position for error messages.
-struct Part {
-  absl::string_view text;  // blanks stripped
-  int index = 0;           // 1-based
-};
-
-// An option is "key=value" with the '=' before any ':' ("ssp:s=3" is a preset).
-bool IsOption(absl::string_view part) {
-  const size_t eq = part.find('=');
-  return eq != absl::string_view::npos && eq < part.find(':');
-}
-
-absl::StatusOr<std::vector<Part>> SplitParts(absl::string_view text) {
-  std::vector<Part> parts;
-  for (absl::string_view piece : absl::StrSplit(text, '+')) {
-    Part part{absl::StripAsciiWhitespace(piece), static_cast<int>(parts.size()) + 1};
-    if (part.text.empty()) {
-      return InvalidArgumentError(absl::StrCat("policy spec '", text, "': part ", part.index,
-                                               " is empty (a '+' at either end, or two in a row)"));
-    }
-    parts.push_back(part);
-  }
-  return parts;
-}
-
-// Adds where the error is when the spec has more than one part.
-absl::Status Locate(const absl::Status& status, const Part& part, size_t num_parts,
-                    absl::string_view text) {
-  if (num_parts < 2) return status;
-  return InvalidArgumentError(
-      absl::StrCat(status.message(), " (part ", part.index, " of spec '", text, "')"));
-}
-
-// "seam=term" of a preset's `sets`, split.
-struct SetsOption {
-  Seam seam;
-  absl::string_view term;
-};
-
-std::vector<SetsOption> SplitSets(const PresetDef& preset) {
-  std::vector<SetsOption> options;
-  for (absl::string_view option : absl::StrSplit(preset.sets, '+', absl::SkipWhitespace())) {
-    const size_t eq = option.find('=');
-    const std::optional<Seam> seam = SeamNamed(absl::StripAsciiWhitespace(option.substr(0, eq)));
-    if (!seam || eq == absl::string_view::npos) continue;  // Add refuses such a preset
-    options.push_back({*seam, absl::StripAsciiWhitespace(option.substr(eq + 1))});
-  }
-  return options;
-}
-
-}  // namespace
-
-PolicyKind RegisteredKind(Seam seam) {
-  return {seam, VisitSeam(seam, [](auto member) {
-            using S = std::remove_reference_t<decltype(PolicySpec{}.*member)>;
-            return static_cast<int>(S::Kind::kRegistered);
-          })};
-}
-
-const ParamValue* RegisteredPolicy::Find(std::string_view key) const {
-  for (const auto& [k, value] : params) {
-    if (k == key) return &value;
-  }
-  return nullptr;
-}
-
-void RegisteredPolicy::Set(std::string_view key, const ParamValue& value) {
-  for (auto& [k, v] : params) {
-    if (k == key) {
-      v = value;
-      return;
-    }
-  }
-  params.emplace_back(std::string(key), value);
-}
-
-// ------------------------------------------------------------------------- Registry
-
-namespace {
-
-// A name in one seam: a policy, or an alias of one.
-struct NameRef {
-  const PolicyDef* policy = nullptr;
-  const AliasDef* alias = nullptr;
-};
-
-// The names of one seam, in the order listed: each policy's aliases, then the policy.
-std::vector<absl::string_view> SeamNames(const std::vector<PolicyDef>& policies, Seam seam) {
-  std::vector<absl::string_view> names;
-  for (const PolicyDef& policy : policies) {
-    if (policy.kind.seam != seam) continue;
-    for (const AliasDef& alias : policy.aliases) names.push_back(alias.name);
-    names.push_back(policy.name);
-  }
-  return names;
-}
-
-std::vector<absl::string_view> PresetNames(const std::vector<PolicyDef>& policies) {
-  std::vector<absl::string_view> names;
-  for (const PolicyDef& policy : policies) {
-    for (const PresetDef& preset : policy.presets) names.push_back(preset.name);
-  }
-  return names;
-}
-
-bool Contains(const std::vector<absl::string_view>& names, absl::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-// The grammar over one registry: parts, presets, options and the checks between them.
-class Grammar {
- public:
-  explicit Grammar(const std::vector<PolicyDef>& policies) : policies_(policies) {}
-
-  std::optional<NameRef> Lookup(Seam seam, absl::string_view name) const {
-    for (const PolicyDef& policy : policies_) {
-      if (policy.kind.seam != seam) continue;
-      if (policy.name == name) return NameRef{&policy, nullptr};
-      for (const AliasDef& alias : policy.aliases) {
-        if (alias.name == name) return NameRef{&policy, &alias};
-      }
-    }
-    return std::nullopt;
-  }
-
-  const PresetDef* LookupPreset(absl::string_view name) const {
-    for (const PolicyDef& policy : policies_) {
-      for (const PresetDef& preset : policy.presets) {
-        if (preset.name == name) return &preset;
-      }
-    }
-    return nullptr;
-  }
-
-  // Sets `seam` of `spec` from one term ("ssp:s=3", "bsp"); `extra` are parameters given
-  // first (a preset's, passed on: they win over the term's), `shown` the name for errors.
-  absl::Status ParseSeamTerm(Seam seam, const Term& term, absl::string_view where, PolicySpec& spec,
-                             const std::vector<Param>* extra = nullptr,
-                             absl::string_view shown = {}) const {
-    const std::optional<NameRef> name = Lookup(seam, term.name);
-    if (!name) {
-      return SpecError(where, UnknownName(absl::StrCat(InfoOf(seam).key, " value"), term.name,
-                                          SeamNames(policies_, seam)));
-    }
-    if (shown.empty()) shown = term.name;
-    std::vector<Param> params = term.params;
-    if (extra != nullptr) {
-      std::erase_if(params, [extra](const Param& p) { return FindParam(*extra, p.key); });
-      params.insert(params.begin(), extra->begin(), extra->end());
-    }
-    if (name->alias == nullptr) return ParsePolicyParams(*name->policy, params, shown, where, spec);
-    if (!params.empty()) {
-      return SpecError(
-          where, absl::StrCat("'", shown, "' takes no parameters, got '", params.front().key, "'"));
-    }
-    // The alias's parameters are registry data; the views into `text` live to the end.
-    const std::string text = absl::StrCat(name->policy->name, ":", name->alias->params);
-    absl::StatusOr<Term> fixed = internal::ParseTerm(text, where);
-    if (!fixed.ok()) return fixed.status();
-    return ParsePolicyParams(*name->policy, fixed->params, shown, where, spec);
-  }
-
-  // What the preset `text` ("sa-asgd:n=4") sets; the other seams keep their defaults.
-  absl::StatusOr<PolicySpec> ParsePreset(absl::string_view text, absl::string_view where) const {
-    absl::StatusOr<Term> term = internal::ParseTerm(text, where);
-    if (!term.ok()) return term.status();
-    const PresetDef* preset = LookupPreset(term->name);
-    if (preset == nullptr) {
-      return InvalidArgumentError(UnknownName("policy", term->name, PresetNames(policies_)));
-    }
-    if (!preset->params_to && !term->params.empty()) {
-      return SpecError(where, absl::StrCat("'", term->name, "' takes no parameters, got '",
-                                           term->params.front().key, "'"));
-    }
-    PolicySpec spec;
-    for (const SetsOption& option : SplitSets(*preset)) {
-      // The preset's own text is registry data: its errors are reported where it is used.
-      absl::StatusOr<Term> sets = internal::ParseTerm(option.term, where);
-      if (!sets.ok()) return sets.status();
-      const bool takes = preset->params_to == option.seam;
-      absl::Status status =
-          ParseSeamTerm(option.seam, *sets, where, spec, takes ? &term->params : nullptr,
-                        takes ? term->name : absl::string_view());
-      if (!status.ok()) return status;
-    }
-    return spec;
-  }
-
- private:
-  const std::vector<PolicyDef>& policies_;
-};
-
-// Accumulates the parts of one spec: the preset (if any), then options.
-class SpecBuilder {
- public:
-  SpecBuilder(const Registry& registry, const Grammar& grammar,
-              const std::vector<PolicyDef>& policies)
-      : registry_(registry), grammar_(grammar), policies_(policies) {}
-
-  absl::Status AddPreset(const Part& part) {
-    const std::string where = absl::StrCat("policy '", part.text, "'");
-    if (part.index != 1) return MisplacedPreset(part, where);
-    absl::StatusOr<PolicySpec> preset = grammar_.ParsePreset(part.text, where);
-    if (!preset.ok()) return preset.status();
-    spec_ = *preset;
-    preset_spec_ = *preset;
-    preset_ = part.text;
-    return absl::OkStatus();
-  }
-
-  absl::Status AddOption(const Part& part) {
-    const std::string where = absl::StrCat("option '", part.text, "'");
-    const size_t eq = part.text.find('=');
-    const absl::string_view key = absl::StripAsciiWhitespace(part.text.substr(0, eq));
-    const std::optional<Seam> seam = SeamNamed(key);
-    if (!seam) {
-      return SpecError(where, absl::StrCat("unknown option '", key, "'; known: ", SeamKeys()));
-    }
-    if (seen_[static_cast<int>(*seam)]) {
-      return SpecError(where, absl::StrCat("option '", key, "' given twice"));
-    }
-    seen_[static_cast<int>(*seam)] = true;
-    absl::StatusOr<Term> term = internal::ParseTerm(part.text.substr(eq + 1), where);
-    if (!term.ok()) return term.status();
-    if (absl::Status status = grammar_.ParseSeamTerm(*seam, *term, where, spec_); !status.ok()) {
-      return status;
-    }
-    return CheckAgainstPreset(*seam, key, where);
-  }
-
-  const PolicySpec& spec() const { return spec_; }
-
-  static std::string SeamKeys() {
-    std::vector<absl::string_view> keys;
-    for (const SeamInfo& info : kSeams) keys.push_back(info.key);
-    return absl::StrJoin(keys, ", ");
-  }
-
- private:
-  // A part after the first that is not key=value: a second preset, or a typo.
-  absl::Status MisplacedPreset(const Part& part, absl::string_view where) const {
-    const absl::string_view name =
-        absl::StripAsciiWhitespace(part.text.substr(0, part.text.find(':')));
-    if (Contains(PresetNames(policies_), name)) {
-      return SpecError(where,
-                       "a preset must be the first part of the spec, and there is at "
-                       "most one; write the other settings as options (gate=..., agg=...)");
-    }
-    return SpecError(where, absl::StrCat("expected an option key=value after the first part; "
-                                         "known keys: ",
-                                         SeamKeys()));
-  }
-
-  // A preset fixes the seams marked fixed_by_preset (gate, agg): an option may repeat them
-  // but not change them. Of the other seams it fixes the kind of policy it names: an option
-  // may change that policy's parameters (sa-asgd:n=4+weight=staleness:plus_one=1) but not
-  // the policy. The seams a preset leaves at their default are free.
-  absl::Status CheckAgainstPreset(Seam seam, absl::string_view key, absl::string_view where) const {
-    if (preset_.empty()) return absl::OkStatus();
-    if (InfoOf(seam).fixed_by_preset) {
-      const std::string before = registry_.SeamValue(preset_spec_, seam);
-      if (registry_.SeamValue(spec_, seam) == before) return absl::OkStatus();
-      return SpecError(
-          where, absl::StrCat("contradicts preset '", preset_, "', which sets ", key, "=", before,
-                              "; drop one of them, or spell the whole "
-                              "policy with options (gate=..., agg=...)"));
-    }
-    const PolicyDef* kind = registry_.Find(preset_spec_, seam);
-    if (kind == registry_.Find(PolicySpec{}, seam) || kind == registry_.Find(spec_, seam)) {
-      return absl::OkStatus();
-    }
-    const absl::string_view name = kind != nullptr ? absl::string_view(kind->name) : "?";
-    return SpecError(where, absl::StrCat("contradicts preset '", preset_, "', which sets ", key,
-                                         "=", name, "; an option may change the parameters of ",
-                                         key, "=", name, " but not its kind"));
-  }
-
-  const Registry& registry_;
-  const Grammar& grammar_;
-  const std::vector<PolicyDef>& policies_;
-  PolicySpec spec_;
-  PolicySpec preset_spec_;    // what the preset alone sets
-  absl::string_view preset_;  // empty: no preset
-  bool seen_[kNumSeams] = {};
-};
 
 }  // namespace
 
@@ -630,28 +167,6 @@ absl::Status Registry::Add(PolicyDef policy) {
     return a.specificity > b.specificity;
   });
   return absl::OkStatus();
-}
-
-absl::StatusOr<PolicySpec> Registry::Parse(std::string_view spec_text) const {
-  // This abseil build has its own string_view type; convert once, at the boundary.
-  const absl::string_view text =
-      absl::StripAsciiWhitespace(absl::string_view(spec_text.data(), spec_text.size()));
-  if (text.empty()) {
-    return InvalidArgumentError(
-        "empty policy spec; expected a preset such as 'bsp', 'asp' or 'ssp:s=3'");
-  }
-  absl::StatusOr<std::vector<Part>> parts = SplitParts(text);
-  if (!parts.ok()) return parts.status();
-  const Grammar grammar(policies_);
-  SpecBuilder builder(*this, grammar, policies_);
-  for (const Part& part : *parts) {
-    absl::Status added = IsOption(part.text) ? builder.AddOption(part) : builder.AddPreset(part);
-    if (!added.ok()) return Locate(added, part, parts->size(), text);
-  }
-  if (absl::Status valid = Validate(builder.spec()); !valid.ok()) {
-    return InvalidArgumentError(absl::StrCat("policy spec '", text, "': ", valid.message()));
-  }
-  return builder.spec();
 }
 
 absl::Status Registry::Validate(const PolicySpec& spec) const {

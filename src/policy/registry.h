@@ -4,10 +4,11 @@
 // weighting, pull and straggler policy is described once, as data, next to its
 // implementation: its name, its parameters (key, type, range, default, help, and the field
 // that holds the value), the aliases and presets it brings, an optional check across its
-// parameters, and its factory. The generic code of registry.cc derives from these
-// descriptions the parser, the canonical printer, validation, equality and the help text;
-// builtins.cc registers the built-in policies, one line each, and the functions of policy.h
-// (ParsePolicySpec, ToString, MakeGate, ...) use that registry.
+// parameters, and its factory. The generic code derives from these descriptions the parser
+// (spec_grammar.cc), the canonical printer, validation, equality and the help text
+// (registry.cc, on the seams of seams.h); builtins.cc registers the built-in policies, one
+// line each, and the functions of policy.h (ParsePolicySpec, ToString, MakeGate, ...) use
+// that registry.
 //
 // A Registry is a value: a test (or a tool) may copy the built-ins and Add its own policy,
 // through the same Add a built-in uses, without touching the process-wide built-ins.

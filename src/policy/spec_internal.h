@@ -2,8 +2,8 @@
 //
 // Internals of the policy spec string (docs/policies.md §2): the lexical level (one term
 // "name[:key=value,...]") and the typed values of parameters, as a ParamDef describes
-// them (spec_params.cc). registry.cc builds the grammar on them. Internal to src/policy/:
-// callers use policy.h, or registry.h to add a policy.
+// them (spec_params.cc). spec_grammar.cc builds the grammar on them. Internal to
+// src/policy/: callers use policy.h, or registry.h to add a policy.
 
 #ifndef KAIROS_POLICY_SPEC_INTERNAL_H_
 #define KAIROS_POLICY_SPEC_INTERNAL_H_
