@@ -21,6 +21,7 @@
 #include "kairos/job.h"
 #include "kairos/options.h"
 #include "transport/fake_transport.h"
+#include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
 #include "wire/message.h"
@@ -39,18 +40,6 @@ JobConfig Job() {
   return job;
 }
 
-class OneTransport final : public TransportFactory {
- public:
-  explicit OneTransport(std::unique_ptr<FakeTransport> t) : t_(std::move(t)) {}
-  absl::StatusOr<std::unique_ptr<Transport>> Make(const TransportOptions&) override {
-    if (t_ == nullptr) return absl::FailedPreconditionError("one transport only");
-    return std::unique_ptr<Transport>(std::move(t_));
-  }
-
- private:
-  std::unique_ptr<FakeTransport> t_;
-};
-
 // A coordinator for 1 server and 2 workers (node i sends from IncomingPeer(i)).
 class CoordinatorHandlerTest : public ::testing::Test {
  protected:
@@ -66,7 +55,7 @@ class CoordinatorHandlerTest : public ::testing::Test {
     o.clock = clock_;
     auto transport = std::make_unique<FakeTransport>("coordinator");
     t_ = transport.get();
-    o.transport_factory = std::make_shared<OneTransport>(std::move(transport));
+    o.transport_factory = OneTransportFactory(std::move(transport));
     absl::StatusOr<std::unique_ptr<Coordinator>> c = Coordinator::Create(o);
     ASSERT_TRUE(c.ok()) << c.status();
     coordinator_ = *std::move(c);

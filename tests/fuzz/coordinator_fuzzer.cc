@@ -86,6 +86,7 @@
 #include "spdlog/spdlog.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "transport/fake_transport.h"
+#include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
 #include "wire/message.h"
@@ -328,20 +329,6 @@ const char* PhaseName(JobPhase p) {
   return "?";
 }
 
-// Hands the coordinator the harness's FakeTransport.
-class OneTransport final : public TransportFactory {
- public:
-  explicit OneTransport(std::unique_ptr<FakeTransport> t) : t_(std::move(t)) {}
-  absl::StatusOr<std::unique_ptr<internal::Transport>> Make(
-      const internal::TransportOptions&) override {
-    if (t_ == nullptr) return absl::FailedPreconditionError("one transport only");
-    return std::unique_ptr<internal::Transport>(std::move(t_));
-  }
-
- private:
-  std::unique_ptr<FakeTransport> t_;
-};
-
 class Harness {
  public:
   explicit Harness(uint8_t config) {
@@ -361,7 +348,7 @@ class Harness {
     options_.clock = clock_;
     auto transport = std::make_unique<FakeTransport>("coordinator");
     transport_ = transport.get();
-    options_.transport_factory = std::make_shared<OneTransport>(std::move(transport));
+    options_.transport_factory = internal::OneTransportFactory(std::move(transport));
     absl::StatusOr<std::unique_ptr<Coordinator>> c = Coordinator::Create(options_);
     if (!c.ok()) std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
     Require(c.ok(), "the coordinator starts");
