@@ -17,12 +17,14 @@
 namespace kairos::internal {
 namespace {
 
-constexpr absl::string_view kMagic("KULOG001", kRecordMagicBytes);
-constexpr RecordFormat kFormats[] = {{kMagic}};  // CRC-32C
-constexpr uint32_t kFormatVersion = 1;
-constexpr int kMaxFrames = 2;
-// The fixed fields of a request record, before the frames' sizes.
-constexpr std::size_t kRequestFixed = 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8 + 8 + 4 + 4 + 8;
+constexpr absl::string_view kMagic("KULOG002", kRecordMagicBytes);
+// The earlier format, read only to be refused by name.
+constexpr absl::string_view kOldMagic("KULOG001", kRecordMagicBytes);
+constexpr RecordFormat kFormats[] = {{kMagic}, {kOldMagic}};  // CRC-32C
+constexpr uint32_t kFormatVersion = 2;
+// The fixed fields of a request record (frames, padding, rank, time, header bytes), before
+// the frames' sizes, the header and the frames.
+constexpr std::size_t kRequestFixed = 1 + 3 + 4 + 8 + 4;
 // The header record's body: format version, job id, shard, shards, workers.
 constexpr uint64_t kHeaderBody = 4 + 8 + 4 + 4 + 4;
 
@@ -31,7 +33,17 @@ RecordFileName LogName(const std::string& path) {
 }
 
 absl::StatusOr<RecordReader> OpenLog(const std::string& path) {
-  return RecordReader::Open(LogName(path), {kFormats, kMaxLogRecordBytes, /*torn_tail=*/true});
+  KAIROS_ASSIGN_OR_RETURN(
+      RecordReader in,
+      RecordReader::Open(LogName(path), {kFormats, kMaxLogRecordBytes, /*torn_tail=*/true}));
+  if (in.format().magic == kOldMagic) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "update log %s is of an earlier kairos (format KULOG001; this build reads KULOG002): "
+        "finish its job with the release that started it, or start the job again from a "
+        "checkpoint (docs/durability.md)",
+        path));
+  }
+  return in;
 }
 
 int64_t TimeNanos(absl::Time t) {
@@ -53,23 +65,14 @@ std::string Body(const LogRecord& r, const std::vector<Buffer>& frames) {
     case LogRecord::Type::kHeader:
       break;  // written by Create
     case LogRecord::Type::kRequest: {
-      const EngineRequest& q = r.request;
-      w.Put<uint8_t>(static_cast<uint8_t>(q.kind));
-      w.Put<uint8_t>(q.pull_after ? 1 : 0);
       w.Put<uint8_t>(static_cast<uint8_t>(frames.size()));
       w.Put<uint8_t>(0);
-      w.Put<int32_t>(q.rank);
-      w.Put<uint64_t>(q.request_id);
-      w.Put<uint32_t>(q.sender);
-      w.Put<uint32_t>(q.table);
-      w.Put<uint64_t>(q.offset);
-      w.Put<uint64_t>(q.length);
-      w.Put<int64_t>(q.clock);
-      w.Put<uint64_t>(q.timeout_ms);
-      w.Put<float>(q.worker_scale);
-      w.Put<float>(q.learning_rate);
+      w.Put<uint16_t>(0);
+      w.Put<int32_t>(r.rank);
       w.Put<int64_t>(TimeNanos(r.time));
+      w.Put<uint32_t>(static_cast<uint32_t>(r.header.size()));
       for (const Buffer& f : frames) w.Put<uint64_t>(f.size_bytes());
+      w.bytes() += r.header;
       break;
     }
     case LogRecord::Type::kLeave:
@@ -134,54 +137,35 @@ MaybeRecord Rejected(RecordReader& in, const std::string& what) {
   return std::nullopt;
 }
 
-// The request of a request record whose body (`fixed`, the frames' sizes, `frames`) was
-// read and checked.
-MaybeRecord ParseRequest(RecordReader& in, const RecordHead& h, const std::string& fixed,
-                         std::vector<Buffer> frames) {
-  ByteReader r(fixed);
-  uint8_t kind = 0, pull_after = 0, nframes = 0, pad = 0;
-  int64_t ns = 0;
-  LogRecord record;
-  EngineRequest& q = record.request;
-  r.Get(&kind);
-  r.Get(&pull_after);
-  r.Get(&nframes);
-  r.Get(&pad);
-  r.Get(&q.rank);
-  r.Get(&q.request_id);
-  r.Get(&q.sender);
-  r.Get(&q.table);
-  r.Get(&q.offset);
-  r.Get(&q.length);
-  r.Get(&q.clock);
-  r.Get(&q.timeout_ms);
-  r.Get(&q.worker_scale);
-  r.Get(&q.learning_rate);
-  r.Get(&ns);
-  if (kind > static_cast<uint8_t>(EngineRequest::Kind::kPullSparse)) {
-    return in.Corrupt(h.offset, absl::StrFormat("a request of unknown kind %d", kind));
-  }
-  q.kind = static_cast<EngineRequest::Kind>(kind);
-  q.pull_after = pull_after != 0;
-  record.type = LogRecord::Type::kRequest;
-  record.time = FromNanos(ns);
-  record.payloads = std::move(frames);
-  return record;
-}
-
-// A request record: its fixed fields, its frames' sizes (checked to fill the record before
-// anything is allocated), then each frame, read into a buffer of its own.
+// A request record: its fixed fields, its frames' sizes and its header's (checked to fill
+// the record before anything is allocated), the header, then each frame, read into a buffer
+// of its own.
 MaybeRecord ReadRequest(RecordReader& in, const RecordHead& h) {
   if (h.length < kRequestFixed) return Rejected(in, "a request record too short");
   std::string fixed(kRequestFixed, '\0');
   KAIROS_RETURN_IF_ERROR(in.Read(fixed.data(), fixed.size()));
-  const auto nframes = static_cast<uint8_t>(fixed[2]);
-  if (nframes > kMaxFrames || h.length < kRequestFixed + 8 * nframes) {
+  ByteReader r(fixed);
+  uint8_t nframes = 0, pad8 = 0;
+  uint16_t pad16 = 0;
+  int64_t ns = 0;
+  uint32_t header_bytes = 0;
+  LogRecord record;
+  r.Get(&nframes);
+  r.Get(&pad8);
+  r.Get(&pad16);
+  r.Get(&record.rank);
+  r.Get(&ns);
+  r.Get(&header_bytes);
+  if (nframes > kMaxLogFrames || h.length < kRequestFixed + 8 * nframes) {
     return Rejected(in, absl::StrFormat("a request record with %d frames", nframes));
   }
-  uint64_t frame_bytes[kMaxFrames] = {};
+  uint64_t frame_bytes[kMaxLogFrames] = {};
   KAIROS_RETURN_IF_ERROR(in.Read(frame_bytes, 8 * nframes));
   uint64_t total = kRequestFixed + 8 * nframes;
+  if (header_bytes > kMaxLogHeaderBytes || header_bytes > h.length - total) {
+    return Rejected(in, absl::StrFormat("a request header of %d bytes", header_bytes));
+  }
+  total += header_bytes;
   for (int i = 0; i < nframes; ++i) {
     if (frame_bytes[i] % sizeof(float) != 0 || frame_bytes[i] > h.length - total) {
       return Rejected(
@@ -190,17 +174,20 @@ MaybeRecord ReadRequest(RecordReader& in, const RecordHead& h) {
     total += frame_bytes[i];
   }
   if (total != h.length) return Rejected(in, "the frames do not fill the record");
-  std::vector<Buffer> frames;
+  record.header.resize(header_bytes);
+  KAIROS_RETURN_IF_ERROR(in.Read(record.header.data(), header_bytes));
   for (int i = 0; i < nframes; ++i) {
     Buffer f = Buffer::Allocate(frame_bytes[i] / sizeof(float));
     KAIROS_RETURN_IF_ERROR(in.Read(f.data(), frame_bytes[i]));
-    frames.push_back(std::move(f));
+    record.payloads.push_back(std::move(f));
   }
   if (!in.ChecksumMatches()) {
     return Rejected(in, absl::StrFormat("the record's checksum does not match (type %d, %d bytes)",
                                         h.type, h.length));
   }
-  return ParseRequest(in, h, fixed, std::move(frames));
+  record.type = LogRecord::Type::kRequest;
+  record.time = FromNanos(ns);
+  return record;
 }
 
 absl::StatusOr<LogRecord> ParseBody(uint32_t type, const std::string& fixed) {

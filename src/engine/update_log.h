@@ -1,20 +1,22 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The update log of a shard (docs/durability.md, "The update log"): every event the server
-// hands its ShardEngine (a worker's push, pull, clock, finish, assign, learning rate, sparse
-// push or pull; a worker leaving or rejoining), with the time it was handed and its payload,
-// appended in the order the engine saw them and written before the engine acts on them, so
-// before any answer. A server restarted after a crash builds the same engine from the same
+// hands its ShardEngine (a worker's request as it arrived, header and payload frames, with
+// the rank it was proven to come from; a worker leaving or rejoining), with the time it was
+// handed, appended in the order the engine saw them and written before the engine acts on
+// them, so before any answer. The log does not interpret a request: replaying one is
+// decoding it and handing it to the engine as the server did the first time. A server restarted after a crash builds the same engine from the same
 // job and replays the log through it: the engine decides only from its events and their
 // times, so the shard comes back to the state it had when the last record was written.
 //
-// File: the magic "KULOG001", then records (common/record_file.h: { u32 type, u32 CRC-32C
+// File: the magic "KULOG002", then records (common/record_file.h: { u32 type, u32 CRC-32C
 // of the rest of the record, u64 body length, body }, little-endian). The first record is the
 // HEADER (the job's id, the shard, the number of shards and workers). A record that ends
 // past the end of the file, or the last record when its checksum is wrong, or a tail of
 // zero bytes is a torn tail (a crash during the write: never acknowledged), reported and
 // cut off; any other bad record is corruption, refused with DataLoss naming the file and
-// the byte offset.
+// the byte offset. A log of the earlier format (KULOG001, which held the engine's own
+// request fields) is refused by name: FailedPrecondition.
 //
 // Thread-safety: UpdateLog is thread-compatible (the server's I/O thread owns it);
 // ReadUpdateLog is a free function.
@@ -33,7 +35,6 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/record_file.h"
-#include "engine/shard_engine.h"
 #include "kairos/buffer.h"
 
 namespace kairos::internal {
@@ -61,12 +62,12 @@ struct LogRecord {
   enum class Type : uint32_t { kHeader = 1, kRequest = 2, kLeave = 3, kRejoin = 4, kBase = 5 };
   Type type = Type::kRequest;
   absl::Time time;  // the `now` the engine was given
-  // kRequest: the request (its `peer` is not logged; `keys` of a sparse request is
-  // payloads[0]).
-  EngineRequest request;
-  // kRequest: push and assign: the values; sparse push: keys, rows; sparse pull: keys.
+  // kRequest: the request's header frame as it arrived (the serialized wire header, at most
+  // kMaxLogHeaderBytes) and its payload frames (at most kMaxLogFrames, whole float32s).
+  std::string header;
   std::vector<Buffer> payloads;
-  // kLeave, kRejoin: the worker; kLeave: 1 dead, 2 finished; kRejoin: its new node id.
+  // kRequest, kLeave, kRejoin: the worker; kLeave: 1 dead, 2 finished; kRejoin: its new
+  // node id.
   int rank = 0;
   int why = 0;
   uint32_t node_id = 0;
@@ -76,6 +77,8 @@ struct LogRecord {
 };
 
 inline constexpr uint64_t kMaxLogBaseBytes = uint64_t{64} << 20;
+inline constexpr uint32_t kMaxLogHeaderBytes = 64 << 10;
+inline constexpr int kMaxLogFrames = 2;
 
 // The name of segment `segment` of shard `shard`'s log in a server's state directory:
 // "shard-00001.kul" (segment 0, from the job's start), "shard-00001.000003.kul".

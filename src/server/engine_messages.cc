@@ -49,6 +49,20 @@ EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
   return r;
 }
 
+EngineRequest TakeRequest(PeerId from, Message& m, int rank, Buffer* values) {
+  EngineRequest r = ToEngine(from, m.header, rank);
+  // Decode checked the frames: a sparse request's keys first, then the values.
+  std::size_t next = 0;
+  if (r.kind == EngineRequest::Kind::kPushSparse || r.kind == EngineRequest::Kind::kPullSparse) {
+    r.keys = std::move(m.payloads[next++]);
+  }
+  if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign ||
+      r.kind == EngineRequest::Kind::kPushSparse) {
+    *values = std::move(m.payloads[next]);
+  }
+  return r;
+}
+
 wire::Header RequestHeader(const EngineRequest& r) {
   static constexpr wire::Kind kKinds[] = {wire::PUSH,        wire::PULL,
                                           wire::CLOCK,       wire::FINISH,

@@ -18,6 +18,10 @@ namespace kairos::internal {
 // `h` that arrived from `from` and whose sender was proven to be worker `rank`.
 EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank);
 
+// The same for a whole message whose header Decode checked: the sparse keys and the
+// values (of a push, assign or sparse push: `*values`) are moved out of `m`'s payloads.
+EngineRequest TakeRequest(PeerId from, Message& m, int rank, Buffer* values);
+
 // The header of the request `r` stands for, as far as a reply echoes it (ReplyHeader).
 wire::Header RequestHeader(const EngineRequest& r);
 

@@ -11,19 +11,6 @@
 #include "kairos/status.h"
 
 namespace kairos::internal {
-namespace {
-
-bool HasKeys(EngineRequest::Kind kind) {
-  return kind == EngineRequest::Kind::kPushSparse || kind == EngineRequest::Kind::kPullSparse;
-}
-
-bool HasValues(EngineRequest::Kind kind) {
-  return kind == EngineRequest::Kind::kPush || kind == EngineRequest::Kind::kAssign ||
-         kind == EngineRequest::Kind::kPushSparse;
-}
-
-}  // namespace
-
 Journal::Journal(Options options, JournalHost* host, std::shared_ptr<spdlog::logger> log)
     : options_(std::move(options)), host_(host), log_text_(std::move(log)) {}
 
@@ -134,11 +121,10 @@ void Journal::Visit(LogRecord record) {
       break;
   }
   const LogRecord::Type type = record.type;
-  const int rank = record.request.rank;
-  const uint64_t id = record.request.request_id;
+  const int rank = record.rank;
   replayed_.fetch_add(1);
-  if (host_->Replay(std::move(record)) && type == LogRecord::Type::kRequest && id != 0 &&
-      rank >= 0 && rank < num_workers_) {
+  const uint64_t id = host_->Replay(std::move(record));
+  if (type == LogRecord::Type::kRequest && id != 0 && rank >= 0 && rank < num_workers_) {
     replayed_of_rank_[rank].insert(id);
   }
 }
@@ -177,16 +163,15 @@ absl::Status Journal::Restart(const Segments& segments) {
 }
 
 // ------------------------------------------------------------------------ appending
-void Journal::AppendRequest(const EngineRequest& r, const Buffer& values, absl::Time now) {
+void Journal::AppendRequest(int rank, const wire::Header& header,
+                            const std::vector<Buffer>& payloads, absl::Time now) {
   if (log_ == nullptr || replaying_) return;
   LogRecord record;
   record.type = LogRecord::Type::kRequest;
   record.time = now;
-  record.request = r;
-  record.request.keys = Buffer();
-  // The frames as RequestOf reads them: a sparse request's keys, then the values.
-  if (HasKeys(r.kind)) record.payloads.push_back(r.keys);
-  if (HasValues(r.kind)) record.payloads.push_back(values);
+  record.rank = rank;
+  record.header = header.SerializeAsString();
+  record.payloads = payloads;  // shared, not copied
   log_->Append(record);
 }
 
@@ -200,20 +185,6 @@ void Journal::AppendMembership(LogRecord::Type type, int rank, int why, uint32_t
   record.why = why;
   record.node_id = node_id;
   log_->Append(record);
-}
-
-bool Journal::RequestOf(LogRecord& record, EngineRequest* r, Buffer* values) {
-  *r = std::move(record.request);
-  std::size_t next = 0;
-  if (HasKeys(r->kind)) {
-    if (record.payloads.empty()) return false;
-    r->keys = record.payloads[next++];
-  }
-  if (HasValues(r->kind)) {
-    if (record.payloads.size() <= next) return false;
-    *values = record.payloads[next];
-  }
-  return true;
 }
 
 void Journal::AfterLog(std::function<void()> act) {

@@ -35,6 +35,7 @@
 #include "kairos/buffer.h"
 #include "server/request_window.h"
 #include "spdlog/logger.h"
+#include "wire/kairos.pb.h"
 
 namespace kairos::internal {
 
@@ -53,9 +54,10 @@ class JournalHost {
   virtual void PostToNode(std::function<void()> task) = 0;
   // The log can no longer be written: the server ends with `status`.
   virtual void JournalFailed(absl::Status status) = 0;
-  // A logged event, handed back at a restart in its order (never a kHeader or kBase).
-  // For a request: true when its request id was new to the worker's window.
-  virtual bool Replay(LogRecord record) = 0;
+  // A logged event, handed back at a restart in its order (never a kHeader or kBase): a
+  // request is decoded and handed to the engine as it was the first time. Returns the
+  // request id it took in the worker's window (0: none).
+  virtual uint64_t Replay(LogRecord record) = 0;
   // Bases: whether one may start now (ShardEngine::CanRebase), the state it records, a
   // snapshot of the shard (ShardEngine::Snapshot), and the restart's load of a base.
   virtual bool CanRebase() = 0;
@@ -93,19 +95,17 @@ class Journal {
   bool enabled() const { return log_ != nullptr; }
   bool replaying() const { return replaying_; }
 
-  // Append a worker's request (its keys and values as the payloads), a worker leaving
-  // (`why` 1 dead, 2 finished) or rejoining. Nothing while disabled or replaying.
-  void AppendRequest(const EngineRequest& r, const Buffer& values, absl::Time now);
+  // Append a worker's request as it arrived (its header and payload frames; worker `rank`
+  // sent it), a worker leaving (`why` 1 dead, 2 finished) or rejoining. Nothing while
+  // disabled or replaying.
+  void AppendRequest(int rank, const wire::Header& header, const std::vector<Buffer>& payloads,
+                     absl::Time now);
   void AppendMembership(LogRecord::Type type, int rank, int why, uint32_t node_id, absl::Time now);
   // Runs `act` (the engine's part of the event just appended) once the log holds the event
   // as the sync level promises: at once after a write for kProcess; for kMachine after the
   // one sync that the events arriving together share. Without a log, or replaying, at once.
   // After a failed write nothing more runs (JournalFailed was called).
   void AfterLog(std::function<void()> act);
-
-  // A request of a logged record: the request (its peer unset) and its values; false for a
-  // record whose payloads do not match its kind.
-  static bool RequestOf(LogRecord& record, EngineRequest* r, Buffer* values);
 
   // Whether request `id` of worker `rank`, a duplicate in its window, was taken before
   // this process started (by the replay, or before the base it started from): then it is

@@ -227,21 +227,13 @@ void ServerImpl::OnWorkerRequest(PeerId from, Message& m) {
   const wire::Header& h = m.header;
   const std::optional<int> rank = Authenticate(from, h);
   if (!rank.has_value() || !FirstDelivery(from, h, *rank, m)) return;
-  EngineRequest r = ToEngine(from, h, *rank);
-  if (r.kind == EngineRequest::Kind::kPushSparse || r.kind == EngineRequest::Kind::kPullSparse) {
-    r.keys = std::move(m.payloads[0]);
-  }
-  Buffer values;
-  if (r.kind == EngineRequest::Kind::kPush || r.kind == EngineRequest::Kind::kAssign) {
-    values = std::move(m.payloads[0]);
-  } else if (r.kind == EngineRequest::Kind::kPushSparse) {
-    values = std::move(m.payloads[1]);
-  }
-  LogAndDispatch(std::move(r), std::move(values), Now());
+  LogAndDispatch(from, *rank, std::move(m), Now());
 }
 
-void ServerImpl::LogAndDispatch(EngineRequest r, Buffer values, absl::Time now) {
-  journal_.AppendRequest(r, values, now);
+void ServerImpl::LogAndDispatch(PeerId from, int rank, Message m, absl::Time now) {
+  journal_.AppendRequest(rank, m.header, m.payloads, now);
+  Buffer values;
+  EngineRequest r = TakeRequest(from, m, rank, &values);
   journal_.AfterLog([this, r = std::move(r), values = std::move(values), now]() mutable {
     Dispatch(r, std::move(values), now);
   });
@@ -276,36 +268,48 @@ absl::Status ServerImpl::LoadBase(const std::string& path, const JournalBase& ba
   return absl::OkStatus();
 }
 
-bool ServerImpl::Replay(LogRecord record) {
+uint64_t ServerImpl::Replay(LogRecord record) {
   const int num_workers = static_cast<int>(window_of_rank_.size());
   switch (record.type) {
     case LogRecord::Type::kHeader:
     case LogRecord::Type::kBase:
-      return false;
+      return 0;
     case LogRecord::Type::kLeave:
       engine_->OnLeave(
           record.rank,
           record.why == 1 ? policy::MemberState::kDead : policy::MemberState::kFinished,
           record.time);
-      return false;
+      return 0;
     case LogRecord::Type::kRejoin:
-      if (record.rank < 0 || record.rank >= num_workers) return false;
+      if (record.rank < 0 || record.rank >= num_workers) return 0;
       window_of_rank_[record.rank] = RequestWindow();
       engine_->OnRejoin(record.rank, record.time);
-      return false;
+      return 0;
     case LogRecord::Type::kRequest:
       break;
   }
-  const absl::Time time = record.time;
-  EngineRequest r;
+  const int rank = record.rank;
+  if (rank < 0 || rank >= num_workers) return 0;
+  // The frames as they arrived, decoded and checked as they were the first time.
+  std::vector<RawFrame> frames;
+  auto header = std::make_shared<std::string>(std::move(record.header));
+  frames.push_back(RawFrame{header, header->data(), header->size()});
+  for (Buffer& p : record.payloads) {
+    auto payload = std::make_shared<Buffer>(std::move(p));
+    frames.push_back(RawFrame{payload, payload->data(), payload->size_bytes()});
+  }
+  absl::StatusOr<Message> m = Decode(std::move(frames));
+  if (!m.ok()) {
+    log_->warn("server {}: skipped a logged request that does not decode: {}",
+               shard_index_.load(), std::string(m.status().message()));
+    return 0;
+  }
+  const uint64_t id = m->header.request_id();
+  const bool taken = id != 0 && window_of_rank_[rank].Take(id) == RequestWindow::Verdict::kNew;
   Buffer values;
-  const bool whole = Journal::RequestOf(record, &r, &values);
-  if (r.rank < 0 || r.rank >= num_workers) return false;
-  r.peer = kReplayPeer;
-  const bool taken = r.request_id != 0 &&
-                     window_of_rank_[r.rank].Take(r.request_id) == RequestWindow::Verdict::kNew;
-  if (whole) Dispatch(r, std::move(values), time);
-  return taken;
+  EngineRequest r = TakeRequest(kReplayPeer, *m, rank, &values);
+  Dispatch(r, std::move(values), record.time);
+  return taken ? id : 0;
 }
 
 void ServerImpl::AnswerRetry(PeerId from, const wire::Header& h, int rank, Message& m) {
@@ -315,13 +319,8 @@ void ServerImpl::AnswerRetry(PeerId from, const wire::Header& h, int rank, Messa
   a.request = r;
   switch (r.kind) {
     case EngineRequest::Kind::kPush:
-      if (r.pull_after) {
-        // The push is in; the read after it is served as a pull at clock + 1.
-        r.kind = EngineRequest::Kind::kPull;
-        r.pull_after = false;
-        r.clock += 1;
-        break;
-      }
+      // The push is in; the read after an eager one is served as a pull at clock + 1.
+      if (r.pull_after) break;
       [[fallthrough]];
     case EngineRequest::Kind::kPushSparse:
       a.kind = EngineAnswer::Kind::kPushed;
@@ -338,12 +337,17 @@ void ServerImpl::AnswerRetry(PeerId from, const wire::Header& h, int rank, Messa
     case EngineRequest::Kind::kClock:
       return;
     case EngineRequest::Kind::kPull:
-      break;
     case EngineRequest::Kind::kPullSparse:
-      r.keys = std::move(m.payloads[0]);
-      break;
+      return LogAndDispatch(from, rank, std::move(m), Now());
   }
-  LogAndDispatch(std::move(r), Buffer(), Now());
+  // The eager push's read, as the pull it stands for.
+  Message pull;
+  pull.header = h;
+  pull.header.set_kind(wire::PULL);
+  pull.header.set_clock(h.clock() + 1);
+  pull.header.set_pull_after(false);
+  pull.header.set_payload_frames(0);
+  LogAndDispatch(from, rank, std::move(pull), Now());
 }
 
 void ServerImpl::OnMalformed(PeerId from, const absl::Status& why, const wire::Header* header) {

@@ -138,9 +138,9 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   // state_dir) and the engine's.
   void OnWorkerRequest(PeerId from, Message& m);
 
-  // Appends a worker's request to the update log and hands it to the engine once the log
-  // holds it (Journal::AfterLog).
-  void LogAndDispatch(EngineRequest r, Buffer values, absl::Time now);
+  // Appends a worker's request (rank `rank`'s, as it arrived) to the update log and hands
+  // it to the engine once the log holds it (Journal::AfterLog).
+  void LogAndDispatch(PeerId from, int rank, Message m, absl::Time now);
 
   // Hands a request to the engine (live, or replayed from the update log).
   void Dispatch(const EngineRequest& r, Buffer values, absl::Time now);
@@ -156,11 +156,11 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   }
   absl::Status LoadBase(const std::string& path, const JournalBase& base) override;
 
-  // One event of the log, handed to the engine as when it was first taken: its request id
-  // taken in the worker's window, its answer dropped (kReplayPeer). A worker that sends
+  // One event of the log, handed to the engine as when it was first taken (a request
+  // decoded from its frames as they arrived): its request id taken in the worker's window, its answer dropped (kReplayPeer). A worker that sends
   // the request again after the restart gets an answer without a second application
   // (AnswerRetry).
-  bool Replay(LogRecord record) override;
+  uint64_t Replay(LogRecord record) override;
 
   // A request the replay took, sent again by its worker after the restart: answered as it
   // was the first time, without applying it again. A read (a pull, or the read that

@@ -35,9 +35,15 @@ class FakeHost : public JournalHost {
 
   void PostToNode(std::function<void()> task) override { queue_->Post(std::move(task)); }
   void JournalFailed(absl::Status status) override { failed.push_back(status); }
-  bool Replay(LogRecord record) override {
+  // Takes every request id as new.
+  uint64_t Replay(LogRecord record) override {
+    wire::Header h;
+    const bool request = record.type == LogRecord::Type::kRequest;
+    if (request) {
+      EXPECT_TRUE(h.ParseFromString(record.header));
+    }
     replayed.push_back(std::move(record));
-    return true;
+    return request ? h.request_id() : 0;
   }
   bool CanRebase() override { return can_rebase; }
   JournalBase BaseState() override { return base; }
@@ -62,15 +68,15 @@ class FakeHost : public JournalHost {
   std::optional<JournalBase> loaded;
 };
 
-EngineRequest Push(int rank, uint64_t id, uint64_t offset) {
-  EngineRequest r;
-  r.kind = EngineRequest::Kind::kPush;
-  r.request_id = id;
-  r.rank = rank;
-  r.offset = offset;
-  r.length = 2;
-  r.clock = 3;
-  return r;
+wire::Header Push(uint64_t id, uint64_t offset) {
+  wire::Header h;
+  h.set_kind(wire::PUSH);
+  h.set_request_id(id);
+  h.set_offset(offset);
+  h.set_length(2);
+  h.set_clock(3);
+  h.set_payload_frames(1);
+  return h;
 }
 
 class JournalTest : public ::testing::Test {
@@ -86,8 +92,8 @@ class JournalTest : public ::testing::Test {
   }
   // Logs a push of {a, b} and runs the engine's part (counted in `acted_`).
   void LogPush(Journal& j, int rank, uint64_t id, float a, float b) {
-    Buffer values = Buffer::CopyOf(std::vector<float>{a, b});
-    j.AppendRequest(Push(rank, id, 10 * id), values, absl::UnixEpoch() + absl::Seconds(id));
+    j.AppendRequest(rank, Push(id, 10 * id), {Buffer::CopyOf(std::vector<float>{a, b})},
+                    absl::UnixEpoch() + absl::Seconds(id));
     j.AfterLog([this] { ++acted_; });
   }
 
@@ -126,14 +132,15 @@ TEST_F(JournalTest, ARestartReplaysTheEventsInOrderWithTheirPayloads) {
   ASSERT_EQ(host.replayed.size(), 3u);
   EXPECT_EQ(j->counters().replayed, 3u);
   for (int i = 0; i < 2; ++i) {
-    EngineRequest r;
-    Buffer values;
-    ASSERT_TRUE(Journal::RequestOf(host.replayed[i], &r, &values));
+    const LogRecord& r = host.replayed[i];
+    EXPECT_EQ(r.type, LogRecord::Type::kRequest);
     EXPECT_EQ(r.rank, i);
-    EXPECT_EQ(r.request_id, static_cast<uint64_t>(i + 1));
-    EXPECT_EQ(r.offset, 10u * (i + 1));
-    EXPECT_EQ(host.replayed[i].time, absl::UnixEpoch() + absl::Seconds(i + 1));
-    EXPECT_EQ(std::vector<float>(values.span().begin(), values.span().end()),
+    wire::Header h;
+    ASSERT_TRUE(h.ParseFromString(r.header));
+    EXPECT_EQ(h.SerializeAsString(), Push(i + 1, 10 * (i + 1)).SerializeAsString());
+    EXPECT_EQ(r.time, absl::UnixEpoch() + absl::Seconds(i + 1));
+    ASSERT_EQ(r.payloads.size(), 1u);
+    EXPECT_EQ(std::vector<float>(r.payloads[0].span().begin(), r.payloads[0].span().end()),
               (std::vector<float>{1.5f + 2 * i, 2.5f + 2 * i}));
   }
   EXPECT_EQ(host.replayed[2].type, LogRecord::Type::kLeave);
@@ -221,7 +228,9 @@ TEST_F(JournalTest, ABaseStartsASegmentDropsTheOldAndARestartLoadsIt) {
   EXPECT_EQ(host.loaded->clocks.clocks, (std::vector<int64_t>{4, 5}));
   EXPECT_EQ(host.loaded->windows[1].highest(), 7u);
   ASSERT_EQ(host.replayed.size(), 1u);  // only what follows the base
-  EXPECT_EQ(host.replayed[0].request.request_id, 8u);
+  wire::Header after_base;
+  ASSERT_TRUE(after_base.ParseFromString(host.replayed[0].header));
+  EXPECT_EQ(after_base.request_id(), 8u);
   // Ids up to the base's highest were taken before it.
   EXPECT_TRUE(j->TakenBeforeRestart(1, 7));
   EXPECT_TRUE(j->TakenBeforeRestart(1, 3));

@@ -165,8 +165,11 @@ TEST_F(UpdateLogServerTest, ACorruptLogFailsTheStartByName) {
   const fs::path log = dir_ / "shard-00000.kul";
   ASSERT_TRUE(fs::exists(log));
   {
+    // The magic and the header record take 48 bytes; three push records of one size follow.
+    // A byte of the first one's values (its last bytes) changes; two more records follow it.
+    const auto record = static_cast<std::streamoff>((fs::file_size(log) - 48) / 3);
     std::fstream f(log, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(80);  // inside the first push's record; two more follow it
+    f.seekp(48 + record - 2);
     f.put('\x7f');
   }
   FakeServerJob again(Job("asp"), Options());
