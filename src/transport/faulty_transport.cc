@@ -343,13 +343,16 @@ void FaultyTransport::Send(PeerId to, Message message) {
 
 void FaultyTransport::Post(std::function<void()> fn) {
   // The guard counts the function done when it is destroyed: after it ran, or unrun when
-  // the transport discards it.
+  // the transport discards it. Made in place: a temporary Done would count it done at once.
   struct Done {
-    std::shared_ptr<FaultLog> log;
+    explicit Done(std::shared_ptr<FaultLog> l) : log(std::move(l)) {}
+    Done(const Done&) = delete;
+    Done& operator=(const Done&) = delete;
     ~Done() { log->AddArrived(); }
+    std::shared_ptr<FaultLog> log;
   };
   log_->AddSent(1);
-  inner_->Post([fn = std::move(fn), done = std::make_shared<Done>(Done{log_})] { fn(); });
+  inner_->Post([fn = std::move(fn), done = std::make_shared<Done>(log_)] { fn(); });
 }
 
 void FaultyTransport::Deliver(PeerId from, Message message) {

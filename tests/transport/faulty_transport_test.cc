@@ -260,6 +260,25 @@ TEST_F(FaultyTransportTest, StopDiscardsWhatIsHeld) {
   EXPECT_TRUE(Sent().empty());
 }
 
+// A posted function is in flight from Post until it ran, or until a stopped transport
+// discarded it; a message from the send until it was received and handled.
+TEST_F(FaultyTransportTest, PostsAndMessagesCountInFlightUntilDone) {
+  Make(FaultPlan{});
+  EXPECT_EQ(log_->in_flight(), 0);
+  bool ran = false;
+  faulty_->Post([&ran] { ran = true; });
+  EXPECT_EQ(log_->in_flight(), 1);
+  faulty_->Send(kOut0, Numbered(wire::PUSH, 1));
+  EXPECT_EQ(log_->in_flight(), 2);  // sent, and no FaultyTransport received it
+  EXPECT_EQ(fake_->RunPosted(), 1);
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(log_->in_flight(), 1);
+  faulty_->Post([] {});
+  EXPECT_EQ(log_->in_flight(), 2);
+  faulty_->Stop();  // the fake destroys the queued function unrun
+  EXPECT_EQ(log_->in_flight(), 1);
+}
+
 // The factory names its transports per kind of node and wraps the inner factory's.
 class CountingFactory final : public TransportFactory {
  public:
