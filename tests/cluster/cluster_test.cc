@@ -8,7 +8,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "kairos/kairos.h"
 #include "engine/initializer.h"
 #include "tests/cluster/cluster_harness.h"
+#include "transport/faulty_transport.h"
 
 namespace kairos {
 namespace {
@@ -314,9 +314,14 @@ class GatedSgd final : public Updater {
 
 // One server with one apply lane that every chunk goes through (none is worked on the I/O
 // thread), whose updater holds the lane inside the first update until `shared` opens it.
+// Every node's transport is watched (a FaultyTransport without faults), so that the test
+// can wait until nothing is in flight: every message sent has been received and handled,
+// every request posted to a worker's I/O thread has gone (FaultLog::in_flight).
 ClusterOptions GatedLaneOptions(const std::shared_ptr<GatedSgd::Shared>& shared,
-                                uint64_t chunk, uint64_t size) {
+                                uint64_t chunk, uint64_t size,
+                                const std::shared_ptr<internal::FaultyTransportFactory>& watch) {
   ClusterOptions o = Options(1, 1, "asp");
+  o.transport_factory = watch;
   o.job.chunk_elements = chunk;
   o.job.tables = {{"w", size, Initializer::Zeros(), {"sgd", kLearningRate}}};
   o.server.apply_threads = 1;
@@ -332,7 +337,8 @@ TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
   constexpr uint64_t kChunk = 256;
   constexpr int kPushes = 10;
   auto shared = std::make_shared<GatedSgd::Shared>();
-  auto cluster = LocalCluster::Create(GatedLaneOptions(shared, kChunk, kChunk));
+  auto watch = std::make_shared<internal::FaultyTransportFactory>(internal::FaultPlan{});
+  auto cluster = LocalCluster::Create(GatedLaneOptions(shared, kChunk, kChunk, watch));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Worker& w = (*cluster)->worker(0);
   std::vector<Buffer> grads;
@@ -346,11 +352,10 @@ TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
       ASSERT_TRUE(shared->entered.WaitForNotificationWithTimeout(absl::Seconds(60)));
     }
   }
-  // Every push has reached the server before the gate opens.
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while ((*cluster)->server_stats(0).pushes < kPushes && absl::Now() < deadline) {
-    std::this_thread::yield();
-  }
+  // Every push has reached the server before the gate opens: each was counted in flight
+  // from its PushAsync on, until the server had handled it.
+  ASSERT_TRUE(watch->log()->AwaitInFlightAtMost(0, absl::Seconds(60)))
+      << watch->log()->in_flight() << " messages still in flight";
   ASSERT_EQ((*cluster)->server_stats(0).pushes, static_cast<uint64_t>(kPushes));
   shared->open.Notify();
   for (const Request& r : pushes) ASSERT_TRUE(r.Wait().ok());
@@ -378,7 +383,8 @@ TEST(ClusterTest, PushesThatQueueUpBehindABusyLaneAreAppliedInOnePass) {
 TEST(ClusterTest, PullOfAnIdleChunkSkipsTheLaneAndAPullBehindAPushWaitsForIt) {
   constexpr uint64_t kChunk = 256;
   auto shared = std::make_shared<GatedSgd::Shared>();  // both chunks share its one lane
-  auto cluster = LocalCluster::Create(GatedLaneOptions(shared, kChunk, 2 * kChunk));
+  auto watch = std::make_shared<internal::FaultyTransportFactory>(internal::FaultPlan{});
+  auto cluster = LocalCluster::Create(GatedLaneOptions(shared, kChunk, 2 * kChunk, watch));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   Worker& w = (*cluster)->worker(0);
   Buffer grad = Buffer::Allocate(kChunk);
@@ -396,10 +402,10 @@ TEST(ClusterTest, PullOfAnIdleChunkSkipsTheLaneAndAPullBehindAPushWaitsForIt) {
 
   std::vector<float> behind(kChunk, -1.0f);
   Request pull = w.PullAsync("w", 0, behind);
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while ((*cluster)->server_stats(0).pulls < 2 && absl::Now() < deadline) {
-    std::this_thread::yield();
-  }
+  // Nothing in flight: the server has handled the pull, and an answer, had it sent one,
+  // would have been handled by the worker too.
+  ASSERT_TRUE(watch->log()->AwaitInFlightAtMost(0, absl::Seconds(60)))
+      << watch->log()->in_flight() << " messages still in flight";
   ASSERT_EQ((*cluster)->server_stats(0).pulls, 2u);
   EXPECT_FALSE(pull.done());  // queued behind the held push
   shared->open.Notify();
