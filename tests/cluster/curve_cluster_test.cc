@@ -227,6 +227,32 @@ TEST_F(CurveJobTest, AWorkerWithAnotherJobsKeysIsRefusedAtOnce) {
   EXPECT_TRUE(Counted([this] { return coordinator_->handshakes_refused(); }));
 }
 
+// What the bare clients below send: a pull of values the job holds, as if from its real
+// worker (node 1) but without its credential, and a worker's JOIN.
+internal::Message PlainPull() {
+  internal::Message pull;
+  pull.header.set_kind(wire::PULL);
+  pull.header.set_request_id(1);
+  pull.header.set_sender(1);  // the real worker's node id
+  pull.header.set_table(0);
+  pull.header.set_offset(0);
+  pull.header.set_length(64);
+  return pull;
+}
+
+internal::Message PlainJoin() {
+  internal::Message join;
+  join.header.set_kind(wire::JOIN);
+  join.header.set_request_id(1);
+  join.header.mutable_join()->set_role(wire::WORKER);
+  return join;
+}
+
+// How long a refused client must get nothing. Its messages never reach a node's handler (a
+// refused connection carries nothing), so no answer is on its way; the control below shows
+// that the same client, sending the same messages, is answered where it is let in.
+constexpr absl::Duration kNothingWindow = absl::Milliseconds(300);
+
 // A bare ZeroMQ client at a keyed job's server and coordinator gets nothing: no reply to a
 // pull of values the job holds, none to a join. The job goes on for its real worker.
 TEST_F(CurveJobTest, APlainZeroMqClientGetsNoValuesAndTheJobGoesOn) {
@@ -238,30 +264,44 @@ TEST_F(CurveJobTest, APlainZeroMqClientGetsNoValuesAndTheJobGoesOn) {
   ASSERT_TRUE((*worker)->Push("w", ones).ok());
 
   PlainClient at_server(server_->endpoint());
-  internal::Message pull;
-  pull.header.set_kind(wire::PULL);
-  pull.header.set_request_id(1);
-  pull.header.set_sender(1);  // the real worker's node id
-  pull.header.set_table(0);
-  pull.header.set_offset(0);
-  pull.header.set_length(64);
-  at_server.Send(pull);
+  at_server.Send(PlainPull());
   EXPECT_TRUE(AwaitRefusals([this] { return server_->stats().handshakes_refused; }, 1, at_server));
-  EXPECT_FALSE(at_server.Receives(absl::Milliseconds(300))) << "a refused client got values";
+  EXPECT_FALSE(at_server.Receives(kNothingWindow)) << "a refused client got values";
 
   PlainClient at_coordinator(coordinator_->endpoint());
-  internal::Message join;
-  join.header.set_kind(wire::JOIN);
-  join.header.set_request_id(1);
-  join.header.mutable_join()->set_role(wire::WORKER);
-  at_coordinator.Send(join);
+  at_coordinator.Send(PlainJoin());
   EXPECT_TRUE(
       AwaitRefusals([this] { return coordinator_->handshakes_refused(); }, 1, at_coordinator));
-  EXPECT_FALSE(at_coordinator.Receives(absl::Milliseconds(300))) << "a refused client joined";
+  EXPECT_FALSE(at_coordinator.Receives(kNothingWindow)) << "a refused client joined";
 
   std::vector<float> values(kSize);
   ASSERT_TRUE((*worker)->Pull("w", values).ok());
   EXPECT_EQ(values, std::vector<float>(kSize, -kLearningRate));
+  EXPECT_TRUE((*worker)->Finish().ok());
+  EXPECT_TRUE(coordinator_->Wait(absl::Seconds(10)).ok());
+}
+
+// The control of the test above: at a job without keys, the same bare clients sending the
+// same pull and JOIN are answered (with an error: the pull lacks the worker's credential,
+// the job has its one worker), so Receives sees what a node sends, and the test above fails
+// should a refused client ever be answered.
+TEST_F(CurveJobTest, APlainZeroMqClientOfAJobWithoutKeysIsAnswered) {
+  StartJob(std::nullopt);
+  absl::StatusOr<std::unique_ptr<kairos::Worker>> worker =
+      kairos::Worker::Create(WorkerWith(std::nullopt));
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  std::vector<float> ones(kSize, 1.0f);
+  ASSERT_TRUE((*worker)->Push("w", ones).ok());
+
+  PlainClient at_server(server_->endpoint());
+  at_server.Send(PlainPull());
+  EXPECT_TRUE(at_server.Receives(absl::Seconds(10))) << "the server did not answer the pull";
+  PlainClient at_coordinator(coordinator_->endpoint());
+  at_coordinator.Send(PlainJoin());
+  EXPECT_TRUE(at_coordinator.Receives(absl::Seconds(10))) << "the coordinator did not answer";
+  EXPECT_EQ(server_->stats().handshakes_refused, 0u);
+  EXPECT_EQ(coordinator_->handshakes_refused(), 0u);
+
   EXPECT_TRUE((*worker)->Finish().ok());
   EXPECT_TRUE(coordinator_->Wait(absl::Seconds(10)).ok());
 }

@@ -470,25 +470,42 @@ class RawDealer {
   void* monitor_ = nullptr;
 };
 
-TEST_P(CurveTransportTest, APlainZeroMqClientIsRefusedAndLearnsNothing) {
-  auto listener = NewNode("listener", keys_);
-  absl::StatusOr<std::string> endpoint = listener->transport->Listen(ListenAt());
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  Transport* server = listener->transport.get();
-  // A listener that answers every message with values: a refused client must get none.
-  listener->transport->Start(
-      [server](PeerId from, Message m) {
+// Starts `listener` answering every message with values.
+void StartAnsweringWithValues(Transport& listener) {
+  listener.Start(
+      [&listener](PeerId from, Message m) {
         Message reply;
         reply.header = ReplyHeader(m.header, wire::PULL_REPLY, 1);
         reply.header.set_length(1);
         reply.payloads.push_back(Buffer::CopyOf(std::vector<float>{42.0f}));
-        server->Send(from, std::move(reply));
+        listener.Send(from, std::move(reply));
       },
       nullptr, nullptr);
+}
+
+TEST_P(CurveTransportTest, APlainZeroMqClientIsRefusedAndLearnsNothing) {
+  // The control: at a listener without keys, the same raw client gets the values, so
+  // Receives sees a reply when one is sent and the check at the end can fail.
+  {
+    auto open = NewNode("open listener", std::nullopt);
+    absl::StatusOr<std::string> endpoint =
+        open->transport->Listen(GetParam() == "ipc" ? ListenAt() + "-open" : ListenAt());
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+    StartAnsweringWithValues(*open->transport);
+    RawDealer raw(*endpoint, nullptr);
+    raw.Send(Hello(3));
+    EXPECT_TRUE(raw.Receives(kWait)) << "the control: a listener without keys did not answer";
+  }
+  auto listener = NewNode("listener", keys_);
+  absl::StatusOr<std::string> endpoint = listener->transport->Listen(ListenAt());
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  // A listener that answers every message with values: a refused client must get none.
+  StartAnsweringWithValues(*listener->transport);
   RawDealer raw(*endpoint, nullptr);
   raw.Send(Hello(3));
   // Its message waits in its queue: ZeroMQ retries the connection (when the listener closed
-  // it first) or gives up (when the client saw the mismatch first); nothing gets through.
+  // it first) or gives up (when the client saw the mismatch first); nothing gets through,
+  // so no reply is on its way (a refused connection never reaches the listener's handler).
   EXPECT_TRUE(
       AwaitRefusals(*listener->transport, 1, [&raw](absl::Duration t) { return raw.Receives(t); }));
   EXPECT_FALSE(raw.Receives(absl::Milliseconds(300))) << "a refused client got a reply";
