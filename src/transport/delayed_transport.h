@@ -32,8 +32,9 @@ namespace kairos::internal {
 
 // Thread-safety: as Transport (every method from any thread). The wrapped transport's
 // handlers run on its I/O thread as before; held messages are handed to it from the timer
-// thread. Stop sends what is held when it falls due (so a message sent just before Stop
-// still arrives, as it would over a slow link) and then stops the wrapped transport: it
+// thread. Stop hands what is held to the wrapped transport when it falls due (so a message
+// sent just before Stop still leaves, as it would over a slow link) and then stops the
+// wrapped transport, whose Stop discards what it has not yet sent (Transport::Stop): it
 // blocks at most `delay`.
 class DelayedTransport final : public Transport {
  public:

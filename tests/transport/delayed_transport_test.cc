@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "transport/fake_transport.h"
 #include "transport/transport.h"
 
 namespace kairos::internal {
@@ -157,16 +158,27 @@ TEST_F(DelayedPairTest, KeepsTheOrderOfManySends) {
   EXPECT_EQ(sender_->dropped(), 0u);
 }
 
-TEST_F(DelayedPairTest, StopDeliversWhatWasHeld) {
-  Open(kDelay);
+// Stop hands what it holds to the wrapped transport when it falls due, before stopping it
+// (whose own Stop then discards what it has not sent, Transport::Stop). Over the in-process
+// FakeTransport, which records every message handed to it, so no I/O thread races the stop.
+TEST(DelayedTransportTest, StopHandsWhatWasHeldToTheWrappedTransport) {
+  auto inner = std::make_unique<FakeTransport>("inner");
+  FakeTransport* fake = inner.get();
+  DelayedTransport delayed(std::move(inner), kDelay);
+  absl::StatusOr<PeerId> peer = delayed.Connect("fake://peer");
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  delayed.Start([](PeerId, Message) {}, nullptr, nullptr);
   const absl::Time sent = absl::Now();
-  sender_->Send(peer_, Ping(7));
-  sender_->Stop();  // returns once the held message went out
+  delayed.Send(*peer, Ping(7));
+  delayed.Stop();  // returns once the held message was handed over
   EXPECT_GE(absl::Now() - sent, kDelay);
-  ASSERT_TRUE(arrivals_.WaitFor(1));
-  EXPECT_EQ(arrivals_.ids()[0], 7u);
-  sender_->Send(peer_, Ping(8));  // after Stop: dropped and counted
-  EXPECT_EQ(sender_->dropped(), 1u);
+  const std::vector<FakeTransport::Sent> out = fake->sent();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, *peer);
+  EXPECT_EQ(out[0].message.header.request_id(), 7u);
+  delayed.Send(*peer, Ping(8));  // after Stop: dropped and counted
+  EXPECT_EQ(delayed.dropped(), 1u);
+  EXPECT_EQ(fake->sent().size(), 1u);
 }
 
 TEST(DelayedTransportTest, RefusesANegativeDelay) {
