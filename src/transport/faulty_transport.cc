@@ -99,9 +99,18 @@ uint64_t FaultLog::activity() const {
   return static_cast<uint64_t>(sent_ + arrived_);
 }
 
-int64_t FaultLog::held() const {
+int64_t FaultLog::held(const std::vector<wire::Kind>& kinds) const {
   absl::MutexLock lock(&mu_);
-  return held_;
+  return Held(kinds);
+}
+
+int64_t FaultLog::Held(const std::vector<wire::Kind>& kinds) const {
+  if (kinds.empty()) return held_;
+  int64_t n = 0;
+  for (wire::Kind k : kinds) {
+    if (auto it = held_by_kind_.find(k); it != held_by_kind_.end()) n += it->second;
+  }
+  return n;
 }
 
 int64_t FaultLog::in_flight() const {
@@ -115,11 +124,18 @@ bool FaultLog::AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const {
   return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
 }
 
-bool FaultLog::AwaitHeld(absl::Duration timeout) const {
+bool FaultLog::AwaitHeld(absl::Duration timeout, const std::function<bool()>& or_until,
+                         const std::vector<wire::Kind>& kinds) const {
   absl::MutexLock lock(&mu_);
-  auto held = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return held_ > 0; };
-  return mu_.AwaitWithTimeout(absl::Condition(&held), timeout);
+  auto held = [this, &or_until, &kinds]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return Held(kinds) > 0 || (or_until && or_until());
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&held), timeout);
+  return Held(kinds) > 0;
 }
+
+// Waiters' conditions are evaluated again when the lock is released.
+void FaultLog::Wake() const { absl::MutexLock lock(&mu_); }
 
 bool FaultLog::AwaitTicked(absl::Time t, absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
@@ -142,9 +158,10 @@ void FaultLog::AddArrived() {
   ++arrived_;
 }
 
-void FaultLog::AddHeld(int64_t n) {
+void FaultLog::AddHeld(wire::Kind kind, int64_t n) {
   absl::MutexLock lock(&mu_);
   held_ += n;
+  held_by_kind_[kind] += n;
 }
 
 void FaultLog::Started(const std::string& name) {
@@ -194,7 +211,7 @@ void FaultyTransport::Stop() {
       stopped_ = true;
       log_->Stopped(name_);
       for (Connection& c : connections_) {
-        log_->AddHeld(-static_cast<int64_t>(c.queue.size()));
+        for (const Held& h : c.queue) log_->AddHeld(h.message.header.kind(), -1);
         c.queue.clear();
       }
     }
@@ -291,12 +308,12 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(
     size_t n = 0;
     while (n < c.queue.size() && c.queue[n].due <= now &&
            (tick || c.queue[n].overtakes_left <= 0)) {
+      log_->AddHeld(c.queue[n].message.header.kind(), -1);
       out.emplace_back(c.peer, std::move(c.queue[n].message));
       ++n;
     }
     if (n > 0) {
       c.queue.erase(c.queue.begin(), c.queue.begin() + static_cast<std::ptrdiff_t>(n));
-      log_->AddHeld(-static_cast<int64_t>(n));
     }
   }
   return out;
@@ -316,9 +333,9 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::Pass(FaultDirection dir
   for (Message& m : copies) {
     const bool hold = !c.queue.empty() || (first && (v.due > now || v.overtakes > 0));
     if (hold) {
+      log_->AddHeld(m.header.kind(), 1);
       c.queue.push_back(Held{std::move(m), first ? v.due : absl::InfinitePast(),
                              first ? v.overtakes : 0});
-      log_->AddHeld(1);
     } else {
       out.emplace_back(peer, std::move(m));
     }

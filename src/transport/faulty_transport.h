@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,8 +99,9 @@ class FaultLog {
 
   // Messages sent or received by any transport of the factory: a measure of progress.
   uint64_t activity() const;
-  // Messages held (delayed or reordered) and not released yet.
-  int64_t held() const;
+  // Messages held (delayed or reordered, or behind such a message) and not released yet;
+  // of the kinds `kinds` only, when given.
+  int64_t held(const std::vector<wire::Kind>& kinds = {}) const;
   // Messages handed to a wrapped transport and not yet received (and handled) by a
   // transport of the factory, plus functions posted to an I/O thread and not yet run or
   // discarded. Messages to nodes that stopped never arrive and stay counted.
@@ -107,8 +109,14 @@ class FaultLog {
   // Waits, at most `timeout` of real time, until at most `n` messages are in flight; true
   // if so.
   bool AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const;
-  // Waits, at most `timeout` of real time, until a message is held; true if so.
-  bool AwaitHeld(absl::Duration timeout) const;
+  // Waits, at most `timeout` of real time, until a message (of the kinds `kinds`, when
+  // given) is held or `or_until` (when given) returns true; true if such a message is held.
+  // `or_until` is called with the log's lock held, whenever the log changes and at each
+  // Wake.
+  bool AwaitHeld(absl::Duration timeout, const std::function<bool()>& or_until = nullptr,
+                 const std::vector<wire::Kind>& kinds = {}) const;
+  // Has every AwaitHeld look at its `or_until` again (after what it reads changed).
+  void Wake() const;
   // Waits, at most `timeout` of real time, until every transport that started and has not
   // stopped has finished a tick at `t` or later; true if so.
   bool AwaitTicked(absl::Time t, absl::Duration timeout) const;
@@ -118,7 +126,8 @@ class FaultLog {
   void Add(FaultEvent e);
   void AddSent(int64_t n);
   void AddArrived();
-  void AddHeld(int64_t n);
+  void AddHeld(wire::Kind kind, int64_t n);
+  int64_t Held(const std::vector<wire::Kind>& kinds) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Started(const std::string& name);
   void Ticked(const std::string& name, absl::Time now);
   void Stopped(const std::string& name);
@@ -128,6 +137,7 @@ class FaultLog {
   int64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t arrived_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t held_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<wire::Kind, int64_t> held_by_kind_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> last_tick_ ABSL_GUARDED_BY(mu_);  // running transports
 };
 

@@ -129,11 +129,14 @@ TEST_F(FaultyTransportTest, DelayWaitsForTheClockAndHoldsItsConnectionBehindIt) 
   Receive(kB, wire::PUSH, 3);  // another connection: goes at once
   EXPECT_THAT(received_, ElementsAre(std::pair(kB, 3u)));
   EXPECT_EQ(log_->held(), 2);
+  EXPECT_EQ(log_->held({wire::PUSH}), 2);  // counted by kind too
+  EXPECT_EQ(log_->held({wire::JOIN, wire::PULL}), 0);
   AdvanceAndTick(absl::Milliseconds(49));
   EXPECT_THAT(received_, ElementsAre(std::pair(kB, 3u)));
   AdvanceAndTick(absl::Milliseconds(1));
   EXPECT_THAT(received_, ElementsAre(std::pair(kB, 3u), std::pair(kA, 1u), std::pair(kA, 2u)));
   EXPECT_EQ(log_->held(), 0);
+  EXPECT_EQ(log_->held({wire::PUSH}), 0);
   // The node's own tick ran each time, after the release, with the clock's time.
   EXPECT_THAT(ticks_, ElementsAre(kStart + absl::Milliseconds(49),
                                   kStart + absl::Milliseconds(50)));
@@ -255,8 +258,10 @@ TEST_F(FaultyTransportTest, StopDiscardsWhatIsHeld) {
   Make(FaultPlan{1, {delay}});
   faulty_->Send(kA, Numbered(wire::PUSH, 1));
   EXPECT_EQ(log_->held(), 1);
+  EXPECT_EQ(log_->held({wire::PUSH}), 1);
   faulty_->Stop();
   EXPECT_EQ(log_->held(), 0);
+  EXPECT_EQ(log_->held({wire::PUSH}), 0);
   EXPECT_TRUE(Sent().empty());
 }
 
