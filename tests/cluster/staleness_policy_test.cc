@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
@@ -197,6 +198,7 @@ TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
   // the latest push).
   std::atomic<bool> slow_done{false};
   absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
+    absl::Cleanup leave = [&time] { time.Leave(); };  // it sleeps no more
     std::vector<float> params(kSize), grad(kSize, 0.01f);
     const bool slow = w.rank() == 3;
     for (int t = 0; slow ? t < 6 : (t < 48 || !slow_done.load()) && t < 20000; ++t) {
