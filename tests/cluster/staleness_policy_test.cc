@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/synchronization/barrier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
@@ -182,26 +183,35 @@ TEST(EagerPullTest, EachStepComputesOnTheFetchedParametersMinusItsOwnUpdate) {
   EXPECT_TRUE((*cluster)->Shutdown().ok());
 }
 
-TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
-  constexpr uint64_t kSize = 128;
+TEST(SapsTest, FastWorkersNeverWaitTheStragglersPushesAreDroppedAndNoAppliedPushIsStalerThanSMax) {
+  constexpr uint64_t kSize = 128;  // 4 chunks of 32, 2 per shard
+  constexpr int kSlowIterations = 6;
   ClusterOptions o = Options("saps", 2, 4, kSize, 32);
   // Virtual time (virtual_time.h): the workers' compute passes on the cluster's clock, so
-  // the slow one is exactly 8x slower however loaded the machine.
+  // the slow one is exactly 8x slower however loaded the machine. Every worker counts from
+  // its start (Enter) and the pacer starts once all four have entered, so no step passes
+  // before a worker began.
   test_support::VirtualTime time(absl::Milliseconds(1));
   time.Apply(o);
   auto cluster = LocalCluster::Create(o);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  time.Start();
-  // The fast workers keep going until the slow one is done, so that its last push, like
-  // the others, meets the updates of three workers that run 8x faster (were they done
-  // first, that push would find nothing new and clear its straggler mark: the report is of
-  // the latest push).
+  auto* entered = new absl::Barrier(4);
+  // The fast workers keep going until the slow one is done, so that each of its pushes,
+  // its last one too, meets the updates of three workers that run 8x faster: between its
+  // read and its push, each of them pushes every chunk at least 7 times (the pacer does not
+  // move the clock until every woken worker sleeps again), so each push of the slow worker
+  // is at least 21 versions of its chunk stale, more than S_max = 2(W - 1) = 6, and dropped.
   std::atomic<bool> slow_done{false};
   absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
-    absl::Cleanup leave = [&time] { time.Leave(); };  // it sleeps no more
+    time.Enter();
+    absl::Cleanup leave = [&time] { time.Leave(); };
+    if (entered->Block()) {
+      delete entered;
+      time.Start();
+    }
     std::vector<float> params(kSize), grad(kSize, 0.01f);
     const bool slow = w.rank() == 3;
-    for (int t = 0; slow ? t < 6 : (t < 48 || !slow_done.load()) && t < 20000; ++t) {
+    for (int t = 0; slow ? t < kSlowIterations : (t < 48 || !slow_done.load()) && t < 20000; ++t) {
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
       // Worker 3 computes 8x slower, in virtual time.
       if (!time.SleepFor(absl::Milliseconds(slow ? 8 : 1))) {
@@ -215,9 +225,10 @@ TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
   });
   ASSERT_TRUE(s.ok()) << s;
   const uint64_t s_max = 2 * (4 - 1);
-  uint64_t drops = 0;
+  uint64_t slow_pushes = 0;
   for (int shard = 0; shard < 2; ++shard) {
     const ServerStats stats = (*cluster)->server_stats(shard);
+    ASSERT_EQ(stats.workers.size(), 4u);
     for (const WorkerMetrics& m : stats.workers) {
       if (m.rank != 3) {
         EXPECT_EQ(m.blocked_reads, 0u) << "SaPS blocked fast worker " << m.rank;
@@ -228,13 +239,14 @@ TEST(SapsTest, FastWorkersNeverWaitAndNoAppliedPushIsStalerThanSMax) {
         }
       }
       EXPECT_EQ(m.dropped, m.refreshes);
-      drops += m.rank == 3 ? m.dropped : 0;
     }
-    if (stats.workers[3].dropped > 0) {
-      EXPECT_THAT(stats.stragglers, ::testing::Contains(3));
-    }
+    // The slow worker: every push dropped, and its latest one marks it a straggler.
+    const WorkerMetrics& slow = stats.workers[3];
+    EXPECT_EQ(slow.dropped, slow.pushes) << "shard " << shard;
+    EXPECT_THAT(stats.stragglers, ::testing::Contains(3)) << "shard " << shard;
+    slow_pushes += slow.pushes;
   }
-  RecordProperty("slow_worker_drops", static_cast<int>(drops));
+  EXPECT_EQ(slow_pushes, kSlowIterations * 4u);  // every chunk, every iteration
   EXPECT_TRUE((*cluster)->Shutdown().ok());
 }
 
