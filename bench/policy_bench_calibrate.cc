@@ -112,9 +112,6 @@ void PrintCalibration(const CalibrationReport& c) {
   }
 }
 
-// --calibrate for one real scenario whose runs are done: fits the simulator to them, runs
-// every policy and seed on it (appending the runs, named CalibratedName), and compares.
-// Returns false when a calibrated run failed (named in *failures) or the fit failed.
 // Fits the calibration of `sc` to its real runs of the policies `from`.
 absl::StatusOr<Calibration> FitScenario(const Flags& f, const Scenario& sc,
                                         const std::vector<Run>& runs,
