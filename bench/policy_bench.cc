@@ -19,7 +19,7 @@
 //   scale        simulator: --scale-workers (16, 64, 256) with --scale-heterogeneity
 //
 // Per run: time and iterations to --target test accuracy, accuracy after the budget,
-// iterations/s, share of time blocked, staleness mean, p99 and max. docs/benchmarks.md
+// iterations/s, share of time blocked, staleness mean, p99 and max. docs/simulator.md
 // describes the flags, the files and the plots.
 //
 // --calibrate: after each real scenario, the simulator fitted to its runs' measured times
@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
   CLI::App app(
       "The synchronization policies on a real kairos cluster (Fashion-MNIST MLP over tcp) "
       "and, at scale, on the simulator: named scenarios, one line per run "
-      "(docs/benchmarks.md)");
+      "(docs/simulator.md)");
   kairos::bench::policy_bench::AddOptions(app, flags);
   CLI11_PARSE(app, argc, argv);
   kairos::bench::policy_bench::ApplyQuick(app, flags);

@@ -67,6 +67,11 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "of wall time instead of every --eval-every iterations (0)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--average-s", f.average_s,
+                 "Real runs: evaluate the mean of the snapshots of the last this many "
+                 "seconds instead of each alone (docs/lab.md; 0: each alone)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--max-train", f.max_train, "Training images (real runs and simulator)")
       ->check(CLI::Range(100, 60000))
       ->capture_default_str();

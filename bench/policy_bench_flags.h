@@ -41,6 +41,7 @@ struct Flags {
   int eval_every = 100;
   double pace_ms = 0.0;     // > 0: paced workers (docs/lab.md)
   double snapshot_s = 0.0;  // > 0: snapshots by wall time instead of --eval-every
+  double average_s = 0.0;   // > 0: evaluate the mean of this many seconds' snapshots
   int max_train = 20000;
   int max_test = 2000;
   std::string data_dir = fmnist::kDefaultDataDir;

@@ -60,6 +60,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   config.eval_every = f.eval_every;
   config.pace_ms = f.pace_ms;
   config.snapshot_s = f.snapshot_s;
+  config.average_s = f.average_s;
   config.max_wall_s = f.budget_s;
   absl::StatusOr<std::vector<TableSpec>> tables =
       fmnist::JobTables(config, data.train.num_features(), 1);

@@ -203,6 +203,11 @@ int main(int argc, char **argv) {
                  "a snapshot of the parameters every this many seconds of wall time "
                  "instead of every --eval-every iterations (0: use --eval-every)")
       ->capture_default_str();
+  app.add_option("--average-s", f.train.average_s,
+                 "evaluate the mean of the snapshots of the last this many seconds instead of "
+                 "each snapshot alone: SGD's noise averaged out of the accuracy curve "
+                 "(docs/lab.md; 0: each alone)")
+      ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
       ->capture_default_str();
   app.add_option("--max-train", f.max_train, "use the first N training examples (-1: all)")

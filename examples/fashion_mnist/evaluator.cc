@@ -53,11 +53,31 @@ bool TargetCrossing::Add(double time_s, double accuracy) {
   return true;
 }
 
+void SnapshotWindow::Add(double time_s, std::vector<Eigen::MatrixXf> parameters) {
+  snapshots_.push_back({time_s, std::move(parameters)});
+  while (snapshots_.size() > 1 && !(snapshots_.front().time_s > time_s - window_s_)) {
+    snapshots_.pop_front();
+  }
+}
+
+void SnapshotWindow::MeanInto(const std::vector<Eigen::Ref<Eigen::MatrixXf>>& out) const {
+  if (snapshots_.empty()) return;
+  const float count = static_cast<float>(snapshots_.size());
+  for (size_t i = 0; i < out.size() && i < snapshots_.front().parameters.size(); ++i) {
+    Eigen::Ref<Eigen::MatrixXf> mean = out[i];
+    mean = snapshots_.front().parameters[i];
+    for (size_t s = 1; s < snapshots_.size(); ++s) mean += snapshots_[s].parameters[i];
+    if (snapshots_.size() > 1) mean /= count;
+  }
+}
+
 SnapshotEvaluator::SnapshotEvaluator(const Dataset* test, std::unique_ptr<Model> model,
-                                     double target, std::function<void(const EvalRecord&)> on_eval)
+                                     double target, double average_s,
+                                     std::function<void(const EvalRecord&)> on_eval)
     : test_(test),
       model_(std::move(model)),
       on_eval_(std::move(on_eval)),
+      window_(average_s),
       crossing_(target),
       thread_([this] { Loop(); }) {}
 
@@ -112,10 +132,8 @@ void SnapshotEvaluator::Loop() {
       queue_.pop_front();
       busy_ = true;
     }
-    std::vector<Eigen::Ref<Eigen::MatrixXf>> params = model_->parameters();
-    for (size_t i = 0; i < params.size() && i < job.parameters.size(); ++i) {
-      params[i] = job.parameters[i];
-    }
+    window_.Add(job.record.wall_s, std::move(job.parameters));
+    window_.MeanInto(model_->parameters());
     job.record.test = model_->Evaluate(*test_);
     {
       absl::MutexLock lock(&mu_);

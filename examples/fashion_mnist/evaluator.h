@@ -7,11 +7,16 @@
 // has the same resolution under every policy, and no worker's iteration pays for an
 // evaluation.
 //
-// Time to target (TargetCrossing below): the test accuracy of consecutive snapshots moves by
-// a point or two as SGD's noise moves the parameters, so the first snapshot above a target
-// near the curve's plateau is a matter of luck. The accuracy is therefore smoothed by a
-// centred moving average of three snapshots, and the time is interpolated linearly between
-// the two smoothed points that straddle the target.
+// What is evaluated (SnapshotWindow below): each snapshot's parameters, or, with an
+// averaging window, the mean of the snapshots taken in the last window seconds (tail
+// averaging). SGD with a constant learning rate leaves the parameters moving around the
+// curve's course by a point or two of test accuracy from one snapshot to the next; the mean
+// of a window's snapshots averages that noise away, so the accuracy of the mean follows the
+// course itself and two runs with the same seed cross a target at nearly the same time.
+//
+// Time to target (TargetCrossing below): the accuracy is smoothed by a centred moving
+// average of three evaluations, and the time is interpolated linearly between the two
+// smoothed points that straddle the target.
 //
 // Thread-safety: Add, reached and Drain may be called from any thread; the hook runs on the
 // evaluator's thread, one record at a time, in the order the snapshots were added.
@@ -94,19 +99,46 @@ class TargetCrossing {
   double smoothed_acc_ = 0.0;
 };
 
+// The snapshots of the last `window_s` seconds and their mean. A snapshot taken at time t
+// stays while t > the latest snapshot's time - window_s; with window_s = 0 only the latest
+// is held. Thread-safety: none.
+class SnapshotWindow {
+ public:
+  explicit SnapshotWindow(double window_s) : window_s_(window_s) {}
+  // Adds a snapshot taken at time_s (not before the previous one's) and drops those that
+  // fell out of the window. Every snapshot has the same number of matrices and shapes.
+  void Add(double time_s, std::vector<Eigen::MatrixXf> parameters);
+  // The mean of the snapshots held, written into `out` (one matrix per parameter, of the
+  // snapshots' shapes); nothing when none was added.
+  void MeanInto(const std::vector<Eigen::Ref<Eigen::MatrixXf>>& out) const;
+  // How many snapshots the mean is over.
+  size_t size() const { return snapshots_.size(); }
+
+ private:
+  struct Snapshot {
+    double time_s;
+    std::vector<Eigen::MatrixXf> parameters;
+  };
+  const double window_s_;
+  std::deque<Snapshot> snapshots_;
+};
+
 class SnapshotEvaluator {
  public:
   // `data` and `model` must outlive the evaluator; `model` is the evaluator's own replica
-  // (its parameters are overwritten by each snapshot). target: the accuracy that sets
-  // reached() (0: none). on_eval: called with each record once evaluated (may be null).
+  // (its parameters are overwritten before each evaluation). target: the accuracy that sets
+  // reached() (0: none). average_s: each evaluation is of the mean of the snapshots of the
+  // last average_s seconds (SnapshotWindow; 0: of each snapshot alone). on_eval: called
+  // with each record once evaluated (may be null).
   SnapshotEvaluator(const Dataset* test, std::unique_ptr<Model> model, double target,
-                    std::function<void(const EvalRecord&)> on_eval);
+                    double average_s, std::function<void(const EvalRecord&)> on_eval);
   // Evaluates what was added, then joins its thread.
   ~SnapshotEvaluator();
   SnapshotEvaluator(const SnapshotEvaluator&) = delete;
   SnapshotEvaluator& operator=(const SnapshotEvaluator&) = delete;
 
-  // Queues `record` (every field but `test` filled) with a copy of the parameters.
+  // Queues `record` (every field but `test` filled) with a copy of the parameters taken at
+  // record.wall_s.
   void Add(EvalRecord record, std::vector<Eigen::MatrixXf> parameters);
   // Whether an evaluated snapshot reached the target.
   bool reached() const { return reached_.load(); }
@@ -129,6 +161,7 @@ class SnapshotEvaluator {
   const Dataset* const test_;
   const std::unique_ptr<Model> model_;
   const std::function<void(const EvalRecord&)> on_eval_;
+  SnapshotWindow window_;  // the evaluator thread's
   std::atomic<bool> reached_{false};
   mutable absl::Mutex mu_;
   std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);

@@ -191,6 +191,11 @@ absl::Status CheckConfig(const TrainConfig &c) {
                             "positive number of seconds, got ",
                             c.snapshot_s));
   }
+  if (!(c.average_s >= 0.0) || !std::isfinite(c.average_s)) {
+    return bad(absl::StrCat("--average-s must be 0 (each snapshot alone) or a positive "
+                            "number of seconds, got ",
+                            c.average_s));
+  }
   return absl::OkStatus();
 }
 
@@ -332,6 +337,261 @@ absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
   }
 }
 
+// One worker's run (Trainer::Run): its replica, its data order, the eager schedule, and what
+// it measured so far; each phase of an iteration is one method.
+class Trainer::WorkerRun {
+ public:
+  WorkerRun(Trainer &trainer, kairos::Worker &worker)
+      : t_(trainer), worker_(worker), rank_(worker.rank()) {}
+
+  // The replica, the shard, the evaluator (rank 0) and, if the policy pulls eagerly, the
+  // schedule's first read.
+  absl::Status Begin();
+  int iters_per_epoch() const { return iters_per_epoch_; }
+  bool stopping() const { return stopping_; }
+  void Shuffle() { std::shuffle(shard_.begin(), shard_.end(), rng_); }
+  // Iteration `it` of the epoch: read, (rank 0) snapshot and stop check, gradient and pace,
+  // write. False when the worker stopped instead.
+  absl::StatusOr<bool> Iterate(int it);
+  // The summary; rank 0 then waits for the others and evaluates the final parameters.
+  absl::Status End();
+
+ private:
+  absl::Status Read();
+  absl::Status SnapshotAndStop();
+  void Compute(int it);
+  absl::Status Write();
+  void Report() const;
+  void AddBlocked(int64_t ns) {
+    t_.blocked_ns_[static_cast<size_t>(rank_)] += ns;
+    summary_.blocked_s += static_cast<double>(ns) * 1e-9;
+  }
+
+  Trainer &t_;
+  kairos::Worker &worker_;
+  const int rank_;
+  std::unique_ptr<Model> model_;
+  std::vector<int> shard_;
+  int batch_ = 0;
+  int iters_per_epoch_ = 0;
+  int eval_every_ = 0;
+  std::mt19937_64 rng_;
+  WorkerSummary summary_;
+  // Eager pull: one schedule over the model's tables and the control table (the file comment).
+  FlatLayout flat_;
+  std::vector<float> values_;    // eager: the next step's parameters
+  std::vector<float> gradient_;  // eager: the step's gradient
+  std::unique_ptr<kairos::EagerSchedule> schedule_;
+  Eigen::MatrixXf x_;
+  std::vector<int> y_;
+  float stop_ = 0.0f;  // the control element as last read
+  double loss_sum_ = 0.0;
+  int64_t loss_count_ = 0;
+  Staleness staleness_;
+  bool stopping_ = false;
+  int64_t iterations_ = 0;
+  double next_snapshot_s_ = 0.0;  // snapshot_s > 0: the wall time the next one is due
+  // The iteration under way.
+  Clock::time_point pull_start_, pulled_at_, push_start_;
+  int64_t blocked_ = 0;  // ns
+  double compute_s_ = 0.0;
+  double slowed_s_ = 0.0;
+};
+
+absl::Status Trainer::WorkerRun::Begin() {
+  const TrainConfig &config = t_.config_;
+  // A paced wait should end when its target passes, not up to the kernel's default timer
+  // slack (50 us) later, which adds up over thousands of iterations. Per thread; a refusal
+  // leaves the default.
+  if (config.pace_ms > 0.0) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  t_.local_[static_cast<size_t>(rank_)] = true;
+  const Dataset &train = t_.data_->train;
+  KAIROS_ASSIGN_OR_RETURN(model_, MakeModel(config.model, train.num_features(), config.hidden));
+  if (rank_ == 0) {
+    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> replica,
+                            MakeModel(config.model, train.num_features(), config.hidden));
+    t_.evaluator_ = std::make_unique<SnapshotEvaluator>(&t_.data_->test, std::move(replica),
+                                                        config.target_accuracy,
+                                                        config.average_s, t_.hooks_.on_eval);
+  }
+  shard_ = Shard(train.num_examples(), rank_, t_.num_workers_, config.seed);
+  // Every worker runs the same number of iterations per epoch: that of the smallest shard.
+  const int smallest_shard = train.num_examples() / t_.num_workers_;
+  batch_ = std::max(1, std::min(config.batch, smallest_shard));
+  iters_per_epoch_ = std::max(1, smallest_shard / batch_);
+  eval_every_ = config.eval_every > 0 ? config.eval_every : iters_per_epoch_;
+  rng_.seed(config.seed * 1000003 + static_cast<uint64_t>(rank_));
+  summary_.rank = rank_;
+  KAIROS_ASSIGN_OR_RETURN(summary_.eager, kairos::PullsEagerly(worker_.job().policy));
+  if (!summary_.eager) return absl::OkStatus();
+  flat_ = Flatten(model_->layout());
+  values_.resize(flat_.size);
+  gradient_.resize(flat_.size);
+  const Clock::time_point start = Clock::now();
+  KAIROS_ASSIGN_OR_RETURN(schedule_, kairos::EagerSchedule::Start(worker_, flat_.tables, values_));
+  AddBlocked(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Trainer::WorkerRun::Iterate(int it) {
+  KAIROS_RETURN_IF_ERROR(Read());
+  if (rank_ == 0) KAIROS_RETURN_IF_ERROR(SnapshotAndStop());
+  if (stop_ > 0.0f) stopping_ = true;
+  if (stopping_) return false;
+  Compute(it);
+  KAIROS_RETURN_IF_ERROR(Write());
+  Report();
+  ++iterations_;
+  ++t_.iterations_;
+  return true;
+}
+
+// The parameters and the control element: pulled, or, eager, those the last step left (its
+// wait is counted there).
+absl::Status Trainer::WorkerRun::Read() {
+  pull_start_ = Clock::now();
+  blocked_ = 0;
+  if (schedule_ != nullptr) {
+    Unpack(flat_, values_, *model_);
+    stop_ = values_[flat_.control];
+  } else {
+    kairos::Request control = worker_.PullAsync(kControlTable, 0, std::span<float>(&stop_, 1));
+    absl::Status pulled = model_->Pull(worker_);
+    absl::Status controlled = control.Wait();
+    KAIROS_RETURN_IF_ERROR(pulled);
+    KAIROS_RETURN_IF_ERROR(controlled);
+    blocked_ =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start_).count();
+    AddBlocked(blocked_);
+  }
+  pulled_at_ = Clock::now();
+  return absl::OkStatus();
+}
+
+// Rank 0: a snapshot when one is due; the stop flag once the target was reached or the budget
+// spent.
+absl::Status Trainer::WorkerRun::SnapshotAndStop() {
+  const TrainConfig &config = t_.config_;
+  bool due = false;
+  if (config.snapshot_s > 0.0) {
+    const double now = t_.Seconds(pulled_at_);
+    if (now >= next_snapshot_s_) {
+      due = true;
+      while (next_snapshot_s_ <= now) next_snapshot_s_ += config.snapshot_s;
+    }
+  } else {
+    due = iterations_ > 0 && iterations_ % eval_every_ == 0;
+  }
+  if (due) {
+    // The global parameters: under eager pull those the last step fetched, not the locally
+    // corrected ones.
+    KAIROS_RETURN_IF_ERROR(t_.Snapshot(
+        schedule_ != nullptr ? CopyOf(flat_, model_->layout(), schedule_->fetched())
+                             : CopyOf(*model_),
+        t_.Seconds(pulled_at_), false, iterations_, iters_per_epoch_, &loss_sum_, &loss_count_,
+        &staleness_));
+  }
+  const bool budget_spent = config.max_wall_s > 0.0 && t_.wall_s() >= config.max_wall_s;
+  if (!stopping_ && (t_.evaluator_->reached() || budget_spent)) {
+    stopping_ = true;
+    KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker_, std::nullopt));
+  }
+  return absl::OkStatus();
+}
+
+// The gradient of the iteration's batch, then the wait that makes the compute phase last what
+// the pace model says (the file comment).
+void Trainer::WorkerRun::Compute(int it) {
+  const kairos::PaceModel &pace = *t_.pace_;
+  const std::span<const int> examples(shard_.data() + static_cast<size_t>(it) * batch_,
+                                      static_cast<size_t>(batch_));
+  t_.data_->train.Gather(examples, &x_, &y_);
+  const Clock::time_point compute_start = Clock::now();
+  const float loss = model_->Loss(x_, y_, /*gradient=*/true);
+  const Clock::time_point computed = Clock::now();
+  compute_s_ = SecondsBetween(compute_start, computed);
+  summary_.compute_s += compute_s_;
+  loss_sum_ += loss;
+  ++loss_count_;
+  if (pace.Straggles(rank_, iterations_)) ++summary_.straggled;
+  const bool paced = t_.config_.pace_ms > 0.0;
+  const double target_s = paced ? absl::ToDoubleSeconds(pace.IterationTime(rank_, iterations_))
+                                : pace.Factor(rank_, iterations_) * compute_s_;
+  slowed_s_ = 0.0;
+  if (target_s > compute_s_) {
+    std::this_thread::sleep_until(
+        compute_start +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(target_s)));
+    slowed_s_ = SecondsBetween(computed, Clock::now());
+    summary_.slowed_s += slowed_s_;
+  } else if (paced) {
+    ++summary_.overruns;
+    ++t_.overruns_;
+  }
+}
+
+// The gradients and the control element's 0: through the eager schedule (whose step waits
+// for the previous step's reply), or pushed, then the clock.
+absl::Status Trainer::WorkerRun::Write() {
+  push_start_ = Clock::now();
+  if (schedule_ != nullptr) {
+    PackGradients(flat_, *model_, gradient_);
+    KAIROS_RETURN_IF_ERROR(schedule_->Step(gradient_, values_));
+    blocked_ = absl::ToInt64Nanoseconds(schedule_->last_wait());
+    if (schedule_->last_waited()) ++summary_.eager_waits;
+    summary_.eager_wait_s += static_cast<double>(blocked_) * 1e-9;
+    t_.eager_wait_ns_ += blocked_;
+    AddBlocked(blocked_);
+    return absl::OkStatus();
+  }
+  const float zero = 0.0f;
+  kairos::Request pushed_control =
+      worker_.PushAsync(kControlTable, 0, std::span<const float>(&zero, 1));
+  absl::Status pushed = model_->Push(worker_);
+  absl::Status control_pushed = pushed_control.Wait();
+  KAIROS_RETURN_IF_ERROR(pushed);
+  KAIROS_RETURN_IF_ERROR(control_pushed);
+  return worker_.Clock();
+}
+
+void Trainer::WorkerRun::Report() const {
+  if (!t_.hooks_.on_iteration) return;
+  const double step_s = SecondsBetween(push_start_, Clock::now());
+  const double blocked_s = static_cast<double>(blocked_) * 1e-9;
+  t_.hooks_.on_iteration(
+      {.rank = rank_,
+       .iteration = iterations_,
+       .start_s = t_.Seconds(pull_start_),
+       .pull_s = blocked_s,
+       .local_s = SecondsBetween(pulled_at_, push_start_),
+       .compute_s = compute_s_,
+       .slowed_s = slowed_s_,
+       .push_s = schedule_ != nullptr ? std::max(0.0, step_s - blocked_s) : step_s});
+}
+
+absl::Status Trainer::WorkerRun::End() {
+  summary_.iterations = iterations_;
+  summary_.stopped = stopping_;
+  summary_.end_s = t_.wall_s();
+  if (t_.hooks_.on_worker_done) t_.hooks_.on_worker_done(summary_);
+  if (rank_ != 0) {
+    // The last step's request, before the caller finishes the worker.
+    if (schedule_ != nullptr) KAIROS_RETURN_IF_ERROR(schedule_->Finish(values_));
+    return absl::OkStatus();  // the caller finishes it
+  }
+  // Rank 0: the final evaluation, once every other worker has finished (its own last eager
+  // request may wait in a gate for them, so it is collected after).
+  KAIROS_RETURN_IF_ERROR(t_.WaitForOthers(worker_, stopping_));
+  if (schedule_ != nullptr) KAIROS_RETURN_IF_ERROR(schedule_->Finish(values_));
+  KAIROS_RETURN_IF_ERROR(model_->Pull(worker_));
+  KAIROS_RETURN_IF_ERROR(t_.Snapshot(CopyOf(*model_), t_.wall_s(), true, iterations_,
+                                     iters_per_epoch_, &loss_sum_, &loss_count_, &staleness_));
+  t_.evaluator_->Drain();
+  t_.final_accuracy_ = t_.evaluator_->last_accuracy();
+  t_.time_to_target_s_ = t_.evaluator_->time_to_target_s();
+  return absl::OkStatus();
+}
+
 absl::Status Trainer::Run(kairos::Worker &worker) {
   const int rank = worker.rank();
   if (rank < 0 || rank >= num_workers_ || worker.num_workers() != num_workers_) {
@@ -339,193 +599,16 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
                                                    " in a trainer made for ", num_workers_));
   }
   KAIROS_RETURN_IF_ERROR(pace_.status());
-  const kairos::PaceModel &pace = *pace_;
-  const bool paced = config_.pace_ms > 0.0;
-  // A paced wait should end when its target passes, not up to the kernel's default timer
-  // slack (50 us) later, which adds up over thousands of iterations. Per thread; a refusal
-  // leaves the default.
-  if (paced) (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  local_[static_cast<size_t>(rank)] = true;
-  const Dataset &train = data_->train;
-  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                          MakeModel(config_.model, train.num_features(), config_.hidden));
-  if (rank == 0) {
-    KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Model> replica,
-                            MakeModel(config_.model, train.num_features(), config_.hidden));
-    evaluator_ = std::make_unique<SnapshotEvaluator>(&data_->test, std::move(replica),
-                                                     config_.target_accuracy, hooks_.on_eval);
-  }
-  std::vector<int> shard = Shard(train.num_examples(), rank, num_workers_, config_.seed);
-  // Every worker runs the same number of iterations per epoch: that of the smallest shard.
-  const int smallest_shard = train.num_examples() / num_workers_;
-  const int batch = std::max(1, std::min(config_.batch, smallest_shard));
-  const int iters_per_epoch = std::max(1, smallest_shard / batch);
-  const int eval_every = config_.eval_every > 0 ? config_.eval_every : iters_per_epoch;
-  std::mt19937_64 rng(config_.seed * 1000003 + static_cast<uint64_t>(rank));
-
-  WorkerSummary summary;
-  summary.rank = rank;
-  // Time blocked in reads (or, eager, waiting for the previous step's reply), in ns.
-  const auto add_blocked = [&](int64_t ns) {
-    blocked_ns_[static_cast<size_t>(rank)] += ns;
-    summary.blocked_s += static_cast<double>(ns) * 1e-9;
-  };
-  // Eager pull: one schedule over the model's tables and the control table (the file comment).
-  KAIROS_ASSIGN_OR_RETURN(summary.eager, kairos::PullsEagerly(worker.job().policy));
-  const FlatLayout flat = summary.eager ? Flatten(model->layout()) : FlatLayout{};
-  std::vector<float> values(flat.size);     // eager: the next step's parameters
-  std::vector<float> gradient(flat.size);   // eager: the step's gradient
-  std::unique_ptr<kairos::EagerSchedule> schedule;
-  if (summary.eager) {
-    const Clock::time_point start = Clock::now();
-    KAIROS_ASSIGN_OR_RETURN(schedule, kairos::EagerSchedule::Start(worker, flat.tables, values));
-    add_blocked(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-  }
-  Eigen::MatrixXf x;
-  std::vector<int> y;
-  float stop = 0.0f;
-  double loss_sum = 0.0;
-  int64_t loss_count = 0;
-  Staleness staleness;
-  bool stopping = false;
-  int64_t iterations = 0;
-  double next_snapshot_s = 0.0;  // snapshot_s > 0: the wall time the next one is due
-  for (int epoch = 0; epoch < config_.epochs && !stopping; ++epoch) {
-    std::shuffle(shard.begin(), shard.end(), rng);
-    for (int it = 0; it < iters_per_epoch; ++it) {
-      const Clock::time_point pull_start = Clock::now();
-      int64_t blocked = 0;  // ns
-      if (schedule != nullptr) {
-        // The parameters the last step left (its wait is counted there).
-        Unpack(flat, values, *model);
-        stop = values[flat.control];
-      } else {
-        kairos::Request control = worker.PullAsync(kControlTable, 0, std::span<float>(&stop, 1));
-        absl::Status pulled = model->Pull(worker);
-        absl::Status controlled = control.Wait();
-        KAIROS_RETURN_IF_ERROR(pulled);
-        KAIROS_RETURN_IF_ERROR(controlled);
-        blocked =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start)
-                .count();
-        add_blocked(blocked);
-      }
-      const Clock::time_point pulled_at = Clock::now();
-
-      if (rank == 0) {
-        bool due = false;
-        if (config_.snapshot_s > 0.0) {
-          const double now = Seconds(pulled_at);
-          if (now >= next_snapshot_s) {
-            due = true;
-            while (next_snapshot_s <= now) next_snapshot_s += config_.snapshot_s;
-          }
-        } else {
-          due = iterations > 0 && iterations % eval_every == 0;
-        }
-        if (due) {
-          // The global parameters: under eager pull those the last step fetched, not the
-          // locally corrected ones.
-          KAIROS_RETURN_IF_ERROR(
-              Snapshot(schedule != nullptr ? CopyOf(flat, model->layout(), schedule->fetched())
-                                           : CopyOf(*model),
-                       Seconds(pulled_at), false, iterations, iters_per_epoch, &loss_sum,
-                       &loss_count, &staleness));
-        }
-        const bool budget_spent = config_.max_wall_s > 0.0 && wall_s() >= config_.max_wall_s;
-        if (!stopping && (evaluator_->reached() || budget_spent)) {
-          stopping = true;
-          KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, std::nullopt));
-        }
-      }
-      if (stop > 0.0f) stopping = true;
-      if (stopping) break;
-
-      const std::span<const int> examples(shard.data() + static_cast<size_t>(it) * batch,
-                                          static_cast<size_t>(batch));
-      train.Gather(examples, &x, &y);
-      const Clock::time_point compute_start = Clock::now();
-      const float loss = model->Loss(x, y, /*gradient=*/true);
-      const Clock::time_point computed = Clock::now();
-      const double compute_s = SecondsBetween(compute_start, computed);
-      summary.compute_s += compute_s;
-      loss_sum += loss;
-      ++loss_count;
-      if (pace.Straggles(rank, iterations)) ++summary.straggled;
-      // The compute phase lasts what the pace model says (the file comment).
-      const double target_s = paced
-                                   ? absl::ToDoubleSeconds(pace.IterationTime(rank, iterations))
-                                   : pace.Factor(rank, iterations) * compute_s;
-      double extra = 0.0;
-      if (target_s > compute_s) {
-        std::this_thread::sleep_until(compute_start +
-                                      std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(target_s)));
-        extra = SecondsBetween(computed, Clock::now());
-        summary.slowed_s += extra;
-      } else if (paced) {
-        ++summary.overruns;
-        ++overruns_;
-      }
-      const Clock::time_point push_start = Clock::now();
-
-      if (schedule != nullptr) {
-        PackGradients(flat, *model, gradient);
-        KAIROS_RETURN_IF_ERROR(schedule->Step(gradient, values));
-        blocked = absl::ToInt64Nanoseconds(schedule->last_wait());
-        if (schedule->last_waited()) ++summary.eager_waits;
-        summary.eager_wait_s += static_cast<double>(blocked) * 1e-9;
-        eager_wait_ns_ += blocked;
-        add_blocked(blocked);
-      } else {
-        const float zero = 0.0f;
-        kairos::Request pushed_control =
-            worker.PushAsync(kControlTable, 0, std::span<const float>(&zero, 1));
-        absl::Status pushed = model->Push(worker);
-        absl::Status control_pushed = pushed_control.Wait();
-        KAIROS_RETURN_IF_ERROR(pushed);
-        KAIROS_RETURN_IF_ERROR(control_pushed);
-        KAIROS_RETURN_IF_ERROR(worker.Clock());
-      }
-      if (hooks_.on_iteration) {
-        const double step_s = SecondsBetween(push_start, Clock::now());
-        const double blocked_s = static_cast<double>(blocked) * 1e-9;
-        hooks_.on_iteration(
-            {.rank = rank,
-             .iteration = iterations,
-             .start_s = Seconds(pull_start),
-             .pull_s = blocked_s,
-             .local_s = SecondsBetween(pulled_at, push_start),
-             .compute_s = compute_s,
-             .slowed_s = extra,
-             .push_s = schedule != nullptr ? std::max(0.0, step_s - blocked_s) : step_s});
-      }
-      ++iterations;
-      ++iterations_;
+  WorkerRun run(*this, worker);
+  KAIROS_RETURN_IF_ERROR(run.Begin());
+  for (int epoch = 0; epoch < config_.epochs && !run.stopping(); ++epoch) {
+    run.Shuffle();
+    for (int it = 0; it < run.iters_per_epoch(); ++it) {
+      KAIROS_ASSIGN_OR_RETURN(const bool more, run.Iterate(it));
+      if (!more) break;
     }
   }
-  summary.iterations = iterations;
-  summary.stopped = stopping;
-  summary.end_s = wall_s();
-  if (hooks_.on_worker_done) hooks_.on_worker_done(summary);
-  if (rank != 0) {
-    // The last step's request, before the caller finishes the worker.
-    if (schedule != nullptr) KAIROS_RETURN_IF_ERROR(schedule->Finish(values));
-    return absl::OkStatus();  // the caller finishes it
-  }
-
-  // Rank 0: the final evaluation, once every other worker has finished (its own last eager
-  // request may wait in a gate for them, so it is collected after).
-  KAIROS_RETURN_IF_ERROR(WaitForOthers(worker, stopping));
-  if (schedule != nullptr) KAIROS_RETURN_IF_ERROR(schedule->Finish(values));
-  KAIROS_RETURN_IF_ERROR(model->Pull(worker));
-  KAIROS_RETURN_IF_ERROR(Snapshot(CopyOf(*model), wall_s(), true, iterations, iters_per_epoch,
-                                  &loss_sum, &loss_count, &staleness));
-  evaluator_->Drain();
-  final_accuracy_ = evaluator_->last_accuracy();
-  time_to_target_s_ = evaluator_->time_to_target_s();
-  return absl::OkStatus();
+  return run.End();
 }
 
 }  // namespace fmnist

@@ -26,8 +26,9 @@
 // Evaluation (evaluator.h): rank 0 copies the parameters it pulled at the start of an
 // iteration every `snapshot_s` seconds of wall time (or, with snapshot_s = 0, every
 // `eval_every` of its iterations, by default each epoch), and a SnapshotEvaluator thread
-// evaluates the copies off the critical path; once every other worker has finished, rank 0
-// pulls once more and that snapshot is the final evaluation. Slow ranks are the last ones,
+// evaluates the copies off the critical path (with average_s > 0, the mean of the snapshots
+// of the last average_s seconds); once every other worker has finished, rank 0 pulls once
+// more and that snapshot is the last one evaluated. Slow ranks are the last ones,
 // so rank 0, which snapshots, is a fast worker.
 //
 // Stopping at a target accuracy: rank 0 writes a stop flag into the one-element table
@@ -113,6 +114,7 @@ struct TrainConfig {
   double target_accuracy = 0.0;   // > 0: stop every worker once an evaluation reaches it
   int eval_every = 0;             // rank 0's iterations between snapshots; 0: each epoch
   double snapshot_s = 0.0;        // > 0: a snapshot every this many seconds instead
+  double average_s = 0.0;         // > 0: evaluate the mean of this many seconds' snapshots
 };
 
 // The pace model of `config` (its pace_ms, slowdown, jitter, stragglers and seed).
@@ -214,6 +216,8 @@ class Trainer {
   double wall_s() const;
 
  private:
+  class WorkerRun;  // one worker's run, phase by phase (train.cc)
+
   // Rank 0's copy of the global parameters (`parameters`, one per tensor of the model's
   // layout), pulled at `taken_s` since Start, handed to the evaluator.
   absl::Status Snapshot(std::vector<Eigen::MatrixXf> parameters, double taken_s, bool final,

@@ -6,7 +6,7 @@
 #   scripts/lab/scenario.sh [--scenario NAME]... [--policies "bsp ssp:s=3 ..."]
 #       [--seeds "1 2 3"] [--grid "0.05 0.1 0.2 0.4"] [--tune-seed N] [--lr POLICY=LR]...
 #       [--workers W] [--servers S] [--pace-ms MS] [--target ACC] [--budget-s S]
-#       [--snapshot-s S] [--noise FRACTION] [--shaped "SHAPED_JOB_LINK_OPTIONS"] [--out DIR]
+#       [--snapshot-s S] [--average-s S] [--noise FRACTION] [--shaped "SHAPED_JOB_LINK_OPTIONS"] [--out DIR]
 #       [--example PATH] [--no-build] [--no-plots] [-- MORE FLAGS OF THE EXAMPLE]
 #
 # Scenarios (W workers; the slow ones are the last ranks):
@@ -22,6 +22,8 @@
 #
 # Each run: the example with --pace-ms, --snapshot-s (the parameters copied at that interval
 # and evaluated off the workers' path; the time to target interpolated between snapshots),
+# --average-s (what is evaluated is the mean of the snapshots of the last S seconds: SGD's
+# noise averaged out of the curve, so that a seed's time to target repeats; 0: each alone),
 # --target-accuracy and --budget-s (stops at whichever comes first), a constant learning
 # rate. With --shaped, the job runs as separate processes through shaped links
 # (scripts/lab/shaped_job.sh, as root; its link options, e.g. "--server-link 200:2
@@ -52,6 +54,7 @@ pace_ms=8
 target=0.84
 budget_s=30
 snapshot_s=0.25
+average_s=2
 noise=0.1
 shaped=""
 out=""
@@ -74,13 +77,14 @@ while (($#)); do
     --target) target=$2; shift 2 ;;
     --budget-s) budget_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
+    --average-s) average_s=$2; shift 2 ;;
     --noise) noise=$2; shift 2 ;;
     --shaped) shaped=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --example) example=$2; build=0; shift 2 ;;
     --no-build) build=0; shift ;;
     --no-plots) plots=0; shift ;;
-    -h|--help) sed -n "2,39p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n "2,41p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -144,7 +148,7 @@ run() {
   log="${csv%.csv}.log"
   cmd=("$example" --model mlp --policy "$policy" --lr "$lr" --schedule constant
        --workers "$workers" --servers "$servers" --pace-ms "$pace_ms" "${flags[@]}"
-       --seed "$seed" --epochs 100000 --snapshot-s "$snapshot_s" --target-accuracy "$target"
+       --seed "$seed" --epochs 100000 --snapshot-s "$snapshot_s" --average-s "$average_s" --target-accuracy "$target"
        --budget-s "$budget_s" --csv "$csv" "${extra[@]}")
   if [[ -n $shaped ]]; then
     local link_options

@@ -465,6 +465,111 @@ TEST(TargetCrossingTest, OneLuckySnapshotDoesNotReachTheTarget) {
   for (double t : {0.0, 1.0, 2.0, 3.0}) EXPECT_FALSE(none.Add(t, 1.0));
 }
 
+// The mean of the snapshots of the last window seconds; values chosen so that every mean is
+// exact in float.
+TEST(SnapshotWindowTest, AveragesTheSnapshotsOfTheLastWindow) {
+  const auto snapshot = [](float a, float b) {
+    std::vector<Eigen::MatrixXf> p{Eigen::MatrixXf::Constant(2, 3, a),
+                                   Eigen::MatrixXf::Constant(1, 1, b)};
+    return p;
+  };
+  Eigen::MatrixXf m0(2, 3);
+  Eigen::MatrixXf m1(1, 1);
+  const std::vector<Eigen::Ref<Eigen::MatrixXf>> out{m0, m1};
+  SnapshotWindow window(1.0);
+  window.MeanInto(out);  // none yet: nothing written
+  window.Add(0.0, snapshot(1, 10));
+  window.MeanInto(out);
+  EXPECT_EQ(window.size(), 1u);
+  EXPECT_TRUE(m0.isConstant(1.0f));
+  EXPECT_EQ(m1(0, 0), 10.0f);
+  window.Add(0.5, snapshot(3, 20));
+  window.MeanInto(out);
+  EXPECT_EQ(window.size(), 2u);
+  EXPECT_TRUE(m0.isConstant(2.0f));
+  EXPECT_EQ(m1(0, 0), 15.0f);
+  // The snapshot at 0 is a whole window before 1.0: dropped; 0.5 stays.
+  window.Add(1.0, snapshot(5, 40));
+  window.MeanInto(out);
+  EXPECT_EQ(window.size(), 2u);
+  EXPECT_TRUE(m0.isConstant(4.0f));
+  EXPECT_EQ(m1(0, 0), 30.0f);
+
+  // No window: the latest snapshot alone.
+  SnapshotWindow none(0.0);
+  none.Add(0.0, snapshot(1, 10));
+  none.Add(0.0, snapshot(7, 70));
+  none.MeanInto(out);
+  EXPECT_EQ(none.size(), 1u);
+  EXPECT_TRUE(m0.isConstant(7.0f));
+  EXPECT_EQ(m1(0, 0), 70.0f);
+}
+
+// The evaluator evaluates the window's mean: its accuracies are those of a model holding the
+// mean, which differ from those of the snapshots alone (the positive control).
+TEST(SnapshotEvaluatorTest, EvaluatesTheMeanOfTheWindow) {
+  const FashionMnist data = SyntheticSplit();
+  const int features = data.train.num_features();
+  const auto model = [&] {
+    absl::StatusOr<std::unique_ptr<Model>> m = MakeModel("softmax", features, 0);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return *std::move(m);
+  };
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::vector<std::vector<Eigen::MatrixXf>> snapshots;
+  for (int s = 0; s < 3; ++s) {
+    std::unique_ptr<Model> m = model();
+    std::vector<Eigen::MatrixXf> p;
+    for (const Eigen::Ref<Eigen::MatrixXf>& t : m->parameters()) {
+      p.push_back(Eigen::MatrixXf::NullaryExpr(t.rows(), t.cols(), [&] { return normal(rng); }));
+    }
+    snapshots.push_back(std::move(p));
+  }
+  // What a model holding `params` scores.
+  const auto accuracy_of = [&](const std::vector<Eigen::MatrixXf>& params) {
+    std::unique_ptr<Model> m = model();
+    std::vector<Eigen::Ref<Eigen::MatrixXf>> target = m->parameters();
+    for (size_t i = 0; i < target.size(); ++i) target[i] = params[i];
+    return m->Evaluate(data.test).accuracy;
+  };
+  std::vector<Eigen::MatrixXf> mean01 = snapshots[0];
+  std::vector<Eigen::MatrixXf> mean12 = snapshots[1];
+  for (size_t i = 0; i < mean01.size(); ++i) {
+    mean01[i] = (snapshots[0][i] + snapshots[1][i]) / 2.0f;
+    mean12[i] = (snapshots[1][i] + snapshots[2][i]) / 2.0f;
+  }
+  for (const double average_s : {0.0, 1.5}) {
+    std::vector<double> accuracies;
+    std::mutex mu;
+    {
+      SnapshotEvaluator evaluator(&data.test, model(), 0.0, average_s,
+                                  [&](const EvalRecord& r) {
+                                    std::lock_guard<std::mutex> lock(mu);
+                                    accuracies.push_back(r.test.accuracy);
+                                  });
+      for (int s = 0; s < 3; ++s) {
+        EvalRecord record;
+        record.wall_s = s;
+        evaluator.Add(record, snapshots[static_cast<size_t>(s)]);
+      }
+      evaluator.Drain();
+    }
+    ASSERT_EQ(accuracies.size(), 3u);
+    EXPECT_EQ(accuracies[0], accuracy_of(snapshots[0])) << average_s;
+    if (average_s == 0.0) {
+      EXPECT_EQ(accuracies[1], accuracy_of(snapshots[1]));
+      EXPECT_EQ(accuracies[2], accuracy_of(snapshots[2]));
+    } else {  // a window of 1.5 s holds the snapshot before each
+      EXPECT_EQ(accuracies[1], accuracy_of(mean01));
+      EXPECT_EQ(accuracies[2], accuracy_of(mean12));
+    }
+  }
+  // The control: the means score differently from the snapshots (random parameters).
+  EXPECT_NE(accuracy_of(mean01), accuracy_of(snapshots[1]));
+  EXPECT_NE(accuracy_of(mean12), accuracy_of(snapshots[2]));
+}
+
 // TrainConfig::max_wall_s: rank 0 raises the stop flag after the budget, every worker stops
 // (a gated policy too, with a slow worker), and the final evaluation comes after the budget.
 TEST(TrainTest, TimeBudgetStopsEveryWorker) {
@@ -515,7 +620,7 @@ TEST(TrainTest, TheStopFlagIsNotDroppedAsStale) {
   }
 }
 
-TEST(TrainTest, CheckConfigNamesTheStragglerAndBudgetFlags) {
+TEST(TrainTest, CheckConfigNamesTheStragglerBudgetAndAverageFlags) {
   TrainConfig config;
   config.straggler_prob = 1.5;
   EXPECT_EQ(CheckConfig(config).message(), "--straggler-prob must be in [0, 1], got 1.5");
@@ -527,6 +632,11 @@ TEST(TrainTest, CheckConfigNamesTheStragglerAndBudgetFlags) {
   EXPECT_EQ(CheckConfig(config).message(),
             "--budget-s must be 0 (none) or a positive number of seconds, got -1");
   config.max_wall_s = 2;
+  config.average_s = -0.5;
+  EXPECT_EQ(CheckConfig(config).message(),
+            "--average-s must be 0 (each snapshot alone) or a positive number of seconds, got "
+            "-0.5");
+  config.average_s = 2;
   EXPECT_TRUE(CheckConfig(config).ok());
 }
 
