@@ -53,21 +53,22 @@ bool TargetCrossing::Add(double time_s, double accuracy) {
   return true;
 }
 
-void SnapshotWindow::Add(double time_s, std::vector<Eigen::MatrixXf> parameters) {
+void SnapshotWindow::Add(double time_s, ParameterSum parameters) {
+  reads_ += parameters.reads;
   snapshots_.push_back({time_s, std::move(parameters)});
   while (snapshots_.size() > 1 && !(snapshots_.front().time_s > time_s - window_s_)) {
+    reads_ -= snapshots_.front().parameters.reads;
     snapshots_.pop_front();
   }
 }
 
 void SnapshotWindow::MeanInto(const std::vector<Eigen::Ref<Eigen::MatrixXf>>& out) const {
   if (snapshots_.empty()) return;
-  const float count = static_cast<float>(snapshots_.size());
-  for (size_t i = 0; i < out.size() && i < snapshots_.front().parameters.size(); ++i) {
+  for (size_t i = 0; i < out.size() && i < snapshots_.front().parameters.sum.size(); ++i) {
     Eigen::Ref<Eigen::MatrixXf> mean = out[i];
-    mean = snapshots_.front().parameters[i];
-    for (size_t s = 1; s < snapshots_.size(); ++s) mean += snapshots_[s].parameters[i];
-    if (snapshots_.size() > 1) mean /= count;
+    mean = snapshots_.front().parameters.sum[i];
+    for (size_t s = 1; s < snapshots_.size(); ++s) mean += snapshots_[s].parameters.sum[i];
+    if (reads_ > 1) mean /= static_cast<float>(reads_);
   }
 }
 
@@ -89,7 +90,7 @@ SnapshotEvaluator::~SnapshotEvaluator() {
   thread_.join();
 }
 
-void SnapshotEvaluator::Add(EvalRecord record, std::vector<Eigen::MatrixXf> parameters) {
+void SnapshotEvaluator::Add(EvalRecord record, ParameterSum parameters) {
   absl::MutexLock lock(&mu_);
   queue_.push_back({std::move(record), std::move(parameters)});
 }

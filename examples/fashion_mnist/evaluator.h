@@ -8,11 +8,14 @@
 // evaluation.
 //
 // What is evaluated (SnapshotWindow below): each snapshot's parameters, or, with an
-// averaging window, the mean of the snapshots taken in the last window seconds (tail
-// averaging). SGD with a constant learning rate leaves the parameters moving around the
-// curve's course by a point or two of test accuracy from one snapshot to the next; the mean
-// of a window's snapshots averages that noise away, so the accuracy of the mean follows the
-// course itself and two runs with the same seed cross a target at nearly the same time.
+// averaging window, the mean of the parameters rank 0 read in the last window seconds (tail
+// averaging): rank 0 then adds the parameters it reads at every iteration into a sum, and
+// each snapshot hands over the sum since the previous one. SGD with a constant learning rate
+// leaves the parameters moving around the curve's course by a point or two of test accuracy
+// from one iteration to the next; the mean over a window of reads averages that noise away,
+// so the accuracy of the mean follows the course itself, whichever iterations a snapshot's
+// time happened to catch, and two runs with the same seed cross a target at nearly the same
+// time.
 //
 // Time to target (TargetCrossing below): the accuracy is smoothed by a centred moving
 // average of three evaluations, and the time is interpolated linearly between the two
@@ -99,28 +102,37 @@ class TargetCrossing {
   double smoothed_acc_ = 0.0;
 };
 
-// The snapshots of the last `window_s` seconds and their mean. A snapshot taken at time t
-// stays while t > the latest snapshot's time - window_s; with window_s = 0 only the latest
-// is held. Thread-safety: none.
+// Parameters handed to the evaluator: the sum of `reads` reads of them (reads >= 1; 1: a
+// single copy).
+struct ParameterSum {
+  std::vector<Eigen::MatrixXf> sum;
+  int64_t reads = 1;
+};
+
+// The snapshots of the last `window_s` seconds and the mean of the reads they sum. A snapshot
+// taken at time t stays while t > the latest snapshot's time - window_s; with window_s = 0
+// only the latest is held. Thread-safety: none.
 class SnapshotWindow {
  public:
   explicit SnapshotWindow(double window_s) : window_s_(window_s) {}
   // Adds a snapshot taken at time_s (not before the previous one's) and drops those that
   // fell out of the window. Every snapshot has the same number of matrices and shapes.
-  void Add(double time_s, std::vector<Eigen::MatrixXf> parameters);
-  // The mean of the snapshots held, written into `out` (one matrix per parameter, of the
-  // snapshots' shapes); nothing when none was added.
+  void Add(double time_s, ParameterSum parameters);
+  // The sum of the snapshots held over their reads, written into `out` (one matrix per
+  // parameter, of the snapshots' shapes); nothing when none was added.
   void MeanInto(const std::vector<Eigen::Ref<Eigen::MatrixXf>>& out) const;
-  // How many snapshots the mean is over.
+  // How many snapshots, and how many reads, the mean is over.
   size_t size() const { return snapshots_.size(); }
+  int64_t reads() const { return reads_; }
 
  private:
   struct Snapshot {
     double time_s;
-    std::vector<Eigen::MatrixXf> parameters;
+    ParameterSum parameters;
   };
   const double window_s_;
   std::deque<Snapshot> snapshots_;
+  int64_t reads_ = 0;
 };
 
 class SnapshotEvaluator {
@@ -137,9 +149,9 @@ class SnapshotEvaluator {
   SnapshotEvaluator(const SnapshotEvaluator&) = delete;
   SnapshotEvaluator& operator=(const SnapshotEvaluator&) = delete;
 
-  // Queues `record` (every field but `test` filled) with a copy of the parameters taken at
-  // record.wall_s.
-  void Add(EvalRecord record, std::vector<Eigen::MatrixXf> parameters);
+  // Queues `record` (every field but `test` filled) with the parameters read up to
+  // record.wall_s (a copy, or with an averaging window the sum since the previous snapshot).
+  void Add(EvalRecord record, ParameterSum parameters);
   // Whether an evaluated snapshot reached the target.
   bool reached() const { return reached_.load(); }
   // Waits until every snapshot added so far has been evaluated.
@@ -154,7 +166,7 @@ class SnapshotEvaluator {
  private:
   struct Job {
     EvalRecord record;
-    std::vector<Eigen::MatrixXf> parameters;
+    ParameterSum parameters;
   };
   void Loop();
 

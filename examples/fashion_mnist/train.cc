@@ -262,7 +262,7 @@ double Trainer::Seconds(Clock::time_point t) const { return SecondsBetween(start
 
 double Trainer::wall_s() const { return Seconds(Clock::now()); }
 
-absl::Status Trainer::Snapshot(std::vector<Eigen::MatrixXf> parameters, double taken_s,
+absl::Status Trainer::Snapshot(ParameterSum parameters, double taken_s,
                                bool final, int64_t iterations, int iters_per_epoch,
                                double *loss_sum, int64_t *loss_count, Staleness *last) {
   EvalRecord r;
@@ -358,6 +358,7 @@ class Trainer::WorkerRun {
 
  private:
   absl::Status Read();
+  void SumRead();
   absl::Status SnapshotAndStop();
   void Compute(int it);
   absl::Status Write();
@@ -391,6 +392,9 @@ class Trainer::WorkerRun {
   bool stopping_ = false;
   int64_t iterations_ = 0;
   double next_snapshot_s_ = 0.0;  // snapshot_s > 0: the wall time the next one is due
+  // Rank 0 with an averaging window (evaluator.h): the parameters read since the last
+  // snapshot, summed.
+  ParameterSum read_sum_{.sum = {}, .reads = 0};
   // The iteration under way.
   Clock::time_point pull_start_, pulled_at_, push_start_;
   int64_t blocked_ = 0;  // ns
@@ -435,6 +439,7 @@ absl::Status Trainer::WorkerRun::Begin() {
 
 absl::StatusOr<bool> Trainer::WorkerRun::Iterate(int it) {
   KAIROS_RETURN_IF_ERROR(Read());
+  if (rank_ == 0 && t_.config_.average_s > 0.0) SumRead();
   if (rank_ == 0) KAIROS_RETURN_IF_ERROR(SnapshotAndStop());
   if (stop_ > 0.0f) stopping_ = true;
   if (stopping_) return false;
@@ -468,6 +473,24 @@ absl::Status Trainer::WorkerRun::Read() {
   return absl::OkStatus();
 }
 
+// Rank 0 with an averaging window: adds the global parameters just read (under eager pull
+// those the last step fetched) into read_sum_.
+void Trainer::WorkerRun::SumRead() {
+  const kairos::ParameterLayout &layout = model_->layout();
+  std::vector<Eigen::MatrixXf> &sum = read_sum_.sum;
+  const std::vector<Eigen::Ref<Eigen::MatrixXf>> params = model_->parameters();
+  for (size_t i = 0; i < layout.tensors().size(); ++i) {
+    const bool first = read_sum_.reads == 0;
+    if (schedule_ != nullptr) {
+      const auto read = TensorOf(flat_, layout, schedule_->fetched(), i);
+      if (first) sum.emplace_back(read); else sum[i] += read;
+    } else {
+      if (first) sum.emplace_back(params[i]); else sum[i] += params[i];
+    }
+  }
+  ++read_sum_.reads;
+}
+
 // Rank 0: a snapshot when one is due; the stop flag once the target was reached or the budget
 // spent.
 absl::Status Trainer::WorkerRun::SnapshotAndStop() {
@@ -484,12 +507,18 @@ absl::Status Trainer::WorkerRun::SnapshotAndStop() {
   }
   if (due) {
     // The global parameters: under eager pull those the last step fetched, not the locally
-    // corrected ones.
-    KAIROS_RETURN_IF_ERROR(t_.Snapshot(
-        schedule_ != nullptr ? CopyOf(flat_, model_->layout(), schedule_->fetched())
-                             : CopyOf(*model_),
-        t_.Seconds(pulled_at_), false, iterations_, iters_per_epoch_, &loss_sum_, &loss_count_,
-        &staleness_));
+    // corrected ones; with an averaging window, their sum since the last snapshot.
+    ParameterSum parameters;
+    if (config.average_s > 0.0) {
+      parameters = std::exchange(read_sum_, ParameterSum{.sum = {}, .reads = 0});
+    } else {
+      parameters.sum = schedule_ != nullptr
+                           ? CopyOf(flat_, model_->layout(), schedule_->fetched())
+                           : CopyOf(*model_);
+    }
+    KAIROS_RETURN_IF_ERROR(t_.Snapshot(std::move(parameters), t_.Seconds(pulled_at_), false,
+                                       iterations_, iters_per_epoch_, &loss_sum_, &loss_count_,
+                                       &staleness_));
   }
   const bool budget_spent = config.max_wall_s > 0.0 && t_.wall_s() >= config.max_wall_s;
   if (!stopping_ && (t_.evaluator_->reached() || budget_spent)) {
@@ -584,7 +613,7 @@ absl::Status Trainer::WorkerRun::End() {
   KAIROS_RETURN_IF_ERROR(t_.WaitForOthers(worker_, stopping_));
   if (schedule_ != nullptr) KAIROS_RETURN_IF_ERROR(schedule_->Finish(values_));
   KAIROS_RETURN_IF_ERROR(model_->Pull(worker_));
-  KAIROS_RETURN_IF_ERROR(t_.Snapshot(CopyOf(*model_), t_.wall_s(), true, iterations_,
+  KAIROS_RETURN_IF_ERROR(t_.Snapshot({.sum = CopyOf(*model_)}, t_.wall_s(), true, iterations_,
                                      iters_per_epoch_, &loss_sum_, &loss_count_, &staleness_));
   t_.evaluator_->Drain();
   t_.final_accuracy_ = t_.evaluator_->last_accuracy();

@@ -26,8 +26,9 @@
 // Evaluation (evaluator.h): rank 0 copies the parameters it pulled at the start of an
 // iteration every `snapshot_s` seconds of wall time (or, with snapshot_s = 0, every
 // `eval_every` of its iterations, by default each epoch), and a SnapshotEvaluator thread
-// evaluates the copies off the critical path (with average_s > 0, the mean of the snapshots
-// of the last average_s seconds); once every other worker has finished, rank 0 pulls once
+// evaluates the copies off the critical path (with average_s > 0, the mean of every read of
+// rank 0 in the last average_s seconds: rank 0 sums what it reads at each iteration, and a
+// snapshot hands over that sum); once every other worker has finished, rank 0 pulls once
 // more and that snapshot is the last one evaluated. Slow ranks are the last ones,
 // so rank 0, which snapshots, is a fast worker.
 //
@@ -218,9 +219,10 @@ class Trainer {
  private:
   class WorkerRun;  // one worker's run, phase by phase (train.cc)
 
-  // Rank 0's copy of the global parameters (`parameters`, one per tensor of the model's
-  // layout), pulled at `taken_s` since Start, handed to the evaluator.
-  absl::Status Snapshot(std::vector<Eigen::MatrixXf> parameters, double taken_s, bool final,
+  // Rank 0's copy of the global parameters (one per tensor of the model's layout; with an
+  // averaging window, the sum of those read since the last snapshot), pulled at `taken_s`
+  // since Start, handed to the evaluator.
+  absl::Status Snapshot(ParameterSum parameters, double taken_s, bool final,
                         int64_t iterations, int iters_per_epoch, double* loss_sum,
                         int64_t* loss_count, Staleness* last);
   absl::Status WaitForOthers(kairos::Worker& worker, bool stopping);

@@ -465,13 +465,13 @@ TEST(TargetCrossingTest, OneLuckySnapshotDoesNotReachTheTarget) {
   for (double t : {0.0, 1.0, 2.0, 3.0}) EXPECT_FALSE(none.Add(t, 1.0));
 }
 
-// The mean of the snapshots of the last window seconds; values chosen so that every mean is
-// exact in float.
+// The mean of the reads summed by the snapshots of the last window seconds; values chosen so
+// that every mean but the last is exact in float.
 TEST(SnapshotWindowTest, AveragesTheSnapshotsOfTheLastWindow) {
-  const auto snapshot = [](float a, float b) {
-    std::vector<Eigen::MatrixXf> p{Eigen::MatrixXf::Constant(2, 3, a),
-                                   Eigen::MatrixXf::Constant(1, 1, b)};
-    return p;
+  const auto snapshot = [](float a, float b, int64_t reads = 1) {
+    return ParameterSum{.sum = {Eigen::MatrixXf::Constant(2, 3, a * static_cast<float>(reads)),
+                                Eigen::MatrixXf::Constant(1, 1, b * static_cast<float>(reads))},
+                        .reads = reads};
   };
   Eigen::MatrixXf m0(2, 3);
   Eigen::MatrixXf m1(1, 1);
@@ -494,6 +494,22 @@ TEST(SnapshotWindowTest, AveragesTheSnapshotsOfTheLastWindow) {
   EXPECT_EQ(window.size(), 2u);
   EXPECT_TRUE(m0.isConstant(4.0f));
   EXPECT_EQ(m1(0, 0), 30.0f);
+
+  // A snapshot that sums several reads weighs as many: (3 x 5 + 1 x 9) / 4 = 6, then the
+  // first falls out of the window and the second's sum is divided by its own reads.
+  SnapshotWindow reads(1.0);
+  reads.Add(0.0, snapshot(5, 50, 3));
+  reads.Add(0.5, snapshot(9, 90, 1));
+  reads.MeanInto(out);
+  EXPECT_EQ(reads.reads(), 4);
+  EXPECT_TRUE(m0.isConstant(6.0f));
+  EXPECT_EQ(m1(0, 0), 60.0f);
+  reads.Add(1.25, snapshot(2, 20, 2));  // (9 + 2 x 2) / 3, and (90 + 2 x 20) / 3
+  reads.MeanInto(out);
+  EXPECT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads.reads(), 3);
+  EXPECT_TRUE(m0.isApproxToConstant(13.0f / 3.0f));
+  EXPECT_FLOAT_EQ(m1(0, 0), 130.0f / 3.0f);
 
   // No window: the latest snapshot alone.
   SnapshotWindow none(0.0);
@@ -551,7 +567,7 @@ TEST(SnapshotEvaluatorTest, EvaluatesTheMeanOfTheWindow) {
       for (int s = 0; s < 3; ++s) {
         EvalRecord record;
         record.wall_s = s;
-        evaluator.Add(record, snapshots[static_cast<size_t>(s)]);
+        evaluator.Add(record, {.sum = snapshots[static_cast<size_t>(s)]});
       }
       evaluator.Drain();
     }
