@@ -9,9 +9,9 @@
 #              seed, rank and iteration, so every policy meets the same stragglers)
 #
 # Each policy runs at its own learning rate (the lab's choice from a grid, docs/lab.md,
-# "The demo"), on two seeds, until the test accuracy reaches 0.82 or 30 s pass; the
-# parameters are copied every 0.25 s and evaluated off the workers' path, and the time to
-# target is interpolated between those snapshots. It closes with a table per regime and the
+# "The demo"), on two seeds, until the test accuracy reaches 0.82 or 30 s pass; every 0.25 s
+# the mean of the parameters rank 0 read in the last 2 s is evaluated off the workers' path,
+# and the time to target is interpolated between those evaluations. It closes with a table per regime and the
 # verdict: which policies reached the target first, and by how much, from what was measured
 # (a single winner only beyond the seeds' spread and the lab's noise). The runs, the summary
 # and plots (accuracy against time) are kept in lab-out/demo. About 1 min 40 s on 2 cores.
