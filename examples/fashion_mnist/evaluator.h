@@ -118,8 +118,8 @@ class SnapshotWindow {
   // Adds a snapshot taken at time_s (not before the previous one's) and drops those that
   // fell out of the window. Every snapshot has the same number of matrices and shapes.
   void Add(double time_s, ParameterSum parameters);
-  // The sum of the snapshots held over their reads, written into `out` (one matrix per
-  // parameter, of the snapshots' shapes); nothing when none was added.
+  // The mean of the reads the snapshots held sum (their sums over their reads), written into
+  // `out` (one matrix per parameter, of the snapshots' shapes); nothing when none was added.
   void MeanInto(const std::vector<Eigen::Ref<Eigen::MatrixXf>>& out) const;
   // How many snapshots, and how many reads, the mean is over.
   size_t size() const { return snapshots_.size(); }
@@ -139,8 +139,9 @@ class SnapshotEvaluator {
  public:
   // `data` and `model` must outlive the evaluator; `model` is the evaluator's own replica
   // (its parameters are overwritten before each evaluation). target: the accuracy that sets
-  // reached() (0: none). average_s: each evaluation is of the mean of the snapshots of the
-  // last average_s seconds (SnapshotWindow; 0: of each snapshot alone). on_eval: called
+  // reached() (0: none). average_s: each evaluation is of the mean of the reads summed by
+  // the snapshots of the last average_s seconds (SnapshotWindow; 0: of each snapshot
+  // alone). on_eval: called
   // with each record once evaluated (may be null).
   SnapshotEvaluator(const Dataset* test, std::unique_ptr<Model> model, double target,
                     double average_s, std::function<void(const EvalRecord&)> on_eval);
