@@ -476,16 +476,17 @@ absl::Status Trainer::WorkerRun::Read() {
 // Rank 0 with an averaging window: adds the global parameters just read (under eager pull
 // those the last step fetched) into read_sum_.
 void Trainer::WorkerRun::SumRead() {
-  const kairos::ParameterLayout &layout = model_->layout();
-  std::vector<Eigen::MatrixXf> &sum = read_sum_.sum;
-  const std::vector<Eigen::Ref<Eigen::MatrixXf>> params = model_->parameters();
-  for (size_t i = 0; i < layout.tensors().size(); ++i) {
-    const bool first = read_sum_.reads == 0;
-    if (schedule_ != nullptr) {
-      const auto read = TensorOf(flat_, layout, schedule_->fetched(), i);
-      if (first) sum.emplace_back(read); else sum[i] += read;
+  using ConstRef = Eigen::Ref<const Eigen::MatrixXf>;
+  const std::vector<Eigen::Ref<Eigen::MatrixXf>> own = model_->parameters();
+  for (size_t i = 0; i < own.size(); ++i) {
+    const ConstRef read =
+        schedule_ != nullptr
+            ? ConstRef(TensorOf(flat_, model_->layout(), schedule_->fetched(), i))
+            : ConstRef(own[i]);
+    if (read_sum_.reads == 0) {
+      read_sum_.sum.emplace_back(read);
     } else {
-      if (first) sum.emplace_back(params[i]); else sum[i] += params[i];
+      read_sum_.sum[i] += read;
     }
   }
   ++read_sum_.reads;

@@ -6,7 +6,8 @@
 #   scripts/lab/scenario.sh [--scenario NAME]... [--policies "bsp ssp:s=3 ..."]
 #       [--seeds "1 2 3"] [--grid "0.05 0.1 0.2 0.4"] [--tune-seed N] [--lr POLICY=LR]...
 #       [--workers W] [--servers S] [--pace-ms MS] [--target ACC] [--budget-s S]
-#       [--snapshot-s S] [--average-s S] [--noise FRACTION] [--shaped "SHAPED_JOB_LINK_OPTIONS"] [--out DIR]
+#       [--snapshot-s S] [--average-s S] [--noise FRACTION]
+#       [--shaped "SHAPED_JOB_LINK_OPTIONS"] [--out DIR]
 #       [--example PATH] [--no-build] [--no-plots] [-- MORE FLAGS OF THE EXAMPLE]
 #
 # Scenarios (W workers; the slow ones are the last ranks):
@@ -84,7 +85,7 @@ while (($#)); do
     --example) example=$2; build=0; shift 2 ;;
     --no-build) build=0; shift ;;
     --no-plots) plots=0; shift ;;
-    -h|--help) sed -n "2,41p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n "2,42p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
