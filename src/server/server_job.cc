@@ -36,14 +36,13 @@ EngineOptions EngineOptionsOf(const ServerOptions& o) {
 void ServerImpl::SendJoin() {
   Message join;
   join.header.set_kind(wire::JOIN);
-  join.header.mutable_join()->set_role(wire::SERVER);
-  join.header.mutable_join()->set_endpoint(endpoint_);
-  join.header.mutable_join()->set_requested_rank(-1);
-  if (options_.shard >= 0) {
-    join.header.mutable_join()->set_requested_shard(static_cast<uint32_t>(options_.shard) + 1);
-  }
-  join.header.mutable_join()->set_pid(static_cast<uint32_t>(::getpid()));
-  join.header.mutable_join()->set_incarnation(incarnation_);
+  wire::Join* j = join.header.mutable_join();
+  j->set_role(wire::SERVER);
+  j->set_endpoint(endpoint_);
+  j->set_requested_rank(-1);
+  if (options_.shard >= 0) j->set_requested_shard(static_cast<uint32_t>(options_.shard) + 1);
+  j->set_pid(static_cast<uint32_t>(::getpid()));
+  j->set_incarnation(incarnation_);
   transport_->Send(coordinator_, std::move(join));
 }
 
