@@ -164,6 +164,15 @@ class MessageWatch {
     return InFlight() == 0;
   }
 
+  // Waits, at most `timeout` of real time, until at most `n` messages are in flight; true
+  // when they are.
+  bool AwaitInFlightAtMost(int64_t n, absl::Duration timeout) const {
+    absl::MutexLock lock(&mu_);
+    auto few = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return InFlight() <= n; };
+    mu_.AwaitWithTimeout(absl::Condition(&few), timeout);
+    return InFlight() <= n;
+  }
+
   // Has AwaitNothingInFlight look at its `stop` again.
   void Wake() const { absl::MutexLock lock(&mu_); }
 

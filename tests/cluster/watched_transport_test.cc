@@ -193,6 +193,9 @@ TEST_F(WatchedTransportTest, ARequestAndItsReplyCountUntilHandledAndTheirTagsNev
   EXPECT_EQ(watch.in_flight(), 1);  // in the server's handler
   release.Notify();
   ASSERT_TRUE(reply_handling.WaitForNotificationWithTimeout(kWait));
+  // The server's handler may not have returned yet (it sent the reply, then returns): once
+  // it has, the request leaves the count and the reply, held in the worker's handler, stays.
+  EXPECT_TRUE(watch.AwaitInFlightAtMost(1, kWait)) << watch.Describe();
   EXPECT_EQ(watch.in_flight(), 1);  // the reply, in the worker's handler
   reply_release.Notify();
   EXPECT_TRUE(watch.AwaitNothingInFlight(kWait, stop_)) << watch.Describe();
