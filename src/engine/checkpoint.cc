@@ -464,11 +464,8 @@ void Apply(Shard& shard, int num_shards, const ShardSnapshot& s) {
 // Every worker starts as if it had just read the restored values: no staleness yet.
 void ResetReads(Shard& shard) {
   for (ShardTable& t : shard.tables()) {
-    for (ShardChunk& c : t.chunks) c.version_read.assign(c.version_read.size(), c.version);
-    if (t.sparse) {
-      ShardChunk& lane = t.sparse->lane;
-      lane.version_read.assign(lane.version_read.size(), lane.version);
-    }
+    for (ShardChunk& c : t.chunks) c.ResetReads(c.version_read.size());
+    if (t.sparse) t.sparse->lane.ResetReads(t.sparse->lane.version_read.size());
   }
 }
 

@@ -135,11 +135,24 @@ Buffer ShardTable::ReadSparse(const Buffer& keys) const {
   return out;
 }
 
-double ShardTable::ValueStaleness(const ShardChunk& c, int w) const {
-  if (drift_bound) return c.drift_bound.empty() ? 0.0 : c.drift_bound[w];
-  if (c.drift.empty() || c.drift[w].empty()) return 0.0;
+double ShardTable::ValueStaleness(const ShardChunk& c, int w, bool on_read_before) const {
+  const auto i = static_cast<std::size_t>(w);
+  if (drift_bound) {
+    double bound = c.drift_bound.empty() ? 0.0 : c.drift_bound[i];
+    if (on_read_before && !c.drift_bound_before.empty()) bound += c.drift_bound_before[i];
+    return bound;
+  }
+  const bool now = !c.drift.empty() && !c.drift[i].empty();
+  const bool before = on_read_before && !c.drift_before.empty() && !c.drift_before[i].empty();
+  if (!now && !before) return 0.0;
+  const std::span<const float> d = now ? c.drift[i].span() : std::span<const float>();
+  const std::span<const float> b = before ? c.drift_before[i].span() : std::span<const float>();
   double sum = 0;
-  for (float x : c.drift[w].span()) sum += static_cast<double>(x) * x;
+  const std::size_t n = std::max(d.size(), b.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    const double x = (now ? d[k] : 0.0) + (before ? b[k] : 0.0);
+    sum += x * x;
+  }
   return std::sqrt(sum);
 }
 
@@ -168,14 +181,27 @@ void ShardTable::ApplyTracked(ShardChunk& c, uint64_t offset, const Updater::Upd
   }
 }
 
-void ShardTable::ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const {
+void ShardTable::ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length,
+                            bool eager) const {
   if (!track_drift) return;
+  const auto i = static_cast<std::size_t>(w);
   if (drift_bound) {
-    if (!c.drift_bound.empty()) c.drift_bound[w] = 0.0;
+    if (c.drift_bound.empty()) return;
+    if (eager) {
+      if (c.drift_bound_before.empty()) c.drift_bound_before.assign(num_workers, 0.0);
+      c.drift_bound_before[i] = c.drift_bound[i];
+    }
+    c.drift_bound[i] = 0.0;
     return;
   }
-  if (c.drift.empty() || c.drift[w].empty()) return;
-  std::fill_n(c.drift[w].data() + (offset - c.chunk.begin), length, 0.0f);
+  if (c.drift.empty() || c.drift[i].empty()) return;
+  float* d = c.drift[i].data() + (offset - c.chunk.begin);
+  if (eager) {
+    if (c.drift_before.empty()) c.drift_before.resize(num_workers);
+    if (c.drift_before[i].empty()) c.drift_before[i] = Buffer::Zeros(c.chunk.size());
+    std::copy_n(d, length, c.drift_before[i].data() + (offset - c.chunk.begin));
+  }
+  std::fill_n(d, length, 0.0f);
 }
 
 void ShardTable::Assign(ShardChunk& c, uint64_t offset, std::span<const float> values) const {
@@ -216,6 +242,7 @@ absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, i
   const bool sums = spec->aggregation.kind != policy::AggregationSpec::Kind::kImmediate;
   const bool drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue &&
                      spec->weighting.value_mode != policy::WeightingSpec::ValueMode::kBound;
+  const bool eager = spec->pull.kind == policy::PullSpec::Kind::kEager;
   uint64_t total = 0;
   if (table_bytes != nullptr) table_bytes->clear();
   for (const TableSpec& ts : job.tables) {
@@ -235,6 +262,7 @@ absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, i
     uint64_t floats_per_element = SaturatingAdd(1, (*updater)->state_per_element());
     if (sums) floats_per_element = SaturatingAdd(floats_per_element, 1);
     if (drift) floats_per_element = SaturatingAdd(floats_per_element, workers);
+    if (drift && eager) floats_per_element = SaturatingAdd(floats_per_element, workers);
     const uint64_t chunks = partition.shard_chunks(shard).size();
     const uint64_t bytes =
         SaturatingAdd(SaturatingMul(SaturatingMul(owned, floats_per_element), sizeof(float)),

@@ -80,6 +80,12 @@ struct ShardChunk {
   // chunk's work (ApplyQueue::lane_jobs).
   std::vector<Buffer> drift;
   std::vector<double> drift_bound;
+  // Eager pull only: the drift each worker's latest eager read reset, i.e. what was applied
+  // between its two latest reads (the same layout as drift / drift_bound). An eager push's
+  // gradient was computed on the read before the latest (EagerSchedule), so its value
+  // staleness is ||drift_before + drift||.
+  std::vector<Buffer> drift_before;
+  std::vector<double> drift_bound_before;
   std::map<int64_t, Buffer> buckets;  // pending sums by bucket (round-average)
   std::unique_ptr<ApplyQueue> applies = std::make_unique<ApplyQueue>();
   // Updates applied to this chunk, and its value when each worker last read the chunk:
@@ -87,6 +93,31 @@ struct ShardChunk {
   // it covers by one).
   uint64_t version = 0;
   std::vector<uint64_t> version_read;
+  // Per worker, for eager pull (kept on the I/O thread): the version of its read before the
+  // latest, and whether its latest read was an eager one. EagerSchedule computes step c + 1
+  // on the read that answered push c - 1 (plus its own update c), and sends push c + 1 only
+  // once the read after push c is back: so an eager push whose worker's latest read was
+  // eager was computed on the read before it, and its staleness counts from there.
+  std::vector<uint64_t> version_read_before;
+  std::vector<uint8_t> read_eager;
+  // Every worker as if it had just read the chunk (not eagerly): no staleness yet.
+  void ResetReads(std::size_t num_workers) {
+    version_read.assign(num_workers, version);
+    version_read_before.assign(num_workers, version);
+    read_eager.assign(num_workers, 0);
+  }
+  // Whether a push of `rank` was computed on the read before its latest (see above): an
+  // eager push (`eager_push`) after an eager read.
+  bool ComputedOnReadBefore(int rank, bool eager_push) const {
+    return eager_push && read_eager[static_cast<std::size_t>(rank)] != 0;
+  }
+  // `rank` was served a read (`eager`: the read after an eager push) of the chunk now.
+  void OnRead(int rank, bool eager) {
+    const auto i = static_cast<std::size_t>(rank);
+    version_read_before[i] = version_read[i];
+    version_read[i] = version;
+    read_eager[i] = eager ? 1 : 0;
+  }
   // The table's base learning rate as this chunk's updates see it (TableSpec's, until the
   // job changes it). Touched only where the chunk's work runs, so a change is ordered with
   // the updates around it.
@@ -152,11 +183,15 @@ struct ShardTable {
   // VSGD: ||D_w|| of chunk `c` (exact) or its bound, and the bookkeeping around an update
   // and a read. Called where the chunk's work runs: its lane, or (ResetDrift, for a read)
   // the I/O thread while the lane has none of the chunk's work.
-  double ValueStaleness(const ShardChunk& c, int w) const;
+  // `on_read_before`: the push was computed on the read before w's latest (an eager push,
+  // ShardChunk::ComputedOnReadBefore), so the drift since that read counts too.
+  double ValueStaleness(const ShardChunk& c, int w, bool on_read_before = false) const;
   // Apply() that also adds the change to every worker's drift.
   void ApplyTracked(ShardChunk& c, uint64_t offset, const Updater::Update& u) const;
-  // Worker `w` read [offset, offset + length) of `c`: its drift there is zero again.
-  void ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length) const;
+  // Worker `w` read [offset, offset + length) of `c`: its drift there is zero again. An
+  // `eager` read keeps the drift it resets as w's drift_before (ShardChunk).
+  void ResetDrift(ShardChunk& c, int w, uint64_t offset, uint64_t length,
+                  bool eager = false) const;
 
   // Sets elements [offset, offset + values.size()) of chunk `c` to `values` (copy on write
   // like Apply) and zeroes their updater state; under VSGD the change is added to every
@@ -183,9 +218,9 @@ class Shard {
   // What shard `shard` of `job` needs in memory while it serves, in bytes (saturating):
   // per owned element 4 bytes of value, 4 per float of updater state, 4 more when the
   // policy's aggregation keeps round sums (BSP, n-softsync), 4 x num_workers more under
-  // exact VSGD drift; plus kChunkOverheadBytes + 8 x num_workers of bookkeeping per chunk.
-  // `table_bytes`, when given, receives each table's share. Errors: an updater the factory
-  // cannot build, a policy that does not parse.
+  // exact VSGD drift (twice that with eager pull); plus kChunkOverheadBytes + 8 x
+  // num_workers of bookkeeping per chunk. `table_bytes`, when given, receives each table's
+  // share. Errors: an updater the factory cannot build, a policy that does not parse.
   static constexpr uint64_t kChunkOverheadBytes = 1024;
   static absl::StatusOr<uint64_t> EstimateBytes(const JobConfig& job, int shard, int num_shards,
                                                 int num_workers, const UpdaterFactory& factory,

@@ -89,8 +89,8 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
     e->straggler_ = policy::MakeStragglerPolicy(spec, num_workers);
     e->waiting_of_rank_.assign(num_workers, 0);
     for (ShardTable& t : e->shard_->tables()) {
-      for (ShardChunk& c : t.chunks) c.version_read.assign(num_workers, 0);
-      if (t.sparse) t.sparse->lane.version_read.assign(num_workers, 0);
+      for (ShardChunk& c : t.chunks) c.ResetReads(num_workers);
+      if (t.sparse) t.sparse->lane.ResetReads(num_workers);
     }
     absl::MutexLock lock(&e->metrics_mu_);
     e->metrics_.resize(num_workers);
@@ -164,7 +164,7 @@ void ShardEngine::OnPush(const EngineRequest& r, Buffer gradient, absl::Time now
   std::optional<EngineAnswer> answer;
   if (!r.pull_after) answer = PushedAnswer(r, *a, chunk->version);
   if (!a->dropped()) {
-    Contribute(*table, *chunk, r, a->info, a->extra, std::move(gradient), std::move(answer));
+    Contribute(*table, *chunk, r, *a, std::move(gradient), std::move(answer));
   } else if (answer.has_value()) {
     host_->Answer(*std::move(answer));
   }
@@ -194,7 +194,10 @@ std::optional<ShardEngine::AdmittedPush> ShardEngine::AdmitPush(const EngineRequ
   pushes_.fetch_add(1, std::memory_order_relaxed);
   bytes_in_.fetch_add(bytes, std::memory_order_relaxed);
   AdmittedPush a;
-  a.info = policy::StalenessInfo{r.clock, target.version_read[r.rank], target.version};
+  a.on_read_before = target.ComputedOnReadBefore(r.rank, r.pull_after);
+  const uint64_t read = a.on_read_before ? target.version_read_before[r.rank]
+                                         : target.version_read[r.rank];
+  a.info = policy::StalenessInfo{r.clock, read, target.version};
   a.verdict = straggler_->OnPush(r.rank, a.info);
   RecordPush(r.rank, a.info, a.verdict);
   gate_->OnPush(r.rank, r.clock, now);
@@ -282,9 +285,12 @@ void ShardEngine::LogPush(int rank, const PushRecord& record) {
 // which is why this runs where the chunk's work runs) times `extra` (the straggler
 // policy's down-weight and the worker's own eager-pull scale). Records it.
 float ShardEngine::PushScale(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
-                             policy::StalenessInfo info, float extra) {
-  if (table.track_drift) info.value_staleness = table.ValueStaleness(chunk, r.rank);
-  const float scale = chunk.weighting->Scale(r.rank, info) * extra;
+                             const AdmittedPush& a) {
+  policy::StalenessInfo info = a.info;
+  if (table.track_drift) {
+    info.value_staleness = table.ValueStaleness(chunk, r.rank, a.on_read_before);
+  }
+  const float scale = chunk.weighting->Scale(r.rank, info) * a.extra;
   {
     absl::MutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
@@ -297,7 +303,7 @@ float ShardEngine::PushScale(ShardTable& table, ShardChunk& chunk, const EngineR
 }
 
 void ShardEngine::Contribute(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
-                             const policy::StalenessInfo& info, float extra, Buffer gradient,
+                             const AdmittedPush& a, Buffer gradient,
                              std::optional<EngineAnswer> answer) {
   const policy::AggregateDecision d = chunk.aggregation->OnPush(r.rank, r.clock);
   EngineHost* host = host_;
@@ -315,15 +321,13 @@ void ShardEngine::Contribute(ShardTable& table, ShardChunk& chunk, const EngineR
       p.gradient = std::move(gradient);
       p.t = r.clock;
       p.step = step;
-      p.scale = [this, &table, &chunk, r, info, extra] {
-        return PushScale(table, chunk, r, info, extra);
-      };
+      p.scale = [this, &table, &chunk, r, a] { return PushScale(table, chunk, r, a); };
       p.done = [send, answer = std::move(answer)]() mutable { send(answer); };
       return work_->Apply(table, chunk, std::move(p));
     }
-    work_->Run(chunk, [this, &table, &chunk, gradient, r, info, extra, step, send,
+    work_->Run(chunk, [this, &table, &chunk, gradient, r, a, step, send,
                        answer = std::move(answer)]() mutable {
-      const float scale = PushScale(table, chunk, r, info, extra);
+      const float scale = PushScale(table, chunk, r, a);
       table.ApplyTracked(chunk, r.offset,
                          table.MakeUpdate(chunk, gradient.span(), 1.0f, scale, r.clock, step));
       gradient = Buffer();  // release the received message before answering
@@ -334,9 +338,9 @@ void ShardEngine::Contribute(ShardTable& table, ShardChunk& chunk, const EngineR
   Buffer& sum = chunk.buckets[d.bucket];
   if (sum.empty()) sum = Buffer::Zeros(chunk.chunk.size());
   Buffer part = sum.Slice(r.offset - chunk.chunk.begin, r.length);
-  work_->Run(chunk, [this, &table, &chunk, part, gradient, r, info, extra, send,
+  work_->Run(chunk, [this, &table, &chunk, part, gradient, r, a, send,
                      answer = std::move(answer)]() mutable {
-    const float scale = PushScale(table, chunk, r, info, extra);
+    const float scale = PushScale(table, chunk, r, a);
     AsEigen(part) += scale * AsEigen(std::span<const float>(gradient.span()));
     gradient = Buffer();
     send(answer);
@@ -423,12 +427,11 @@ void ShardEngine::OnPushSparse(const EngineRequest& r, Buffer rows, absl::Time n
   if (!a.has_value()) return;
   EngineAnswer answer = PushedAnswer(r, *a, lane.version);
   if (a->dropped()) return host_->Answer(std::move(answer));
-  ContributeSparse(*table, r, a->info, a->extra, std::move(rows), std::move(answer));
+  ContributeSparse(*table, r, *a, std::move(rows), std::move(answer));
 }
 
 void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
-                                   const policy::StalenessInfo& info, float extra, Buffer rows,
-                                   EngineAnswer answer) {
+                                   const AdmittedPush& a, Buffer rows, EngineAnswer answer) {
   ShardChunk& lane = table.sparse->lane;
   const policy::AggregateDecision d = lane.aggregation->OnPush(r.rank, r.clock);
   EngineHost* host = host_;
@@ -436,9 +439,9 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
     ++lane.version;
     version_.fetch_add(1, std::memory_order_relaxed);
     answer.version = lane.version;
-    work_->Run(lane, [this, host, &table, &lane, r, info, extra, rows = std::move(rows),
+    work_->Run(lane, [this, host, &table, &lane, r, a, rows = std::move(rows),
                       answer = std::move(answer)]() mutable {
-      const float scale = PushScale(table, lane, r, info, extra);
+      const float scale = PushScale(table, lane, r, a);
       const uint64_t budget = options_.sparse_budget_bytes;
       const uint64_t used = shard_->sparse_bytes();
       const uint64_t room = budget == 0 ? UINT64_MAX : budget - std::min(budget, used);
@@ -454,9 +457,9 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
   }
   std::shared_ptr<SparseBucket>& bucket = table.sparse->buckets[d.bucket];
   if (bucket == nullptr) bucket = std::make_shared<SparseBucket>();
-  work_->Run(lane, [this, host, &table, &lane, bucket, r, info, extra, rows = std::move(rows),
+  work_->Run(lane, [this, host, &table, &lane, bucket, r, a, rows = std::move(rows),
                     answer = std::move(answer)]() mutable {
-    const float scale = PushScale(table, lane, r, info, extra);
+    const float scale = PushScale(table, lane, r, a);
     try {
       bucket->Add(r.rank, r.keys, rows, table.spec.row_width, scale);
     } catch (const std::bad_alloc&) {

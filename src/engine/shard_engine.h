@@ -274,9 +274,6 @@ class ShardEngine {
   std::optional<std::pair<ShardTable*, ShardChunk*>> Locate(const EngineRequest& r);
   // A sparse request's table, keys and rows checked; refused (and null) otherwise.
   ShardTable* LocateSparse(const EngineRequest& r);
-  void ContributeSparse(ShardTable& table, const EngineRequest& r,
-                        const policy::StalenessInfo& info, float extra, Buffer rows,
-                        EngineAnswer answer);
   void ApplyReadySparse(ShardTable& t);
   bool ClockInWindow(const EngineRequest& r);
   void NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
@@ -290,6 +287,9 @@ class ShardEngine {
     policy::StalenessInfo info;
     policy::StragglerDecision verdict;
     float extra = 1.0f;  // the worker's own scale times the straggler policy's down-weight
+    // An eager push computed on the read before its worker's latest (ShardChunk): its
+    // value staleness also counts the drift between those two reads.
+    bool on_read_before = false;
     bool dropped() const {
       return verdict.action == policy::StragglerDecision::Action::kDrop;
     }
@@ -308,10 +308,11 @@ class ShardEngine {
 
   // A push that was accepted and not dropped: applied now or added into its bucket.
   void Contribute(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
-                  const policy::StalenessInfo& info, float extra, Buffer gradient,
-                  std::optional<EngineAnswer> answer);
+                  const AdmittedPush& a, Buffer gradient, std::optional<EngineAnswer> answer);
+  void ContributeSparse(ShardTable& table, const EngineRequest& r, const AdmittedPush& a,
+                        Buffer rows, EngineAnswer answer);
   float PushScale(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
-                  policy::StalenessInfo info, float extra);
+                  const AdmittedPush& a);
   void ApplyReadyBuckets(ShardTable& t, ShardChunk& c);
   void QueueEagerRead(const EngineRequest& push, bool dropped, bool refresh, absl::Time now);
 

@@ -85,7 +85,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   } else {
     std::tie(table, chunk) = *shard_->Locate(r.table, r.offset, r.length);
   }
-  chunk->version_read[r.rank] = chunk->version;
+  chunk->OnRead(r.rank, read.eager);
   pulls_.fetch_add(1, std::memory_order_relaxed);
   {
     const policy::Tick min = gate_->clocks().MinActiveClock();
@@ -121,7 +121,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   work_->Read(*chunk, [host = host_, table = table, chunk = chunk,
                        a = std::move(a)]() mutable {
     const EngineRequest& ar = a.request;
-    table->ResetDrift(*chunk, ar.rank, ar.offset, ar.length);
+    table->ResetDrift(*chunk, ar.rank, ar.offset, ar.length, a.eager);
     a.values = ShardTable::Read(*chunk, ar.offset, ar.length);
     host->Answer(std::move(a));
   });

@@ -194,10 +194,12 @@ class Aggregation {
 // What the server knows about one push's staleness when it applies it.
 struct StalenessInfo {
   Tick push_clock = 0;        // the clock the push was made at
-  uint64_t version_read = 0;  // shard version when the worker last pulled
-  uint64_t version_now = 0;   // shard version now
+  // The shard version the push's gradient was computed on: the worker's last read, or
+  // under eager pull the read before it (the gradient was computed on that one).
+  uint64_t version_read = 0;
+  uint64_t version_now = 0;  // shard version now
   // VSGD: the value staleness VS of this push for the chunk, ||D_i||: the norm of the sum
-  // of the updates applied to the chunk since the worker last pulled it (or the scalar
+  // of the updates applied to the chunk since that read (or the scalar
   // bound sum ||Delta||, WeightingSpec::ValueMode). Filled by the server only when
   // Weighting::NeedsValueStaleness(); 0 otherwise.
   double value_staleness = 0.0;
@@ -237,8 +239,8 @@ struct StragglerDecision {
 
 // none: every push is kApply with weight 1.
 // saps (SaPS 2019): with tau = info.iteration_staleness() (or, with detect_ema, the EMA of
-// w's tau including this push) and S_max = s_max, or max(1, 2(N - 1)) when s_max = 0
-// (N = max(1, num_workers)): a push with tau > S_max is kDrop (or kDownWeight with weight
+// w's tau including this push) and S_max = s_max, or max(1, 2(N - 1)) when s_max = 0, plus
+// N under pull=eager (N = max(1, num_workers)): a push with tau > S_max is kDrop (or kDownWeight with weight
 // down_weight), refresh = true; any other is kApply. Fast workers are never held back.
 class StragglerPolicy {
  public:
@@ -385,7 +387,8 @@ struct PullSpec {
 struct StragglerSpec {
   enum class Kind { kNone, kSaps, kRegistered };
   Kind kind = Kind::kNone;
-  // kSaps: S_max >= 1; 0 means the default max(1, 2(N - 1)) (docs/references.md SAPS-2).
+  // kSaps: S_max >= 1; 0 means the default max(1, 2(N - 1)), plus N under pull=eager
+  // (docs/references.md SAPS-2).
   int64_t s_max = 0;
   // kSaps: what happens to a push whose staleness exceeds S_max (refresh = true either way).
   enum class Action { kDrop, kDownWeight };

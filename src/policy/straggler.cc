@@ -27,8 +27,11 @@ class NoStragglerPolicy final : public StragglerPolicy {
 // buckets. Not thread-safe (see policy.h).
 class SapsStragglerPolicy final : public StragglerPolicy {
  public:
-  SapsStragglerPolicy(const StragglerSpec& spec, int num_workers)
-      : spec_(spec), s_max_(spec.s_max > 0 ? spec.s_max : DefaultSMax(num_workers)) {
+  // `eager`: the job pulls eagerly (pull=eager), so a push's lag counts one more
+  // iteration of everybody (docs/references.md SAPS-2).
+  SapsStragglerPolicy(const StragglerSpec& spec, int num_workers, bool eager)
+      : spec_(spec),
+        s_max_(spec.s_max > 0 ? spec.s_max : DefaultSMax(num_workers, eager)) {
     Grow(num_workers - 1);
   }
 
@@ -66,10 +69,13 @@ class SapsStragglerPolicy final : public StragglerPolicy {
   }
 
  private:
-  // 2(N - 1): more than two rounds of the other workers' updates; at least 1, so that a
-  // lone worker's one-update pipeline lag (eager pull) is not dropped.
-  static int64_t DefaultSMax(int num_workers) {
-    return std::max<int64_t>(1, 2 * (static_cast<int64_t>(std::max(num_workers, 1)) - 1));
+  // 2(N - 1): more than two rounds of the other workers' updates, and at least 1. Under
+  // eager pull a gradient is computed on the read before the worker's latest, so its usual
+  // lag is one iteration of everybody more (N - 1 others and its own update: 2N - 1
+  // against N - 1): the bound grows by N, keeping the same margin.
+  static int64_t DefaultSMax(int num_workers, bool eager) {
+    const int64_t n = std::max(num_workers, 1);
+    return std::max<int64_t>(1, 2 * (n - 1) + (eager ? n : 0));
   }
 
   void Grow(WorkerId w) {
@@ -142,7 +148,8 @@ PolicyDef SapsStragglerPolicyDef() {
                    "ASP with the SaPS straggler policy"}},
       .make = StragglerFactory(
           [](const PolicySpec& spec, int num_workers) -> std::unique_ptr<StragglerPolicy> {
-            return std::make_unique<SapsStragglerPolicy>(spec.straggler, num_workers);
+            return std::make_unique<SapsStragglerPolicy>(
+                spec.straggler, num_workers, spec.pull.kind == PullSpec::Kind::kEager);
           }),
   };
 }

@@ -64,7 +64,7 @@ void SimServer::Answer(EngineAnswer answer) {
     case EngineAnswer::Kind::kRead:
       // The values are read through params(); holding them would make the next update
       // copy the chunk.
-      served_.push_back({answer.request.rank, answer.request.clock});
+      served_.push_back({answer.request.rank, answer.request.clock, answer.refresh});
       return;
     case EngineAnswer::Kind::kPushed:
       refresh_ = answer.refresh;
@@ -107,6 +107,18 @@ bool SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
   engine_->OnPush(r, std::move(g), now);
   // A push serves no read (only clocks and leaving re-check them), so none is pending.
   return refresh_;
+}
+
+std::vector<ServedRead> SimServer::OnPushPull(WorkerId w, Tick clock,
+                                              const Eigen::VectorXf& gradient, absl::Time now,
+                                              float extra) {
+  EngineRequest r = Request(EngineRequest::Kind::kPush, w, clock);
+  r.worker_scale = extra;
+  r.pull_after = true;
+  Buffer g = Buffer::Allocate(size_);
+  std::copy(gradient.begin(), gradient.end(), g.data());
+  engine_->OnPush(r, std::move(g), now);
+  return TakeServed();
 }
 
 std::vector<ServedRead> SimServer::OnClock(WorkerId w, Tick clock, absl::Time now) {

@@ -29,6 +29,9 @@ namespace kairos::sim {
 struct ServedRead {
   policy::WorkerId worker = 0;
   policy::Tick clock = 0;
+  // The read after an eager push (OnPushPull): the straggler policy told the worker to
+  // refresh (its push was dropped or down-weighted).
+  bool refresh = false;
 };
 
 // Thread-safety: none; the simulation owns it and calls it from its one thread.
@@ -59,6 +62,13 @@ class SimServer final : private internal::EngineHost {
   // policy's refresh verdict (false for a refused push).
   bool OnPush(policy::WorkerId w, policy::Tick clock, const Eigen::VectorXf& gradient,
               absl::Time now, float extra = 1.0f);
+  // An eager push (pull=eager): as OnPush, and the push asks for the read at clock + 1,
+  // served now if the gate admits it (returned, with the refresh verdict) or when a later
+  // event does. The engine then measures the push's staleness as for a real eager worker
+  // (from the read before its latest).
+  std::vector<ServedRead> OnPushPull(policy::WorkerId w, policy::Tick clock,
+                                     const Eigen::VectorXf& gradient, absl::Time now,
+                                     float extra);
   // Worker w reports that it completed `clock` iterations.
   std::vector<ServedRead> OnClock(policy::WorkerId w, policy::Tick clock, absl::Time now);
   // Worker w finished or was declared dead: it leaves the gate, its waiting reads are

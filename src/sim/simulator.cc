@@ -53,15 +53,14 @@ class Simulation {
     absl::Duration compute_time;
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
     // how long it took), when that gradient is done, the scale its push in flight
-    // carries, the latest clocks it was told (the foreign updates between its two latest
-    // reads come from them), and the refresh verdict of its latest push.
+    // carries, and the latest clocks it was told (the foreign updates between its two
+    // latest reads come from them).
     Eigen::VectorXf params;
     Eigen::VectorXf next;
     absl::Duration next_compute;
     absl::Time next_done;
     float pending_scale = 1.0f;
     std::vector<Tick> seen_clocks;
-    bool refresh = false;
   };
 
   void Start();
@@ -197,7 +196,16 @@ void Simulation::OnPushArrives(const Event& e) {
   // The push, the clock report and the next read (or the finish) were sent back to back on
   // w's ordered link: the server handles them in that order, as server_impl.cc would.
   Worker& worker = workers_[static_cast<size_t>(w)];
-  worker.refresh = server_.OnPush(w, e.clock, worker.pending, now_, worker.pending_scale);
+  if (eager_) {
+    // The push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's does.
+    Compute(server_.OnPushPull(w, e.clock, worker.pending, now_, worker.pending_scale));
+    Compute(server_.OnClock(w, e.clock + 1, now_));
+    if (e.clock + 1 >= worker.target) {
+      Compute(server_.OnLeave(w, MemberState::kFinished, now_));
+    }
+    return;
+  }
+  server_.OnPush(w, e.clock, worker.pending, now_);
   Compute(server_.OnClock(w, e.clock + 1, now_));
   if (e.clock + 1 >= workers_[static_cast<size_t>(w)].target) {
     Compute(server_.OnLeave(w, MemberState::kFinished, now_));
@@ -238,6 +246,7 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
 void Simulation::EagerStep(const ServedRead& r) {
   const WorkerId w = r.worker;
   Worker& worker = workers_[static_cast<size_t>(w)];
+  if (r.clock >= worker.target) return;  // the read after its last push: it finishes
   const absl::Time back = now_ + transfer_;
   int64_t foreign = 0;
   if (r.clock == 0) {
@@ -267,7 +276,7 @@ void Simulation::EagerStep(const ServedRead& r) {
                    .clock = r.clock});
   // x_{t+1}; a refreshed worker (SaPS) takes the served parameters as they are.
   worker.params = server_.params();
-  if (!(r.clock > 0 && worker.refresh)) {
+  if (!(r.clock > 0 && r.refresh)) {
     worker.params -= (options_.learning_rate * scale) * worker.pending;
   }
   if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left

@@ -26,10 +26,10 @@
 // Under pull=eager (PS+) a worker does not wait for its own push: its step t (once g_t is
 // computed on x_t and the reply to its previous request is back, W_t and the clocks it
 // carried) sends the push of g_t at clock t, scaled by policy::EagerLearningRateScale of
-// the foreign updates between its two latest reads, with the read at clock t + 1 right
-// behind it (the server applies the push, takes clock t + 1, and gates the read like any
-// other), sets x_{t+1} = W_t - learning_rate * scale * g_t, and computes g_{t+1} while the
-// request travels. The read at clock 0 is the initial pull.
+// the foreign updates between its two latest reads, asking for the read at clock t + 1 in
+// the same request (pull_after: the server applies the push, gates the read like any
+// other, and takes clock t + 1 right behind), sets x_{t+1} = W_t - learning_rate * scale *
+// g_t, and computes g_{t+1} while the request travels. The read at clock 0 is the initial pull.
 // Under VSGD weighting the server computes each push's value staleness (sim_server.h).
 // A worker that fails stops at its failure time (a push not sent by then is lost); the
 // server learns of it `detection_delay` later and the gate drops it (kDead).

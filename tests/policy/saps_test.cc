@@ -63,6 +63,23 @@ TEST(SapsStragglerPolicyTest, DefaultSMaxIsTwiceTheOtherWorkers) {
   }
 }
 
+// Under eager pull a push is computed on the read before the worker's latest, one
+// iteration of everybody staler: the default grows by N (2(N - 1) + N), and a lone eager
+// worker, whose every push lags its own previous update, is never dropped.
+TEST(SapsStragglerPolicyTest, DefaultSMaxGrowsByNUnderEagerPull) {
+  for (int workers : {1, 2, 4, 8}) {
+    auto saps = SapsFor("saps+pull=eager", workers);
+    const uint64_t s_max = 2 * static_cast<uint64_t>(workers - 1) + workers;
+    ExpectApplied(saps->OnPush(0, Lag(2 * static_cast<uint64_t>(workers) - 1)));
+    ExpectApplied(saps->OnPush(0, Lag(s_max)));
+    ExpectDropped(saps->OnPush(0, Lag(s_max + 1)));
+  }
+  // An explicit smax is kept as given.
+  auto saps = SapsFor("asp+straggler=saps:smax=2+pull=eager", 4);
+  ExpectApplied(saps->OnPush(0, Lag(2)));
+  ExpectDropped(saps->OnPush(0, Lag(3)));
+}
+
 TEST(SapsStragglerPolicyTest, ExplicitSMax) {
   auto saps = SapsFor("asp+straggler=saps:smax=3", 10);
   ExpectApplied(saps->OnPush(1, Lag(3)));

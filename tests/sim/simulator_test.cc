@@ -327,9 +327,36 @@ TEST(SimulatorTest, EagerIterationNeverWaitsForItsOwnPush) {
   EXPECT_EQ(eager->end_time, absl::Milliseconds(20 + 10 * 100 + 10));
   EXPECT_EQ(eager->workers[0].iterations, 10);
   EXPECT_EQ(eager->workers[0].metrics.pushes, 10u);
-  EXPECT_EQ(eager->workers[0].metrics.pulls, 10u);  // the initial pull and 9 eager reads
+  // The initial pull and 10 eager reads: every push asks for one, the last one included (its
+  // reply is what EagerSchedule::Finish returns).
+  EXPECT_EQ(eager->workers[0].metrics.pulls, 11u);
   EXPECT_EQ(eager->workers[0].compute_time, absl::Seconds(1));
   EXPECT_LT(eager->samples.back().loss, eager->samples.front().loss);
+}
+
+// The simulated eager worker sends its push with the read after it in one request, as
+// EagerSchedule does, so the engine measures its staleness from the read its gradient was
+// computed on: in lock-step, 2N - 1 versions (two rounds of the others and its own update)
+// against ASP's N - 1.
+TEST(SimulatorTest, EagerPushesAreMeasuredFromTheReadTheyWereComputedOn) {
+  SimOptions o;
+  o.num_workers = 4;
+  o.model = SmallQuadratic(8, 256);
+  o.iterations = 40;
+  o.learning_rate = 0.01f;
+  o.push_log_size = 20;
+  for (const auto& [policy, expected] : {std::pair{"asp", 3.0}, std::pair{"eager", 7.0}}) {
+    SCOPED_TRACE(policy);
+    o.policy = policy;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (const SimWorkerResult& w : r->workers) {
+      double sum = 0;
+      for (const PushRecord& p : w.metrics.push_log) sum += static_cast<double>(p.staleness);
+      ASSERT_EQ(w.metrics.push_log.size(), 20u);
+      EXPECT_NEAR(sum / 20.0, expected, 0.5);
+    }
+  }
 }
 
 TEST(SimulatorTest, EagerUnderBspKeepsTheBoundAndOverlapsTheWait) {
