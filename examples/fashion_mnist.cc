@@ -36,6 +36,7 @@ struct Flags {
   int workers = 4;
   int servers = 2;
   std::string slowdown;
+  std::string shards = "random";
   std::string csv;
   std::string data_dir = fmnist::kDefaultDataDir;
   std::string transport = "inproc";
@@ -188,6 +189,12 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--seed", f.train.seed, "data order, shards and initial values")
       ->capture_default_str();
+  app.add_option("--shards", f.shards,
+                 "each worker's share of the training set: random (every class in "
+                 "proportion) or by-class (sorted by label: each worker holds about 10/W of "
+                 "the classes, a non-IID split)")
+      ->check(CLI::IsMember({"random", "by-class"}))
+      ->capture_default_str();
   app.add_option("--csv", f.csv, "write one row per evaluation to FILE (docs/examples.md)");
   app.add_option("--data-dir", f.data_dir, "the directory of the four Fashion-MNIST IDX files")
       ->capture_default_str();
@@ -249,6 +256,7 @@ int main(int argc, char **argv) {
     }
     f.train.slowdown.push_back(factor);
   }
+  f.train.shards_by_class = f.shards == "by-class";
   if (f.train.slowdown.size() > static_cast<size_t>(f.workers)) {
     std::fprintf(stderr, "--slowdown has %zu factors for %d workers\n", f.train.slowdown.size(),
                  f.workers);
@@ -306,7 +314,7 @@ int main(int argc, char **argv) {
         "kairos Fashion-MNIST: model %s, policy %s, %d servers, %d workers%s\n"
         "  %d epochs of %d iterations per worker (batch %d, ~%d examples per "
         "shard), "
-        "optimizer %s, lr %g, pace %s, slowdown %s, seed %llu\n"
+        "optimizer %s, lr %g, pace %s, slowdown %s, shards %s, seed %llu\n"
         "  data: %d training and %d test examples from %s\n",
         f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
                                : "softmax",
@@ -314,7 +322,7 @@ int main(int argc, char **argv) {
         std::max(1, shard / batch), batch, shard, f.train.optimizer.c_str(),
         static_cast<double>(f.train.learning_rate),
         f.train.pace_ms > 0 ? absl::StrCat(f.train.pace_ms, " ms").c_str() : "none",
-        f.slowdown.empty() ? "none" : f.slowdown.c_str(),
+        f.slowdown.empty() ? "none" : f.slowdown.c_str(), f.shards.c_str(),
         static_cast<unsigned long long>(f.train.seed), data->train.num_examples(),
         data->test.num_examples(), f.data_dir.c_str());
     std::fflush(stdout);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -239,6 +240,18 @@ std::vector<int> Shard(int num_examples, int rank, int num_workers, uint64_t see
   std::mt19937_64 rng(seed);
   std::shuffle(order.begin(), order.end(), rng);
   const auto n = static_cast<int64_t>(num_examples);
+  const int64_t begin = n * rank / num_workers;
+  const int64_t end = n * (rank + 1) / num_workers;
+  return std::vector<int>(order.begin() + begin, order.begin() + end);
+}
+
+std::vector<int> ShardByClass(std::span<const int> labels, int rank, int num_workers,
+                              uint64_t seed) {
+  std::vector<int> order = Shard(static_cast<int>(labels.size()), 0, 1, seed);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return labels[static_cast<std::size_t>(a)] < labels[static_cast<std::size_t>(b)];
+  });
+  const auto n = static_cast<int64_t>(order.size());
   const int64_t begin = n * rank / num_workers;
   const int64_t end = n * (rank + 1) / num_workers;
   return std::vector<int>(order.begin() + begin, order.begin() + end);

@@ -83,6 +83,13 @@ absl::StatusOr<FashionMnist> LoadFashionMnist(const std::string& dir, int max_tr
 // class in about its proportion of the whole.
 std::vector<int> Shard(int num_examples, int rank, int num_workers, uint64_t seed);
 
+// Non-IID shards: the same permutation, stably sorted by label, then sliced as Shard's, so
+// that worker `rank` holds about 10 / num_workers of the classes (with 8 workers, one or
+// two each) and a worker that is lost takes its classes with it. Disjoint and covering as
+// Shard's.
+std::vector<int> ShardByClass(std::span<const int> labels, int rank, int num_workers,
+                              uint64_t seed);
+
 }  // namespace fmnist
 
 #endif  // KAIROS_EXAMPLES_FASHION_MNIST_DATA_H_

@@ -418,7 +418,9 @@ absl::Status Trainer::WorkerRun::Begin() {
                                                         config.target_accuracy,
                                                         config.average_s, t_.hooks_.on_eval);
   }
-  shard_ = Shard(train.num_examples(), rank_, t_.num_workers_, config.seed);
+  shard_ = config.shards_by_class
+               ? ShardByClass(train.labels, rank_, t_.num_workers_, config.seed)
+               : Shard(train.num_examples(), rank_, t_.num_workers_, config.seed);
   // Every worker runs the same number of iterations per epoch: that of the smallest shard.
   const int smallest_shard = train.num_examples() / t_.num_workers_;
   batch_ = std::max(1, std::min(config.batch, smallest_shard));

@@ -112,6 +112,7 @@ struct TrainConfig {
   double straggler_factor = 5.0;
   double max_wall_s = 0.0;        // > 0: stop every worker after this much wall time
   uint64_t seed = 1;              // data order, shards, initial values
+  bool shards_by_class = false;   // non-IID shards (data.h: ShardByClass) instead of random
   double target_accuracy = 0.0;   // > 0: stop every worker once an evaluation reaches it
   int eval_every = 0;             // rank 0's iterations between snapshots; 0: each epoch
   double snapshot_s = 0.0;        // > 0: a snapshot every this many seconds instead

@@ -5,7 +5,7 @@
 #
 #   scripts/lab/scenario.sh [--scenario NAME]... [--policies "bsp ssp:s=3 ..."]
 #       [--seeds "1 2 3"] [--grid "0.05 0.1 0.2 0.4"] [--tune-seed N] [--lr POLICY=LR]...
-#       [--workers W] [--servers S] [--pace-ms MS] [--target ACC] [--budget-s S]
+#       [--workers W] [--servers S] [--pace-ms MS] [--target ACC] [--budget-s S] [--epochs E]
 #       [--snapshot-s S] [--average-s S] [--noise FRACTION]
 #       [--shaped "SHAPED_JOB_LINK_OPTIONS"] [--out DIR]
 #       [--example PATH] [--no-build] [--no-plots] [-- MORE FLAGS OF THE EXAMPLE]
@@ -25,8 +25,9 @@
 # and evaluated off the workers' path; the time to target interpolated between snapshots),
 # --average-s (what is evaluated is the mean of the snapshots of the last S seconds: SGD's
 # noise averaged out of the curve, so that a seed's time to target repeats; 0: each alone),
-# --target-accuracy and --budget-s (stops at whichever comes first), a constant learning
-# rate. With --shaped, the job runs as separate processes through shaped links
+# --target-accuracy, --budget-s and --epochs (each worker's passes over its shard; stops at
+# whichever comes first: with an unreachable target and --epochs, runs compare at equal
+# epochs), a constant learning rate. With --shaped, the job runs as separate processes through shaped links
 # (scripts/lab/shaped_job.sh, as root; its link options, e.g. "--server-link 200:2
 # --worker-link 100:2"); rank 0 then reports its own counts only.
 #
@@ -54,6 +55,7 @@ servers=2
 pace_ms=8
 target=0.84
 budget_s=30
+epochs=100000
 snapshot_s=0.25
 average_s=2
 noise=0.1
@@ -77,6 +79,7 @@ while (($#)); do
     --pace-ms) pace_ms=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --budget-s) budget_s=$2; shift 2 ;;
+    --epochs) epochs=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --noise) noise=$2; shift 2 ;;
@@ -149,7 +152,7 @@ run() {
   log="${csv%.csv}.log"
   cmd=("$example" --model mlp --policy "$policy" --lr "$lr" --schedule constant
        --workers "$workers" --servers "$servers" --pace-ms "$pace_ms" "${flags[@]}"
-       --seed "$seed" --epochs 100000 --snapshot-s "$snapshot_s" --average-s "$average_s" --target-accuracy "$target"
+       --seed "$seed" --epochs "$epochs" --snapshot-s "$snapshot_s" --average-s "$average_s" --target-accuracy "$target"
        --budget-s "$budget_s" --csv "$csv" "${extra[@]}")
   if [[ -n $shaped ]]; then
     local link_options

@@ -233,5 +233,30 @@ TEST(ShardTest, ShardsAreDisjointCoverAndBalanced) {
   EXPECT_NE(Shard(kExamples, 0, kWorkers, 7), Shard(kExamples, 0, kWorkers, 8));
 }
 
+// Non-IID shards: disjoint, covering and balanced as Shard's, and with labels 0..9 in equal
+// numbers over 5 workers, each worker holds exactly two classes.
+TEST(ShardTest, ShardsByClassHoldFewClassesEach) {
+  constexpr int kWorkers = 5;
+  std::vector<int> labels;
+  for (int i = 0; i < 1000; ++i) labels.push_back(i % 10);
+  std::set<int> seen;
+  for (int r = 0; r < kWorkers; ++r) {
+    const std::vector<int> s = ShardByClass(labels, r, kWorkers, 7);
+    ASSERT_EQ(s.size(), 200u);
+    std::set<int> classes;
+    for (int e : s) {
+      EXPECT_TRUE(seen.insert(e).second) << "example " << e << " twice";
+      classes.insert(labels[static_cast<size_t>(e)]);
+    }
+    EXPECT_EQ(classes, (std::set<int>{2 * r, 2 * r + 1})) << r;
+    EXPECT_EQ(s, ShardByClass(labels, r, kWorkers, 7));
+  }
+  EXPECT_EQ(seen.size(), labels.size());
+  // The control: random shards hold every class.
+  std::set<int> classes;
+  for (int e : Shard(1000, 0, kWorkers, 7)) classes.insert(labels[static_cast<size_t>(e)]);
+  EXPECT_EQ(classes.size(), 10u);
+}
+
 }  // namespace
 }  // namespace fmnist
