@@ -42,6 +42,7 @@ struct Flags {
   std::string transport = "inproc";
   int max_train = -1;
   int max_test = -1;
+  int log_pushes = 0;
 };
 
 // The defaults that meet docs/examples.md's targets on 2 cores (docs/examples.md, "Time to accuracy").
@@ -189,6 +190,12 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--seed", f.train.seed, "data order, shards and initial values")
       ->capture_default_str();
+  app.add_option("--log-pushes", f.log_pushes,
+                 "embedded: each server keeps the last N pushes of each worker and the program "
+                 "reports, per worker, the mean value staleness and its correlation with the "
+                 "iteration staleness (under weight=value; docs/examples.md)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   app.add_option("--shards", f.shards,
                  "each worker's share of the training set: random (every class in "
                  "proportion) or by-class (sorted by label: each worker holds about 10/W of "
@@ -298,6 +305,7 @@ int main(int argc, char **argv) {
   options.num_workers = f.workers;
   options.transport = f.transport;
   options.job.policy = f.policy;
+  options.server.push_log_size = f.log_pushes;
   absl::StatusOr<std::vector<kairos::TableSpec>> tables =
       fmnist::JobTables(f.train, data->train.num_features(),
                         fmnist::PlannedIterations(f.train, data->train.num_examples(), f.workers));
@@ -476,6 +484,20 @@ int main(int argc, char **argv) {
       CountSum(policy_counts, &fmnist::PolicyCounts::zero_answers).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::dropped).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::downweighted).c_str());
+  if (f.log_pushes > 0 && !launched) {
+    std::string pushes;
+    for (size_t r = 0; r < policy_counts.size(); ++r) {
+      const fmnist::PolicyCounts &c = policy_counts[r];
+      absl::StrAppend(&pushes, r == 0 ? "" : " ", "worker ", r, ": ", c.logged,
+                      " iterations, value staleness ", Number(c.value_staleness_mean, 4),
+                      ", correlation with the iteration staleness ",
+                      std::isnan(c.value_iteration_correlation)
+                          ? "-"
+                          : Number(c.value_iteration_correlation, 3));
+      absl::StrAppend(&pushes, ";");
+    }
+    std::printf("logged pushes: %s\n", pushes.c_str());
+  }
   std::printf("final test accuracy %.4f\n", trainer->final_accuracy());
   return 0;
 }

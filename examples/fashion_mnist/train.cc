@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -40,6 +42,11 @@ using Clock = std::chrono::steady_clock;
 // others in all.
 constexpr absl::Duration kBarrierSlice = absl::Milliseconds(20);
 constexpr absl::Duration kMaxWaitForOthers = absl::Minutes(30);
+// Clocks rank 0 adds after each slice: a worker may be far ahead of it (DSSP without a bound
+// lets a fast worker lead by hundreds of clocks) and wait for rank 0's clock to come within
+// its gate's bound; one clock a slice (some 0.1 s) made such a worker wait tens of seconds
+// after the target was reached.
+constexpr int kClocksPerSlice = 64;
 
 double SecondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -130,6 +137,10 @@ std::vector<Eigen::MatrixXf> CopyOf(Model &model) {
 
 std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster) {
   std::vector<PolicyCounts> counts(static_cast<size_t>(cluster.num_workers()));
+  // Per rank and clock, over the logged pushes of every table and shard: the largest
+  // iteration staleness and the sum of the squared value stalenesses (so that a clock's
+  // value staleness is the drift of the whole model, not of one chunk).
+  std::vector<std::map<int64_t, std::pair<double, double>>> by_clock(counts.size());
   for (int shard = 0; shard < cluster.num_servers(); ++shard) {
     for (const kairos::WorkerMetrics &m : cluster.server_stats(shard).workers) {
       if (m.rank < 0 || m.rank >= static_cast<int>(counts.size())) continue;
@@ -140,7 +151,34 @@ std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster
       c.zero_answers += m.zero_answers;
       c.grants += m.grants;
       c.granted_reads += m.granted_reads;
+      for (const kairos::PushRecord &p : m.push_log) {
+        if (p.dropped) continue;
+        std::pair<double, double> &b = by_clock[static_cast<size_t>(m.rank)][p.clock];
+        b.first = std::max(b.first, static_cast<double>(p.staleness));
+        b.second += p.value_staleness * p.value_staleness;
+      }
     }
+  }
+  for (size_t r = 0; r < counts.size(); ++r) {
+    double n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+    for (const auto &[clock, b] : by_clock[r]) {
+      const double x = b.first;
+      const double y = std::sqrt(b.second);
+      n += 1;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      syy += y * y;
+      sxy += x * y;
+    }
+    PolicyCounts &c = counts[r];
+    c.logged = static_cast<uint64_t>(n);
+    c.value_staleness_mean = n > 0 ? sy / n : 0.0;
+    const double vx = n * sxx - sx * sx;
+    const double vy = n * syy - sy * sy;
+    c.value_iteration_correlation = n >= 3 && vx > 0 && vy > 0
+                                        ? (n * sxy - sx * sy) / std::sqrt(vx * vy)
+                                        : std::numeric_limits<double>::quiet_NaN();
   }
   return counts;
 }
@@ -333,7 +371,7 @@ absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
     if (stopping) {
       KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, absl::Now() + kBarrierSlice));
     }
-    KAIROS_RETURN_IF_ERROR(worker.Clock());
+    for (int i = 0; i < kClocksPerSlice; ++i) KAIROS_RETURN_IF_ERROR(worker.Clock());
   }
 }
 
