@@ -27,9 +27,11 @@
 # noise averaged out of the curve, so that a seed's time to target repeats; 0: each alone),
 # --target-accuracy, --budget-s and --epochs (each worker's passes over its shard; stops at
 # whichever comes first: with an unreachable target and --epochs, runs compare at equal
-# epochs), a constant learning rate. With --shaped, the job runs as separate processes through shaped links
-# (scripts/lab/shaped_job.sh, as root; its link options, e.g. "--server-link 200:2
-# --worker-link 100:2"); rank 0 then reports its own counts only.
+# epochs), a constant learning rate. With --shaped, the job runs as separate processes
+# through shaped links (scripts/lab/shaped_job.sh, as root; its link options, e.g.
+# "--server-link 200:2 --worker-link 100:2"; the servers and the coordinator from
+# $KAIROS_BIN_DIR, by default the apps/ beside the example's build); rank 0 then reports
+# its own counts only.
 #
 # The verdict names a winner only beyond the noise: when its slowest seed beat every other
 # policy's fastest and its median time is more than --noise (a fraction, 0.1: the lab's
@@ -155,6 +157,8 @@ run() {
        --seed "$seed" --epochs "$epochs" --snapshot-s "$snapshot_s" --average-s "$average_s" --target-accuracy "$target"
        --budget-s "$budget_s" --csv "$csv" "${extra[@]}")
   if [[ -n $shaped ]]; then
+    # The coordinator and the servers: those built next to the example, unless given.
+    export KAIROS_BIN_DIR=${KAIROS_BIN_DIR:-$(dirname "$example")/../apps}
     local link_options
     read -r -a link_options <<<"$shaped"
     cmd=(scripts/lab/shaped_job.sh -s "$servers" -w "$workers" "${link_options[@]}"
