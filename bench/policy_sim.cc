@@ -73,6 +73,8 @@ struct Flags {
   double compute_ms = 100.0;
   double latency_ms = 0.5;
   double bandwidth_gbps = 10.0;
+  bool serialize_links = false;
+  double server_bandwidth_gbps = -1.0;
   double sample_ms = 250.0;
   double max_time_s = 30.0;
   double target_gap = 0.05;
@@ -123,6 +125,13 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->check(CLI::Range(0.0, 1e9))->capture_default_str();
   app.add_option("--bandwidth-gbps", f.bandwidth_gbps, "Link bandwidth, Gbit/s (0: infinite)")
       ->check(CLI::Range(0.0, 1e9))->capture_default_str();
+  app.add_flag("--serialize-links", f.serialize_links,
+               "Links with contention: each node's link carries one message at a time each "
+               "way, and the server's is shared by every worker (docs/simulator.md)");
+  app.add_option("--server-bandwidth-gbps", f.server_bandwidth_gbps,
+                 "With --serialize-links: the server's link, Gbit/s (0: infinite; < 0: "
+                 "--bandwidth-gbps)")
+      ->check(CLI::Range(-1.0, 1e9))->capture_default_str();
   app.add_option("--sample-ms", f.sample_ms, "Loss sampling interval, virtual ms")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--max-time-s", f.max_time_s,
@@ -206,6 +215,9 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.compute.straggler_factor = f.straggler_factor;
   o.network.latency = absl::Milliseconds(f.latency_ms);
   o.network.bandwidth_bytes_per_s = f.bandwidth_gbps * 1e9 / 8;
+  o.network.serialize_links = f.serialize_links;
+  o.network.server_bandwidth_bytes_per_s =
+      f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
   o.seed = seed;
   if (f.stop_at_target && f.model == "fashion") o.stop_at_accuracy = f.target_accuracy;
@@ -311,10 +323,16 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
         "kairos_policy_sim: build %s, %s\n"
         "model %s, %d workers, %s, lr %g, batch %d\n"
         "compute %g ms, worker 0 x%g, jitter %g, stragglers p=%g x%g; "
-        "latency %g ms, %g Gbit/s\n",
+        "latency %g ms, %g Gbit/s%s\n",
         KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f),
         o.learning_rate, f.batch, f.compute_ms, f.slow_factor, f.jitter, f.straggler_prob,
-        f.straggler_factor, f.latency_ms, f.bandwidth_gbps);
+        f.straggler_factor, f.latency_ms, f.bandwidth_gbps,
+        f.serialize_links
+            ? absl::StrFormat(", serialized links (server %s)",
+                              f.server_bandwidth_gbps < 0
+                                  ? std::string("as the workers'")
+                                  : absl::StrFormat("%g Gbit/s", f.server_bandwidth_gbps))
+            : std::string());
   }
 #ifndef NDEBUG
   std::cout << "WARNING: built without optimisation (assertions on): wall times are slow\n";

@@ -18,6 +18,7 @@ namespace kairos::sim {
 enum class EventKind {
   kReadArrives,     // a worker's read (pull) at `clock` reaches the server
   kPushArrives,     // a worker's push at `clock`, then its clock report, reach the server
+  kPushSent,        // serialized links only: a worker's push at `clock` leaves it
   kFailureDetected  // the server learns that `worker` has died
 };
 

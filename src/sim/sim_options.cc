@@ -78,6 +78,10 @@ absl::Status CheckNetwork(const NetworkOptions& n) {
     return Bad("network.bandwidth_bytes_per_s", ">= 0 (0: infinite)",
                absl::StrCat(n.bandwidth_bytes_per_s));
   }
+  if (!std::isfinite(n.server_bandwidth_bytes_per_s)) {
+    return Bad("network.server_bandwidth_bytes_per_s", "finite (< 0: the workers')",
+               absl::StrCat(n.server_bandwidth_bytes_per_s));
+  }
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "absl/time/time.h"
 #include "kairos/pace.h"
 #include "sim/event_queue.h"
+#include "sim/links.h"
 #include "sim/random.h"
 #include "sim/sim_server.h"
 
@@ -66,6 +68,11 @@ class Simulation {
   void Start();
   void Handle(const Event& e);
   void OnPushArrives(const Event& e);
+  // When the reply to w's read, served now, is back at w (its links reserved for it).
+  absl::Time ReplyArrives(WorkerId w);
+  // w sends its push at `clock` at time `at`: it arrives one transfer later, or (serialized
+  // links) the event kPushSent takes its links at `at`, in time order with other senders.
+  void SendPush(WorkerId w, Tick clock, absl::Time at);
   // The workers whose reads were served compute and push (see simulator.h, steps 3-5).
   void Compute(const std::vector<ServedRead>& served);
   // Eager pull (PS+): the reply of w's read at `clock` is served now; see simulator.h.
@@ -82,7 +89,8 @@ class Simulation {
   const SimOptions& options_;
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
-  const absl::Duration transfer_;  // one parameter or gradient message
+  const absl::Duration transfer_;  // one parameter or gradient message, without contention
+  std::optional<Links> links_;     // NetworkOptions::serialize_links
   const PaceModel pace_;           // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;
@@ -126,6 +134,26 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
   for (const WorkerFailure& f : options.failures) {
     workers_[static_cast<size_t>(f.worker)].fails_at = kStart + f.at;
   }
+  const NetworkOptions& n = options.network;
+  if (n.serialize_links) {
+    links_.emplace(options.num_workers, n.latency, n.bandwidth_bytes_per_s,
+                   n.server_bandwidth_bytes_per_s < 0 ? n.bandwidth_bytes_per_s
+                                                      : n.server_bandwidth_bytes_per_s);
+  }
+}
+
+absl::Time Simulation::ReplyArrives(WorkerId w) {
+  if (!links_) return now_ + transfer_;
+  return links_->Send(Links::kServer, w, 4.0 * model_->num_params(), now_);
+}
+
+void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
+  if (!links_) {
+    queue_.Schedule({.time = at + transfer_, .kind = EventKind::kPushArrives, .worker = w,
+                     .clock = clock});
+    return;
+  }
+  queue_.Schedule({.time = at, .kind = EventKind::kPushSent, .worker = w, .clock = clock});
 }
 
 void Simulation::Start() {
@@ -185,6 +213,13 @@ void Simulation::Handle(const Event& e) {
     case EventKind::kPushArrives:
       OnPushArrives(e);
       return;
+    case EventKind::kPushSent:
+      queue_.Schedule({.time = links_->Send(e.worker, Links::kServer,
+                                            4.0 * model_->num_params(), now_),
+                       .kind = EventKind::kPushArrives,
+                       .worker = e.worker,
+                       .clock = e.clock});
+      return;
     case EventKind::kFailureDetected:
       Compute(server_.OnLeave(e.worker, MemberState::kDead, now_));
       return;
@@ -224,7 +259,7 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
     // Drawn for every served read, so that worker w's k-th iteration always takes the
     // same time for a seed, whatever the policy.
     const absl::Duration compute = DrawComputeTime(r.worker, r.clock);
-    const absl::Time done = now_ + transfer_ + compute;
+    const absl::Time done = ReplyArrives(r.worker) + compute;
     if (done > worker.fails_at) continue;  // died before it could push
     worker.compute_time += compute;
     // The gradient is taken now, on the parameters served now: the worker computes on its
@@ -232,8 +267,7 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
     const std::vector<int> batch = SampleBatch(options_.seed, r.worker, r.clock,
                                                options_.batch_size, model_->num_examples());
     model_->Gradient(server_.params(), batch, &worker.pending);
-    queue_.Schedule({.time = done + transfer_, .kind = EventKind::kPushArrives,
-                     .worker = r.worker, .clock = r.clock});
+    SendPush(r.worker, r.clock, done);
   }
 }
 
@@ -247,7 +281,7 @@ void Simulation::EagerStep(const ServedRead& r) {
   const WorkerId w = r.worker;
   Worker& worker = workers_[static_cast<size_t>(w)];
   if (r.clock >= worker.target) return;  // the read after its last push: it finishes
-  const absl::Time back = now_ + transfer_;
+  const absl::Time back = ReplyArrives(w);
   int64_t foreign = 0;
   if (r.clock == 0) {
     // The initial pull: compute g_0 on it; its reply carries no clocks (as EagerSchedule).
@@ -272,8 +306,7 @@ void Simulation::EagerStep(const ServedRead& r) {
   const float scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
   worker.pending.swap(worker.next);
   worker.pending_scale = scale;
-  queue_.Schedule({.time = step + transfer_, .kind = EventKind::kPushArrives, .worker = w,
-                   .clock = r.clock});
+  SendPush(w, r.clock, step);
   // x_{t+1}; a refreshed worker (SaPS) takes the served parameters as they are.
   worker.params = server_.params();
   if (!(r.clock > 0 && r.refresh)) {

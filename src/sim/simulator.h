@@ -85,11 +85,18 @@ inline constexpr size_t kMaxProfilePoints = 1025;
 inline constexpr size_t kMaxProfiles = 65536;
 
 // The network between each worker and the server: a fixed latency plus the payload
-// (4 bytes per parameter) over a bandwidth, per message; no contention, no loss, and each
-// worker's link is ordered (FIFO).
+// (4 bytes per parameter) over a bandwidth, per message; no loss, and each worker's link is
+// ordered (FIFO). Without serialize_links there is no contention: every message takes
+// latency + bytes / bandwidth whatever else is in flight. With it, each node's link carries
+// one message at a time each way and the server's link is shared by every worker
+// (sim/links.h): BSP's replies, released together, leave the server one after the other.
 struct NetworkOptions {
   absl::Duration latency = absl::Microseconds(500);  // one way, >= 0
   double bandwidth_bytes_per_s = 1.25e9;               // 10 Gbit/s; 0: infinite
+  bool serialize_links = false;
+  // The server's link under serialize_links, bytes per second (0: infinite); < 0: the
+  // workers' bandwidth_bytes_per_s.
+  double server_bandwidth_bytes_per_s = -1.0;
 };
 
 // Worker `worker` stops at virtual time `at` (since the start).

@@ -46,7 +46,8 @@ std::vector<uint64_t> StalenessOfWorker0(const std::string& policy, bool eager) 
   push0(1);  // computed on the read after push 0 (eager: on the initial read)
   push0(2);
   std::vector<uint64_t> out;
-  for (const PushRecord& p : f.engine->metrics()[0].push_log) out.push_back(p.staleness);
+  const std::vector<WorkerMetrics> metrics = f.engine->metrics();  // a copy
+  for (const PushRecord& p : metrics[0].push_log) out.push_back(p.staleness);
   return out;
 }
 
@@ -70,7 +71,7 @@ TEST(EagerStalenessTest, APlainReadBetweenEagerPushesIsTheOneCountedFrom) {
   r = f.Req(EngineRequest::Kind::kPush, 0, 1);
   r.pull_after = true;
   f.engine->OnPush(r, Buffer::CopyOf(std::vector<float>{1, 1, 1, 1}), kT0);
-  const std::vector<PushRecord>& log = f.engine->metrics()[0].push_log;
+  const std::vector<PushRecord> log = f.engine->metrics()[0].push_log;
   ASSERT_EQ(log.size(), 2u);
   EXPECT_EQ(log[1].staleness, 1u);  // from the plain read, not from the eager one before it
 }
@@ -99,7 +100,7 @@ TEST(EagerStalenessTest, AnEagerPushsDriftSpansBothReads) {
     r = f.Req(EngineRequest::Kind::kPush, 0, 1);
     r.pull_after = true;
     f.engine->OnPush(r, Buffer::CopyOf(std::vector<float>{0, 0, 0, 0}), kT0);
-    const std::vector<PushRecord>& log = f.engine->metrics()[0].push_log;
+    const std::vector<PushRecord> log = f.engine->metrics()[0].push_log;
     ASSERT_EQ(log.size(), 2u);
     EXPECT_DOUBLE_EQ(log[0].value_staleness, 0.0);
     EXPECT_DOUBLE_EQ(log[1].value_staleness, c.expected);

@@ -7,6 +7,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -582,6 +583,9 @@ TEST(SimulatorTest, RejectsBadOptions) {
       status_of([](SimOptions& o) { o.compute.straggler_prob = 1.5; })));
   EXPECT_TRUE(absl::IsInvalidArgument(
       status_of([](SimOptions& o) { o.network.latency = -absl::Seconds(1); })));
+  EXPECT_TRUE(absl::IsInvalidArgument(status_of([](SimOptions& o) {
+    o.network.server_bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  })));
   EXPECT_TRUE(absl::IsInvalidArgument(
       status_of([](SimOptions& o) { o.failures = {{.worker = 9}}; })));
   EXPECT_TRUE(absl::IsInvalidArgument(
