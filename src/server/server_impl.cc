@@ -340,7 +340,9 @@ void ServerImpl::AnswerRetry(PeerId from, const wire::Header& h, int rank, Messa
     case EngineRequest::Kind::kPullSparse:
       return LogAndDispatch(from, rank, std::move(m), Now());
   }
-  // The eager push's read, as the pull it stands for.
+  // The eager push's read, as the pull it stands for. Served as a plain read, so the
+  // worker's next eager push counts its staleness from this read rather than the one
+  // before it (ShardChunk::ComputedOnReadBefore): short by a read, after a retry only.
   Message pull;
   pull.header = h;
   pull.header.set_kind(wire::PULL);
