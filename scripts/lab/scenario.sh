@@ -312,12 +312,16 @@ if ((plots)) && command -v gnuplot >/dev/null; then
     } >"$out/plots/${scenario}_accuracy.gp"
     # Time to target and iterations/s per policy: median with the seeds' range.
     awk -F'\t' -v sc="$scenario" 'NR > 1 && $1 == sc { print NR - 1, "\"" $2 "\"", ($7 == "" ? "NaN" : $7), ($8 == "" ? "NaN" : $8), ($9 == "" ? "NaN" : $9), $12, 100 * $13 }' "$summary" >"$out/plots/${scenario}_summary.dat"
+    # No time-to-target plot when no policy reached the target (runs at equal epochs).
+    reached=$(awk '$3 != "NaN"' "$out/plots/${scenario}_summary.dat" | wc -l)
     {
       echo "set terminal pngcairo size 900,500 noenhanced"
-      echo "set output '$out/plots/${scenario}_time_to_target.png'"
-      echo "set title 'scenario $scenario: time to test accuracy $target (median, min-max over seeds)'"
       echo "set ylabel 'seconds'; set style fill solid 0.5; set boxwidth 0.6; set grid ytics; set yrange [0:*]"
-      echo "plot '$out/plots/${scenario}_summary.dat' using 1:3:xtic(2) with boxes notitle, '' using 1:3:4:5 with yerrorbars lc rgb 'black' notitle"
+      if ((reached)); then
+        echo "set output '$out/plots/${scenario}_time_to_target.png'"
+        echo "set title 'scenario $scenario: time to test accuracy $target (median, min-max over seeds)'"
+        echo "plot '$out/plots/${scenario}_summary.dat' using 1:3:xtic(2) with boxes notitle, '' using 1:3:4:5 with yerrorbars lc rgb 'black' notitle"
+      fi
       echo "set output '$out/plots/${scenario}_throughput.png'"
       echo "set title 'scenario $scenario: iterations/s (all workers) and share of time blocked'"
       echo "set ylabel 'iterations/s'; set y2label 'blocked (%)'; set y2tics; set y2range [0:100]"
