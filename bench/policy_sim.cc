@@ -75,6 +75,8 @@ struct Flags {
   double bandwidth_gbps = 10.0;
   bool serialize_links = false;
   double server_bandwidth_gbps = -1.0;
+  double server_apply_ms = 0.0;
+  double server_read_ms = 0.0;
   double sample_ms = 250.0;
   double max_time_s = 30.0;
   double target_gap = 0.05;
@@ -132,6 +134,13 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "With --serialize-links: the server's link, Gbit/s (0: infinite; < 0: "
                  "--bandwidth-gbps)")
       ->check(CLI::Range(-1.0, 1e9))->capture_default_str();
+  app.add_option("--server-apply-ms", f.server_apply_ms,
+                 "The server's thread is busy this long per push (docs/simulator.md)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_option("--server-read-ms", f.server_read_ms,
+                 "The server's thread is busy this long per served read, before its reply "
+                 "leaves")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   app.add_option("--sample-ms", f.sample_ms, "Loss sampling interval, virtual ms")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--max-time-s", f.max_time_s,
@@ -216,6 +225,8 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.network.latency = absl::Milliseconds(f.latency_ms);
   o.network.bandwidth_bytes_per_s = f.bandwidth_gbps * 1e9 / 8;
   o.network.serialize_links = f.serialize_links;
+  o.server_cost.apply = absl::Microseconds(1000 * f.server_apply_ms);
+  o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);

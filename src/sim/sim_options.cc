@@ -115,6 +115,12 @@ absl::Status CheckFailures(const SimOptions& o) {
       return Bad("failures[].at", ">= 0 and finite", absl::FormatDuration(f.at));
     }
   }
+  for (const auto& [name, d] : {std::pair{"server_cost.apply", o.server_cost.apply},
+                                std::pair{"server_cost.read", o.server_cost.read}}) {
+    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
+    }
+  }
   if (o.detection_delay < absl::ZeroDuration() ||
       o.detection_delay == absl::InfiniteDuration()) {
     return Bad("detection_delay", ">= 0 and finite", absl::FormatDuration(o.detection_delay));

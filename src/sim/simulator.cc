@@ -91,6 +91,7 @@ class Simulation {
   const std::shared_ptr<const Model> model_;
   const absl::Duration transfer_;  // one parameter or gradient message, without contention
   std::optional<Links> links_;     // NetworkOptions::serialize_links
+  absl::Time server_free_ = kStart;  // ServerCostOptions: when the server's thread is free
   const PaceModel pace_;           // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;
@@ -143,8 +144,14 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
 }
 
 absl::Time Simulation::ReplyArrives(WorkerId w) {
-  if (!links_) return now_ + transfer_;
-  return links_->Send(Links::kServer, w, 4.0 * model_->num_params(), now_);
+  absl::Time leaves = now_;
+  const ServerCostOptions& cost = options_.server_cost;
+  if (cost.apply > absl::ZeroDuration() || cost.read > absl::ZeroDuration()) {
+    leaves = std::max(now_, server_free_) + cost.read;
+    server_free_ = leaves;
+  }
+  if (!links_) return leaves + transfer_;
+  return links_->Send(Links::kServer, w, 4.0 * model_->num_params(), leaves);
 }
 
 void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
@@ -228,6 +235,15 @@ void Simulation::Handle(const Event& e) {
 
 void Simulation::OnPushArrives(const Event& e) {
   const WorkerId w = e.worker;
+  if (options_.server_cost.apply > absl::ZeroDuration()) {
+    // Handled once the server's thread is free, then busy for the apply.
+    if (now_ < server_free_) {
+      queue_.Schedule(
+          {.time = server_free_, .kind = EventKind::kPushArrives, .worker = w, .clock = e.clock});
+      return;
+    }
+    server_free_ = now_ + options_.server_cost.apply;
+  }
   // The push, the clock report and the next read (or the finish) were sent back to back on
   // w's ordered link: the server handles them in that order, as server_impl.cc would.
   Worker& worker = workers_[static_cast<size_t>(w)];

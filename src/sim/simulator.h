@@ -99,6 +99,14 @@ struct NetworkOptions {
   double server_bandwidth_bytes_per_s = -1.0;
 };
 
+// What the server's one thread spends per request (a calibration, docs/simulator.md): a
+// push is handled once the server is free and keeps it busy for `apply`; each served read
+// keeps it busy for `read` before its reply leaves. Zero (the default): the server is free.
+struct ServerCostOptions {
+  absl::Duration apply = absl::ZeroDuration();  // >= 0
+  absl::Duration read = absl::ZeroDuration();   // >= 0
+};
+
 // Worker `worker` stops at virtual time `at` (since the start).
 struct WorkerFailure {
   int worker = 0;
@@ -125,6 +133,7 @@ struct SimOptions {
 
   ComputeOptions compute;
   NetworkOptions network;
+  ServerCostOptions server_cost;
   std::vector<WorkerFailure> failures;  // at most one per worker
   // How long after a failure the server is told (a heartbeat timeout). >= 0.
   absl::Duration detection_delay = absl::Seconds(1);
