@@ -240,8 +240,9 @@ struct StragglerDecision {
 // none: every push is kApply with weight 1.
 // saps (SaPS 2019): with tau = info.iteration_staleness() (or, with detect_ema, the EMA of
 // w's tau including this push) and S_max = s_max, or max(1, 2(N - 1)) when s_max = 0, plus
-// N under pull=eager (N = max(1, num_workers)): a push with tau > S_max is kDrop (or kDownWeight with weight
-// down_weight), refresh = true; any other is kApply. Fast workers are never held back.
+// N under pull=eager (N = max(1, num_workers)): a push with tau > S_max is kDrop (or
+// kDownWeight with weight down_weight), refresh = true; any other is kApply. Fast workers
+// are never held back.
 class StragglerPolicy {
  public:
   virtual ~StragglerPolicy() = default;

@@ -101,6 +101,16 @@ absl::Status CheckIterations(const SimOptions& o) {
   return absl::OkStatus();
 }
 
+absl::Status CheckServerCost(const ServerCostOptions& c) {
+  for (const auto& [name, d] :
+       {std::pair{"server_cost.apply", c.apply}, std::pair{"server_cost.read", c.read}}) {
+    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckFailures(const SimOptions& o) {
   std::vector<bool> seen(static_cast<size_t>(o.num_workers), false);
   for (const WorkerFailure& f : o.failures) {
@@ -113,12 +123,6 @@ absl::Status CheckFailures(const SimOptions& o) {
     seen[static_cast<size_t>(f.worker)] = true;
     if (f.at < absl::ZeroDuration() || f.at == absl::InfiniteDuration()) {
       return Bad("failures[].at", ">= 0 and finite", absl::FormatDuration(f.at));
-    }
-  }
-  for (const auto& [name, d] : {std::pair{"server_cost.apply", o.server_cost.apply},
-                                std::pair{"server_cost.read", o.server_cost.read}}) {
-    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-      return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
     }
   }
   if (o.detection_delay < absl::ZeroDuration() ||
@@ -144,7 +148,8 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
     return Bad("sample_interval", "> 0 and finite", absl::FormatDuration(o.sample_interval));
   }
   for (absl::Status s : {CheckIterations(o), CheckCompute(o.compute, o.num_workers),
-                         CheckNetwork(o.network), CheckFailures(o)}) {
+                         CheckNetwork(o.network), CheckServerCost(o.server_cost),
+                         CheckFailures(o)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

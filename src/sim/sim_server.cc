@@ -1,7 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // SimServer (see sim_server.h): events of the simulation turned into the engine's, and its
-// answers into served reads and refresh verdicts.
+// answers into served reads (with an eager read's refresh verdict).
 
 #include "sim/sim_server.h"
 
@@ -66,9 +66,7 @@ void SimServer::Answer(EngineAnswer answer) {
       // copy the chunk.
       served_.push_back({answer.request.rank, answer.request.clock, answer.refresh});
       return;
-    case EngineAnswer::Kind::kPushed:
-      refresh_ = answer.refresh;
-      return;
+    case EngineAnswer::Kind::kPushed:  // the simulation needs no acknowledgement
     case EngineAnswer::Kind::kFinished:
     case EngineAnswer::Kind::kError:
     case EngineAnswer::Kind::kAssigned:  // the simulation sends neither
@@ -97,24 +95,12 @@ std::vector<ServedRead> SimServer::OnRead(WorkerId w, Tick clock, absl::Time now
   return TakeServed();
 }
 
-bool SimServer::OnPush(WorkerId w, Tick clock, const Eigen::VectorXf& gradient,
-                       absl::Time now, float extra) {
+std::vector<ServedRead> SimServer::OnPush(WorkerId w, Tick clock,
+                                          const Eigen::VectorXf& gradient, absl::Time now,
+                                          float extra, bool pull_after) {
   EngineRequest r = Request(EngineRequest::Kind::kPush, w, clock);
   r.worker_scale = extra;
-  refresh_ = false;
-  Buffer g = Buffer::Allocate(size_);
-  std::copy(gradient.begin(), gradient.end(), g.data());
-  engine_->OnPush(r, std::move(g), now);
-  // A push serves no read (only clocks and leaving re-check them), so none is pending.
-  return refresh_;
-}
-
-std::vector<ServedRead> SimServer::OnPushPull(WorkerId w, Tick clock,
-                                              const Eigen::VectorXf& gradient, absl::Time now,
-                                              float extra) {
-  EngineRequest r = Request(EngineRequest::Kind::kPush, w, clock);
-  r.worker_scale = extra;
-  r.pull_after = true;
+  r.pull_after = pull_after;
   Buffer g = Buffer::Allocate(size_);
   std::copy(gradient.begin(), gradient.end(), g.data());
   engine_->OnPush(r, std::move(g), now);

@@ -58,17 +58,14 @@ class SimServer final : private internal::EngineHost {
   std::vector<ServedRead> OnRead(policy::WorkerId w, policy::Tick clock, absl::Time now);
   // Worker w's push at `clock` arrives: dropped, applied, or added to a bucket (a push of
   // a worker that has left is refused, as by a real server). `extra` multiplies the
-  // policy's scale (the worker's own eager-pull learning-rate scale). Returns the straggler
-  // policy's refresh verdict (false for a refused push).
-  bool OnPush(policy::WorkerId w, policy::Tick clock, const Eigen::VectorXf& gradient,
-              absl::Time now, float extra = 1.0f);
-  // An eager push (pull=eager): as OnPush, and the push asks for the read at clock + 1,
-  // served now if the gate admits it (returned, with the refresh verdict) or when a later
-  // event does. The engine then measures the push's staleness as for a real eager worker
-  // (from the read before its latest).
-  std::vector<ServedRead> OnPushPull(policy::WorkerId w, policy::Tick clock,
-                                     const Eigen::VectorXf& gradient, absl::Time now,
-                                     float extra);
+  // policy's scale (the worker's own eager-pull learning-rate scale). With `pull_after`
+  // (pull=eager) the push asks for the read at clock + 1, served now if the gate admits it
+  // (returned, with the straggler policy's refresh verdict) or when a later event does; the
+  // engine then measures the push's staleness as for a real eager worker (from the read
+  // before its latest). A plain push serves no read: nothing is returned.
+  std::vector<ServedRead> OnPush(policy::WorkerId w, policy::Tick clock,
+                                 const Eigen::VectorXf& gradient, absl::Time now,
+                                 float extra = 1.0f, bool pull_after = false);
   // Worker w reports that it completed `clock` iterations.
   std::vector<ServedRead> OnClock(policy::WorkerId w, policy::Tick clock, absl::Time now);
   // Worker w finished or was declared dead: it leaves the gate, its waiting reads are
@@ -92,7 +89,6 @@ class SimServer final : private internal::EngineHost {
   std::unique_ptr<internal::ShardEngine> engine_;
   uint64_t next_id_ = 1;
   std::vector<ServedRead> served_;  // reads answered by the current event
-  bool refresh_ = false;            // the last push's refresh verdict
 };
 
 }  // namespace kairos::sim

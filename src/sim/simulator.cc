@@ -89,7 +89,8 @@ class Simulation {
   const SimOptions& options_;
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
-  const absl::Duration transfer_;  // one parameter or gradient message, without contention
+  const double message_bytes_;     // one parameter or gradient message: 4 per parameter
+  const absl::Duration transfer_;  // such a message without contention
   std::optional<Links> links_;     // NetworkOptions::serialize_links
   absl::Time server_free_ = kStart;  // ServerCostOptions: when the server's thread is free
   const PaceModel pace_;           // the compute times, as a paced real worker's
@@ -106,8 +107,7 @@ class Simulation {
   bool reached_ = false;  // a sample reached options_.stop_at_accuracy
 };
 
-absl::Duration TransferTime(const NetworkOptions& n, int num_params) {
-  const double bytes = 4.0 * num_params;
+absl::Duration TransferTime(const NetworkOptions& n, double bytes) {
   if (n.bandwidth_bytes_per_s == 0.0) return n.latency;
   return n.latency + absl::Seconds(bytes / n.bandwidth_bytes_per_s);
 }
@@ -117,7 +117,8 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
     : options_(options),
       policy_(policy::ToString(spec)),
       model_(std::move(model)),
-      transfer_(TransferTime(options.network, model_->num_params())),
+      message_bytes_(4.0 * model_->num_params()),
+      transfer_(TransferTime(options.network, message_bytes_)),
       pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
@@ -151,7 +152,7 @@ absl::Time Simulation::ReplyArrives(WorkerId w) {
     server_free_ = leaves;
   }
   if (!links_) return leaves + transfer_;
-  return links_->Send(Links::kServer, w, 4.0 * model_->num_params(), leaves);
+  return links_->Send(Links::kServer, w, message_bytes_, leaves);
 }
 
 void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
@@ -221,8 +222,7 @@ void Simulation::Handle(const Event& e) {
       OnPushArrives(e);
       return;
     case EventKind::kPushSent:
-      queue_.Schedule({.time = links_->Send(e.worker, Links::kServer,
-                                            4.0 * model_->num_params(), now_),
+      queue_.Schedule({.time = links_->Send(e.worker, Links::kServer, message_bytes_, now_),
                        .kind = EventKind::kPushArrives,
                        .worker = e.worker,
                        .clock = e.clock});
@@ -246,21 +246,13 @@ void Simulation::OnPushArrives(const Event& e) {
   }
   // The push, the clock report and the next read (or the finish) were sent back to back on
   // w's ordered link: the server handles them in that order, as server_impl.cc would.
+  // An eager push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's.
   Worker& worker = workers_[static_cast<size_t>(w)];
-  if (eager_) {
-    // The push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's does.
-    Compute(server_.OnPushPull(w, e.clock, worker.pending, now_, worker.pending_scale));
-    Compute(server_.OnClock(w, e.clock + 1, now_));
-    if (e.clock + 1 >= worker.target) {
-      Compute(server_.OnLeave(w, MemberState::kFinished, now_));
-    }
-    return;
-  }
-  server_.OnPush(w, e.clock, worker.pending, now_);
+  Compute(server_.OnPush(w, e.clock, worker.pending, now_, worker.pending_scale, eager_));
   Compute(server_.OnClock(w, e.clock + 1, now_));
-  if (e.clock + 1 >= workers_[static_cast<size_t>(w)].target) {
+  if (e.clock + 1 >= worker.target) {
     Compute(server_.OnLeave(w, MemberState::kFinished, now_));
-  } else {
+  } else if (!eager_) {
     Compute(server_.OnRead(w, e.clock + 1, now_));
   }
 }
