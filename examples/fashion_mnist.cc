@@ -373,6 +373,7 @@ int main(int argc, char **argv) {
   };
   absl::Status status;
   std::vector<fmnist::PolicyCounts> policy_counts;  // per rank; empty: unknown (launched)
+  std::vector<fmnist::LoggedStaleness> logged;  // per rank, with --log-pushes (embedded)
   std::unique_ptr<fmnist::Trainer> trainer;
   if (launched) {
     trainer = std::make_unique<fmnist::Trainer>(&*data, f.train, f.workers, hooks);
@@ -407,6 +408,7 @@ int main(int argc, char **argv) {
     trainer->Start();
     status = cluster->Run(body);
     policy_counts = fmnist::ServerPolicyCounts(*cluster);
+    if (f.log_pushes > 0) logged = fmnist::ServerLoggedStaleness(*cluster);
     absl::Status shutdown = cluster->Shutdown();
     if (status.ok()) status = shutdown;
   }
@@ -484,17 +486,17 @@ int main(int argc, char **argv) {
       CountSum(policy_counts, &fmnist::PolicyCounts::zero_answers).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::dropped).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::downweighted).c_str());
-  if (f.log_pushes > 0 && !launched) {
+  if (!logged.empty()) {
     std::string pushes;
-    for (size_t r = 0; r < policy_counts.size(); ++r) {
-      const fmnist::PolicyCounts &c = policy_counts[r];
-      absl::StrAppend(&pushes, r == 0 ? "" : " ", "worker ", r, ": ", c.logged,
-                      " iterations, value staleness ", Number(c.value_staleness_mean, 4),
+    for (size_t r = 0; r < logged.size(); ++r) {
+      const fmnist::LoggedStaleness &l = logged[r];
+      absl::StrAppend(&pushes, r == 0 ? "" : " ", "worker ", r, ": ", l.iterations,
+                      " iterations, value staleness ", Number(l.value_staleness_mean, 4),
                       ", correlation with the iteration staleness ",
-                      std::isnan(c.value_iteration_correlation)
+                      std::isnan(l.value_iteration_correlation)
                           ? "-"
-                          : Number(c.value_iteration_correlation, 3));
-      absl::StrAppend(&pushes, ";");
+                          : Number(l.value_iteration_correlation, 3),
+                      ";");
     }
     std::printf("logged pushes: %s\n", pushes.c_str());
   }

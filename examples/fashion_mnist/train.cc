@@ -137,10 +137,6 @@ std::vector<Eigen::MatrixXf> CopyOf(Model &model) {
 
 std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster) {
   std::vector<PolicyCounts> counts(static_cast<size_t>(cluster.num_workers()));
-  // Per rank and clock, over the logged pushes of every table and shard: the largest
-  // iteration staleness and the sum of the squared value stalenesses (so that a clock's
-  // value staleness is the drift of the whole model, not of one chunk).
-  std::vector<std::map<int64_t, std::pair<double, double>>> by_clock(counts.size());
   for (int shard = 0; shard < cluster.num_servers(); ++shard) {
     for (const kairos::WorkerMetrics &m : cluster.server_stats(shard).workers) {
       if (m.rank < 0 || m.rank >= static_cast<int>(counts.size())) continue;
@@ -151,6 +147,20 @@ std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster
       c.zero_answers += m.zero_answers;
       c.grants += m.grants;
       c.granted_reads += m.granted_reads;
+    }
+  }
+  return counts;
+}
+
+std::vector<LoggedStaleness> ServerLoggedStaleness(const kairos::LocalCluster &cluster) {
+  const auto workers = static_cast<size_t>(cluster.num_workers());
+  // Per rank and clock, over the logged pushes of every table and shard: the largest
+  // iteration staleness and the sum of the squared value stalenesses (so that a clock's
+  // value staleness is the drift of the whole model, not of one chunk).
+  std::vector<std::map<int64_t, std::pair<double, double>>> by_clock(workers);
+  for (int shard = 0; shard < cluster.num_servers(); ++shard) {
+    for (const kairos::WorkerMetrics &m : cluster.server_stats(shard).workers) {
+      if (m.rank < 0 || static_cast<size_t>(m.rank) >= workers) continue;
       for (const kairos::PushRecord &p : m.push_log) {
         if (p.dropped) continue;
         std::pair<double, double> &b = by_clock[static_cast<size_t>(m.rank)][p.clock];
@@ -159,7 +169,8 @@ std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster
       }
     }
   }
-  for (size_t r = 0; r < counts.size(); ++r) {
+  std::vector<LoggedStaleness> out(workers);
+  for (size_t r = 0; r < workers; ++r) {
     double n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
     for (const auto &[clock, b] : by_clock[r]) {
       const double x = b.first;
@@ -171,16 +182,16 @@ std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster &cluster
       syy += y * y;
       sxy += x * y;
     }
-    PolicyCounts &c = counts[r];
-    c.logged = static_cast<uint64_t>(n);
-    c.value_staleness_mean = n > 0 ? sy / n : 0.0;
+    LoggedStaleness &l = out[r];
+    l.iterations = static_cast<uint64_t>(n);
+    l.value_staleness_mean = n > 0 ? sy / n : 0.0;
     const double vx = n * sxx - sx * sx;
     const double vy = n * syy - sy * sy;
-    c.value_iteration_correlation = n >= 3 && vx > 0 && vy > 0
+    l.value_iteration_correlation = n >= 3 && vx > 0 && vy > 0
                                         ? (n * sxy - sx * sy) / std::sqrt(vx * vy)
                                         : std::numeric_limits<double>::quiet_NaN();
   }
-  return counts;
+  return out;
 }
 
 absl::Status CheckConfig(const TrainConfig &c) {

@@ -164,18 +164,25 @@ struct PolicyCounts {
   uint64_t zero_answers = 0;
   uint64_t grants = 0;
   uint64_t granted_reads = 0;
-  // Over the iterations whose pushes the servers logged (ServerOptions::push_log_size;
-  // dropped pushes left out): their number, the mean value staleness of the whole model
-  // (the norm of VSGD's ||D|| over every chunk pushed; 0 without weight=value) and its
-  // Pearson correlation with the iteration staleness (the largest of the iteration's
-  // pushes; NaN with fewer than 3 iterations or no variation in either).
-  uint64_t logged = 0;
-  double value_staleness_mean = 0.0;
-  double value_iteration_correlation = 0.0;
 };
 
 // Per rank, from the servers of an embedded cluster (LocalCluster::server_stats).
 std::vector<PolicyCounts> ServerPolicyCounts(const kairos::LocalCluster& cluster);
+
+// One worker's pushes as the servers logged them (ServerOptions::push_log_size; dropped
+// pushes left out), per iteration: their number, the mean value staleness of the whole
+// model (the norm of VSGD's ||D|| over every chunk pushed; 0 without weight=value) and its
+// Pearson correlation with the iteration staleness (the largest of the iteration's pushes;
+// NaN with fewer than 3 iterations or no variation in either).
+struct LoggedStaleness {
+  uint64_t iterations = 0;
+  double value_staleness_mean = 0.0;
+  double value_iteration_correlation = 0.0;
+};
+
+// Per rank, from the servers' push logs of an embedded cluster; once, at the end (it walks
+// every logged push).
+std::vector<LoggedStaleness> ServerLoggedStaleness(const kairos::LocalCluster& cluster);
 
 // One iteration of one worker, timed by its thread (Hooks::on_iteration): what a
 // calibration of the simulator measures (docs/simulator.md).
