@@ -38,9 +38,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "bench/bench_common.h"
 #include "bench/calibration.h"
 #include "bench/policy_list.h"
+#include "fashion_mnist/target_crossing.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
@@ -64,6 +66,7 @@ struct Flags {
   int workers = 16;
   int64_t iterations = 0;  // 0: no limit, run until max_time_s
   double slow_factor = 4.0;
+  std::vector<double> slowdown;  // per worker; replaces slow_factor when given
   double jitter = 0.2;
   double straggler_prob = 0.0;
   double straggler_factor = 5.0;
@@ -84,6 +87,9 @@ struct Flags {
   std::string fashion_dir = kFashionMnistDir;
   int fashion_train = 10000;
   int fashion_test = 2000;
+  int hidden = 128;        // --model mlp
+  double average_s = 0.0;  // SimOptions::average_window
+  bool smoothed_target = false;
   uint64_t seed = 1;
   int seeds = 1;  // runs per policy, on seeds seed, seed + 1, ...
   bool fail_on_divergence = false;
@@ -105,6 +111,10 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--slow-factor", f.slow_factor, "Worker 0 computes this many times slower")
       ->check(CLI::Range(1.0, 1e6))->capture_default_str();
+  app.add_option("--slowdown", f.slowdown,
+                 "Per-worker slowdowns, comma-separated (worker 0 first; missing ones are 1), "
+                 "instead of --slow-factor: the lab's straggler scenario at 4 workers is 1,1,1,4")
+      ->delimiter(',')->check(CLI::Range(1.0, 1e6));
   app.add_option("--jitter", f.jitter,
                  "Mean of the exponential jitter, as a fraction of the compute time")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
@@ -113,11 +123,14 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--straggler-factor", f.straggler_factor, "Slowdown of a straggling iteration")
       ->check(CLI::Range(1.0, 1e6))->capture_default_str();
   app.add_option("--model", f.model,
-                 "quadratic, or fashion (softmax regression on Fashion-MNIST; on synthetic "
-                 "clusters when it is not installed)")
-      ->check(CLI::IsMember({"quadratic", "fashion"}))->capture_default_str();
+                 "quadratic, fashion (softmax regression on Fashion-MNIST; on synthetic "
+                 "clusters when it is not installed) or mlp (the Fashion-MNIST example's MLP "
+                 "on standardized features, --hidden units)")
+      ->check(CLI::IsMember({"quadratic", "fashion", "mlp"}))->capture_default_str();
+  app.add_option("--hidden", f.hidden, "mlp: hidden units")
+      ->check(CLI::Range(1, kMaxMlpHidden))->capture_default_str();
   app.add_option("--lr", f.learning_rate,
-                 "SGD learning rate (default 0.1 for quadratic, 0.05 for fashion)")
+                 "SGD learning rate (default 0.1 for quadratic, 0.05 for fashion and mlp)")
       ->check(CLI::PositiveNumber);
   app.add_option("--batch", f.batch, "Mini-batch size")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
@@ -140,6 +153,11 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--server-read-ms", f.server_read_ms,
                  "The server's thread is busy this long per served read, before its reply "
                  "leaves")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_option("--average-s", f.average_s,
+                 "Evaluate the mean of worker 0's reads of the last this many virtual seconds "
+                 "instead of the server's parameters (the lab's --average-s, docs/lab.md); "
+                 "0: no averaging")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   app.add_option("--sample-ms", f.sample_ms, "Loss sampling interval, virtual ms")
       ->check(CLI::PositiveNumber)->capture_default_str();
@@ -176,10 +194,16 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "measured startup. Replaces --model, --lr, --batch, --compute-ms, "
                  "--slow-factor, --jitter, --straggler-*, --latency-ms, --bandwidth-gbps, "
                  "--sample-ms, --target-accuracy and the Fashion-MNIST sizes");
-  app.add_flag("--stop-at-target", f.stop_at_target,
-               "A classifier's run stops at the first sample that reaches the target accuracy "
-               "(faster when only the time to target matters; the final figures are then "
-               "those at the target)");
+  app.add_flag(
+      "--stop-at-target", f.stop_at_target,
+      "A classifier's run stops at the first sample that reaches the target accuracy "
+      "(faster when only the time to target matters; the final figures are then those at "
+      "the target; with --smoothed-target, at the sample that makes the crossing known)");
+  app.add_flag("--smoothed-target", f.smoothed_target,
+               "A classifier's time to target as the lab measures it "
+               "(examples/fashion_mnist/target_crossing.h): each sample's accuracy smoothed "
+               "with its two neighbours, the time interpolated between the two smoothed "
+               "samples that straddle the target");
 }
 
 
@@ -187,13 +211,19 @@ void AddOptions(CLI::App& app, Flags& f) {
 // on it; the Fashion-MNIST files do not).
 absl::StatusOr<std::shared_ptr<const Model>> BuildModel(const Flags& f, uint64_t seed) {
   if (f.calibration) return MakeFashionModel(ToModelOptions(*f.calibration, f.fashion_dir, seed));
-  if (f.model == "fashion") {
+  if (f.model == "fashion" || f.model == "mlp") {
     FashionOptions o;
     o.dir = f.fashion_dir;
     o.max_train = f.fashion_train;
     o.max_test = f.fashion_test;
     o.softmax.max_eval_examples = f.fashion_test;
     o.fallback.seed = seed;
+    if (f.model == "mlp") {
+      // The example's MLP and data loader: standardized features, Glorot-uniform weights.
+      o.mlp_hidden = f.hidden;
+      o.mlp = {.hidden = f.hidden, .seed = seed, .max_eval_examples = f.fashion_test};
+      o.standardize = true;
+    }
     return MakeFashionModel(o);
   }
   return MakeQuadraticModel({.seed = seed});
@@ -213,12 +243,12 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.num_workers = f.workers;
   o.model = std::move(model);
   o.learning_rate = static_cast<float>(
-      f.learning_rate > 0 ? f.learning_rate : (f.model == "fashion" ? 0.05 : 0.1));
+      f.learning_rate > 0 ? f.learning_rate : (f.model == "quadratic" ? 0.1 : 0.05));
   o.batch_size = f.batch;
   o.iterations = f.iterations > 0 ? f.iterations : kNoLimit;
   if (f.max_time_s > 0) o.max_time = absl::Seconds(f.max_time_s);
   o.compute.compute_time = absl::Milliseconds(f.compute_ms);
-  o.compute.slowdown = {f.slow_factor};
+  o.compute.slowdown = f.slowdown.empty() ? std::vector<double>{f.slow_factor} : f.slowdown;
   o.compute.jitter_mean = f.jitter;
   o.compute.straggler_prob = f.straggler_prob;
   o.compute.straggler_factor = f.straggler_factor;
@@ -230,12 +260,24 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
+  o.average_window = absl::Seconds(f.average_s);
   o.seed = seed;
-  if (f.stop_at_target && f.model == "fashion") o.stop_at_accuracy = f.target_accuracy;
+  if (f.stop_at_target && f.model != "quadratic") {
+    if (f.smoothed_target) {
+      // Stop once the smoothed crossing is known (each run's options get their own).
+      auto crossing = std::make_shared<fmnist::TargetCrossing>(f.target_accuracy);
+      o.stop_after = [crossing](const SimSample& s) {
+        return crossing->Add(absl::ToDoubleSeconds(s.time), s.accuracy);
+      };
+    } else {
+      o.stop_at_accuracy = f.target_accuracy;
+    }
+  }
   return o;
 }
 
-// The first sample that reaches the target: accuracy for a classifier, else the loss gap.
+// The first sample that reaches the target: accuracy for a classifier, else the loss gap;
+// with --smoothed-target the lab's crossing of the smoothed accuracy.
 std::optional<absl::Duration> TimeToTarget(const Flags& f, const SimResult& r) {
   const double initial_gap = r.samples.front().loss - r.optimal_loss;
   const double target_accuracy =
@@ -243,6 +285,15 @@ std::optional<absl::Duration> TimeToTarget(const Flags& f, const SimResult& r) {
   // A calibrated run's times include the measured startup (joining the job).
   const absl::Duration startup =
       f.calibration ? absl::Seconds(f.calibration->startup_s) : absl::ZeroDuration();
+  if (f.smoothed_target && r.has_accuracy) {
+    fmnist::TargetCrossing crossing(target_accuracy);
+    for (const SimSample& s : r.samples) {
+      if (crossing.Add(absl::ToDoubleSeconds(s.time), s.accuracy)) {
+        return startup + absl::Seconds(crossing.time_s());
+      }
+    }
+    return std::nullopt;
+  }
   for (const SimSample& s : r.samples) {
     const bool reached = r.has_accuracy
                              ? s.accuracy >= target_accuracy
@@ -263,7 +314,7 @@ struct Row {
   std::optional<absl::Duration> to_target;
   double initial_loss = 0, final_loss = 0, final_accuracy = 0, iterations_per_s = 0;
   uint64_t nonfinite_pushes = 0;  // refused, as a server refuses them: the run diverged
-  double blocked_s = 0, mean_staleness = 0, end_s = 0, wall_ms = 0;
+  double blocked_s = 0, pull_s = 0, mean_staleness = 0, end_s = 0, wall_ms = 0;
   uint64_t max_staleness = 0;
   int64_t max_lead = 0, iterations = 0;
 
@@ -289,6 +340,7 @@ Row Summarize(const Flags& f, const SimResult& r, absl::Duration wall) {
   row.iterations = r.total_iterations();
   row.iterations_per_s = row.end_s > 0 ? static_cast<double>(row.iterations) / row.end_s : 0;
   row.blocked_s = absl::ToDoubleSeconds(r.total_blocked_time);
+  for (const SimWorkerResult& w : r.workers) row.pull_s += absl::ToDoubleSeconds(w.pull_time);
   row.mean_staleness = r.staleness.mean();
   row.max_staleness = r.staleness.max();
   row.max_lead = r.max_read_lead;
@@ -333,10 +385,13 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
     std::cout << absl::StrFormat(
         "kairos_policy_sim: build %s, %s\n"
         "model %s, %d workers, %s, lr %g, batch %d\n"
-        "compute %g ms, worker 0 x%g, jitter %g, stragglers p=%g x%g; "
+        "compute %g ms, %s, jitter %g, stragglers p=%g x%g; "
         "latency %g ms, %g Gbit/s%s\n",
         KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f),
-        o.learning_rate, f.batch, f.compute_ms, f.slow_factor, f.jitter, f.straggler_prob,
+        o.learning_rate, f.batch, f.compute_ms,
+        f.slowdown.empty() ? absl::StrFormat("worker 0 x%g", f.slow_factor)
+                           : absl::StrCat("slowdowns ", absl::StrJoin(f.slowdown, ",")),
+        f.jitter, f.straggler_prob,
         f.straggler_factor, f.latency_ms, f.bandwidth_gbps,
         f.serialize_links
             ? absl::StrFormat(", serialized links (server %s)",
@@ -442,13 +497,13 @@ void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "policy,error,time_to_target_s,final_loss,final_accuracy,end_time_s,iterations,"
          "iterations_per_s,blocked_s,mean_staleness,max_staleness,max_read_lead,wall_ms,"
-         "seed,diverged\n";
+         "seed,diverged,pull_s\n";
   for (const Row& r : rows) {
     out << absl::StrFormat(
-        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d\n", r.policy,
+        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f\n", r.policy,
         r.error, r.to_target ? Target(r) : "", r.final_loss, r.final_accuracy, r.end_s,
         r.iterations, r.iterations_per_s, r.blocked_s, r.mean_staleness, r.max_staleness,
-        r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0);
+        r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0, r.pull_s);
   }
 }
 
@@ -476,8 +531,9 @@ int Run(Flags& f) {
   // the same data whatever the seed, so they are read once.
   std::vector<std::shared_ptr<const Model>> models;
   for (int i = 0; i < f.seeds; ++i) {
-    // (The calibrated MLP's initial weights depend on the seed: built for each.)
-    if (i > 0 && !f.calibration && absl::StrContains(models.front()->name(), "fashion-mnist")) {
+    // (An MLP's initial weights depend on the seed: built for each.)
+    if (i > 0 && !f.calibration && f.model == "fashion" &&
+        absl::StrContains(models.front()->name(), "fashion-mnist")) {
       models.push_back(models.front());
       continue;
     }

@@ -32,7 +32,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,10 +41,9 @@
 #include "absl/synchronization/mutex.h"
 #include "fashion_mnist/data.h"
 #include "fashion_mnist/models.h"
+#include "fashion_mnist/target_crossing.h"
 
 namespace fmnist {
-
-inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // One evaluation of one snapshot.
 struct EvalRecord {
@@ -74,32 +72,6 @@ struct EvalRecord {
   double eager_wait_s = 0.0;
   int64_t overruns = 0;
   std::vector<double> blocked_s;  // per rank; kUnknown for workers of other processes
-};
-
-// When a curve of (time, accuracy) points, added in time order, first reaches `target`:
-// point i's smoothed accuracy is the mean of points i - 1, i and i + 1, so the first and
-// the last point have none, and the crossing lies between the first two consecutive
-// smoothed points that straddle the target, interpolated linearly in time (the first
-// smoothed point's time when it is already there). A crossing is known one point after the
-// smoothed curve reaches the target. Thread-safety: none.
-class TargetCrossing {
- public:
-  // target > 0; 0 or less: never crossed.
-  explicit TargetCrossing(double target) : target_(target) {}
-  // Adds the next point; true when this point made the crossing known.
-  bool Add(double time_s, double accuracy);
-  // The crossing's time; kUnknown until it is known.
-  double time_s() const { return time_s_; }
-
- private:
-  const double target_;
-  double time_s_ = kUnknown;
-  int points_ = 0;
-  double t_[3] = {0, 0, 0};    // the last three points, oldest first
-  double acc_[3] = {0, 0, 0};
-  bool have_smoothed_ = false;  // a previous smoothed point
-  double smoothed_t_ = 0.0;
-  double smoothed_acc_ = 0.0;
 };
 
 // Parameters handed to the evaluator: the sum of `reads` reads of them (reads >= 1; 1: a

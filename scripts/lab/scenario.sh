@@ -10,11 +10,9 @@
 #       [--shaped "SHAPED_JOB_LINK_OPTIONS"] [--out DIR]
 #       [--example PATH] [--no-build] [--no-plots] [-- MORE FLAGS OF THE EXAMPLE]
 #
-# Scenarios (W workers; the slow ones are the last ranks):
-#   homogeneous  every worker at the pace
-#   straggler    the last worker 4x slower, persistently
-#   transient    each iteration of each worker 4x slower with probability 0.1
-#   two-speeds   the last half of the workers 2.7x slower
+# Scenarios (scripts/lab/scenarios.sh; W workers, the slow ones are the last ranks):
+# homogeneous, straggler (the last worker 4x slower), transient (each iteration 4x slower
+# with probability 0.1), two-speeds (the last half 2.7x slower).
 #
 # Learning rates: a policy named in --lr runs at that rate; every other policy first runs
 # once per rate of --grid on --tune-seed (a seed of its own, so the chosen rate is not judged
@@ -99,25 +97,11 @@ done
 [[ $workers =~ ^[0-9]+$ ]] && ((workers >= 1)) || die "--workers: a number >= 1"
 ((${#seeds[@]})) || die "--seeds: at least one seed"
 
-# The example's flags of a scenario, for `workers` workers.
-scenario_flags() {
-  local i list=()
-  case "$1" in
-    homogeneous) echo "" ;;
-    straggler)
-      for ((i = 0; i < workers; i++)); do list+=($((i == workers - 1 ? 4 : 1))); done
-      echo "--slowdown $(IFS=,; echo "${list[*]}")" ;;
-    transient) echo "--straggler-prob 0.1 --straggler-factor 4" ;;
-    two-speeds)
-      for ((i = 0; i < workers; i++)); do
-        if ((i >= workers - workers / 2)); then list+=(2.7); else list+=(1); fi
-      done
-      echo "--slowdown $(IFS=,; echo "${list[*]}")" ;;
-    *) return 1 ;;
-  esac
-}
+# The example's flags of a scenario, for `workers` workers (scripts/lab/scenarios.sh).
+source scripts/lab/scenarios.sh
+scenario_flags() { lab_scenario_flags "$1" "$workers"; }
 for s in "${scenarios[@]}"; do
-  scenario_flags "$s" >/dev/null || die "unknown scenario '$s' (homogeneous, straggler, transient, two-speeds)"
+  scenario_flags "$s" >/dev/null || die "unknown scenario '$s' ($lab_scenario_names)"
 done
 
 if ((build)); then

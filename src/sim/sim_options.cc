@@ -147,6 +147,9 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
       o.sample_interval == absl::InfiniteDuration()) {
     return Bad("sample_interval", "> 0 and finite", absl::FormatDuration(o.sample_interval));
   }
+  if (o.average_window < absl::ZeroDuration() || o.average_window == absl::InfiniteDuration()) {
+    return Bad("average_window", ">= 0 and finite", absl::FormatDuration(o.average_window));
+  }
   for (absl::Status s : {CheckIterations(o), CheckCompute(o.compute, o.num_workers),
                          CheckNetwork(o.network), CheckServerCost(o.server_cost),
                          CheckFailures(o)}) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,7 @@ class Simulation {
     Rng profile{0};                                  // draws from a measured profile
     Eigen::VectorXf pending;                         // gradient of its push in flight
     absl::Duration compute_time;
+    absl::Duration pull_time;  // SimWorkerResult::pull_time, the gate's wait not included
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
     // how long it took), when that gradient is done, the scale its push in flight
     // carries, and the latest clocks it was told (the foreign updates between its two
@@ -81,8 +83,13 @@ class Simulation {
   // that clock).
   absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
   bool AllLeft() const { return server_.gate().clocks().num_active() == 0; }
+  // SimOptions::average_window: worker 0 was served the server's parameters now.
+  void AddRead(WorkerId w);
+  // What a sample at `t` evaluates: the server's parameters, or the window's mean read.
+  Eigen::VectorXf Evaluated(absl::Time t);
   void SampleBefore(absl::Time t);
-  void TakeSample(absl::Time t);
+  // A sample at t; `during_run`: the stopping rules apply (not to the final samples).
+  void TakeSample(absl::Time t, bool during_run = true);
   void FinalSamples();
   SimResult Collect() const;
 
@@ -102,9 +109,18 @@ class Simulation {
   absl::Time now_ = kStart;
   absl::Time next_sample_ = kStart;
   std::vector<SimSample> samples_;
+  // SimOptions::average_window: worker 0's reads since the last sample, and per sample in
+  // the window, its time and reads (the sum and how many).
+  struct ReadSum {
+    absl::Time time;
+    Eigen::VectorXf sum;
+    int64_t reads = 0;
+  };
+  ReadSum reads_since_sample_;
+  std::deque<ReadSum> read_window_;
   uint64_t events_ = 0;
   bool time_limited_ = false;
-  bool reached_ = false;  // a sample reached options_.stop_at_accuracy
+  bool reached_ = false;  // a sample met options_.stop_at_accuracy or stop_after
 };
 
 absl::Duration TransferTime(const NetworkOptions& n, double bytes) {
@@ -259,6 +275,7 @@ void Simulation::OnPushArrives(const Event& e) {
 
 void Simulation::Compute(const std::vector<ServedRead>& served) {
   for (const ServedRead& r : served) {
+    AddRead(r.worker);
     if (eager_) {
       EagerStep(r);
       continue;
@@ -267,7 +284,10 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
     // Drawn for every served read, so that worker w's k-th iteration always takes the
     // same time for a seed, whatever the policy.
     const absl::Duration compute = DrawComputeTime(r.worker, r.clock);
-    const absl::Time done = ReplyArrives(r.worker) + compute;
+    const absl::Time back = ReplyArrives(r.worker);
+    // The request's latency, the server's queue and read, the reply's transfer.
+    worker.pull_time += options_.network.latency + (back - now_);
+    const absl::Time done = back + compute;
     if (done > worker.fails_at) continue;  // died before it could push
     worker.compute_time += compute;
     // The gradient is taken now, on the parameters served now: the worker computes on its
@@ -309,6 +329,9 @@ void Simulation::EagerStep(const ServedRead& r) {
     }
   }
   const absl::Time step = std::max(back, worker.next_done);
+  // What the worker waits for: the reply, once its gradient is done (the first pull whole).
+  worker.pull_time +=
+      r.clock == 0 ? options_.network.latency + (back - now_) : step - worker.next_done;
   if (step > worker.fails_at) return;  // died before it could push
   worker.compute_time += worker.next_compute;
   const float scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
@@ -347,25 +370,55 @@ void Simulation::SampleBefore(absl::Time t) {
   }
 }
 
-void Simulation::TakeSample(absl::Time t) {
-  const Evaluation eval = model_->Evaluate(server_.params());
+void Simulation::AddRead(WorkerId w) {
+  if (w != 0 || options_.average_window <= absl::ZeroDuration()) return;
+  Eigen::VectorXf& sum = reads_since_sample_.sum;
+  if (sum.size() == 0) sum = Eigen::VectorXf::Zero(server_.params().size());
+  sum += server_.params();
+  ++reads_since_sample_.reads;
+}
+
+Eigen::VectorXf Simulation::Evaluated(absl::Time t) {
+  if (options_.average_window <= absl::ZeroDuration()) return server_.params();
+  // As the lab's SnapshotWindow: the samples of (t - window, t], each with its reads.
+  reads_since_sample_.time = t;
+  read_window_.push_back(std::move(reads_since_sample_));
+  reads_since_sample_ = ReadSum{};
+  while (read_window_.size() > 1 && !(read_window_.front().time > t - options_.average_window)) {
+    read_window_.pop_front();
+  }
+  Eigen::VectorXf mean = Eigen::VectorXf::Zero(server_.params().size());
+  int64_t reads = 0;
+  for (const ReadSum& r : read_window_) {
+    if (r.reads == 0) continue;
+    mean += r.sum;
+    reads += r.reads;
+  }
+  if (reads == 0) return server_.params();
+  return mean / static_cast<float>(reads);
+}
+
+void Simulation::TakeSample(absl::Time t, bool during_run) {
+  const Evaluation eval = model_->Evaluate(Evaluated(t));
   int64_t iterations = 0;
   const policy::WorkerClocks& clocks = server_.gate().clocks();
   for (WorkerId w = 0; w < clocks.num_workers(); ++w) iterations += clocks.clock(w);
   samples_.push_back({.time = t - kStart, .version = server_.version(),
                       .iterations = iterations, .loss = eval.loss, .accuracy = eval.accuracy});
+  if (!during_run) return;
   if (options_.stop_at_accuracy > 0 && model_->has_accuracy() &&
       eval.accuracy >= options_.stop_at_accuracy) {
     reached_ = true;
   }
+  if (options_.stop_after && options_.stop_after(samples_.back())) reached_ = true;
 }
 
 void Simulation::FinalSamples() {
   while (next_sample_ <= now_) {
-    TakeSample(next_sample_);
+    TakeSample(next_sample_, /*during_run=*/false);
     next_sample_ += options_.sample_interval;
   }
-  if (samples_.back().time != now_ - kStart) TakeSample(now_);
+  if (samples_.back().time != now_ - kStart) TakeSample(now_, /*during_run=*/false);
 }
 
 SimResult Simulation::Collect() const {
@@ -390,6 +443,9 @@ SimResult Simulation::Collect() const {
     wr.iterations = clocks.clock(w);
     wr.state = clocks.state(w);
     wr.compute_time = workers_[i].compute_time;
+    // Under eager pull the gate's wait is already in the wait for the reply.
+    wr.pull_time =
+        workers_[i].pull_time + (eager_ ? absl::ZeroDuration() : wr.metrics.blocked_time);
     wr.dropped_pushes = wr.metrics.dropped;
     r.staleness.Merge(wr.metrics.staleness);
     r.max_read_lead = std::max(r.max_read_lead, wr.metrics.max_read_lead);

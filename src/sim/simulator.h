@@ -38,6 +38,7 @@
 #define KAIROS_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,6 +114,15 @@ struct WorkerFailure {
   absl::Duration at = absl::ZeroDuration();
 };
 
+// The model's state at one virtual time: every event up to and including that time.
+struct SimSample {
+  absl::Duration time;       // since the start
+  uint64_t version = 0;      // updates applied so far
+  int64_t iterations = 0;    // sum of the workers' clocks at the server
+  double loss = 0.0;
+  double accuracy = 0.0;     // classification models only
+};
+
 struct SimOptions {
   // The policy spec string (docs/policies.md), parsed with policy::ParsePolicySpec.
   std::string policy = "bsp";
@@ -141,24 +151,25 @@ struct SimOptions {
   // Loss (and accuracy) are evaluated every sample_interval of virtual time (and at the
   // start and the end). Each sample costs one full evaluation of the model. > 0.
   absl::Duration sample_interval = absl::Seconds(1);
+  // > 0: what a sample evaluates is not the server's parameters but the mean of every read
+  // worker 0 was served in the last average_window (tail averaging, as the lab's evaluator
+  // does with rank 0's reads, docs/lab.md): each sample takes the reads since the previous
+  // one, and the reads of samples older than the window drop out. A sample with no read in
+  // the window evaluates the server's parameters. >= 0 and finite; 0: no averaging.
+  absl::Duration average_window = absl::ZeroDuration();
   // Seeds the compute-time draws, the mini-batches and a default model.
   uint64_t seed = 1;
   // > 0: the run stops at the first sample (at most sample_interval after the fact) whose
   // accuracy reaches this, for a classifier (a time-to-target run needs nothing after it).
   // In [0, 1]; 0: never.
   double stop_at_accuracy = 0.0;
+  // Called with each sample as it is taken during the run; true stops the run at that
+  // sample, as stop_at_accuracy does (e.g. once a smoothed crossing of the target is known,
+  // kairos_policy_sim --smoothed-target). Empty: never.
+  std::function<bool(const SimSample&)> stop_after;
   // Pushes kept per worker in the result's WorkerMetrics::push_log (0: none), as
   // ServerOptions::push_log_size does on a real server.
   int push_log_size = 0;
-};
-
-// The model's state at one virtual time: every event up to and including that time.
-struct SimSample {
-  absl::Duration time;       // since the start
-  uint64_t version = 0;      // updates applied so far
-  int64_t iterations = 0;    // sum of the workers' clocks at the server
-  double loss = 0.0;
-  double accuracy = 0.0;     // classification models only
 };
 
 struct SimWorkerResult {
@@ -169,6 +180,11 @@ struct SimWorkerResult {
   int64_t iterations = 0;           // clock the server last took from it
   policy::MemberState state = policy::MemberState::kActive;  // at the end
   absl::Duration compute_time;      // time spent computing the gradients it pushed
+  // Its time in pulls as a real worker measures it (the lab's "blocked" share, docs/lab.md):
+  // per read, the request's latency, the gate's wait, the server's queue and read cost and
+  // the reply's transfer; under eager pull, each step's wait for the previous reply after
+  // its gradient was done.
+  absl::Duration pull_time;
   uint64_t dropped_pushes = 0;      // pushes the straggler policy dropped
 };
 
