@@ -30,6 +30,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/lab/scenarios.sh
+source scripts/lab/sim_lib.sh
 
 lab=""
 latency_ms=0.15
@@ -87,31 +88,14 @@ if grep -q "shards by-class" <<<"$head2"; then
   echo "simulate.sh: the lab's shards are by class; the simulator samples every batch from the whole training set" >&2
 fi
 
-safe() { tr -c 'A-Za-z0-9._-' '_' <<<"$1" | sed 's/_$//'; }
 failed=0
-# simulate SCENARIO POLICY LR FIRST_SEED SEEDS
-simulate() {
-  local scenario=$1 policy=$2 lr=$3 first=$4 count=$5 flags csv
-  read -r -a flags <<<"$(lab_scenario_flags "$scenario" "$workers")"
-  csv="$out/${scenario}_$(safe "$policy").csv"
-  if ! "$sim" --model mlp --hidden "$hidden" --fashion-train "$train" --fashion-test "$test" \
-      --batch "$batch" --workers "$workers" --compute-ms "$pace_ms" --slow-factor 1 --jitter 0 \
-      "${flags[@]}" --latency-ms "$latency_ms" --server-read-ms "$read_ms" \
-      --server-apply-ms "$apply_ms" --bandwidth-gbps "$(awk -v m="$bandwidth_mbps" 'BEGIN { print m / 1000 }')" \
-      --average-s "$average_s" --sample-ms "$(awk -v s="$snapshot_s" 'BEGIN { print 1000 * s }')" \
-      --target-accuracy "$target" --smoothed-target --stop-at-target --max-time-s "$budget_s" \
-      --policies "$policy" --lr "$lr" --seed "$first" --seeds "$count" --csv "$csv" "${extra[@]}" \
-      >"${csv%.csv}.log" 2>&1; then
-    echo "simulate.sh: $scenario $policy lr $lr failed; see ${csv%.csv}.log" >&2
-    return 1
-  fi
-}
 
 # Per scenario, policy and learning rate of the seeds' runs: the first seed and how many
 # (kairos_policy_sim runs consecutive seeds).
 while IFS=$'\t' read -r scenario policy lr first count; do
   while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
-  simulate "$scenario" "$policy" "$lr" "$first" "$count" &
+  lab_sim "$scenario" "$policy" "$lr" "$first" "$count" \
+    "$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv" &
 done < <(awk -F'\t' 'NR > 1 && $2 == "run" {
   k = $1 "\t" $3 "\t" $4
   if (!(k in first)) { order[++n] = k; first[k] = $5 }
@@ -120,39 +104,24 @@ done < <(awk -F'\t' 'NR > 1 && $2 == "run" {
 } END { for (i = 1; i <= n; i++) print order[i] "\t" first[order[i]] "\t" count[order[i]] }' "$lab/runs.tsv")
 while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 
-# compare.tsv: the lab's summary joined with the simulated seeds.
+# compare.tsv: the lab's summary joined with the simulated seeds' (lab_sim_summary).
 compare="$out/compare.tsv"
 {
   printf 'scenario\tpolicy\tlr\tlab_time_s\tsim_time_s\ttime_error\tlab_it_s\tsim_it_s\tit_s_error\tlab_blocked\tsim_blocked\tblocked_points\n'
-  # The lab's median time to target counts when more than half of the seeds reached it.
-  awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $3 "\t" (2 * $6 > $4 ? $7 : "-") "\t" $12 "\t" $13 }' \
-      "$lab/summary.tsv" |
-  while IFS=$'\t' read -r scenario policy lr lab_time ips blocked; do
-    csv="$out/${scenario}_$(safe "$policy").csv"
-    if [[ ! -f $csv ]]; then
-      printf '%s\t%s\t%s\t%s\t?\t?\t%s\t?\t?\t%s\t?\t?\n' "$scenario" "$policy" "$lr" \
-        "$lab_time" "$ips" "$blocked"
-      continue
-    fi
-    awk -F, -v s="$scenario" -v p="$policy" -v lr="$lr" -v lt="$lab_time" -v lips="$ips" \
-        -v lb="$blocked" -v w="$workers" '
-      function median(a, n,   i, j, t) {
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-      }
-      NR > 1 {
-        # The policy (and an error) may hold commas: the 14 numeric columns are the last.
-        # Blocked as the lab counts it: the workers time in pulls (pull_s).
-        o = NF - 16; n++
-        t[n] = ($(3 + o) == "" ? 1e300 : $(3 + o)); if ($(3 + o) != "") reached++
-        ips += $(8 + o); blocked += ($(6 + o) > 0 ? $(16 + o) / (w * $(6 + o)) : 0)
-      }
-      END {
-        st = (2 * reached > n) ? sprintf("%.2f", median(t, n)) : "-"
-        te = (st != "-" && lt != "-") ? sprintf("%+.1f%%", 100 * (st - lt) / lt) : "-"
-        printf "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%+.1f\n", s, p, lr, lt, st, te,
-          lips, ips / n, 100 * (ips / n - lips) / lips, 100 * lb, 100 * blocked / n, 100 * (blocked / n - lb)
-      }' "$csv"
+  awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$lab/summary.tsv" |
+  while IFS=$'\t' read -r scenario policy lr; do
+    csv="$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv"
+    [[ -f $csv ]] || continue
+    lab_sim_summary "$scenario" "$policy" "$lr" "$csv" |
+      awk -F'\t' -v OFS='\t' 'FNR == NR { split($0, m, "\t"); next }
+        FNR > 1 && $1 == m[1] && $2 == m[2] {
+          # A median counts when more than half of the seeds reached the target.
+          lt = (2 * $6 > $4 ? $7 : "-"); st = (2 * m[6] > m[4] ? m[7] : "-")
+          te = (lt != "-" && st != "-") ? sprintf("%+.1f%%", 100 * (st - lt) / lt) : "-"
+          print $1, $2, $3, lt, st, te, sprintf("%.1f", $12), sprintf("%.1f", m[12]),
+            sprintf("%+.1f%%", 100 * (m[12] - $12) / $12), sprintf("%.1f%%", 100 * $13),
+            sprintf("%.1f%%", 100 * m[13]), sprintf("%+.1f", 100 * (m[13] - $13))
+        }' - "$lab/summary.tsv"
   done
 } >"$compare"
 
