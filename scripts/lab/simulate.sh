@@ -75,7 +75,10 @@ mkdir -p "$out"
 
 # The lab's model, workers, pace and data, from the first lines of a run's log.
 log=$(ls "$lab"/evals/*.log | head -1)
-head2=$(head -3 "$log")
+if grep -q '^kairos-coordinator listening' "$log"; then
+  die "$lab: its runs went through shaped links as separate processes, whose figures are rank 0's alone; simulate.sh compares runs of one process (docs/lab.md#the-simulator-against-the-lab)"
+fi
+head2=$(grep -m1 -A2 '^kairos Fashion-MNIST:' "$log" || true)
 workers=$(sed -n 's/.* \([0-9][0-9]*\) workers$/\1/p' <<<"$head2" | head -1)
 hidden=$(sed -n 's/.*model mlp (\([0-9]*\) hidden).*/\1/p' <<<"$head2")
 batch=$(sed -n 's/.*(batch \([0-9]*\),.*/\1/p' <<<"$head2")
