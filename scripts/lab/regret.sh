@@ -22,7 +22,7 @@ noise=0.1
 while (($#)); do
   case "$1" in
     --noise) noise=$2; shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "regret.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) dir=$1; shift ;;
   esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The simulator against the lab (docs/policy_results.md#the-simulator-against-the-lab): runs
+# The simulator against the lab (docs/simulator_results.md#the-simulator-against-the-lab): runs
 # every policy, learning rate and seed of a lab output directory (scripts/lab/scenario.sh
 # --out) on kairos_policy_sim with the lab's settings, and compares per scenario and policy
 # the iterations per second, the share of time blocked, the time to target and the winner.
@@ -24,9 +24,10 @@
 # time to target over the seeds ("-" when at most half reached it) and their relative
 # error, mean iterations per second (the workers' together) and relative error, mean share
 # of time blocked (the workers' time in pulls, as the lab counts it: the gate's wait, the
-# server and both transfers) and the difference in points. Prints the table and per scenario the two
-# winners (the soonest median) and the lab's time of the simulator's pick over the lab's
-# best (the regret). Exit 1 if a simulation failed, 2 on bad arguments.
+# server and both transfers) and the difference in points. Prints the table and per
+# scenario the two winners (the soonest median) and the lab's time of the simulator's pick
+# over the lab's best (the regret). Exit 1 if a simulation failed, 2 on bad arguments (and
+# for a directory of runs through shaped links, whose figures are rank 0's alone).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/lab/scenarios.sh
@@ -62,7 +63,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --sim) sim=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
