@@ -56,8 +56,9 @@ struct TransportOptions {
   // The job's CURVE keys (docs/security.md). Set: the listening socket is a CURVE server
   // whose clients must prove they hold these keys (the context's ZapHandler checks their
   // public key), and every connection opened is a CURVE client that accepts only a server
-  // holding them. Unset: connections are plain, and the first tcp:// or ipc:// endpoint
-  // logs once that traffic is not encrypted. inproc:// endpoints never use CURVE: ZeroMQ
+  // holding them. Unset: connections are plain, and the first tcp:// or ipc:// endpoint of
+  // the context's transports logs that traffic is not encrypted (once per context: the
+  // nodes of one process's job share one). inproc:// endpoints never use CURVE: ZeroMQ
   // applies no security mechanism to them, and they never leave the process.
   std::optional<CurveKeys> keys;
   // The spdlog logger for refused handshakes and the notice above (common/logging.h).

@@ -18,6 +18,7 @@
 #ifndef KAIROS_TRANSPORT_ZAP_HANDLER_H_
 #define KAIROS_TRANSPORT_ZAP_HANDLER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -75,6 +76,10 @@ namespace kairos {
 struct TransportContext::Internals {
   absl::Mutex mu;
   std::unique_ptr<internal::ZapHandler> zap ABSL_GUARDED_BY(mu);
+  // Whether a transport of this context logged that its traffic is not encrypted: the
+  // notice is given once per context (a job's nodes in one process share one), not once
+  // per node.
+  std::atomic<bool> plain_noticed{false};
 };
 
 }  // namespace kairos

@@ -122,8 +122,8 @@ void ZmqTransport::StopMonitor(void* s, void*& monitor) {
 }
 
 void ZmqTransport::NoticePlain(const std::string& endpoint) {
-  if (curve_.has_value() || IsInproc(endpoint) || plain_noticed_) return;
-  plain_noticed_ = true;
+  if (curve_.has_value() || IsInproc(endpoint)) return;
+  if (context_->internals().plain_noticed.exchange(true)) return;
   log_->warn("{}: traffic is not encrypted (no CURVE keys; see docs/security.md): {}",
              options_.name, endpoint);
 }

@@ -292,7 +292,6 @@ class ZmqTransport final : public Transport {
   ZapHandler* zap_ = nullptr;  // the context's, which outlives this transport
   std::string zap_domain_;
   absl::Time last_refusal_log_ = absl::InfinitePast();
-  bool plain_noticed_ = false;
   std::vector<Dealer> dealers_;
   absl::flat_hash_map<std::string, PeerId> peer_by_routing_id_;
   absl::flat_hash_map<PeerId, Incoming> routing_id_of_peer_;
