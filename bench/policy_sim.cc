@@ -167,7 +167,7 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--target-gap", f.target_gap,
                  "quadratic: target loss - optimum, as a fraction of the initial gap")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--target-accuracy", f.target_accuracy, "fashion: target test accuracy")
+  app.add_option("--target-accuracy", f.target_accuracy, "fashion and mlp: target test accuracy")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--fashion-dir", f.fashion_dir, "Fashion-MNIST directory")
       ->capture_default_str();
@@ -229,14 +229,30 @@ absl::StatusOr<std::shared_ptr<const Model>> BuildModel(const Flags& f, uint64_t
   return MakeQuadraticModel({.seed = seed});
 }
 
+// --stop-at-target for a classifier of target accuracy `target`: at the first sample that
+// reaches it, or with --smoothed-target once the smoothed crossing is known (each run's
+// options get a crossing of their own).
+void SetStopRule(const Flags& f, double target, SimOptions& o) {
+  if (!f.stop_at_target) return;
+  if (!f.smoothed_target) {
+    o.stop_at_accuracy = target;
+    return;
+  }
+  auto crossing = std::make_shared<fmnist::TargetCrossing>(target);
+  o.stop_after = [crossing](const SimSample& s) {
+    return crossing->Add(absl::ToDoubleSeconds(s.time), s.accuracy);
+  };
+}
+
 SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint64_t seed) {
   if (f.calibration) {
     SimOptions o = ToSimOptions(*f.calibration, f.workers);
     o.model = std::move(model);
     o.iterations = f.iterations > 0 ? f.iterations : kNoLimit;
     if (f.max_time_s > 0) o.max_time = absl::Seconds(f.max_time_s);
+    o.average_window = absl::Seconds(f.average_s);
     o.seed = seed;
-    if (f.stop_at_target) o.stop_at_accuracy = f.calibration->setting.target_accuracy;
+    SetStopRule(f, f.calibration->setting.target_accuracy, o);
     return o;
   }
   SimOptions o;
@@ -262,17 +278,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.sample_interval = absl::Milliseconds(f.sample_ms);
   o.average_window = absl::Seconds(f.average_s);
   o.seed = seed;
-  if (f.stop_at_target && f.model != "quadratic") {
-    if (f.smoothed_target) {
-      // Stop once the smoothed crossing is known (each run's options get their own).
-      auto crossing = std::make_shared<fmnist::TargetCrossing>(f.target_accuracy);
-      o.stop_after = [crossing](const SimSample& s) {
-        return crossing->Add(absl::ToDoubleSeconds(s.time), s.accuracy);
-      };
-    } else {
-      o.stop_at_accuracy = f.target_accuracy;
-    }
-  }
+  if (f.model != "quadratic") SetStopRule(f, f.target_accuracy, o);
   return o;
 }
 
