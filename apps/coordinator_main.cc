@@ -134,12 +134,12 @@ int Main(int argc, char** argv) {
   if (flags.ready_fd.has_value()) {
     if (absl::Status s = ReportReady(*flags.ready_fd, endpoint); !s.ok()) {
       std::cerr << "kairos-coordinator: --ready-fd: " << s << std::endl;
-      (*coordinator)->Stop();
+      (*coordinator)->Shutdown();
       return kExitCannotStart;
     }
   }
   Coordinator& c = **coordinator;
-  return (*runner)->Run([&c] { return c.Wait(absl::InfiniteDuration()); }, [&c] { c.Stop(); });
+  return (*runner)->Run([&c] { return c.Wait(absl::InfiniteDuration()); }, [&c] { c.Shutdown(); });
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
 //   auto runner = NodeRunner::Create("kairos-server");   // before any thread is created
 //   auto server = kairos::Server::Create(options);
 //   return (*runner)->Run([&] { return (*server)->Wait(absl::InfiniteDuration()); },
-//                         [&] { (*server)->Stop(); });
+//                         [&] { (*server)->Shutdown(); });
 //
 // Thread-safety: create, Run and destroy on the main thread; the stop function is called
 // once, on the signal watcher's thread (or in Run when the signal came before Run).

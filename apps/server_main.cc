@@ -183,7 +183,7 @@ int Main(int argc, char** argv) {
   Server& s = **server;
   // SIGUSR1: a checkpoint now (the server logs where it went, or why it could not).
   (*runner)->OnUser1([&s] { s.RequestCheckpoint(); });
-  return (*runner)->Run([&s] { return s.Wait(absl::InfiniteDuration()); }, [&s] { s.Stop(); });
+  return (*runner)->Run([&s] { return s.Wait(absl::InfiniteDuration()); }, [&s] { s.Shutdown(); });
 }
 
 }  // namespace

@@ -190,10 +190,10 @@ BenchCluster::~BenchCluster() { Shutdown().IgnoreError(); }
 absl::Status BenchCluster::Shutdown() {
   if (coordinator_ == nullptr) return absl::OkStatus();
   absl::Status status;
-  for (auto& w : workers_) status.Update(w->Finish());
+  for (auto& w : workers_) status.Update(w->Shutdown());
   status.Update(coordinator_->Wait(absl::Seconds(30)));
   workers_.clear();
-  for (auto& s : servers_) s->Stop();
+  for (auto& s : servers_) s->Shutdown();
   servers_.clear();
   coordinator_.reset();
   return status;

@@ -156,7 +156,7 @@ absl::Status RunRounds(Worker& worker, uint64_t floats, int rounds) {
   Buffer params = Buffer::Zeros(floats);
   for (int r = 0; r < rounds; ++r) {
     Request push = worker.PushAsync(kTableName, 0, gradient);
-    KAIROS_RETURN_IF_ERROR(worker.Clock());
+    KAIROS_RETURN_IF_ERROR(worker.AdvanceClock());
     Request pull = worker.PullAsync(kTableName, 0, params.span());
     KAIROS_RETURN_IF_ERROR(push.Wait());
     KAIROS_RETURN_IF_ERROR(pull.Wait());
@@ -189,7 +189,7 @@ absl::Status RunWithChildServer(const std::string& server_binary, const JobConfi
     wo.join_timeout = kStartTimeout;
     KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(wo));
     KAIROS_RETURN_IF_ERROR(body(*worker, server->pid()));
-    KAIROS_RETURN_IF_ERROR(worker->Finish());
+    KAIROS_RETURN_IF_ERROR(worker->Shutdown());
   }
   KAIROS_RETURN_IF_ERROR(coordinator->Wait(kExitTimeout));
   const int status = server->Reap(kExitTimeout);

@@ -93,8 +93,8 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
     absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(so);
     if (!server.ok()) {
       run.error = absl::StrCat("server ", s, ": ", server.status().ToString());
-      (*coordinator)->Stop();
-      for (auto& made : servers) made->Stop();
+      (*coordinator)->Shutdown();
+      for (auto& made : servers) made->Shutdown();
       return run;
     }
     servers.push_back(*std::move(server));
@@ -144,7 +144,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
     absl::MutexLock lock(&done_mu);
     if (!done_mu.AwaitWithTimeout(absl::Condition(&done), limit)) {
       timed_out = true;
-      (*coordinator)->Stop();
+      (*coordinator)->Shutdown();
     }
   });
   trainer.Start();
@@ -160,12 +160,12 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
       absl::Status status = worker.status();
       if (status.ok()) {
         status = trainer.Run(**worker);
-        absl::Status finished = (*worker)->Finish();
+        absl::Status finished = (*worker)->Shutdown();
         if (status.ok()) status = finished;
       }
       if (!status.ok()) {
         // The others would wait for this worker in their gates: end the job.
-        (*coordinator)->Stop();
+        (*coordinator)->Shutdown();
       }
       results[static_cast<size_t>(r)] = status;
     });
@@ -200,7 +200,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
         blocked = std::max(blocked, absl::ToDoubleSeconds(m.blocked_time));
       }
     }
-    server->Stop();
+    server->Shutdown();
   }
   for (std::vector<IterationTimes>& v : iterations) {
     run.measured.iterations.insert(run.measured.iterations.end(), v.begin(), v.end());

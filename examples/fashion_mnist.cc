@@ -223,6 +223,10 @@ int main(int argc, char **argv) {
                  "(docs/lab.md; 0: each alone)")
       ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
+      ->check([](const std::string& s) {
+        const absl::StatusOr<kairos::TransportKind> kind = kairos::ParseTransportKind(s);
+        return kind.ok() ? std::string() : std::string(kind.status().message());
+      })
       ->capture_default_str();
   app.add_option("--max-train", f.max_train, "use the first N training examples (-1: all)")
       ->capture_default_str();
@@ -303,7 +307,7 @@ int main(int argc, char **argv) {
   kairos::ClusterOptions options;
   options.num_servers = f.servers;
   options.num_workers = f.workers;
-  options.transport = f.transport;
+  options.transport = *kairos::ParseTransportKind(f.transport);  // checked by the flag
   options.job.policy = f.policy;
   options.server.push_log_size = f.log_pushes;
   absl::StatusOr<std::vector<kairos::TableSpec>> tables =

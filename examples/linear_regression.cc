@@ -92,7 +92,7 @@ absl::Status TrainWorker(const Flags& f, const std::string& policy, kairos::Work
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f.straggler_ms));
     }
     KAIROS_RETURN_IF_ERROR(kairos::Push(w, "w", grad));
-    KAIROS_RETURN_IF_ERROR(w.Clock());
+    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     if (w.rank() == 0 && (it % f.print_every == 0 || it == f.iterations - 1)) {
       std::lock_guard<std::mutex> lock(print_mu);
       std::printf("  %-4s iteration %4d  loss %.6f\n", policy.c_str(), it,
@@ -111,7 +111,7 @@ absl::StatusOr<Result> Train(const Flags& f, const std::string& policy) {
   kairos::ClusterOptions options;
   options.num_servers = f.servers;
   options.num_workers = f.workers;
-  options.transport = f.transport;
+  options.transport = *kairos::ParseTransportKind(f.transport);  // checked by the flag
   options.job.policy = policy;
   options.job.tables.push_back(
       {"w", static_cast<uint64_t>(f.dim), kairos::Initializer::Zeros(), {"sgd", f.learning_rate}});
@@ -145,7 +145,11 @@ int main(int argc, char** argv) {
   app.add_option("--straggler-ms", f.straggler_ms,
                  "extra milliseconds per iteration of the last worker (0: none)");
   app.add_option("--policy", f.policies, "comma-separated policy specs to compare");
-  app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded mode)");
+  app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded mode)")
+      ->check([](const std::string& s) {
+        const absl::StatusOr<kairos::TransportKind> kind = kairos::ParseTransportKind(s);
+        return kind.ok() ? std::string() : std::string(kind.status().message());
+      });
   app.add_option("--seed", f.seed, "data seed");
   CLI11_PARSE(app, argc, argv);
 

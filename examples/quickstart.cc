@@ -26,7 +26,7 @@ int main() {
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));   // waits as the policy says
       ComputeGradient(params, grad);                  // your model
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());              // end of the iteration
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());  // end of the iteration
     }
     if (w.rank() == 0) std::printf("w[999] = %.3f (target 999)\n", params[999]);
     return absl::OkStatus();

@@ -134,6 +134,10 @@ int main(int argc, char **argv) {
                  "generator: the true weights' standard deviation")
       ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
+      ->check([](const std::string& s) {
+        const absl::StatusOr<kairos::TransportKind> kind = kairos::ParseTransportKind(s);
+        return kind.ok() ? std::string() : std::string(kind.status().message());
+      })
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   f.gen.seed = f.train.seed;
@@ -272,7 +276,7 @@ int main(int argc, char **argv) {
   kairos::ClusterOptions options;
   options.num_servers = f.servers;
   options.num_workers = f.workers;
-  options.transport = f.transport;
+  options.transport = *kairos::ParseTransportKind(f.transport);  // checked by the flag
   options.job.policy = f.policy;
   options.job.tables = logreg::JobTables(f.train);
 

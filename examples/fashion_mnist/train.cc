@@ -382,7 +382,7 @@ absl::Status Trainer::WaitForOthers(kairos::Worker &worker, bool stopping) {
     if (stopping) {
       KAIROS_RETURN_IF_ERROR(RaiseStopFlag(worker, absl::Now() + kBarrierSlice));
     }
-    for (int i = 0; i < kClocksPerSlice; ++i) KAIROS_RETURN_IF_ERROR(worker.Clock());
+    for (int i = 0; i < kClocksPerSlice; ++i) KAIROS_RETURN_IF_ERROR(worker.AdvanceClock());
   }
 }
 
@@ -632,7 +632,7 @@ absl::Status Trainer::WorkerRun::Write() {
   absl::Status control_pushed = pushed_control.Wait();
   KAIROS_RETURN_IF_ERROR(pushed);
   KAIROS_RETURN_IF_ERROR(control_pushed);
-  return worker_.Clock();
+  return worker_.AdvanceClock();
 }
 
 void Trainer::WorkerRun::Report() const {

@@ -209,7 +209,7 @@ class Trainer {
  public:
   struct Hooks {
     std::function<void(const EvalRecord&)> on_eval;            // the evaluator's thread
-    std::function<void(const WorkerSummary&)> on_worker_done;  // before its Finish
+    std::function<void(const WorkerSummary&)> on_worker_done;  // before its Shutdown
     std::function<Staleness()> staleness;                      // null: unknown
     std::function<std::vector<PolicyCounts>()> policy_counts;  // per rank; null: unknown
     // After each iteration, on the worker's thread (several threads call it at once).

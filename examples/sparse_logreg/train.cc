@@ -245,7 +245,7 @@ absl::Status Trainer::WaitForOthers(kairos::Worker &worker) {
           absl::StrCat("rank 0 waited ", absl::FormatDuration(kMaxWaitForOthers),
                        " for the other workers to finish: ", s.message()));
     }
-    KAIROS_RETURN_IF_ERROR(worker.Clock());  // keep the others' gates open
+    KAIROS_RETURN_IF_ERROR(worker.AdvanceClock());  // keep the others' gates open
   }
 }
 
@@ -311,7 +311,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
 
       KAIROS_RETURN_IF_ERROR(
           PushGradient(worker, keys, gradient, static_cast<float>(bias_gradient)));
-      KAIROS_RETURN_IF_ERROR(worker.Clock());
+      KAIROS_RETURN_IF_ERROR(worker.AdvanceClock());
       ++iterations;
       ++iterations_;
     }

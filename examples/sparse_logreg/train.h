@@ -106,7 +106,7 @@ class Trainer {
  public:
   struct Hooks {
     std::function<void(const EvalRecord&)> on_eval;            // rank 0's thread
-    std::function<void(const WorkerSummary&)> on_worker_done;  // before its Finish
+    std::function<void(const WorkerSummary&)> on_worker_done;  // before its Shutdown
   };
 
   // `train` and `test` must outlive the trainer; `reference` is the true weights' evaluation

@@ -82,8 +82,9 @@ class KAIROS_EXPORT Coordinator {
   // Waits until every worker has finished and the servers were told to stop (OK), the job
   // failed (a node died, nobody joined in time: the error), or `timeout` passed.
   virtual absl::Status Wait(absl::Duration timeout) = 0;
-  // Stops the job now: tells every node to shut down.
-  virtual void Stop() = 0;
+  // Ends the job now: tells every node to shut down. Wait then returns. The destructor
+  // calls it.
+  virtual void Shutdown() = 0;
   // The workers some server's straggler policy (SaPS) flagged in its latest heartbeat,
   // sorted; empty under policies without a straggler coordinator.
   virtual std::vector<int> stragglers() const = 0;

@@ -396,10 +396,10 @@ inline absl::Status Push(Worker& worker, std::string_view table, const TensorSou
 }
 
 // Pushes `values` as the gradient of elements [offset, offset + values.size()).
-inline absl::Status PushRange(Worker& worker, std::string_view table, uint64_t offset,
-                              const TensorSource& values, const CallOptions& options = {}) {
+inline absl::Status Push(Worker& worker, std::string_view table, uint64_t offset,
+                         const TensorSource& values, const CallOptions& options = {}) {
   if (const float* p = values.contiguous()) {
-    return worker.PushRange(table, offset, std::span<const float>(p, values.size()), options);
+    return worker.Push(table, offset, std::span<const float>(p, values.size()), options);
   }
   Buffer b = Buffer::Allocate(values.size());
   values.CopyTo(b.data());
@@ -420,13 +420,13 @@ inline absl::Status Pull(Worker& worker, std::string_view table, const TensorTar
 }
 
 // Fills `out` (keeping its shape) with elements [offset, offset + out.size()).
-inline absl::Status PullRange(Worker& worker, std::string_view table, uint64_t offset,
-                              const TensorTarget& out, const CallOptions& options = {}) {
+inline absl::Status Pull(Worker& worker, std::string_view table, uint64_t offset,
+                         const TensorTarget& out, const CallOptions& options = {}) {
   if (float* p = out.contiguous()) {
-    return worker.PullRange(table, offset, std::span<float>(p, out.size()), options);
+    return worker.Pull(table, offset, std::span<float>(p, out.size()), options);
   }
   Buffer b = Buffer::Allocate(out.size());
-  KAIROS_RETURN_IF_ERROR(worker.PullRange(table, offset, b.span(), options));
+  KAIROS_RETURN_IF_ERROR(worker.Pull(table, offset, b.span(), options));
   out.Assign(b.data(), out.rows(), out.cols());
   return absl::OkStatus();
 }

@@ -40,13 +40,13 @@ class KAIROS_EXPORT LocalCluster {
   // The coordinator's straggler report (Coordinator::stragglers()).
   virtual std::vector<int> stragglers() const = 0;
 
-  // Runs fn(worker) for every worker, each on its own thread, and calls Finish() on each
+  // Runs fn(worker) for every worker, each on its own thread, and calls Shutdown() on each
   // worker after its fn returns. Returns the first error (with the worker rank prefixed),
   // or OK when every fn returned OK.
   virtual absl::Status Run(const std::function<absl::Status(Worker&)>& fn) = 0;
 
   // Fault injection: simulates the crash of worker `rank`. Its node stops at once without
-  // telling anybody (no Finish, no more heartbeats); the coordinator declares it dead after
+  // telling anybody (no Shutdown, no more heartbeats); the coordinator declares it dead after
   // CoordinatorOptions::heartbeat_timeout and the servers' gates stop waiting for it. Later
   // calls on worker(rank) fail with Unavailable. Must not be called while another thread is
   // blocked in a call of that worker.

@@ -11,9 +11,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kairos/clock.h"
+#include "kairos/export.h"
 #include "kairos/job.h"
 #include "kairos/keys.h"
 #include "kairos/transport_context.h"
@@ -33,17 +36,12 @@ struct CallOptions {
   std::optional<absl::Time> deadline;
 };
 
-// Options every node has.
+// Options every node has, the coordinator included: its transport, security, time and
+// logging.
 struct NodeOptions {
-  // Endpoint of the coordinator, e.g. "tcp://127.0.0.1:7000" or "inproc://job-1/coord".
-  std::string coordinator;
-  // How long to wait for the coordinator to accept the join and start the job.
-  // Default 60 s: every process of a job must be up within this time.
-  absl::Duration join_timeout = absl::Seconds(60);
-  // How often the node tells the coordinator it is alive. Default 500 ms.
-  absl::Duration heartbeat_interval = absl::Milliseconds(500);
   // Largest message the node accepts; bigger ones are refused by the transport itself
-  // (ZMQ_MAXMSGSIZE). Default 1 GiB. Must exceed 4 * JobConfig::chunk_elements.
+  // (ZMQ_MAXMSGSIZE). Default 1 GiB for servers and workers (it must exceed
+  // 4 * JobConfig::chunk_elements), 16 MiB for the coordinator (control messages are small).
   int64_t max_message_bytes = int64_t{1} << 30;
   // Name of the spdlog logger to log to; created (stderr) when it does not exist.
   std::string logger = "kairos";
@@ -75,7 +73,18 @@ struct NodeOptions {
   absl::Duration send_delay = absl::ZeroDuration();
 };
 
-struct WorkerOptions : NodeOptions {
+// Options of a node that joins a job through its coordinator: a server or a worker.
+struct JoinOptions : NodeOptions {
+  // Endpoint of the coordinator, e.g. "tcp://127.0.0.1:7000" or "inproc://job-1/coord".
+  std::string coordinator;
+  // How long to wait for the coordinator to accept the join and start the job.
+  // Default 60 s: every process of a job must be up within this time.
+  absl::Duration join_timeout = absl::Seconds(60);
+  // How often the node tells the coordinator it is alive. Default 500 ms.
+  absl::Duration heartbeat_interval = absl::Milliseconds(500);
+};
+
+struct WorkerOptions : JoinOptions {
   // This program's tables and policy; must equal the job's (checked at join).
   JobConfig job;
   // The worker rank to take, or -1 for the next free one. kairos-launch sets it.
@@ -94,10 +103,10 @@ struct WorkerOptions : NodeOptions {
   // so that it (rather than the worker's bare "no answer before the deadline") is what the
   // caller sees. Must not be negative. Default 250 ms.
   absl::Duration deadline_grace = absl::Milliseconds(250);
-  // The deadline of the Finish that the destructor calls for a worker that was not
-  // finished (Worker::Finish): the destructor blocks at most this long (plus
+  // The deadline of the Shutdown that the destructor calls for a worker the program did not
+  // shut down (Worker::Shutdown): the destructor blocks at most this long (plus
   // deadline_grace) before it stops the node anyway. Must be positive. Default 5 s.
-  absl::Duration destructor_finish_timeout = absl::Seconds(5);
+  absl::Duration destructor_shutdown_timeout = absl::Seconds(5);
   // How long the worker's I/O thread, out of work, keeps polling for the next answer or
   // call before it sleeps. With requests in flight the next one is usually microseconds
   // away, and a sleeping thread must be woken for it (a system call and a context switch,
@@ -111,7 +120,7 @@ struct WorkerOptions : NodeOptions {
   absl::Duration io_spin = absl::Microseconds(25);
 };
 
-struct ServerOptions : NodeOptions {
+struct ServerOptions : JoinOptions {
   // Where to accept workers. "tcp://127.0.0.1:*" (default) binds an OS-chosen port;
   // "tcp://0.0.0.0:*" listens on every interface; "ipc:///path" and "inproc://name" work too.
   std::string listen = "tcp://127.0.0.1:*";
@@ -206,7 +215,9 @@ struct ServerOptions : NodeOptions {
   std::string metrics_listen;
 };
 
-struct CoordinatorOptions {
+struct CoordinatorOptions : NodeOptions {
+  CoordinatorOptions() { max_message_bytes = int64_t{16} << 20; }
+
   // Where to listen. Default "tcp://127.0.0.1:0" (an OS-chosen port); a fixed port that is
   // already taken is a clear Unavailable error from Coordinator::Create.
   std::string listen = "tcp://127.0.0.1:0";
@@ -238,36 +249,31 @@ struct CoordinatorOptions {
   // server that comes back sooner than heartbeat_timeout replaces the old one once that
   // one has been silent for rejoin_silence.
   absl::Duration server_restart_timeout = absl::ZeroDuration();
-  // Largest message accepted. Default 16 MiB (control messages are small).
-  int64_t max_message_bytes = int64_t{16} << 20;
-  std::string logger = "kairos";
-  std::shared_ptr<TransportContext> context;
-  // As NodeOptions::max_peers. Default 65536.
-  int max_peers = 65536;
   // The longest a barrier may wait: a BARRIER whose timeout_ms is 0 or larger waits this
   // long. Default 1 hour.
   absl::Duration max_barrier_wait = absl::Hours(1);
-  // The job's CURVE keys, as NodeOptions::keys.
-  std::optional<CurveKeys> keys;
-  // As NodeOptions::clock and NodeOptions::transport_factory.
-  std::shared_ptr<const Clock> clock;
-  std::shared_ptr<TransportFactory> transport_factory;
-  // As NodeOptions::send_delay: latency added to every message the coordinator sends.
-  absl::Duration send_delay = absl::ZeroDuration();
   // As ServerOptions::metrics_listen: the coordinator's metrics over HTTP (the job's
   // phase, the nodes that joined, finished or died, barriers; docs/operations.md).
   // Coordinator::metrics_endpoint() tells the bound address. Empty (default): none.
   std::string metrics_listen;
 };
 
+// How the nodes of a LocalCluster talk: kInproc (in memory, the default), kTcp (127.0.0.1,
+// OS-chosen ports) or kIpc (Unix sockets in a fresh temporary directory).
+enum class TransportKind { kInproc, kTcp, kIpc };
+
+// "inproc", "tcp" or "ipc".
+KAIROS_EXPORT std::string_view TransportKindName(TransportKind kind);
+// The kind of one of those names; InvalidArgument naming the three otherwise.
+KAIROS_EXPORT absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name);
+
 // LocalCluster: a coordinator, servers and workers inside this process.
 struct ClusterOptions {
   int num_servers = 2;
   int num_workers = 4;
   JobConfig job;
-  // "inproc" (default), "tcp" (127.0.0.1, OS-chosen ports) or "ipc" (sockets in a fresh
-  // temporary directory).
-  std::string transport = "inproc";
+  // How the cluster's nodes talk (TransportKind).
+  TransportKind transport = TransportKind::kInproc;
   // Applied to every worker (rank, coordinator and context are set by the cluster).
   WorkerOptions worker;
   // Applied to every server (listen, coordinator and context are set by the cluster).

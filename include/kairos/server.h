@@ -94,8 +94,9 @@ class KAIROS_EXPORT Server {
   // Waits until the job ends (the coordinator says so) or `timeout` passes
   // (DeadlineExceeded). Returns the reason the server stopped.
   virtual absl::Status Wait(absl::Duration timeout) = 0;
-  // Stops serving now; pending requests are answered with Cancelled.
-  virtual void Stop() = 0;
+  // Ends this server's part in the job now: it stops serving, and pending requests are
+  // answered with Cancelled. Wait then returns. The destructor calls it.
+  virtual void Shutdown() = 0;
   virtual ServerStats stats() const = 0;
   // Writes a checkpoint of this server's shard now (ServerOptions::checkpoint_dir;
   // docs/durability.md) and returns its path once it is written and synced. The snapshot

@@ -1,17 +1,17 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // kairos::Worker: the training program's client. It pushes gradients to and pulls
-// parameters from the server shards that own them, and marks the end of each iteration
-// (Clock) so that the job's synchronization policy can gate the reads.
+// parameters from the server shards that own them, and advances its clock at the end of
+// each iteration (AdvanceClock) so that the job's synchronization policy can gate the reads.
 //
 //   auto worker = kairos::Worker::Create(options);   // joins the job
 //   for (int it = 0; it < n; ++it) {
 //     KAIROS_RETURN_IF_ERROR((*worker)->Pull("w", params));
 //     ComputeGradient(params, grad);
 //     KAIROS_RETURN_IF_ERROR((*worker)->Push("w", grad));
-//     KAIROS_RETURN_IF_ERROR((*worker)->Clock());
+//     KAIROS_RETURN_IF_ERROR((*worker)->AdvanceClock());
 //   }
-//   (*worker)->Finish();
+//   KAIROS_RETURN_IF_ERROR((*worker)->Shutdown());
 //
 // Semantics: a worker's requests to one shard are handled in order, so a Pull sees the
 // worker's own earlier Pushes (read-my-writes). A Pull issued at clock c is served when the
@@ -43,6 +43,7 @@ namespace kairos {
 
 namespace internal {
 class RequestState;
+class WorkerAccess;
 }  // namespace internal
 
 // The handle of an asynchronous push or pull. Copyable (copies share the request).
@@ -97,7 +98,14 @@ struct PushPullPart {
   std::span<float> out;
 };
 
-class KAIROS_EXPORT Worker {
+// Options of an eager push+pull (Worker::PushPullAsync): the call's deadline, and `scale`
+// (> 0), which multiplies this worker's update on the servers (eager pull's learning-rate
+// modulation; docs/policies.md, "Eager pull").
+struct PushPullOptions : CallOptions {
+  float scale = 1.0f;
+};
+
+class KAIROS_EXPORT Worker final {
  public:
   // Joins the job through options.coordinator and waits (up to options.join_timeout) until
   // the job starts. Errors: InvalidArgument for a configuration the job refuses (the
@@ -105,49 +113,55 @@ class KAIROS_EXPORT Worker {
   // Unavailable when the coordinator cannot be reached.
   static absl::StatusOr<std::unique_ptr<Worker>> Create(const WorkerOptions& options);
 
-  virtual ~Worker() = default;
+  // Shuts the worker down (Shutdown, with WorkerOptions::destructor_shutdown_timeout) if the
+  // program did not.
+  ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  virtual int rank() const = 0;
-  virtual int num_workers() const = 0;
-  virtual int num_servers() const = 0;
+  int rank() const;
+  int num_workers() const;
+  int num_servers() const;
   // The job's configuration, as agreed with the coordinator.
-  virtual const JobConfig& job() const = 0;
-  // The current clock: the number of completed Clock() calls. A worker that joined a
-  // running job again with its rank (a restart; docs/design.md, "Failures") starts from the
-  // clock the job counts it from (docs/policies.md, "Membership"), not 0: continue the
-  // training loop from it, after a Pull of the current parameters.
-  virtual int64_t clock() const = 0;
+  const JobConfig& job() const;
+  // The worker's clock: the number of completed iterations (AdvanceClock calls; docs/
+  // policies.md). A worker that joined a running job again with its rank (a restart;
+  // docs/design.md, "Failures") starts from the clock the job counts it from
+  // (docs/policies.md, "Membership"), not 0: continue the training loop from it, after a
+  // Pull of the current parameters.
+  int64_t clock() const;
   // The table named `name`, or NotFound.
-  virtual absl::StatusOr<TableInfo> table(std::string_view name) const = 0;
+  absl::StatusOr<TableInfo> table(std::string_view name) const;
 
-  // Sends `gradient` for the whole table (gradient.size() == the table's size) and waits
-  // until every shard has accepted it.
-  virtual absl::Status Push(std::string_view table, std::span<const float> gradient,
-                            const CallOptions& options = {}) = 0;
-  // Sends the gradient of elements [offset, offset + gradient.size()).
-  virtual absl::Status PushRange(std::string_view table, uint64_t offset,
-                                 std::span<const float> gradient,
-                                 const CallOptions& options = {}) = 0;
-  // Fills `out` with the whole table (out.size() == the table's size), as the gate allows.
-  virtual absl::Status Pull(std::string_view table, std::span<float> out,
-                            const CallOptions& options = {}) = 0;
-  // Fills `out` with elements [offset, offset + out.size()).
-  virtual absl::Status PullRange(std::string_view table, uint64_t offset,
-                                 std::span<float> out, const CallOptions& options = {}) = 0;
-
-  // Asynchronous forms: errors (including bad arguments) are reported by Request::Wait.
-  // The span forms copy the gradient when they are called.
-  virtual Request PushAsync(std::string_view table, uint64_t offset,
-                            std::span<const float> gradient,
-                            const CallOptions& options = {}) = 0;
+  // Dense tables. Every verb has a whole-table form (the span's size must be the table's
+  // size, else InvalidArgument) and a range form (elements [offset, offset + size)), each
+  // blocking and asynchronous. A blocking call returns once done; an asynchronous one
+  // returns a Request at once and reports every error, bad arguments included, through
+  // Request::Wait.
+  //
+  // Push sends a gradient and completes when every shard accepted it. The span forms of
+  // PushAsync copy the gradient when called.
+  absl::Status Push(std::string_view table, std::span<const float> gradient,
+                    const CallOptions& options = {});
+  absl::Status Push(std::string_view table, uint64_t offset, std::span<const float> gradient,
+                    const CallOptions& options = {});
+  Request PushAsync(std::string_view table, std::span<const float> gradient,
+                    const CallOptions& options = {});
+  Request PushAsync(std::string_view table, uint64_t offset, std::span<const float> gradient,
+                    const CallOptions& options = {});
   // Zero-copy push: the buffer's storage is handed to the transport and shared until the
   // shards have received it; the caller must not modify it until the request completes.
-  virtual Request PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
-                            const CallOptions& options = {}) = 0;
-  virtual Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
-                            const CallOptions& options = {}) = 0;
+  Request PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
+                    const CallOptions& options = {});
+
+  // Pull fills `out` as the gate allows (docs/policies.md). `out` must stay valid until
+  // the call returns or its Request completes.
+  absl::Status Pull(std::string_view table, std::span<float> out, const CallOptions& options = {});
+  absl::Status Pull(std::string_view table, uint64_t offset, std::span<float> out,
+                    const CallOptions& options = {});
+  Request PullAsync(std::string_view table, std::span<float> out, const CallOptions& options = {});
+  Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
+                    const CallOptions& options = {});
   // Zero-copy pull: once Request::Wait returned OK, *out holds elements
   // [offset, offset + length), read-only. When the range lies within one chunk
   // (JobConfig::chunk_elements) *out is the received message itself, not a copy: in one
@@ -158,52 +172,52 @@ class KAIROS_EXPORT Worker {
   // no other Buffer shares (`ConstBuffer out = Buffer::Allocate(n);`), else into a new
   // buffer. To modify the values, copy them: Buffer::CopyOf(out->span()). The caller must
   // not touch *out until Wait returned OK.
-  virtual Request PullAsync(std::string_view table, uint64_t offset, uint64_t length,
-                            ConstBuffer* out, const CallOptions& options = {}) = 0;
+  Request PullAsync(std::string_view table, uint64_t offset, uint64_t length, ConstBuffer* out,
+                    const CallOptions& options = {});
 
-  // Eager pull (PS+): one request per chunk carries the push of `gradient` for
-  // [offset, offset + gradient.size()) and asks for that range as it is once the push is
-  // applied and the gate admits this worker's next clock; `out` receives it and `reply`
-  // what the shards said. Ends the iteration like Clock(). `scale` (> 0) multiplies this
-  // worker's update on the servers (eager pull's learning-rate modulation). The caller
-  // must not touch `out` or `reply` until the request completes.
-  virtual Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
-                                std::span<float> out, PushPullReply* reply, float scale = 1.0f,
-                                const CallOptions& options = {}) = 0;
-  // The eager step of a model whose parameters span several tables: one push+pull per part,
-  // as above, all at the current clock, then the iteration ends once (a step is one
-  // iteration however many tables it touches; one PushPullAsync per table would end one per
-  // table). `reply` merges what the shards of every part said. Returns one Request per part,
-  // in order. Every part is checked before anything is sent: a refused step sends nothing,
-  // does not end the iteration, and every Request fails with the error. The caller must not
-  // touch the parts' `out` or `reply` until every Request completed.
-  virtual std::vector<Request> PushPullAsync(std::span<PushPullPart> parts, PushPullReply* reply,
-                                             float scale = 1.0f,
-                                             const CallOptions& options = {}) = 0;
-
-  // Sets elements [offset, offset + values.size()) of the table on the servers to `values`
-  // (e.g. pretrained weights) and waits until every shard has them. Not a gradient: no
-  // gate, aggregation, weighting or updater is involved; each chunk's values are replaced
-  // in order with the updates around it, the updater state of the range (optimizer
-  // moments) becomes zero, and it counts as one update of each chunk it touches. A value
-  // that is NaN or infinite is InvalidArgument here, before anything is sent. To give
-  // every worker the assigned values, pair it with a barrier:
+  // Assign sets elements of the table on the servers to `values` (e.g. pretrained weights)
+  // and completes when every shard has them. Not a gradient: no gate, aggregation,
+  // weighting or updater is involved; each chunk's values are replaced in order with the
+  // updates around it, the updater state of the range (optimizer moments) becomes zero,
+  // and it counts as one update of each chunk it touches. A value that is NaN or infinite
+  // is InvalidArgument, before anything is sent. The span forms copy the values when
+  // called; the Buffer form shares them with the transport until the request completes.
+  // To give every worker the assigned values, pair it with a barrier:
   //
-  //   if (worker.rank() == 0) KAIROS_RETURN_IF_ERROR(worker.Assign("w", 0, pretrained));
+  //   if (worker.rank() == 0) KAIROS_RETURN_IF_ERROR(worker.Assign("w", pretrained));
   //   KAIROS_RETURN_IF_ERROR(worker.Barrier());
   //   KAIROS_RETURN_IF_ERROR(worker.Pull("w", params));
   //
   // Under BSP a round's pushes still pending on a shard are applied on top of the assigned
   // values when the round completes (docs/design.md, "Assign and the learning rate").
-  virtual absl::Status Assign(std::string_view table, uint64_t offset,
-                              std::span<const float> values, const CallOptions& options = {}) = 0;
-  // Asynchronous forms (errors, including bad arguments, are reported by Request::Wait).
-  // The span form copies the values when called; the Buffer form shares them with the
-  // transport until the request completes (the caller must not modify them until then).
-  virtual Request AssignAsync(std::string_view table, uint64_t offset,
-                              std::span<const float> values, const CallOptions& options = {}) = 0;
-  virtual Request AssignAsync(std::string_view table, uint64_t offset, Buffer values,
-                              const CallOptions& options = {}) = 0;
+  absl::Status Assign(std::string_view table, std::span<const float> values,
+                      const CallOptions& options = {});
+  absl::Status Assign(std::string_view table, uint64_t offset, std::span<const float> values,
+                      const CallOptions& options = {});
+  Request AssignAsync(std::string_view table, std::span<const float> values,
+                      const CallOptions& options = {});
+  Request AssignAsync(std::string_view table, uint64_t offset, std::span<const float> values,
+                      const CallOptions& options = {});
+  Request AssignAsync(std::string_view table, uint64_t offset, Buffer values,
+                      const CallOptions& options = {});
+
+  // Eager pull (PS+; docs/policies.md, "Eager pull"): one request per chunk carries the
+  // push of part.gradient for [part.offset, part.offset + part.gradient.size()) and asks
+  // for that range as it is once the push is applied and the gate admits this worker's
+  // next clock; part.out receives it and `reply` what the shards said. Ends the iteration
+  // like AdvanceClock. The caller must not touch part.out or `reply` until the request
+  // completes.
+  Request PushPullAsync(PushPullPart part, PushPullReply* reply,
+                        const PushPullOptions& options = {});
+  // The eager step of a model whose parameters span several tables: one push+pull per part,
+  // as above, all at the current clock, then the iteration ends once (a step is one
+  // iteration however many tables it touches). `reply` merges what the shards of every part
+  // said. Returns one Request per part, in order. Every part is checked before anything is
+  // sent: a refused step sends nothing, does not end the iteration, and every Request fails
+  // with the error. The caller must not touch the parts' `out` or `reply` until every
+  // Request completed.
+  std::vector<Request> PushPullAsync(std::span<PushPullPart> parts, PushPullReply* reply,
+                                     const PushPullOptions& options = {});
 
   // Sets the table's base learning rate on every server that owns part of it, for the
   // updates each applies from then on (in order with the updates around the change), and
@@ -212,42 +226,46 @@ class KAIROS_EXPORT Worker {
   // last change a server receives wins there. table(name).learning_rate keeps the job's
   // configured value. Affects the built-in updaters; an updater of the program's own
   // factory keeps its own rate.
-  virtual absl::Status SetLearningRate(std::string_view table, float learning_rate,
-                                       const CallOptions& options = {}) = 0;
+  absl::Status SetLearningRate(std::string_view table, float learning_rate,
+                               const CallOptions& options = {});
 
   // Sparse tables (TableSpec::Sparse; docs/sparse.md). Rows are addressed by uint64_t
   // keys; `gradients` and `out` are keys.size() x row_width floats, row-major (row i
   // belongs to keys[i]). A push sums the rows of a repeated key before sending (one update
   // of that row); a pull fetches a repeated key once and fills every row of it. The keys
-  // are sent in one message per shard that owns any of them, both ways. A push waits until
-  // every shard applied (or, under BSP, summed) its rows; a pull is gated like Pull (the
-  // worker's clock). Errors (nothing sent): NotFound for an unknown table,
+  // are sent in one message per shard that owns any of them, both ways. A push completes
+  // when every shard applied (or, under BSP, summed) its rows; a pull is gated like Pull
+  // (the worker's clock). Errors (nothing sent): NotFound for an unknown table,
   // InvalidArgument for a dense table, a size that is not keys.size() x row_width, more
   // than kMaxSparseKeys keys or more than kMaxChunkElements values (job.h). No keys: OK at
-  // once. A row never pushed reads as its initial values (TableSpec::init of its key).
-  virtual absl::Status PushSparse(std::string_view table, std::span<const uint64_t> keys,
-                                  std::span<const float> gradients,
-                                  const CallOptions& options = {}) = 0;
-  virtual absl::Status PullSparse(std::string_view table, std::span<const uint64_t> keys,
-                                  std::span<float> out, const CallOptions& options = {}) = 0;
-  // Asynchronous forms: errors are reported by Request::Wait. The keys and gradients are
-  // copied when called; `out` is written by Wait and must stay valid until then.
-  virtual Request PushSparseAsync(std::string_view table, std::span<const uint64_t> keys,
-                                  std::span<const float> gradients,
-                                  const CallOptions& options = {}) = 0;
-  virtual Request PullSparseAsync(std::string_view table, std::span<const uint64_t> keys,
-                                  std::span<float> out, const CallOptions& options = {}) = 0;
+  // once. A row never pushed reads as its initial values (TableSpec::init of its key). The
+  // asynchronous forms copy the keys and gradients when called; `out` is written by Wait.
+  absl::Status PushSparse(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<const float> gradients, const CallOptions& options = {});
+  absl::Status PullSparse(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<float> out, const CallOptions& options = {});
+  Request PushSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<const float> gradients, const CallOptions& options = {});
+  Request PullSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                          std::span<float> out, const CallOptions& options = {});
 
-  // Ends the current iteration: the clock advances and every shard learns it.
-  virtual absl::Status Clock() = 0;
+  // Ends the current iteration: the worker's clock advances by one and every shard learns
+  // it (docs/policies.md: the gates count these clocks).
+  absl::Status AdvanceClock();
   // Waits until every live worker reaches the barrier (or the deadline passes).
-  virtual absl::Status Barrier(const CallOptions& options = {}) = 0;
-  // Declares that this worker has no more data: it leaves every gate, so the others never
-  // wait for it. Further pushes and pulls are refused. Called by the destructor if needed.
-  virtual absl::Status Finish(const CallOptions& options = {}) = 0;
+  absl::Status Barrier(const CallOptions& options = {});
+  // Ends this worker's part in the job: it has no more data, leaves every gate (so the
+  // others never wait for it) and tells every server (in order after its last push) and
+  // the coordinator. Further requests are refused with FailedPrecondition; a second call
+  // returns OK at once. The destructor calls it if the program did not.
+  absl::Status Shutdown(const CallOptions& options = {});
 
- protected:
-  Worker() = default;
+ private:
+  class Impl;
+  friend class internal::WorkerAccess;
+  explicit Worker(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace kairos

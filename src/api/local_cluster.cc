@@ -81,7 +81,7 @@ class LocalClusterImpl final : public LocalCluster {
       threads.emplace_back([&, i] {
         Worker& w = *workers_[i];
         absl::Status s = fn(w);
-        absl::Status f = w.Finish();
+        absl::Status f = w.Shutdown();
         results[i] = s.ok() ? f : s;
       });
     }
@@ -110,7 +110,7 @@ class LocalClusterImpl final : public LocalCluster {
 
   absl::Status Shutdown() override {
     if (coordinator_ == nullptr) return absl::OkStatus();
-    for (auto& w : workers_) w->Finish().IgnoreError();
+    for (auto& w : workers_) w->Shutdown().IgnoreError();
     absl::Status status = coordinator_->Wait(absl::Seconds(30));
     workers_.clear();
     // Servers that write checkpoints end once their last one is written
@@ -118,7 +118,7 @@ class LocalClusterImpl final : public LocalCluster {
     if (status.ok() && !options_.server.checkpoint_dir.empty()) {
       for (auto& s : servers_) s->Wait(absl::Seconds(30)).IgnoreError();
     }
-    for (auto& s : servers_) s->Stop();
+    for (auto& s : servers_) s->Shutdown();
     servers_.clear();
     coordinator_.reset();
     return status;
@@ -126,22 +126,26 @@ class LocalClusterImpl final : public LocalCluster {
 
  private:
   std::string Endpoint(const std::string& name) {
-    if (options_.transport == "tcp") return "tcp://127.0.0.1:*";
-    if (options_.transport == "ipc") return absl::StrCat("ipc://", ipc_dir_, "/", name);
+    if (options_.transport == TransportKind::kTcp) return "tcp://127.0.0.1:*";
+    if (options_.transport == TransportKind::kIpc) {
+      return absl::StrCat("ipc://", ipc_dir_, "/", name);
+    }
     return absl::StrFormat("inproc://kairos-%d-%d/%s", ::getpid(), serial_, name);
   }
 
   absl::Status StartCoordinator() {
-    if (options_.transport == "ipc") {
+    if (options_.transport == TransportKind::kIpc) {
       std::string tmpl =
           (std::filesystem::temp_directory_path() / "kairos-cluster-XXXXXX").string();
       if (::mkdtemp(tmpl.data()) == nullptr) {
         return absl::InternalError("cannot create a directory for ipc endpoints");
       }
       ipc_dir_ = tmpl;
-    } else if (options_.transport != "inproc" && options_.transport != "tcp") {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "unknown transport '%s'; use inproc, tcp or ipc", options_.transport));
+    } else if (options_.transport != TransportKind::kInproc &&
+               options_.transport != TransportKind::kTcp) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown transport kind %d; use kInproc, kTcp or kIpc",
+                          static_cast<int>(options_.transport)));
     }
     CoordinatorOptions co = options_.coordinator;
     co.listen = Endpoint("coordinator");
@@ -197,6 +201,26 @@ class LocalClusterImpl final : public LocalCluster {
 };
 
 }  // namespace
+
+std::string_view TransportKindName(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::kInproc:
+      return "inproc";
+    case TransportKind::kTcp:
+      return "tcp";
+    case TransportKind::kIpc:
+      return "ipc";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name) {
+  for (TransportKind kind : {TransportKind::kInproc, TransportKind::kTcp, TransportKind::kIpc}) {
+    if (name == TransportKindName(kind)) return kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown transport '%s'; use inproc, tcp or ipc", name));
+}
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(
     const ClusterOptions& options) {

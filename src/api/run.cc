@@ -99,7 +99,7 @@ absl::Status RunCoordinator(const LaunchEnvironment& env, const ClusterOptions& 
     if (host.empty()) {
       absl::StatusOr<std::string> address = internal::ThisHostAddress();
       if (!address.ok()) {
-        coordinator->Stop();
+        coordinator->Shutdown();
         return address.status();
       }
       host = *address;
@@ -107,7 +107,7 @@ absl::Status RunCoordinator(const LaunchEnvironment& env, const ClusterOptions& 
     published = WithHost(published, host);
   }
   if (absl::Status s = PublishRendezvous(env.rendezvous, env.job_id, published); !s.ok()) {
-    coordinator->Stop();
+    coordinator->Shutdown();
     return s;
   }
   absl::Status status = coordinator->Wait(absl::InfiniteDuration());
@@ -146,7 +146,7 @@ absl::Status RunWorker(const LaunchEnvironment& env, const ClusterOptions& optio
   wo.rank = env.rank;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(wo));
   absl::Status status = fn(*worker);
-  absl::Status finished = worker->Finish();
+  absl::Status finished = worker->Shutdown();
   return status.ok() ? finished : status;
 }
 
@@ -193,7 +193,7 @@ absl::Status RunWorkers(const ClusterOptions& options,
     KAIROS_ASSIGN_OR_RETURN(WorkerOptions wo, WorkerOptionsFromEnvironment(base));
     KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(wo));
     absl::Status status = fn(*worker);
-    absl::Status finished = worker->Finish();
+    absl::Status finished = worker->Shutdown();
     return status.ok() ? finished : status;
   }
   switch (env.role) {

@@ -52,9 +52,5 @@ const Clock& ClockOf(const NodeOptions& options) {
   return options.clock != nullptr ? *options.clock : RealClock::Get();
 }
 
-const Clock& ClockOf(const CoordinatorOptions& options) {
-  return options.clock != nullptr ? *options.clock : RealClock::Get();
-}
-
 }  // namespace internal
 }  // namespace kairos

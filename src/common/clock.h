@@ -10,7 +10,6 @@
 
 namespace kairos {
 struct NodeOptions;
-struct CoordinatorOptions;
 }  // namespace kairos
 
 namespace kairos::internal {
@@ -21,8 +20,8 @@ using ::kairos::RealClock;
 
 // The clock of a node: options.clock, or RealClock::Get() when it is null. The reference
 // lives as long as the options (or forever, for the real clock).
+// Every node's options derive from NodeOptions.
 const Clock& ClockOf(const NodeOptions& options);
-const Clock& ClockOf(const CoordinatorOptions& options);
 
 }  // namespace kairos::internal
 

@@ -41,7 +41,7 @@ CoordinatorImpl::CoordinatorImpl(const CoordinatorOptions& options)
 
 CoordinatorImpl::~CoordinatorImpl() {
   if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
-  Stop();
+  Shutdown();
   if (transport_ != nullptr) transport_->Stop();
 }
 
@@ -78,7 +78,7 @@ absl::Status CoordinatorImpl::Wait(absl::Duration timeout) {
   return end_.Wait(timeout, absl::StrCat("coordinator ", endpoint_));
 }
 
-void CoordinatorImpl::Stop() {
+void CoordinatorImpl::Shutdown() {
   if (!running_ || end_.ended()) return;
   // Shared with the posted task: if the wait below times out, the task may still run
   // (and notify) after this frame is gone.

@@ -70,7 +70,7 @@ class CoordinatorImpl final : public Coordinator {
     return transport_ != nullptr ? transport_->handshakes_refused() : 0;
   }
   absl::Status Wait(absl::Duration timeout) override;
-  void Stop() override;
+  void Shutdown() override;
   std::vector<int> stragglers() const override;
   CoordinatorStats stats() const override;
 

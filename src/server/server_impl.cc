@@ -64,8 +64,8 @@ ServerImpl::ServerImpl(const ServerOptions& options)
 
 ServerImpl::~ServerImpl() {
   if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
-  Stop();  // nothing posted runs after this; the checkpointer and the journal join their
-           // writers when they go
+  Shutdown();  // nothing posted runs after this; the checkpointer and the journal join their
+               // writers when they go
   pool_.Stop();
   engine_view_.store(nullptr);
   engine_.reset();
@@ -104,7 +104,7 @@ absl::Status ServerImpl::Wait(absl::Duration timeout) {
   return end_.Wait(timeout, absl::StrCat("server ", endpoint_));
 }
 
-void ServerImpl::Stop() {
+void ServerImpl::Shutdown() {
   End(absl::CancelledError("server stopped"));
   if (transport_ != nullptr) transport_->Stop();
 }

@@ -74,7 +74,7 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
     return metrics_ != nullptr ? metrics_->address() : std::string();
   }
   absl::Status Wait(absl::Duration timeout) override;
-  void Stop() override;
+  void Shutdown() override;
   ServerStats stats() const override;
   absl::StatusOr<std::string> Checkpoint(absl::Duration timeout) override;
   void RequestCheckpoint() override;

@@ -7,21 +7,6 @@
 namespace kairos::internal {
 namespace {
 
-// NodeOptions and CoordinatorOptions name these fields alike.
-template <typename Options>
-TransportOptions TransportOptionsOf(const Options& o, std::string name) {
-  TransportOptions t;
-  t.context = o.context;
-  t.max_message_bytes = o.max_message_bytes;
-  t.name = std::move(name);
-  t.max_peers = o.max_peers;
-  t.keys = o.keys;
-  t.logger = o.logger;
-  t.clock = o.clock;
-  t.send_delay = o.send_delay;
-  return t;
-}
-
 class OneTransport final : public TransportFactory {
  public:
   explicit OneTransport(std::unique_ptr<Transport> transport) : transport_(std::move(transport)) {}
@@ -39,12 +24,17 @@ class OneTransport final : public TransportFactory {
 
 }  // namespace
 
-TransportOptions NodeTransportOptions(const NodeOptions& options, std::string name) {
-  return TransportOptionsOf(options, std::move(name));
-}
-
-TransportOptions NodeTransportOptions(const CoordinatorOptions& options, std::string name) {
-  return TransportOptionsOf(options, std::move(name));
+TransportOptions NodeTransportOptions(const NodeOptions& o, std::string name) {
+  TransportOptions t;
+  t.context = o.context;
+  t.max_message_bytes = o.max_message_bytes;
+  t.name = std::move(name);
+  t.max_peers = o.max_peers;
+  t.keys = o.keys;
+  t.logger = o.logger;
+  t.clock = o.clock;
+  t.send_delay = o.send_delay;
+  return t;
 }
 
 std::shared_ptr<TransportFactory> OneTransportFactory(std::unique_ptr<Transport> transport) {

@@ -45,8 +45,8 @@ namespace kairos::internal {
 // ("coordinator", "server" or "worker"), which names the node in the transport's errors and
 // tells a TransportFactory which kind of node asks. A node adds what is its alone (the
 // worker's idle spin).
+// Every node's options derive from NodeOptions.
 TransportOptions NodeTransportOptions(const NodeOptions& options, std::string name);
-TransportOptions NodeTransportOptions(const CoordinatorOptions& options, std::string name);
 
 // A factory whose first Make returns `transport` and every later one FailedPrecondition.
 std::shared_ptr<TransportFactory> OneTransportFactory(std::unique_ptr<Transport> transport);

@@ -132,7 +132,9 @@ absl::Status EagerSchedule::Step(std::span<const float> gradient, std::span<floa
                                  .gradient = Buffer::CopyOf(gradient.subspan(p.begin, p.size)),
                                  .out = std::span<float>(fetched_[cur_]).subspan(p.begin, p.size)});
   }
-  pending_ = worker_.PushPullAsync(parts, &replies_[cur_], last_scale_);
+  PushPullOptions options;
+  options.scale = last_scale_;
+  pending_ = worker_.PushPullAsync(parts, &replies_[cur_], options);
   AsEigen(params) = AsEigen(std::span<const float>(fetched_[prev_]));
   if (!last_refreshed_) {
     for (const Part& p : parts_) {

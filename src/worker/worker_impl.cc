@@ -61,15 +61,15 @@ struct RangeCall {
   float scale = 1.0f;              // an eager push+pull: the worker's scale of its update
 };
 
-class WorkerImpl final : public Worker {
+class WorkerImpl {
  public:
   explicit WorkerImpl(const WorkerOptions& options) : options_(options), node_(options) {}
 
-  ~WorkerImpl() override {
+  ~WorkerImpl() {
     if (node_.joined() && !finished_.load() && node_.EndStatus().ok()) {
       CallOptions o;
-      o.deadline = ClockOf(options_).Now() + options_.destructor_finish_timeout;
-      if (absl::Status s = Finish(o); !s.ok()) {
+      o.deadline = ClockOf(options_).Now() + options_.destructor_shutdown_timeout;
+      if (absl::Status s = Shutdown(o); !s.ok()) {
         GetLogger(options_.logger)
             ->warn("worker {}: finish at destruction failed: {}", rank(),
                    std::string(s.message()));
@@ -85,10 +85,10 @@ class WorkerImpl final : public Worker {
           "WorkerOptions.deadline_grace is negative (",
           absl::FormatDuration(options_.deadline_grace), ")"));
     }
-    if (options_.destructor_finish_timeout <= absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "WorkerOptions.destructor_finish_timeout must be positive (it is ",
-          absl::FormatDuration(options_.destructor_finish_timeout), ")"));
+    if (options_.destructor_shutdown_timeout <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("WorkerOptions.destructor_shutdown_timeout must be positive (it is ",
+                       absl::FormatDuration(options_.destructor_shutdown_timeout), ")"));
     }
     if (options_.io_spin < absl::ZeroDuration() || options_.io_spin > kMaxIoSpin) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -100,43 +100,24 @@ class WorkerImpl final : public Worker {
     return absl::OkStatus();
   }
 
-  int rank() const override { return node_.rank(); }
-  int num_workers() const override { return node_.num_workers(); }
-  int num_servers() const override { return node_.num_servers(); }
-  int64_t clock() const override { return clock_.load(); }
-  const JobConfig& job() const override { return node_.job(); }
+  int rank() const { return node_.rank(); }
+  int num_workers() const { return node_.num_workers(); }
+  int num_servers() const { return node_.num_servers(); }
+  int64_t clock() const { return clock_.load(); }
+  const JobConfig& job() const { return node_.job(); }
 
-  absl::StatusOr<TableInfo> table(std::string_view name) const override {
+  absl::StatusOr<TableInfo> table(std::string_view name) const {
     KAIROS_ASSIGN_OR_RETURN(const TableEntry* t, node_.Table(name));
     return t->info;
   }
 
-  absl::Status Push(std::string_view table, std::span<const float> gradient,
-                    const CallOptions& options) override {
-    KAIROS_RETURN_IF_ERROR(CheckWholeTable("push", table, gradient.size()));
-    return PushAsync(table, 0, gradient, options).Wait();
-  }
-  absl::Status PushRange(std::string_view table, uint64_t offset,
-                         std::span<const float> gradient, const CallOptions& options) override {
-    return PushAsync(table, offset, gradient, options).Wait();
-  }
-  absl::Status Pull(std::string_view table, std::span<float> out,
-                    const CallOptions& options) override {
-    KAIROS_RETURN_IF_ERROR(CheckWholeTable("pull", table, out.size()));
-    return PullAsync(table, 0, out, options).Wait();
-  }
-  absl::Status PullRange(std::string_view table, uint64_t offset, std::span<float> out,
-                         const CallOptions& options) override {
-    return PullAsync(table, offset, out, options).Wait();
-  }
-
   Request PushAsync(std::string_view table, uint64_t offset, std::span<const float> gradient,
-                    const CallOptions& options) override {
+                    const CallOptions& options) {
     return PushAsync(table, offset, Buffer::CopyOf(gradient), options);
   }
 
   Request PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
-                    const CallOptions& options) override {
+                    const CallOptions& options) {
     const uint64_t length = gradient.size();
     return AsRequest(IssueRange(
         RangeCall{.kind = wire::PUSH,
@@ -148,7 +129,7 @@ class WorkerImpl final : public Worker {
   }
 
   Request PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
-                    const CallOptions& options) override {
+                    const CallOptions& options) {
     return AsRequest(IssueRange(RangeCall{.kind = wire::PULL,
                                           .table = table,
                                           .offset = offset,
@@ -158,7 +139,7 @@ class WorkerImpl final : public Worker {
   }
 
   Request PullAsync(std::string_view table, uint64_t offset, uint64_t length, ConstBuffer* out,
-                    const CallOptions& options) override {
+                    const CallOptions& options) {
     if (out == nullptr) {
       return Request(RequestState::Failed(absl::InvalidArgumentError(
           absl::StrFormat("pull of table '%s': no ConstBuffer to pull into", table))));
@@ -171,9 +152,12 @@ class WorkerImpl final : public Worker {
                                 options));
   }
 
-  Request PushPullAsync(std::string_view table, uint64_t offset, Buffer gradient,
-                        std::span<float> out, PushPullReply* reply, float scale,
-                        const CallOptions& options) override {
+  Request PushPullAsync(PushPullPart part, PushPullReply* reply, const PushPullOptions& options) {
+    const std::string_view table = part.table;
+    const uint64_t offset = part.offset;
+    Buffer gradient = std::move(part.gradient);
+    const std::span<float> out = part.out;
+    const float scale = options.scale;
     if (out.size() != gradient.size() || reply == nullptr || !(scale > 0.0f)) {
       return Request(RequestState::Failed(absl::InvalidArgumentError(absl::StrFormat(
           "push-pull of table '%s': needs out.size() == gradient.size() (%d vs %d), a "
@@ -193,12 +177,13 @@ class WorkerImpl final : public Worker {
                                                            .scale = scale},
                                                  options);
     if (!request.ok()) return AsRequest(std::move(request));  // refused: nothing was sent
-    if (absl::Status s = Clock(); !s.ok()) return Request(RequestState::Failed(s));
+    if (absl::Status s = AdvanceClock(); !s.ok()) return Request(RequestState::Failed(s));
     return *std::move(request);
   }
 
   std::vector<Request> PushPullAsync(std::span<PushPullPart> parts, PushPullReply* reply,
-                                     float scale, const CallOptions& options) override {
+                                     const PushPullOptions& options) {
+    const float scale = options.scale;
     const auto failed = [&](const absl::Status& s) {
       return std::vector<Request>(parts.size(), Request(RequestState::Failed(s)));
     };
@@ -246,19 +231,14 @@ class WorkerImpl final : public Worker {
                                                         .scale = scale},
                                               options)));
     }
-    if (absl::Status s = Clock(); !s.ok()) return failed(s);
+    if (absl::Status s = AdvanceClock(); !s.ok()) return failed(s);
     return requests;
-  }
-
-  absl::Status Assign(std::string_view table, uint64_t offset, std::span<const float> values,
-                      const CallOptions& options) override {
-    return AssignAsync(table, offset, values, options).Wait();
   }
 
   // Servers refuse non-finite values too; checking them here first keeps a range over
   // several chunks from being assigned in part. The span form checks before it copies.
   Request AssignAsync(std::string_view table, uint64_t offset, std::span<const float> values,
-                      const CallOptions& options) override {
+                      const CallOptions& options) {
     if (absl::Status s = CheckFinite(table, offset, values); !s.ok()) {
       return Request(RequestState::Failed(s));
     }
@@ -266,7 +246,7 @@ class WorkerImpl final : public Worker {
   }
 
   Request AssignAsync(std::string_view table, uint64_t offset, Buffer values,
-                      const CallOptions& options) override {
+                      const CallOptions& options) {
     if (absl::Status s = CheckFinite(table, offset, values.span()); !s.ok()) {
       return Request(RequestState::Failed(s));
     }
@@ -274,7 +254,7 @@ class WorkerImpl final : public Worker {
   }
 
   absl::Status SetLearningRate(std::string_view table, float learning_rate,
-                               const CallOptions& options) override {
+                               const CallOptions& options) {
     KAIROS_RETURN_IF_ERROR(Usable());
     absl::StatusOr<const TableEntry*> t = node_.Table(table);
     if (!t.ok()) {
@@ -307,35 +287,27 @@ class WorkerImpl final : public Worker {
     return Request(state).Wait();
   }
 
-  absl::Status PushSparse(std::string_view table, std::span<const uint64_t> keys,
-                          std::span<const float> gradients, const CallOptions& options) override {
-    return PushSparseAsync(table, keys, gradients, options).Wait();
-  }
-  absl::Status PullSparse(std::string_view table, std::span<const uint64_t> keys,
-                          std::span<float> out, const CallOptions& options) override {
-    return PullSparseAsync(table, keys, out, options).Wait();
-  }
   Request PushSparseAsync(std::string_view table, std::span<const uint64_t> keys,
-                          std::span<const float> gradients, const CallOptions& options) override {
+                          std::span<const float> gradients, const CallOptions& options) {
     return AsRequest(IssueSparse(wire::PUSH_SPARSE, table, keys, gradients, {}, options));
   }
   Request PullSparseAsync(std::string_view table, std::span<const uint64_t> keys,
-                          std::span<float> out, const CallOptions& options) override {
+                          std::span<float> out, const CallOptions& options) {
     return AsRequest(IssueSparse(wire::PULL_SPARSE, table, keys, {}, out, options));
   }
 
-  absl::Status Clock() override {
+  absl::Status AdvanceClock() {
     KAIROS_RETURN_IF_ERROR(Usable());
     node_.PostClock(clock_.fetch_add(1) + 1);
     return absl::OkStatus();
   }
 
-  absl::Status Barrier(const CallOptions& options) override {
+  absl::Status Barrier(const CallOptions& options) {
     KAIROS_RETURN_IF_ERROR(Usable());
     return Control(wire::BARRIER, "barrier", /*to_servers=*/false, options).Wait();
   }
 
-  absl::Status Finish(const CallOptions& options) override {
+  absl::Status Shutdown(const CallOptions& options) {
     if (finished_.exchange(true)) return crashed_.load() ? node_.EndStatus() : absl::OkStatus();
     KAIROS_RETURN_IF_ERROR(node_.EndStatus());
     // Servers first (in order after this worker's pushes), then the coordinator.
@@ -348,6 +320,18 @@ class WorkerImpl final : public Worker {
     crashed_.store(true);
     finished_.store(true);
     node_.Crash();
+  }
+
+  // Push, Pull, Assign and their asynchronous forms address the whole table: the span
+  // must have exactly its size.
+  absl::Status CheckWholeTable(const char* verb, std::string_view table, size_t n) const {
+    absl::StatusOr<const TableEntry*> t = node_.Table(table);
+    // IssueRange: NotFound, or a sparse table.
+    if (!t.ok() || (*t)->info.size == n || (*t)->info.sparse) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s of table '%s': %d values given for a table of %d elements (give an offset for "
+        "a part)",
+        verb, table, n, (*t)->info.size));
   }
 
  private:
@@ -363,17 +347,6 @@ class WorkerImpl final : public Worker {
           absl::StrFormat("worker %d has finished; no more requests", rank()));
     }
     return absl::OkStatus();
-  }
-
-  // Push and Pull address the whole table: the span must have exactly its size.
-  absl::Status CheckWholeTable(const char* verb, std::string_view table, size_t n) const {
-    absl::StatusOr<const TableEntry*> t = node_.Table(table);
-    // IssueRange: NotFound, or a sparse table.
-    if (!t.ok() || (*t)->info.size == n || (*t)->info.sparse) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s of table '%s': %d values given for a table of %d elements (use %sRange for a "
-        "part)",
-        verb, table, n, (*t)->info.size, verb == std::string_view("push") ? "Push" : "Pull"));
   }
 
   absl::Time DeadlineOf(const CallOptions& options) const {
@@ -554,19 +527,145 @@ class WorkerImpl final : public Worker {
 }  // namespace
 }  // namespace internal
 
+// The worker's state and calls (internal::WorkerImpl); Worker forwards to it.
+class Worker::Impl final : public internal::WorkerImpl {
+ public:
+  using WorkerImpl::WorkerImpl;
+};
+
 namespace internal {
 
-void CrashWorker(Worker& worker) { static_cast<WorkerImpl&>(worker).Crash(); }
+void CrashWorker(Worker& worker) { WorkerAccess::ImplOf(worker).Crash(); }
 
 }  // namespace internal
+
+Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Worker::~Worker() = default;
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
   if (options.coordinator.empty()) {
     return absl::InvalidArgumentError("WorkerOptions.coordinator is empty");
   }
-  auto worker = std::make_unique<internal::WorkerImpl>(options);
-  KAIROS_RETURN_IF_ERROR(worker->Init());
-  return worker;
+  auto impl = std::make_unique<Impl>(options);
+  KAIROS_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Worker>(new Worker(std::move(impl)));
 }
+
+int Worker::rank() const { return impl_->rank(); }
+int Worker::num_workers() const { return impl_->num_workers(); }
+int Worker::num_servers() const { return impl_->num_servers(); }
+const JobConfig& Worker::job() const { return impl_->job(); }
+int64_t Worker::clock() const { return impl_->clock(); }
+absl::StatusOr<TableInfo> Worker::table(std::string_view name) const { return impl_->table(name); }
+
+absl::Status Worker::Push(std::string_view table, std::span<const float> gradient,
+                          const CallOptions& options) {
+  KAIROS_RETURN_IF_ERROR(impl_->CheckWholeTable("push", table, gradient.size()));
+  return impl_->PushAsync(table, 0, Buffer::CopyOf(gradient), options).Wait();
+}
+absl::Status Worker::Push(std::string_view table, uint64_t offset, std::span<const float> gradient,
+                          const CallOptions& options) {
+  return impl_->PushAsync(table, offset, Buffer::CopyOf(gradient), options).Wait();
+}
+Request Worker::PushAsync(std::string_view table, std::span<const float> gradient,
+                          const CallOptions& options) {
+  if (absl::Status s = impl_->CheckWholeTable("push", table, gradient.size()); !s.ok()) {
+    return Request(internal::RequestState::Failed(s));
+  }
+  return impl_->PushAsync(table, 0, Buffer::CopyOf(gradient), options);
+}
+Request Worker::PushAsync(std::string_view table, uint64_t offset, std::span<const float> gradient,
+                          const CallOptions& options) {
+  return impl_->PushAsync(table, offset, Buffer::CopyOf(gradient), options);
+}
+Request Worker::PushAsync(std::string_view table, uint64_t offset, Buffer gradient,
+                          const CallOptions& options) {
+  return impl_->PushAsync(table, offset, std::move(gradient), options);
+}
+
+absl::Status Worker::Pull(std::string_view table, std::span<float> out,
+                          const CallOptions& options) {
+  KAIROS_RETURN_IF_ERROR(impl_->CheckWholeTable("pull", table, out.size()));
+  return impl_->PullAsync(table, 0, out, options).Wait();
+}
+absl::Status Worker::Pull(std::string_view table, uint64_t offset, std::span<float> out,
+                          const CallOptions& options) {
+  return impl_->PullAsync(table, offset, out, options).Wait();
+}
+Request Worker::PullAsync(std::string_view table, std::span<float> out,
+                          const CallOptions& options) {
+  if (absl::Status s = impl_->CheckWholeTable("pull", table, out.size()); !s.ok()) {
+    return Request(internal::RequestState::Failed(s));
+  }
+  return impl_->PullAsync(table, 0, out, options);
+}
+Request Worker::PullAsync(std::string_view table, uint64_t offset, std::span<float> out,
+                          const CallOptions& options) {
+  return impl_->PullAsync(table, offset, out, options);
+}
+Request Worker::PullAsync(std::string_view table, uint64_t offset, uint64_t length,
+                          ConstBuffer* out, const CallOptions& options) {
+  return impl_->PullAsync(table, offset, length, out, options);
+}
+
+absl::Status Worker::Assign(std::string_view table, std::span<const float> values,
+                            const CallOptions& options) {
+  KAIROS_RETURN_IF_ERROR(impl_->CheckWholeTable("assign", table, values.size()));
+  return impl_->AssignAsync(table, 0, values, options).Wait();
+}
+absl::Status Worker::Assign(std::string_view table, uint64_t offset, std::span<const float> values,
+                            const CallOptions& options) {
+  return impl_->AssignAsync(table, offset, values, options).Wait();
+}
+Request Worker::AssignAsync(std::string_view table, std::span<const float> values,
+                            const CallOptions& options) {
+  if (absl::Status s = impl_->CheckWholeTable("assign", table, values.size()); !s.ok()) {
+    return Request(internal::RequestState::Failed(s));
+  }
+  return impl_->AssignAsync(table, 0, values, options);
+}
+Request Worker::AssignAsync(std::string_view table, uint64_t offset, std::span<const float> values,
+                            const CallOptions& options) {
+  return impl_->AssignAsync(table, offset, values, options);
+}
+Request Worker::AssignAsync(std::string_view table, uint64_t offset, Buffer values,
+                            const CallOptions& options) {
+  return impl_->AssignAsync(table, offset, std::move(values), options);
+}
+
+Request Worker::PushPullAsync(PushPullPart part, PushPullReply* reply,
+                              const PushPullOptions& options) {
+  return impl_->PushPullAsync(std::move(part), reply, options);
+}
+std::vector<Request> Worker::PushPullAsync(std::span<PushPullPart> parts, PushPullReply* reply,
+                                           const PushPullOptions& options) {
+  return impl_->PushPullAsync(parts, reply, options);
+}
+
+absl::Status Worker::SetLearningRate(std::string_view table, float learning_rate,
+                                     const CallOptions& options) {
+  return impl_->SetLearningRate(table, learning_rate, options);
+}
+
+absl::Status Worker::PushSparse(std::string_view table, std::span<const uint64_t> keys,
+                                std::span<const float> gradients, const CallOptions& options) {
+  return impl_->PushSparseAsync(table, keys, gradients, options).Wait();
+}
+absl::Status Worker::PullSparse(std::string_view table, std::span<const uint64_t> keys,
+                                std::span<float> out, const CallOptions& options) {
+  return impl_->PullSparseAsync(table, keys, out, options).Wait();
+}
+Request Worker::PushSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                                std::span<const float> gradients, const CallOptions& options) {
+  return impl_->PushSparseAsync(table, keys, gradients, options);
+}
+Request Worker::PullSparseAsync(std::string_view table, std::span<const uint64_t> keys,
+                                std::span<float> out, const CallOptions& options) {
+  return impl_->PullSparseAsync(table, keys, out, options);
+}
+
+absl::Status Worker::AdvanceClock() { return impl_->AdvanceClock(); }
+absl::Status Worker::Barrier(const CallOptions& options) { return impl_->Barrier(options); }
+absl::Status Worker::Shutdown(const CallOptions& options) { return impl_->Shutdown(options); }
 
 }  // namespace kairos

@@ -15,6 +15,12 @@ namespace kairos::internal {
 // called while another thread is blocked in a call of this worker.
 void CrashWorker(Worker& worker);
 
+// Reaches the implementation behind a Worker (friend of Worker).
+class WorkerAccess {
+ public:
+  static Worker::Impl& ImplOf(Worker& worker) { return *worker.impl_; }
+};
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_WORKER_WORKER_INTERNAL_H_

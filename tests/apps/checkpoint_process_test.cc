@@ -136,7 +136,7 @@ TEST(CheckpointProcessTest, Sigusr1AndTheEndWriteCheckpointsAndRestoreFromThemWo
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = 0.01f * static_cast<float>(i % 7);
     for (int t = 0; t < 2; ++t) {
       ASSERT_TRUE(worker->Push("w", grad).ok());
-      ASSERT_TRUE(worker->Clock().ok());
+      ASSERT_TRUE(worker->AdvanceClock().ok());
     }
     // A pull travels behind the clocks: once answered, the server has clock 2.
     std::vector<float> now(kSize);
@@ -146,9 +146,9 @@ TEST(CheckpointProcessTest, Sigusr1AndTheEndWriteCheckpointsAndRestoreFromThemWo
     EXPECT_TRUE(fs::exists(dir / "clock-000000000002" / "shard-00000-of-00001.kcp"));
     // The server goes on serving after the signal.
     ASSERT_TRUE(worker->Push("w", grad).ok());
-    ASSERT_TRUE(worker->Clock().ok());
+    ASSERT_TRUE(worker->AdvanceClock().ok());
     ASSERT_TRUE(worker->Pull("w", saved).ok());
-    ASSERT_TRUE(worker->Finish().ok());
+    ASSERT_TRUE(worker->Shutdown().ok());
     ASSERT_TRUE(server.WaitFor("checkpoint of clock 3 written to"));  // the last one
     ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
     EXPECT_EQ(server.Exit(), 0) << server.output();
@@ -166,7 +166,7 @@ TEST(CheckpointProcessTest, Sigusr1AndTheEndWriteCheckpointsAndRestoreFromThemWo
     std::vector<float> back(kSize);
     ASSERT_TRUE(worker->Pull("w", back).ok());
     EXPECT_EQ(back, saved);
-    ASSERT_TRUE(worker->Finish().ok());
+    ASSERT_TRUE(worker->Shutdown().ok());
     ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
     EXPECT_EQ(server.Exit(), 0) << server.output();
   }
@@ -198,7 +198,7 @@ std::vector<float> RunWithServerProcess(const fs::path& state, bool kill) {
   for (int t = 0; t < 6; ++t) {
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = 0.01f * static_cast<float>((i + t) % 7);
     EXPECT_TRUE(worker->Push("w", grad).ok());
-    EXPECT_TRUE(worker->Clock().ok());
+    EXPECT_TRUE(worker->AdvanceClock().ok());
     if (kill && t == 2) {
       // The clock just sent may or may not have reached the server's log.
       EXPECT_EQ(::kill(server->pid(), SIGKILL), 0);
@@ -213,7 +213,7 @@ std::vector<float> RunWithServerProcess(const fs::path& state, bool kill) {
     EXPECT_TRUE(server->WaitFor("replayed"));
     EXPECT_EQ((*coordinator)->stats().servers_restarted, 1u);
   }
-  EXPECT_TRUE(worker->Finish().ok());
+  EXPECT_TRUE(worker->Shutdown().ok());
   EXPECT_TRUE((*coordinator)->Wait(absl::Seconds(30)).ok());
   EXPECT_EQ(server->Exit(), 0) << server->output();
   return values;

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       }
       for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
       advance(t);
     }
     std::printf("rank %d ok\n", w.rank());

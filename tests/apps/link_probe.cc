@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     }
     const absl::Time first = absl::Now();
     for (int i = 0; i < pulls; ++i) {
-      KAIROS_RETURN_IF_ERROR(w.Clock());  // every worker's pull i starts at the same clock
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());  // every worker's pull i starts at the same clock
       const absl::Time start = absl::Now();
       KAIROS_RETURN_IF_ERROR(w.Pull("big", values));
       std::printf("probe rank %d pull %llu %.4f\n", w.rank(),

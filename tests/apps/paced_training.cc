@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
       // The pace of a slow worker (compute time), not a synchronization.
       if (paced) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
       if (t % 10 == 0) {
         std::printf("rank %d iteration %d\n", w.rank(), t);
         std::fflush(stdout);

@@ -85,7 +85,7 @@ TEST_P(AssignPolicyTest, RankZeroAssignsBarrierThenEveryWorkerPullsTheAssignedVa
     KAIROS_RETURN_IF_ERROR(w.Barrier());
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), i);
     KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-    KAIROS_RETURN_IF_ERROR(w.Clock());
+    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     KAIROS_RETURN_IF_ERROR(w.Barrier());  // every push is in (BSP: the read waits the round)
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
     return Expect(params, after, "after one step");
@@ -150,7 +150,7 @@ TEST(AssignTest, UnderBspARoundStillOpenIsAppliedOnTopOfTheAssignedValues) {
   ASSERT_TRUE(w.Assign("w", 0, pretrained).ok());
   ASSERT_TRUE(w.Pull("w", params).ok());  // clock 0: the round is not applied yet
   EXPECT_EQ(params, pretrained);
-  ASSERT_TRUE(w.Clock().ok());
+  ASSERT_TRUE(w.AdvanceClock().ok());
   ASSERT_TRUE(w.Pull("w", params).ok());  // clock 1: after the round
   for (uint64_t i = 0; i < kSize; ++i) {
     ASSERT_EQ(params[i], pretrained[i] - kLearningRate * grad[i]) << i;
@@ -221,7 +221,7 @@ TEST(SetLearningRateTest, UnderBspTheChangeAppliesFromTheNextRoundApplied) {
       if (t == 1 && w.rank() == 0) KAIROS_RETURN_IF_ERROR(w.SetLearningRate("w", 2.0f));
       KAIROS_RETURN_IF_ERROR(w.Barrier());
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
     return Expect(params, std::vector<float>(kSize, kInitial - kLearningRate - 2.0f), "end");
@@ -271,7 +271,7 @@ TEST(AssignTest, BadArgumentsAreRefusedAtTheWorkerAndSendNothing) {
 
   // After Finish, both are refused like every other request.
   // (FailedPrecondition, or Cancelled once the job, whose only worker finished, ended.)
-  ASSERT_TRUE(w.Finish().ok());
+  ASSERT_TRUE(w.Shutdown().ok());
   EXPECT_FALSE(w.Assign("w", 0, ok).ok());
   EXPECT_FALSE(w.SetLearningRate("w", 0.1f).ok());
   EXPECT_TRUE((*cluster)->Shutdown().ok());

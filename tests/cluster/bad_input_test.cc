@@ -205,7 +205,7 @@ TEST_F(BadInputTest, RangeOutsideTheTableIsOutOfRange) {
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("range of 5 values at offset 98 is outside table 'w'"));
   std::vector<float> out(5);
-  absl::Status api = worker_->PullRange("w", kSize - 2, out);
+  absl::Status api = worker_->Pull("w", kSize - 2, out);
   EXPECT_EQ(api.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(api.message()), HasSubstr("does not fit the table's 100 elements"));
 }
@@ -411,10 +411,10 @@ TEST(DeadPeerTest, DeadServerFailsPendingRequestsInsteadOfHanging) {
   time.Start();
   std::vector<float> out(kSize);
   ASSERT_TRUE(workers[0]->Pull("w", out).ok());
-  ASSERT_TRUE(workers[0]->Clock().ok());
+  ASSERT_TRUE(workers[0]->AdvanceClock().ok());
   // Worker 0 is now a clock ahead: under BSP its read waits for worker 1. Kill the server.
   Request pending = workers[0]->PullAsync("w", 0, out);
-  (*server)->Stop();
+  (*server)->Shutdown();
   absl::Status s = pending.Wait();
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("server 0"));

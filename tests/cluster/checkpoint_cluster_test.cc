@@ -131,7 +131,7 @@ TEST_F(CheckpointClusterTest, CheckpointOnRequestAndItsErrors) {
   auto refused = (*bare)->Checkpoint(absl::Seconds(10));
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(), HasSubstr("no checkpoint directory"));
-  (*bare)->Stop();
+  (*bare)->Shutdown();
 }
 
 TEST_F(CheckpointClusterTest, ServerCheckpointReturnsThePathOfAWholeShard) {
@@ -155,14 +155,14 @@ TEST_F(CheckpointClusterTest, ServerCheckpointReturnsThePathOfAWholeShard) {
   ASSERT_TRUE(worker.ok()) << worker.status();
   std::vector<float> grad(kDense, 1.0f);
   ASSERT_TRUE((*worker)->Push("w", grad).ok());
-  ASSERT_TRUE((*worker)->Clock().ok());
+  ASSERT_TRUE((*worker)->AdvanceClock().ok());
   std::vector<float> now(kDense);
   ASSERT_TRUE((*worker)->Pull("w", now).ok());
   auto path = (*server)->Checkpoint(absl::Seconds(30));
   ASSERT_TRUE(path.ok()) << path.status();
   EXPECT_THAT(*path, HasSubstr("clock-000000000001/shard-00000-of-00001.kcp"));
   EXPECT_EQ((*server)->stats().checkpoints_written, 1u);
-  ASSERT_TRUE((*worker)->Finish().ok());
+  ASSERT_TRUE((*worker)->Shutdown().ok());
   ASSERT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
   ASSERT_TRUE((*server)->Wait(absl::Seconds(30)).ok());
   EXPECT_EQ((*server)->stats().checkpoints_written, 1u) << "checkpoint_at_end is off";
@@ -240,7 +240,7 @@ TEST_F(CheckpointClusterTest, ACoordinatorGoneEndsEveryNodeByNameAndTheCheckpoin
   ASSERT_TRUE(worker.ok()) << worker.status();
   std::vector<float> grad(kDense, 1.0f);
   ASSERT_TRUE((*worker)->Push("w", grad).ok());
-  ASSERT_TRUE((*worker)->Clock().ok());
+  ASSERT_TRUE((*worker)->AdvanceClock().ok());
   std::vector<float> before(kDense);
   ASSERT_TRUE((*worker)->Pull("w", before).ok());
   ASSERT_TRUE((*server)->Checkpoint(absl::Seconds(30)).ok());
@@ -255,7 +255,7 @@ TEST_F(CheckpointClusterTest, ACoordinatorGoneEndsEveryNodeByNameAndTheCheckpoin
   EXPECT_FALSE(barrier.ok());
   EXPECT_THAT(barrier.message(), HasSubstr("coordinator"));
   worker->reset();
-  (*server)->Stop();
+  (*server)->Shutdown();
 
   // What the server had written is there to start again from.
   ClusterOptions again = Options(1);

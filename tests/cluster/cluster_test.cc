@@ -79,7 +79,7 @@ TEST_P(ClusterShapeTest, BspRoundEqualsSequentialAverage) {
       }
       for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
     const std::vector<float> expected = SequentialBsp(workers, kRounds);
@@ -113,7 +113,7 @@ TEST_P(ClusterShapeTest, AspAppliesEveryPushOnce) {
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
       for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     // Pushes return once applied; after the barrier every worker's pushes are in.
     KAIROS_RETURN_IF_ERROR(w.Barrier());
@@ -176,7 +176,7 @@ TEST(ClusterTest, FlowControlKeepsBspExactWithATinyWindow) {
       grads.push_back(Buffer::Allocate(kSize));
       for (uint64_t i = 0; i < kSize; ++i) grads.back()[i] = Gradient(w.rank(), t, i);
       pushes.push_back(w.PushAsync("w", 0, grads.back()));  // not waited for
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     for (const Request& r : pushes) KAIROS_RETURN_IF_ERROR(r.Wait());
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
@@ -188,24 +188,24 @@ TEST(ClusterTest, FlowControlKeepsBspExactWithATinyWindow) {
 }
 
 TEST(ClusterTest, TcpAndIpcTransportsGiveTheSameBspResult) {
-  for (const char* transport : {"tcp", "ipc"}) {
+  for (TransportKind transport : {TransportKind::kTcp, TransportKind::kIpc}) {
     ClusterOptions o = Options(2, 2, "bsp");
     o.transport = transport;
     auto cluster = LocalCluster::Create(o);
-    ASSERT_TRUE(cluster.ok()) << transport << ": " << cluster.status();
+    ASSERT_TRUE(cluster.ok()) << TransportKindName(transport) << ": " << cluster.status();
     absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
       std::vector<float> params(kSize), grad(kSize);
       for (int t = 0; t < 3; ++t) {
         KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
         for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
         KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-        KAIROS_RETURN_IF_ERROR(w.Clock());
+        KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
       }
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
       return params == SequentialBsp(2, 3) ? absl::OkStatus()
                                             : absl::InternalError("parameters differ");
     });
-    EXPECT_TRUE(s.ok()) << transport << ": " << s;
+    EXPECT_TRUE(s.ok()) << TransportKindName(transport) << ": " << s;
     EXPECT_TRUE((*cluster)->Shutdown().ok());
   }
 }
@@ -215,23 +215,24 @@ TEST(ClusterTest, TcpAndIpcTransportsGiveTheSameBspResult) {
 // the chunk (over inproc the two may share memory until then); a copy made to write into
 // leaves the server's values alone.
 TEST(ClusterTest, PullIntoBufferGivesTheValuesAndKeepsEarlierPullsIntact) {
-  for (const char* transport : {"inproc", "tcp"}) {
+  for (TransportKind transport : {TransportKind::kInproc, TransportKind::kTcp}) {
     ClusterOptions o = Options(2, 1, "asp");
     o.transport = transport;
     auto cluster = LocalCluster::Create(o);
-    ASSERT_TRUE(cluster.ok()) << transport << ": " << cluster.status();
+    ASSERT_TRUE(cluster.ok()) << TransportKindName(transport) << ": " << cluster.status();
     Worker& w = (*cluster)->worker(0);
     std::vector<float> grad(kSize);
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(0, 0, i);
     ASSERT_TRUE(w.Push("w", grad).ok());
 
     ConstBuffer whole, one_chunk;
-    ASSERT_TRUE(w.PullAsync("w", 0, kSize, &whole).Wait().ok()) << transport;
-    ASSERT_TRUE(w.PullAsync("w", 128, 64, &one_chunk).Wait().ok()) << transport;
+    ASSERT_TRUE(w.PullAsync("w", 0, kSize, &whole).Wait().ok()) << TransportKindName(transport);
+    ASSERT_TRUE(w.PullAsync("w", 128, 64, &one_chunk).Wait().ok()) << TransportKindName(transport);
     ASSERT_EQ(whole.size(), kSize);
     ASSERT_EQ(one_chunk.size(), 64u);
     for (uint64_t i = 0; i < kSize; ++i) {
-      ASSERT_EQ(whole[i], -kLearningRate * Gradient(0, 0, i)) << transport << " " << i;
+      ASSERT_EQ(whole[i], -kLearningRate * Gradient(0, 0, i))
+          << TransportKindName(transport) << " " << i;
     }
     for (uint64_t i = 0; i < 64; ++i) ASSERT_EQ(one_chunk[i], whole[128 + i]) << i;
     ConstBuffer mine = Buffer::Zeros(kSize);  // a pull over many chunks lands in it
@@ -395,7 +396,7 @@ TEST(ClusterTest, PullOfAnIdleChunkSkipsTheLaneAndAPullBehindAPushWaitsForIt) {
   std::vector<float> idle(kChunk, -1.0f);
   CallOptions soon;  // the lane is held for as long as the test lets it: do not wait on it
   soon.deadline = absl::Now() + absl::Seconds(10);
-  absl::Status idle_pulled = w.PullRange("w", kChunk, idle, soon);
+  absl::Status idle_pulled = w.Pull("w", kChunk, idle, soon);
   if (!idle_pulled.ok()) shared->open.Notify();  // let the held push finish before failing
   ASSERT_TRUE(idle_pulled.ok()) << idle_pulled;
   EXPECT_EQ(idle, std::vector<float>(kChunk, 0.0f));

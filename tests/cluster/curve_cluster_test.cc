@@ -63,7 +63,7 @@ std::vector<float> SequentialBsp(int workers, int rounds) {
 TEST(CurveClusterTest, BspWithKeysOverTcpAndIpcGivesTheExactValues) {
   constexpr int kWorkers = 3;
   constexpr int kRounds = 4;
-  for (const char* transport : {"tcp", "ipc"}) {
+  for (TransportKind transport : {TransportKind::kTcp, TransportKind::kIpc}) {
     ClusterOptions o;
     o.num_servers = 2;
     o.num_workers = kWorkers;
@@ -72,7 +72,7 @@ TEST(CurveClusterTest, BspWithKeysOverTcpAndIpcGivesTheExactValues) {
     o.keys = NewKeys();
     o.worker.request_timeout = absl::Seconds(30);
     auto cluster = LocalCluster::Create(o);
-    ASSERT_TRUE(cluster.ok()) << transport << ": " << cluster.status();
+    ASSERT_TRUE(cluster.ok()) << TransportKindName(transport) << ": " << cluster.status();
     absl::Status s = (*cluster)->Run([&](Worker& w) -> absl::Status {
       std::vector<float> params(kSize), grad(kSize);
       for (int t = 0; t < kRounds; ++t) {
@@ -82,18 +82,19 @@ TEST(CurveClusterTest, BspWithKeysOverTcpAndIpcGivesTheExactValues) {
         }
         for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
         KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-        KAIROS_RETURN_IF_ERROR(w.Clock());
+        KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
       }
       std::vector<float> last(kSize);
       KAIROS_RETURN_IF_ERROR(w.Pull("w", last));
       if (last != SequentialBsp(kWorkers, kRounds)) return absl::InternalError("final differs");
       return absl::OkStatus();
     });
-    EXPECT_TRUE(s.ok()) << transport << ": " << s;
+    EXPECT_TRUE(s.ok()) << TransportKindName(transport) << ": " << s;
     for (int shard = 0; shard < 2; ++shard) {
-      EXPECT_EQ((*cluster)->server_stats(shard).handshakes_refused, 0u) << transport;
+      EXPECT_EQ((*cluster)->server_stats(shard).handshakes_refused, 0u)
+          << TransportKindName(transport);
     }
-    EXPECT_TRUE((*cluster)->Shutdown().ok()) << transport;
+    EXPECT_TRUE((*cluster)->Shutdown().ok()) << TransportKindName(transport);
   }
 }
 
@@ -204,8 +205,8 @@ class CurveJobTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    if (server_ != nullptr) server_->Stop();
+    if (coordinator_ != nullptr) coordinator_->Shutdown();
+    if (server_ != nullptr) server_->Shutdown();
   }
 
   std::optional<CurveKeys> keys_;
@@ -277,7 +278,7 @@ TEST_F(CurveJobTest, APlainZeroMqClientGetsNoValuesAndTheJobGoesOn) {
   std::vector<float> values(kSize);
   ASSERT_TRUE((*worker)->Pull("w", values).ok());
   EXPECT_EQ(values, std::vector<float>(kSize, -kLearningRate));
-  EXPECT_TRUE((*worker)->Finish().ok());
+  EXPECT_TRUE((*worker)->Shutdown().ok());
   EXPECT_TRUE(coordinator_->Wait(absl::Seconds(10)).ok());
 }
 
@@ -302,7 +303,7 @@ TEST_F(CurveJobTest, APlainZeroMqClientOfAJobWithoutKeysIsAnswered) {
   EXPECT_EQ(server_->stats().handshakes_refused, 0u);
   EXPECT_EQ(coordinator_->handshakes_refused(), 0u);
 
-  EXPECT_TRUE((*worker)->Finish().ok());
+  EXPECT_TRUE((*worker)->Shutdown().ok());
   EXPECT_TRUE(coordinator_->Wait(absl::Seconds(10)).ok());
 }
 

@@ -268,7 +268,7 @@ TEST(EigenClusterTest, PullAllAfterPushAllUnderBsp) {
     const Eigen::VectorXf idx3 = Eigen::VectorXf::LinSpaced(3, 0.0f, 2.0f);
     const Eigen::RowVectorXf gb2 = k * Eigen::RowVectorXf::LinSpaced(2, 0.0f, 1.0f);
     KAIROS_RETURN_IF_ERROR(PushAll(w, layout, {gW1, k * idx3, wide.block(1, 0, 2, 3), gb2}));
-    KAIROS_RETURN_IF_ERROR(w.Clock());
+    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     KAIROS_RETURN_IF_ERROR(PullAll(w, layout, {W1, b1, W2, b2}));
     // BSP: the mean of (1 + 2) * i / 2 = 1.5 i; w = init - 0.5 * 1.5 i = init - 0.75 i.
     for (int i = 0; i < 12; ++i) {
@@ -336,13 +336,13 @@ TEST(EigenClusterTest, NonContiguousTargetsAndOneTableCalls) {
     KAIROS_RETURN_IF_ERROR(Pull(w, "layer1", tall.transpose().row(1)));
     if (tall(3, 1) != 1.0f - 1.5f) return absl::InternalError("Pull into a transposed row");
     Eigen::Vector2f part;
-    KAIROS_RETURN_IF_ERROR(PullRange(w, "layer1", 13, part));
+    KAIROS_RETURN_IF_ERROR(Pull(w, "layer1", 13, part));
     if (part[0] != 1.0f - 6.5f || part[1] != 1.0f - 7.0f) {
-      return absl::InternalError("PullRange");
+      return absl::InternalError("Pull of a range");
     }
-    KAIROS_RETURN_IF_ERROR(PushRange(w, "layer2", 6, Eigen::Vector2f(2.0f, 4.0f)));
-    KAIROS_RETURN_IF_ERROR(PullRange(w, "layer2", 6, part));
-    if (part[0] != 1.0f || part[1] != 0.0f) return absl::InternalError("PushRange");
+    KAIROS_RETURN_IF_ERROR(Push(w, "layer2", 6, Eigen::Vector2f(2.0f, 4.0f)));
+    KAIROS_RETURN_IF_ERROR(Pull(w, "layer2", 6, part));
+    if (part[0] != 1.0f || part[1] != 0.0f) return absl::InternalError("Push of a range");
     return absl::OkStatus();
   });
   EXPECT_TRUE(s.ok()) << s;

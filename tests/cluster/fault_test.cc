@@ -108,12 +108,12 @@ Outcome RunJob(const std::string& policy, FaultPlan plan) {
             KAIROS_RETURN_IF_ERROR(w.Pull("w", read));
             for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
             KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-            KAIROS_RETURN_IF_ERROR(w.Clock());
+            KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
           }
           // Every push is acknowledged before the barrier, so the read sees them all.
           KAIROS_RETURN_IF_ERROR(w.Barrier());
           if (w.rank() == 0) KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
-          return w.Finish();
+          return w.Shutdown();
         }();
       });
     }

@@ -41,7 +41,7 @@ TEST_P(GateClusterTest, ServedReadsNeverExceedTheGatesBound) {
   ClusterOptions o;
   o.num_servers = 2;
   o.num_workers = 4;
-  o.transport = "tcp";
+  o.transport = TransportKind::kTcp;
   o.job.policy = c.spec;
   o.job.chunk_elements = 64;
   o.job.tables.push_back({"w", kSize, Initializer::Zeros(), {"sgd", 0.01f}});
@@ -61,7 +61,7 @@ TEST_P(GateClusterTest, ServedReadsNeverExceedTheGatesBound) {
         return absl::DeadlineExceededError("virtual time stood still");
       }
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     return absl::OkStatus();
   });

@@ -63,7 +63,7 @@ class StrangerTest : public ::testing::Test {
   void TearDown() override {
     for (auto& w : workers_) {
       if (w) {
-        EXPECT_TRUE(w->Finish().ok());
+        EXPECT_TRUE(w->Shutdown().ok());
       }
     }
     workers_.clear();
@@ -163,7 +163,7 @@ TEST_F(StrangerTest, RequestsInTheNamesOfTheJobsNodesAreRefusedAndChangeNothing)
   std::vector<float> grad(kSize, 1.0f);
   for (auto& w : workers_) {
     ASSERT_TRUE(w->Push("w", grad).ok());
-    ASSERT_TRUE(w->Clock().ok());
+    ASSERT_TRUE(w->AdvanceClock().ok());
   }
   std::vector<float> out(kSize);
   for (auto& w : workers_) ASSERT_TRUE(w->Pull("w", out).ok());
@@ -369,7 +369,7 @@ TEST_F(FieldLimitTest, WaitingReadsOfAWorkerAreCapped) {
   EXPECT_EQ(server_->stats().refused.too_many_waiting, 1u);
   // Once both workers reach clock 1 the two waiting reads are served.
   raw_.Send(server_peer_, Request(wire::CLOCK, 1));
-  ASSERT_TRUE(worker_->Clock().ok());
+  ASSERT_TRUE(worker_->AdvanceClock().ok());
   for (uint64_t id : waiting) {
     std::optional<Message> r = raw_.Reply(id, absl::Seconds(10));
     ASSERT_TRUE(r.has_value());
@@ -457,7 +457,7 @@ TEST(JobLimitTest, ImpossibleJobsAreRefusedAtJoinAndTheNodesKeepServing) {
   std::vector<float> out(kSize);
   ASSERT_TRUE((*worker)->Pull("w", out).ok());
   EXPECT_EQ(out, std::vector<float>(kSize, -1.0f));
-  ASSERT_TRUE((*worker)->Finish().ok());
+  ASSERT_TRUE((*worker)->Shutdown().ok());
   EXPECT_TRUE((*coordinator)->Wait(absl::Seconds(10)).ok());
   EXPECT_TRUE((*server)->Wait(absl::Seconds(10)).ok());
   EXPECT_EQ((*coordinator)->stats().refused.joins, cases.size());
@@ -547,7 +547,7 @@ TEST(CoordinatorLimitTest, ANewerBarrierOfAWorkerSupersedesItsOlderOne) {
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->header.kind(), wire::BARRIER_RELEASE);
   EXPECT_EQ((*coordinator)->stats().refused.waits_capped, 2u);
-  ASSERT_TRUE(worker->Finish().ok());
+  ASSERT_TRUE(worker->Shutdown().ok());
   Message finish;
   finish.header.set_kind(wire::FINISH);
   finish.header.set_request_id(3);

@@ -62,7 +62,7 @@ absl::Status Iterate(Worker& w, int from, int to) {
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), t, i);
     KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-    KAIROS_RETURN_IF_ERROR(w.Clock());
+    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
   }
   return absl::OkStatus();
 }
@@ -91,7 +91,7 @@ TEST_P(KilledWorkerTest, TheOthersFinishWithoutIt) {
       return absl::OkStatus();
     }
     KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kRounds));
-    return w.Finish();
+    return w.Shutdown();
   });
   ASSERT_EQ(results.size(), 4u);
   testing::ExpectEveryWorkerOk(results);
@@ -178,7 +178,7 @@ TEST(MembershipTest, BspRoundsAfterADeathAverageTheSurvivors) {
     }
     KAIROS_RETURN_IF_ERROR(Iterate(w, 0, kRounds));
     if (w.rank() == 0) KAIROS_RETURN_IF_ERROR(w.Pull("w", final_params));
-    return w.Finish();
+    return w.Shutdown();
   });
   testing::ExpectEveryWorkerOk(results);
   const std::vector<float> expected = Sequential(kRounds, [](int t) {

@@ -210,7 +210,7 @@ TEST_F(MetricsClusterTest, ScrapesExactCountersDuringTheJob) {
   EXPECT_EQ(At(c, "kairos_uptime_seconds"), "2.5");
 
   // The job ends; the nodes serve their last counts until they are destroyed.
-  for (auto& w : workers_) ASSERT_TRUE(w->Finish().ok());
+  for (auto& w : workers_) ASSERT_TRUE(w->Shutdown().ok());
   ASSERT_TRUE(coordinator_->Wait(absl::Seconds(30)).ok());
   c = Scrape(coordinator_->metrics_endpoint());
   EXPECT_EQ(At(c, "kairos_coordinator_phase{phase=\"done\"}"), "1");

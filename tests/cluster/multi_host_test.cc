@@ -71,8 +71,8 @@ void ExpectAdvertisedAt(const std::string& advertise_host, const std::string& ex
   ASSERT_TRUE(start.has_value());
   EXPECT_EQ(AdvertisedEndpoint(*start),
             absl::StrCat("tcp://", expected_host, ":", PortOf((*server)->endpoint())));
-  (*server)->Stop();
-  coordinator->Stop();
+  (*server)->Shutdown();
+  coordinator->Shutdown();
 }
 
 TEST(MultiHostTest, WildcardServerIsAdvertisedAtTheAddressItJoinedFrom) {
@@ -105,7 +105,7 @@ TEST(MultiHostTest, JobRunsWithAServerOnEveryInterface) {
   std::vector<float> values(kSize, 0.0f);
   ASSERT_TRUE(workers[0]->Pull("w", values).ok());
   EXPECT_EQ(values, std::vector<float>(kSize, -2.0f));
-  for (auto& w : workers) EXPECT_TRUE(w->Finish().ok());
+  for (auto& w : workers) EXPECT_TRUE(w->Shutdown().ok());
   EXPECT_TRUE(coordinator->Wait(absl::Seconds(20)).ok());
   EXPECT_TRUE((*server)->Wait(absl::Seconds(20)).ok());
 }
@@ -166,8 +166,8 @@ TEST(MultiHostTest, UnreachableServerIsNamedWithItsAddress) {
   EXPECT_THAT(std::string(s.message()),
               HasSubstr(absl::StrCat("server 0 at tcp://127.0.0.2:", PortOf((*server)->endpoint()),
                                      " (never connected")));
-  (*server)->Stop();
-  coordinator->Stop();
+  (*server)->Shutdown();
+  coordinator->Shutdown();
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ absl::StatusOr<std::vector<float>> Train(const ClusterOptions& o) {
     for (int t = 0; t < kIterations; ++t) {
       for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(t, i);
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     return w.Pull("w", params);
   });
@@ -124,7 +124,7 @@ TEST(ScheduleClusterTest, StepScheduleCountsTheWorkersIterations) {
       std::vector<float> params(kSize);
       for (int t = 0; t < kIterations; ++t) {
         KAIROS_RETURN_IF_ERROR(w.Push("w", ones));
-        KAIROS_RETURN_IF_ERROR(w.Clock());
+        KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
         KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
         seen.push_back(params);
       }

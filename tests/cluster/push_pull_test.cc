@@ -79,7 +79,9 @@ TEST(PushPullPartsTest, AStepOverTwoTablesAppliesEachGradientAndReturnsTheValues
   parts.clear();
   parts.push_back(Part("a", 0, {4, 4, 4, 4, 4}, out_a));
   parts.push_back(Part("b", 1, {2, -4}, out_b_tail));
-  requests = w.PushPullAsync(parts, &reply, /*scale=*/0.5f);
+  PushPullOptions half;
+  half.scale = 0.5f;
+  requests = w.PushPullAsync(parts, &reply, half);
   ASSERT_EQ(requests.size(), 2u);
   ASSERT_TRUE(WaitAll(requests).ok()) << WaitAll(requests);
   EXPECT_THAT(out_a, ElementsAre(-1.0f, -2.0f, -3.0f, -4.0f, -5.0f));
@@ -188,6 +190,34 @@ TEST(PushPullPartsTest, TheMergedReplyHasOneClockPerWorkerWithThisWorkersOwn) {
     EXPECT_EQ(w.clock(), issued_at + 1);
     EXPECT_FALSE(reply.dropped);
   }
+  EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+// The one-table form: the same step as a part, at the options' scale; a scale that is not
+// positive is refused and sends nothing (positive control: scale 1 then 0.5 apply).
+TEST(PushPullOneTableTest, AppliesTheGradientAtTheScaleAndRefusesAScaleThatIsNotPositive) {
+  auto cluster = LocalCluster::Create(TwoTables(1));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  std::vector<float> out(3);
+  PushPullReply reply;
+  PushPullOptions zero;
+  zero.scale = 0.0f;
+  const absl::Status refused = w.PushPullAsync(Part("b", 0, {2, 2, 2}, out), &reply, zero).Wait();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("scale > 0"));
+  EXPECT_EQ(w.clock(), 0);
+
+  ASSERT_TRUE(w.PushPullAsync(Part("b", 0, {2, 2, 2}, out), &reply).Wait().ok());
+  EXPECT_THAT(out, ElementsAre(2.0f, 2.0f, 2.0f));  // 3 - 0.5 * 2
+  EXPECT_EQ(w.clock(), 1);
+  PushPullOptions half;
+  half.scale = 0.5f;
+  std::vector<float> tail(2);
+  ASSERT_TRUE(w.PushPullAsync(Part("b", 1, {4, -4}, tail), &reply, half).Wait().ok());
+  EXPECT_THAT(tail, ElementsAre(1.0f, 3.0f));  // 2 -+ 0.25 * 4
+  EXPECT_EQ(w.clock(), 2);
+  EXPECT_THAT(reply.clocks, ElementsAre(1));
   EXPECT_TRUE((*cluster)->Shutdown().ok());
 }
 

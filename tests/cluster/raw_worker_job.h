@@ -54,7 +54,7 @@ class RawWorkerJobTest : public ::testing::Test {
 
   // Both workers finish; the job's end is waited for (10 s at most).
   void TearDown() override {
-    if (worker_) worker_->Finish().IgnoreError();
+    if (worker_) worker_->Shutdown().IgnoreError();
     internal::Message finish;
     finish.header.set_kind(wire::FINISH);
     raw_.Stamp(&finish.header);

@@ -63,7 +63,7 @@ absl::Status Iterate(Worker& w, int64_t from, int64_t to) {
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
     for (uint64_t i = 0; i < kSize; ++i) grad[i] = Gradient(w.rank(), static_cast<int>(t), i);
     KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-    KAIROS_RETURN_IF_ERROR(w.Clock());
+    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
   }
   return absl::OkStatus();
 }
@@ -98,7 +98,7 @@ absl::Status RunToTheEnd(Worker& w, std::vector<float>* final_params) {
   KAIROS_RETURN_IF_ERROR(w.Barrier());
   if (w.rank() == 0) KAIROS_RETURN_IF_ERROR(PullAll(w, final_params));
   KAIROS_RETURN_IF_ERROR(w.Barrier());
-  return w.Finish();
+  return w.Shutdown();
 }
 
 class RejoinTest : public ::testing::TestWithParam<std::string> {
@@ -212,7 +212,7 @@ TEST(RejoinTest, ToleratedDeadWorkerLetsTheJobSucceed) {
       c.KillWorker(rank);
       return absl::OkStatus();
     }
-    return c.worker(rank).Finish();
+    return c.worker(rank).Shutdown();
   });
   testing::ExpectEveryWorkerOk(results);
   EXPECT_TRUE(c.Shutdown().ok());
@@ -226,7 +226,7 @@ TEST(RejoinTest, AFinishedRankCannotRejoin) {
   LocalCluster& c = **cluster;
   time.Start();
   ASSERT_TRUE(Iterate(c.worker(1), 0, 2).ok());
-  ASSERT_TRUE(c.worker(1).Finish().ok());
+  ASSERT_TRUE(c.worker(1).Shutdown().ok());
   absl::Status again = c.RestartWorker(1);
   EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition) << again;
   EXPECT_THAT(std::string(again.message()), HasSubstr("worker rank 1 has finished"));

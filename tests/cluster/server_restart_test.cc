@@ -127,7 +127,7 @@ class ServerRestartTest : public ::testing::Test {
             s = v.status();
           }
         }
-        if (s.ok()) s = (*worker)->Finish();
+        if (s.ok()) s = (*worker)->Shutdown();
         results[rank] = s;
       });
     }

@@ -82,7 +82,7 @@ TEST_P(SparseOptimizerTest, RowsMatchThePerRowReference) {
                         }
                       }
                       KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, g));
-                      KAIROS_RETURN_IF_ERROR(w.Clock());
+                      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
                     }
                     return w.PullSparse("emb", all, got);
                   })
@@ -161,7 +161,7 @@ TEST(SparseBspTest, RoundAverageIsPerRowOverItsDistinctWorkers) {
                         }
                       }
                       KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, g));
-                      KAIROS_RETURN_IF_ERROR(w.Clock());
+                      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
                     }
                     // At clock 2 the pull waits for round 1 of every worker.
                     return w.PullSparse("emb", all, pulled[w.rank()]);
@@ -285,7 +285,7 @@ TEST(SparseBadInputTest, RefusedWithClearErrorsAndNothingApplied) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("is sparse"));
   std::vector<float> dense_out(4);
-  EXPECT_THAT(w.PullRange("emb", 0, dense_out).message(), HasSubstr("is sparse"));
+  EXPECT_THAT(w.Pull("emb", 0, dense_out).message(), HasSubstr("is sparse"));
   EXPECT_THAT(w.Assign("emb", 0, dense_out).message(), HasSubstr("is sparse"));
 
   s = w.PushSparse("dense", keys, std::vector<float>(2, 1.0f));

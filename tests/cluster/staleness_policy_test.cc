@@ -52,7 +52,7 @@ absl::Status Train(Worker& w, int iterations, uint64_t size) {
     KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
     for (uint64_t i = 0; i < size; ++i) grad[i] = static_cast<float>(w.rank() + 1 + i % 3);
     KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-    KAIROS_RETURN_IF_ERROR(w.Clock());
+    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
   }
   // Every push is in before anyone finishes (a finishing worker changes softsync's c).
   return w.Barrier();
@@ -218,7 +218,7 @@ TEST(SapsTest, FastWorkersNeverWaitTheStragglersPushesAreDroppedAndNoAppliedPush
         return absl::DeadlineExceededError("virtual time stood still");
       }
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
-      KAIROS_RETURN_IF_ERROR(w.Clock());
+      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
     if (slow) slow_done.store(true);
     return absl::OkStatus();

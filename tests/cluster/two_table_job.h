@@ -57,7 +57,7 @@ inline absl::Status PushIteration(Worker& w, int t) {
   }
   KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
   KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", keys, rows));
-  return w.Clock();
+  return w.AdvanceClock();
 }
 
 struct TableValues {

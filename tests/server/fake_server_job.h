@@ -69,7 +69,7 @@ class FakeServerJob {
   }
 
   ~FakeServerJob() {
-    if (server_ != nullptr) server_->Stop();
+    if (server_ != nullptr) server_->Shutdown();
   }
 
   // Creates the server, answers its JOIN with its node id and shard, and sends START

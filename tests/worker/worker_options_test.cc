@@ -32,7 +32,7 @@ WorkerOptions Options() {
 TEST(WorkerOptionsTest, Defaults) {
   const WorkerOptions o;
   EXPECT_EQ(o.deadline_grace, absl::Milliseconds(250));
-  EXPECT_EQ(o.destructor_finish_timeout, absl::Seconds(5));
+  EXPECT_EQ(o.destructor_shutdown_timeout, absl::Seconds(5));
   EXPECT_EQ(o.request_timeout, absl::Seconds(60));
   EXPECT_EQ(o.max_bytes_in_flight_per_server, int64_t{16} << 20);
   EXPECT_EQ(o.io_spin, absl::Microseconds(25));
@@ -65,10 +65,10 @@ TEST(WorkerOptionsTest, ANegativeDeadlineGraceIsRefusedByName) {
 
 TEST(WorkerOptionsTest, ADestructorFinishTimeoutThatIsNotPositiveIsRefusedByName) {
   WorkerOptions o = Options();
-  o.destructor_finish_timeout = absl::ZeroDuration();
+  o.destructor_shutdown_timeout = absl::ZeroDuration();
   const absl::Status s = Worker::Create(o).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(s.message(), HasSubstr("WorkerOptions.destructor_finish_timeout must be positive"));
+  EXPECT_THAT(s.message(), HasSubstr("WorkerOptions.destructor_shutdown_timeout must be positive"));
 }
 
 TEST(WorkerOptionsTest, AZeroGraceIsAllowed) {

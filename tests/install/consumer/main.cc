@@ -20,7 +20,7 @@ absl::Status Train(kairos::Worker& worker) {
   KAIROS_RETURN_IF_ERROR(worker.Pull("w", params));
   const std::vector<float> ones(kTableSize, 1.0f);
   KAIROS_RETURN_IF_ERROR(worker.Push("w", ones));
-  KAIROS_RETURN_IF_ERROR(worker.Clock());
+  KAIROS_RETURN_IF_ERROR(worker.AdvanceClock());
   KAIROS_RETURN_IF_ERROR(worker.Pull("w", params));
   for (int i = 0; i < kTableSize; ++i) {
     if (params[i] != -1.0f) {
