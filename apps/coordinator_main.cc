@@ -43,7 +43,6 @@ struct Flags {
   int64_t heartbeat_timeout_ms = 10000;
   std::optional<int> ready_fd;
   std::string keys_dir;
-  std::string log_level;
 };
 
 void AddOptions(CLI::App& app, Flags& flags) {
@@ -81,7 +80,7 @@ void AddOptions(CLI::App& app, Flags& flags) {
   AddMetricsListenOption(app, flags.options.metrics_listen);
   AddKeysOption(app, flags.keys_dir);
   AddSendDelayOption(app, flags.options.send_delay);
-  AddLogLevelOption(app, flags.log_level);
+  AddLogLevelOption(app, flags.options.log_level);
 }
 
 // Writes the endpoint line to --ready-fd and closes it.
@@ -119,7 +118,6 @@ int Main(int argc, char** argv) {
     std::cerr << "kairos-coordinator: " << runner.status() << std::endl;
     return kExitCannotStart;
   }
-  ApplyLogLevel(flags.options.logger, flags.log_level);
   absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(flags.options);
   if (!coordinator.ok()) {
     std::cerr << "kairos-coordinator: " << coordinator.status() << std::endl;

@@ -7,16 +7,19 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/logging.h"
-#include "spdlog/spdlog.h"
 
 namespace kairos::apps {
 
-void AddLogLevelOption(CLI::App& app, std::string& level) {
-  app.add_option("--log-level", level,
-                 "Log level on stderr: trace, debug, info, warn, error, critical or off "
-                 "(default: $KAIROS_LOG_LEVEL, else warn)")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+void AddLogLevelOption(CLI::App& app, LogLevel& level) {
+  app.add_option_function<std::string>(
+         "--log-level", [&level](const std::string& name) { level = *ParseLogLevel(name); },
+         "Log level on stderr: debug, info, warning, error or off (default: "
+         "$KAIROS_LOG_LEVEL, else warning)")
+      ->envname("KAIROS_LOG_LEVEL")
+      ->check([](const std::string& name) {
+        const absl::StatusOr<LogLevel> level = ParseLogLevel(name);
+        return level.ok() ? std::string() : std::string(level.status().message());
+      });
 }
 
 void AddMetricsListenOption(CLI::App& app, std::string& address) {
@@ -48,11 +51,6 @@ absl::StatusOr<std::optional<CurveKeys>> LoadKeysOption(const std::string& dir) 
     return absl::Status(keys.status().code(), absl::StrCat("--keys: ", keys.status().message()));
   }
   return std::optional<CurveKeys>(*std::move(keys));
-}
-
-void ApplyLogLevel(const std::string& logger, const std::string& level) {
-  if (level.empty()) return;
-  internal::GetLogger(logger)->set_level(spdlog::level::from_str(level));
 }
 
 std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "apps/signals.h"
 #include "kairos/keys.h"
+#include "kairos/log.h"
 
 namespace kairos::apps {
 
@@ -29,8 +30,9 @@ inline constexpr int kExitOk = 0;           // the job ended well
 inline constexpr int kExitFailed = 1;       // the job failed (Wait's error)
 inline constexpr int kExitCannotStart = 2;  // usage error, or the node could not be created
 
-// Adds --log-level (trace, debug, info, warn, error, critical, off) writing to `level`.
-void AddLogLevelOption(CLI::App& app, std::string& level);
+// Adds --log-level (debug, info, warning, error, off; default: $KAIROS_LOG_LEVEL, else the
+// options' own), writing to `level` (NodeOptions::log_level).
+void AddLogLevelOption(CLI::App& app, LogLevel& level);
 
 // Adds --metrics-listen HOST:PORT (default: none), where to serve GET /metrics
 // (docs/operations.md), writing to `address`.
@@ -45,10 +47,6 @@ void AddSendDelayOption(CLI::App& app, absl::Duration& delay);
 
 // The keys of --keys (nullopt when `dir` is empty), or why they cannot be used.
 absl::StatusOr<std::optional<CurveKeys>> LoadKeysOption(const std::string& dir);
-
-// Sets the level of the logger called `logger` (created if it does not exist yet) when
-// `level` is not empty. Without --log-level the level comes from KAIROS_LOG_LEVEL, else warn.
-void ApplyLogLevel(const std::string& logger, const std::string& level);
 
 // Parses the command line. Returns the exit code when the program should exit now (--help:
 // 0, a usage error: kExitCannotStart, after CLI11 printed the message), nullopt to go on.

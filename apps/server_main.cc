@@ -42,8 +42,7 @@ namespace kairos::apps {
 namespace {
 
 void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
-                std::string& log_level, std::vector<std::string>& plugins,
-                uint64_t& keep_free_mb) {
+                std::vector<std::string>& plugins, uint64_t& keep_free_mb) {
   app.add_option("--coordinator", options.coordinator,
                  "Endpoint of the job's coordinator, e.g. tcp://10.0.0.1:7000")
       ->envname("KAIROS_COORDINATOR")
@@ -117,7 +116,7 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
   AddMetricsListenOption(app, options.metrics_listen);
   AddKeysOption(app, keys_dir);
   AddSendDelayOption(app, options.send_delay);
-  AddLogLevelOption(app, log_level);
+  AddLogLevelOption(app, options.log_level);
 }
 
 // The server's updater factory: the plugins' (in order), then the built-ins.
@@ -136,10 +135,9 @@ int Main(int argc, char** argv) {
   CLI::App app("Runs one server (a shard of the tables) of a kairos job.", "kairos-server");
   ServerOptions options;
   std::string keys_dir;
-  std::string log_level;
   std::vector<std::string> plugins;
   uint64_t keep_free_mb = 1024;
-  AddOptions(app, options, keys_dir, log_level, plugins, keep_free_mb);
+  AddOptions(app, options, keys_dir, plugins, keep_free_mb);
   if (std::optional<int> exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
   if (keep_free_mb > 0) {  // before any thread allocates
     AllocatorTuning tuning;
@@ -169,7 +167,6 @@ int Main(int argc, char** argv) {
     std::cerr << "kairos-server: " << runner.status() << std::endl;
     return kExitCannotStart;
   }
-  ApplyLogLevel(options.logger, log_level);
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(options);
   if (!server.ok()) {
     std::cerr << "kairos-server: " << server.status() << std::endl;

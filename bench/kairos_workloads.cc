@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "bench/bench_log.h"
 #include "kairos/buffer.h"
 #include "kairos/status.h"
 #include "kairos/transport_context.h"
@@ -125,6 +126,7 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
   std::shared_ptr<TransportContext> context;
   if (settings.shared_context) context = TransportContext::Create(1);
   CoordinatorOptions co;
+  co.log_level = BenchLogLevel();
   co.listen = "tcp://127.0.0.1:0";
   co.num_servers = servers;
   co.num_workers = workers;
@@ -134,6 +136,7 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
   KAIROS_ASSIGN_OR_RETURN(cluster->coordinator_, Coordinator::Create(co));
   for (int s = 0; s < servers; ++s) {
     ServerOptions so;
+    so.log_level = BenchLogLevel();
     so.coordinator = cluster->coordinator_->endpoint();
     so.listen = "tcp://127.0.0.1:*";
     so.context = context;
@@ -165,6 +168,7 @@ absl::Status BenchCluster::StartWorkers(int workers, const JobConfig& job,
   for (int r = 0; r < workers; ++r) {
     threads.emplace_back([&, r] {
       WorkerOptions wo;
+      wo.log_level = BenchLogLevel();
       wo.coordinator = coordinator_->endpoint();
       wo.job = job;
       wo.rank = r;

@@ -24,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_log.h"
 #include "bench/sparse_workloads.h"
 #include "kairos/buffer.h"
 #include "kairos/coordinator.h"
@@ -172,6 +173,7 @@ absl::Status RunWithChildServer(const std::string& server_binary, const JobConfi
                                 uint64_t* baseline_rss,
                                 const std::function<absl::Status(Worker&, pid_t)>& body) {
   CoordinatorOptions co;
+  co.log_level = BenchLogLevel();
   co.listen = "tcp://127.0.0.1:0";
   co.num_servers = 1;
   co.num_workers = 1;
@@ -184,6 +186,7 @@ absl::Status RunWithChildServer(const std::string& server_binary, const JobConfi
   *baseline_rss = StatusBytes(server->pid(), "VmRSS");
   {
     WorkerOptions wo;
+    wo.log_level = BenchLogLevel();
     wo.coordinator = coordinator->endpoint();
     wo.job = job;
     wo.join_timeout = kStartTimeout;

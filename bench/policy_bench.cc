@@ -61,7 +61,6 @@
 #include "bench/policy_bench_runs.h"
 #include "bench/policy_bench_scenarios.h"
 #include "bench/policy_list.h"
-#include "common/logging.h"
 #include "fashion_mnist/data.h"
 #include "sim/model.h"
 
@@ -250,10 +249,5 @@ int main(int argc, char** argv) {
   kairos::bench::policy_bench::AddOptions(app, flags);
   CLI11_PARSE(app, argc, argv);
   kairos::bench::policy_bench::ApplyQuick(app, flags);
-  // Hundreds of nodes start and stop: their warnings ("traffic is not encrypted") would bury
-  // the lines. KAIROS_LOG_LEVEL, when set, still decides.
-  if (std::getenv("KAIROS_LOG_LEVEL") == nullptr) {
-    kairos::internal::GetLogger("kairos")->set_level(spdlog::level::err);
-  }
   return kairos::bench::policy_bench::RunBench(flags);
 }

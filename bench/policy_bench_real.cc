@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_log.h"
 #include "bench/bench_report.h"
 #include "bench/policy_bench_runs.h"
 #include "fashion_mnist/train.h"
@@ -73,6 +74,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   job.policy = policy;
 
   CoordinatorOptions co;
+  co.log_level = BenchLogLevel();
   co.num_servers = f.servers;
   co.num_workers = sc.workers;
   co.job = job;
@@ -86,6 +88,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   std::vector<std::unique_ptr<Server>> servers;
   for (int s = 0; s < f.servers; ++s) {
     ServerOptions so;
+    so.log_level = BenchLogLevel();
     so.coordinator = (*coordinator)->endpoint();
     so.context = TransportContext::Create(1);
     so.apply_threads = 1;
@@ -151,6 +154,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   for (int r = 0; r < sc.workers; ++r) {
     threads.emplace_back([&, r] {
       WorkerOptions wo;
+      wo.log_level = BenchLogLevel();
       wo.coordinator = (*coordinator)->endpoint();
       wo.job = job;
       wo.rank = r;

@@ -2,8 +2,9 @@
 #
 # `cmake --install build --prefix P` lays out:
 #   P/include/kairos/*.h                       the public API (nothing from src/)
-#   P/lib/libkairos.so.0.1.0 (+ .so.0, .so)    the library (static: libkairos.a)
-#   P/lib/cmake/kairos/kairosConfig.cmake      the package: kairos::kairos
+#   P/lib/libkairos.so.0.2.0 (+ .so.0.2, .so)  the library (static: libkairos.a)
+#   P/lib/libkairos_process.so.0.2.0 (+ ...)   the process helpers: allocator.h, run.h
+#   P/lib/cmake/kairos/kairosConfig.cmake      the package: kairos::kairos, kairos::process
 #   P/lib/cmake/kairos/kairosConfigVersion.cmake
 #   P/lib/cmake/kairos/kairosTargets*.cmake
 #   P/bin/kairos-*                             the programs (install rule in apps/)
@@ -13,8 +14,8 @@
 # CMakeLists.txt), so the tree works from any prefix without LD_LIBRARY_PATH.
 #
 # A consumer writes
-#   find_package(kairos 0.1 CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE kairos::kairos)
+#   find_package(kairos 0.2 CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE kairos::kairos)    # + kairos::process for run.h, allocator.h
 # and gets the include directory, C++20 and the public dependencies (Abseil, Eigen,
 # Threads), which kairosConfig.cmake finds. tests/install builds such a consumer against a
 # fresh install tree.
@@ -29,9 +30,9 @@ mark_as_advanced(KAIROS_INSTALL_CMAKEDIR)
 # exported target must compile as C++20 at least.
 target_compile_features(kairos INTERFACE cxx_std_20)
 # The RPATH is for the programs in bin/; libkairos's own dependencies are system libraries.
-set_target_properties(kairos PROPERTIES INSTALL_RPATH "")
+set_target_properties(kairos kairos_process_library PROPERTIES INSTALL_RPATH "")
 
-install(TARGETS kairos EXPORT kairosTargets
+install(TARGETS kairos kairos_process_library EXPORT kairosTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -61,11 +62,12 @@ configure_package_config_file(
   ${PROJECT_BINARY_DIR}/kairosConfig.cmake
   INSTALL_DESTINATION ${KAIROS_INSTALL_CMAKEDIR}
   NO_SET_AND_CHECK_MACRO)
-# SameMajorVersion: find_package(kairos 0.1) accepts any 0.x >= 0.1.
+# SameMinorVersion: while the major version is 0 a minor release may change the API
+# (CHANGELOG.md), so find_package(kairos 0.2) accepts 0.2.x only.
 write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/kairosConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/kairosConfig.cmake
               ${PROJECT_BINARY_DIR}/kairosConfigVersion.cmake
         DESTINATION ${KAIROS_INSTALL_CMAKEDIR})

@@ -27,6 +27,7 @@
 #include "fashion_mnist/models.h"
 #include "fashion_mnist/train.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 namespace {
 

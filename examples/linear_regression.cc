@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "kairos/eigen.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 namespace {
 

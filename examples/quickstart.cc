@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 namespace {
 

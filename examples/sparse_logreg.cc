@@ -23,6 +23,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 #include "sparse_logreg/data.h"
 #include "sparse_logreg/train.h"
 

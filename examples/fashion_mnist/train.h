@@ -81,6 +81,7 @@
 #include "fashion_mnist/models.h"
 #include "kairos/kairos.h"
 #include "kairos/pace.h"
+#include "kairos/run.h"
 
 namespace fmnist {
 

@@ -36,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 #include "sparse_logreg/data.h"
 
 namespace logreg {

@@ -1,7 +1,8 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Options for each kind of node and for each call, with their defaults. Environment
-// variables are read only by the *FromEnvironment helpers (run.h), which fill these structs;
+// Options for each kind of node and for each call, with their defaults. The library never
+// reads environment variables; the helpers of kairos/run.h (ReadNodeEnvironment,
+// WorkerOptionsFromEnvironment) fill these structs from them for a program that wants it.
 // docs/configuration.md lists every option and variable.
 
 #ifndef KAIROS_OPTIONS_H_
@@ -19,6 +20,7 @@
 #include "kairos/export.h"
 #include "kairos/job.h"
 #include "kairos/keys.h"
+#include "kairos/log.h"
 #include "kairos/transport_context.h"
 #include "kairos/updater.h"
 
@@ -43,8 +45,11 @@ struct NodeOptions {
   // (ZMQ_MAXMSGSIZE). Default 1 GiB for servers and workers (it must exceed
   // 4 * JobConfig::chunk_elements), 16 MiB for the coordinator (control messages are small).
   int64_t max_message_bytes = int64_t{1} << 30;
-  // Name of the spdlog logger to log to; created (stderr) when it does not exist.
-  std::string logger = "kairos";
+  // What the node logs and where (kairos/log.h): lines at log_level or above go to
+  // log_sink, or to stderr when it is null. Default: warnings and errors on stderr.
+  // KAIROS_LOG_LEVEL sets the level in the programs (ReadNodeEnvironment, kairos/run.h).
+  LogLevel log_level = LogLevel::kWarning;
+  LogSink log_sink;
   // The messaging context. Null: the node creates its own. Nodes using inproc:// endpoints
   // must share one (LocalCluster does).
   std::shared_ptr<TransportContext> context;
@@ -55,7 +60,7 @@ struct NodeOptions {
   // The job's CURVE keys (kairos/keys.h, docs/security.md): every tcp:// and ipc://
   // connection of the node is then encrypted and authenticated, and the node accepts only
   // peers holding the same keys. Every node of a job needs them, or none has any. Unset: no
-  // encryption (logged once). WorkerOptionsFromEnvironment reads KAIROS_KEYS into it.
+  // encryption (logged once). ReadNodeEnvironment (kairos/run.h) reads KAIROS_KEYS into it.
   std::optional<CurveKeys> keys;
   // The clock every timestamp, timeout, heartbeat and deadline of the node reads
   // (kairos/clock.h). Null (default): the real clock. With a ManualClock the node ticks

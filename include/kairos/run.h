@@ -15,7 +15,10 @@
 // (S = KAIROS_NUM_SERVERS, default 1) and the others are the workers, fn running once in each
 // (docs/multi_host.md). Started directly, a LocalCluster with options.num_servers servers and
 // options.num_workers workers runs inside the process and fn runs once per worker, each on
-// its own thread.
+// its own thread; KAIROS_LOG_LEVEL applies to its nodes.
+//
+// RunWorkers and the rest of this header are in libkairos_process (CMake: kairos::process),
+// not libkairos: how a process learns its role is the program's choice.
 
 #ifndef KAIROS_RUN_H_
 #define KAIROS_RUN_H_
@@ -85,11 +88,18 @@ KAIROS_EXPORT absl::StatusOr<LaunchEnvironment> DetectLaunch();
 // see DetectLaunch). False when started on its own, and when the environment is malformed.
 KAIROS_EXPORT bool LaunchedByKairos();
 
-// Fills a WorkerOptions from `base` and the environment variables set by kairos-launch:
-// KAIROS_COORDINATOR (required), KAIROS_RANK, KAIROS_KEYS (a CURVE key directory, read with
+// Fills the fields every node has (NodeOptions, so any node's options) from the environment
+// variables a launcher or an operator sets: KAIROS_KEYS (a CURVE key directory, read with
 // LoadCurveKeys into `keys`), KAIROS_SEND_DELAY_US (microseconds into `send_delay`, for
-// testbeds: docs/lab.md). An error names the variable: InvalidArgument for a malformed
-// one, LoadCurveKeys's error for a key directory that cannot be used.
+// testbeds: docs/lab.md) and KAIROS_LOG_LEVEL (ParseLogLevel into `log_level`). A variable
+// that is unset leaves its field alone. An error names the variable: InvalidArgument for a
+// malformed one, LoadCurveKeys's error for a key directory that cannot be used. The library
+// itself never reads the environment: the programs call this (RunWorkers does, for every
+// node it makes; kairos-server and kairos-coordinator read the same variables).
+KAIROS_EXPORT absl::Status ReadNodeEnvironment(NodeOptions& options);
+
+// A WorkerOptions from `base`, ReadNodeEnvironment, and the variables kairos-launch sets for
+// a worker: KAIROS_COORDINATOR (required) and KAIROS_RANK.
 KAIROS_EXPORT absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(
     const WorkerOptions& base);
 

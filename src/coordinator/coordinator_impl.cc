@@ -32,7 +32,7 @@ constexpr absl::Duration kStopWait = absl::Seconds(5);
 CoordinatorImpl::CoordinatorImpl(const CoordinatorOptions& options)
     : options_(options),
       clock_(ClockOf(options_)),
-      log_(GetLogger(options.logger)),
+      log_(MakeLogger(options)),
       created_(clock_.Now()),
       roster_(options.num_servers, options.num_workers, options.job) {
   stats_.servers_expected = options.num_servers;

@@ -54,7 +54,7 @@ Journal::Options JournalOptionsOf(const ServerOptions& o) {
 
 ServerImpl::ServerImpl(const ServerOptions& options)
     : options_(options),
-      log_(GetLogger(options.logger)),
+      log_(MakeLogger(options)),
       created_(ClockOf(options_).Now()),
       pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()),
       checkpointer_(

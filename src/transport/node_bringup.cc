@@ -31,7 +31,8 @@ TransportOptions NodeTransportOptions(const NodeOptions& o, std::string name) {
   t.name = std::move(name);
   t.max_peers = o.max_peers;
   t.keys = o.keys;
-  t.logger = o.logger;
+  t.log_level = o.log_level;
+  t.log_sink = o.log_sink;
   t.clock = o.clock;
   t.send_delay = o.send_delay;
   return t;

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "kairos/clock.h"
 #include "kairos/keys.h"
+#include "kairos/log.h"
 #include "kairos/transport_context.h"
 #include "wire/message.h"
 
@@ -61,8 +62,10 @@ struct TransportOptions {
   // nodes of one process's job share one). inproc:// endpoints never use CURVE: ZeroMQ
   // applies no security mechanism to them, and they never leave the process.
   std::optional<CurveKeys> keys;
-  // The spdlog logger for refused handshakes and the notice above (common/logging.h).
-  std::string logger = "kairos";
+  // The level and sink of the transport's log (refused handshakes, the notice above):
+  // the node's (NodeOptions::log_level, log_sink; common/logging.h makes the logger).
+  LogLevel log_level = LogLevel::kWarning;
+  LogSink log_sink;
   // How long the I/O thread, out of work, keeps polling its sockets and queue without
   // waiting before it sleeps, on a clock that moves by itself (never on a virtual one). A
   // spin that finds work saves the wake-up of a sleeping thread; spins that find nothing back

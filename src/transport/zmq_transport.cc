@@ -43,7 +43,7 @@ ZmqTransport::ZmqTransport(const TransportOptions& options,
       context_(std::move(context)),
       wake_fd_(wake_fd),
       clock_(options.clock != nullptr ? *options.clock : RealClock::Get()),
-      log_(GetLogger(options.logger)) {
+      log_(MakeLogger(options.log_level, options.log_sink)) {
   if (options_.keys.has_value()) curve_ = DecodeCurveKeys(*options_.keys);
 }
 

@@ -70,9 +70,8 @@ class WorkerImpl {
       CallOptions o;
       o.deadline = ClockOf(options_).Now() + options_.destructor_shutdown_timeout;
       if (absl::Status s = Shutdown(o); !s.ok()) {
-        GetLogger(options_.logger)
-            ->warn("worker {}: finish at destruction failed: {}", rank(),
-                   std::string(s.message()));
+        MakeLogger(options_)->warn("worker {}: shutdown at destruction failed: {}", rank(),
+                                   std::string(s.message()));
       }
     }
     // node_'s destructor stops the transport and fails what is still outstanding.

@@ -56,7 +56,7 @@ class PostedBatch {
 }  // namespace
 
 WorkerNode::WorkerNode(const WorkerOptions& options, std::unique_ptr<Transport> transport)
-    : options_(WithTransport(options, std::move(transport))), log_(GetLogger(options.logger)) {}
+    : options_(WithTransport(options, std::move(transport))), log_(MakeLogger(options)) {}
 
 WorkerNode::~WorkerNode() {
   if (transport_ != nullptr) transport_->Stop();

@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 namespace {
 

@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 int main(int argc, char** argv) {
   int mib = 32;

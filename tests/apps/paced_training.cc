@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 int main(int argc, char** argv) {
   int iterations = 30;

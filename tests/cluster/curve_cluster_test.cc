@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/common/scratch_dir.h"
 #include "wire/message.h"

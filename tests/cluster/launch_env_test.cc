@@ -1,9 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The roles a launcher's environment gives a process (src/api/launch_env.h), each launcher's
+// The roles a launcher's environment gives a process (src/process/launch_env.h), each launcher's
 // variables in turn, the errors that name the variable, and the rendezvous file.
 
-#include "api/launch_env.h"
+#include "process/launch_env.h"
 
 #include <unistd.h>
 

@@ -16,7 +16,7 @@
 //   3  ParsePortRange: a range read has ports 1 <= first <= last <= 65535; the wildcard test
 //      and WithHost run on the text
 //   4  ParseHostPort: an address read has a port in [0, 65535]
-//   5  ReadLaunchEnvironment (src/api/launch_env.h) of an environment the input sets (the
+//   5  ReadLaunchEnvironment (src/process/launch_env.h) of an environment the input sets (the
 //      variables kairos-launch, mpirun and srun set, in any number, with any values): a
 //      refusal is InvalidArgument; an accepted one has its rank inside its size, and a
 //      rank-launched one places rank 0 as the coordinator, ranks 1..S as the servers and the
@@ -38,11 +38,11 @@
 #include <utility>
 #include <vector>
 
-#include "api/launch_env.h"
 #include "kairos/run.h"
 #include "metrics/exporter.h"
 #include "policy/optimizer_spec.h"
 #include "policy/policy.h"
+#include "process/launch_env.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "transport/endpoint.h"
 

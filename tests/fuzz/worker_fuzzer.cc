@@ -78,8 +78,6 @@
 #include "kairos/clock.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
-#include "spdlog/sinks/null_sink.h"
-#include "spdlog/spdlog.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "transport/fake_transport.h"
 #include "wire/convert.h"
@@ -258,7 +256,7 @@ class Harness {
     o.request_timeout = kRequestTimeout;
     o.max_bytes_in_flight_per_server = (shape_ & kTightBudget) ? 1 : int64_t{1} << 20;
     o.clock = clock_;
-    o.logger = "kairos-fuzz";  // a null sink (LLVMFuzzerInitialize)
+    o.log_level = LogLevel::kOff;  // thousands of refusals a second
     options_ = o;
     auto transport = std::make_unique<FakeTransport>("worker");
     t_ = transport.get();
@@ -1228,8 +1226,6 @@ Seeds MakeSeeds() {
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   kairos::fuzz::MaybeWriteSeeds(argc, argv, kairos::fuzz::MakeSeeds);
-  auto logger = spdlog::create<spdlog::sinks::null_sink_mt>("kairos-fuzz");
-  logger->set_level(spdlog::level::off);
   return 0;
 }
 

@@ -15,14 +15,17 @@
 #      as a standard template instantiated on an internal type;
 #   2. fails when one of a few symbols that users need is missing (the export macro works).
 #
-# Usage: check_exports.sh --nm=NM --library=PATH/libkairos.so
+# The same holds for libkairos_process.so (--process: the symbols it must have are its own).
+#
+# Usage: check_exports.sh --nm=NM --library=PATH/libkairos.so [--process]
 set -euo pipefail
 
-nm="" library=""
+nm="" library="" process=0
 for arg in "$@"; do
   case "$arg" in
     --nm=*) nm=${arg#*=} ;;
     --library=*) library=${arg#*=} ;;
+    --process) process=1 ;;
     *) echo "check_exports.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -56,15 +59,23 @@ if [[ -n "$leaked" ]]; then
 fi
 
 # What a program using the API needs (a handful, one per kind of export).
-for want in \
-    'T kairos::Buffer::Allocate(unsigned long)' \
-    'T kairos::Worker::Create(kairos::WorkerOptions const&)' \
-    'T kairos::LocalCluster::Create(kairos::ClusterOptions const&)' \
-    'T kairos::ValidateJobConfig(kairos::JobConfig const&)' \
-    'T kairos::Updater::ApplyMany(' \
-    'T kairos::ParameterLayout::Add(' \
-    'V typeinfo for kairos::Updater' \
-    'V vtable for kairos::Updater'; do
+wants=(
+    'T kairos::Buffer::Allocate(unsigned long)'
+    'T kairos::Worker::Create(kairos::WorkerOptions const&)'
+    'T kairos::LocalCluster::Create(kairos::ClusterOptions const&)'
+    'T kairos::ValidateJobConfig(kairos::JobConfig const&)'
+    'T kairos::ParseLogLevel('
+    'T kairos::Updater::ApplyMany('
+    'T kairos::ParameterLayout::Add('
+    'V typeinfo for kairos::Updater'
+    'V vtable for kairos::Updater')
+if [[ $process -eq 1 ]]; then
+  wants=(
+      'T kairos::RunWorkers('
+      'T kairos::ReadNodeEnvironment(kairos::NodeOptions&)'
+      'T kairos::TuneProcessAllocator(')
+fi
+for want in "${wants[@]}"; do
   if ! grep -qF "$want" <<<"$symbols"; then
     echo "missing export: $want" >&2
     status=1

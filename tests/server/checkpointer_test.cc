@@ -38,7 +38,7 @@ class CheckpointerTest : public ::testing::Test {
   }
 
   std::unique_ptr<Checkpointer> Make(Checkpointer::Options o) {
-    return std::make_unique<Checkpointer>(std::move(o), queue_.poster(), GetLogger("kairos"));
+    return std::make_unique<Checkpointer>(std::move(o), queue_.poster(), MakeLogger(NodeOptions()));
   }
 
   // Begins `c` with snapshots of the clock in `clock_` at the time each is taken.

@@ -86,7 +86,7 @@ class JournalTest : public ::testing::Test {
   }
   std::unique_ptr<Journal> Open(Journal::Options o, FakeHost& host,
                                 const LogHeader& header = kHeader) {
-    auto j = std::make_unique<Journal>(std::move(o), &host, GetLogger("kairos"));
+    auto j = std::make_unique<Journal>(std::move(o), &host, MakeLogger(NodeOptions()));
     EXPECT_TRUE(j->Open(header, kWorkers).ok());
     return j;
   }
@@ -247,7 +247,7 @@ TEST_F(JournalTest, ALogThatCannotBeReadFailsTheOpenByName) {
     std::fclose(f);
   }
   FakeHost host(&queue_);
-  Journal j(Options(), &host, GetLogger("kairos"));
+  Journal j(Options(), &host, MakeLogger(NodeOptions()));
   const absl::Status s = j.Open(kHeader, kWorkers);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), ::testing::HasSubstr(path));

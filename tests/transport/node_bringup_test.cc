@@ -35,7 +35,8 @@ Options Unusual() {
   o.max_message_bytes = 12345;
   o.max_peers = 17;
   o.keys = CurveKeys{"public", "secret"};
-  o.logger = "node-bringup-test";
+  o.log_level = LogLevel::kDebug;
+  o.log_sink = [](LogLevel, std::string_view) {};
   o.clock = std::make_shared<ManualClock>(absl::UnixEpoch());
   o.send_delay = absl::Milliseconds(3);
   return o;
@@ -49,7 +50,9 @@ void ExpectTakenFrom(const TransportOptions& t, const Options& o, const std::str
   EXPECT_EQ(t.max_peers, o.max_peers);
   ASSERT_TRUE(t.keys.has_value());
   EXPECT_EQ(*t.keys, *o.keys);
-  EXPECT_EQ(t.logger, o.logger);
+  EXPECT_EQ(t.log_level, o.log_level);
+  ASSERT_TRUE(t.log_sink != nullptr);
+  EXPECT_EQ(t.log_sink.target_type(), o.log_sink.target_type());  // the lambda of Unusual
   EXPECT_EQ(t.clock, o.clock);
   EXPECT_EQ(t.send_delay, o.send_delay);
   // What is not a node option keeps the transport's default.

@@ -7,34 +7,26 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "kairos/keys.h"
 #include "kairos/transport_context.h"
-#include "spdlog/sinks/ostream_sink.h"
-#include "spdlog/spdlog.h"
 #include "transport/transport.h"
 
 namespace kairos::internal {
 namespace {
 
-constexpr char kLogger[] = "plain-notice-test";
 constexpr char kNotice[] = "traffic is not encrypted";
 
-// Captures what the transports log under kLogger (GetLogger finds a registered logger by
-// name); dropped at the end.
+// Captures what the transports log (TransportOptions::log_sink).
 class PlainNoticeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    logger_ = std::make_shared<spdlog::logger>(
-        kLogger, std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
-    spdlog::register_logger(logger_);
-  }
   void TearDown() override {
     for (auto& t : transports_) t->Stop();
-    spdlog::drop(kLogger);
   }
 
   // A transport of `context` listening at `endpoint`.
@@ -42,7 +34,10 @@ class PlainNoticeTest : public ::testing::Test {
               std::optional<CurveKeys> keys = std::nullopt) {
     TransportOptions options;
     options.name = "node";
-    options.logger = kLogger;
+    options.log_sink = [this](LogLevel, std::string_view line) {
+      absl::MutexLock lock(&mu_);
+      log_ << line << "\n";
+    };
     options.context = context;
     options.keys = std::move(keys);
     absl::StatusOr<std::unique_ptr<Transport>> t = MakeZmqTransport(options);
@@ -51,8 +46,8 @@ class PlainNoticeTest : public ::testing::Test {
     transports_.push_back(*std::move(t));
   }
 
-  int Notices() const {
-    const std::string text = log_.str();
+  int Notices() {
+    const std::string text = Text();
     int n = 0;
     for (size_t at = text.find(kNotice); at != std::string::npos; at = text.find(kNotice, at + 1)) {
       ++n;
@@ -60,8 +55,13 @@ class PlainNoticeTest : public ::testing::Test {
     return n;
   }
 
-  std::ostringstream log_;
-  std::shared_ptr<spdlog::logger> logger_;
+  std::string Text() {
+    absl::MutexLock lock(&mu_);
+    return log_.str();
+  }
+
+  absl::Mutex mu_;
+  std::ostringstream log_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Transport>> transports_;
 };
 
@@ -70,10 +70,10 @@ TEST_F(PlainNoticeTest, OncePerContextNotPerNode) {
   Listen(shared, "tcp://127.0.0.1:*");
   Listen(shared, "tcp://127.0.0.1:*");
   Listen(shared, "tcp://127.0.0.1:*");
-  EXPECT_EQ(Notices(), 1) << log_.str();
+  EXPECT_EQ(Notices(), 1) << Text();
   // Positive control: a node of another context gives its own notice.
   Listen(TransportContext::Create(), "tcp://127.0.0.1:*");
-  EXPECT_EQ(Notices(), 2) << log_.str();
+  EXPECT_EQ(Notices(), 2) << Text();
 }
 
 TEST_F(PlainNoticeTest, NeverForInprocOrWithKeys) {
@@ -82,10 +82,10 @@ TEST_F(PlainNoticeTest, NeverForInprocOrWithKeys) {
   absl::StatusOr<CurveKeys> keys = GenerateCurveKeys();
   ASSERT_TRUE(keys.ok()) << keys.status();
   Listen(context, "tcp://127.0.0.1:*", *keys);
-  EXPECT_EQ(Notices(), 0) << log_.str();
+  EXPECT_EQ(Notices(), 0) << Text();
   // Positive control: a plain tcp endpoint in the same context does notice.
   Listen(context, "tcp://127.0.0.1:*");
-  EXPECT_EQ(Notices(), 1) << log_.str();
+  EXPECT_EQ(Notices(), 1) << Text();
 }
 
 }  // namespace

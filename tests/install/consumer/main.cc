@@ -1,6 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The install test's consumer: uses the installed public API end to end. Two workers of a
+// The install test's consumer: uses the installed public API end to end, through both
+// libraries (kairos::kairos and kairos::process). Two workers of a
 // BSP job each pull, push a gradient of ones and clock; SGD with learning rate 1 applies the
 // round's average, so every element of "w" goes from 0 to -1. Prints "consumer ok" and
 // exits 0 on success.
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "kairos/kairos.h"
+#include "kairos/run.h"
 
 namespace {
 
@@ -46,20 +48,11 @@ int main() {
   options.job.tables.push_back(w);
   options.job.policy = "bsp";
 
-  absl::StatusOr<std::unique_ptr<kairos::LocalCluster>> cluster =
-      kairos::LocalCluster::Create(options);
-  if (!cluster.ok()) {
-    std::fprintf(stderr, "LocalCluster::Create: %s\n", cluster.status().ToString().c_str());
-    return 1;
-  }
-  absl::Status status = (*cluster)->Run(Train);
+  options.worker.log_level = kairos::LogLevel::kError;
+  // RunWorkers (libkairos_process): started on its own, it runs the job embedded.
+  const absl::Status status = kairos::RunWorkers(options, Train);
   if (!status.ok()) {
-    std::fprintf(stderr, "Run: %s\n", status.ToString().c_str());
-    return 1;
-  }
-  status = (*cluster)->Shutdown();
-  if (!status.ok()) {
-    std::fprintf(stderr, "Shutdown: %s\n", status.ToString().c_str());
+    std::fprintf(stderr, "RunWorkers: %s\n", status.ToString().c_str());
     return 1;
   }
   std::printf("consumer ok\n");

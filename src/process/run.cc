@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -18,12 +19,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "api/launch_env.h"
 #include "kairos/coordinator.h"
 #include "kairos/keys.h"
 #include "kairos/local_cluster.h"
 #include "kairos/server.h"
 #include "kairos/status.h"
+#include "process/launch_env.h"
 #include "transport/endpoint.h"
 
 namespace kairos {
@@ -58,6 +59,19 @@ absl::Status SendDelayFromEnvironment(absl::Duration& delay) {
   return absl::OkStatus();
 }
 
+// KAIROS_LOG_LEVEL into `level` (NodeOptions::log_level) when it is set.
+absl::Status LogLevelFromEnvironment(LogLevel& level) {
+  const char* name = Env("KAIROS_LOG_LEVEL");
+  if (name == nullptr) return absl::OkStatus();
+  absl::StatusOr<LogLevel> parsed = ParseLogLevel(name);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("KAIROS_LOG_LEVEL: ", parsed.status().message()));
+  }
+  level = *parsed;
+  return absl::OkStatus();
+}
+
 // "tcp://HOST:PORTS": the launch's port range, else any free port.
 std::string ListenEndpoint(const LaunchEnvironment& env, const std::string& host) {
   return absl::StrCat("tcp://", host, ":", env.port_range.empty() ? "0" : env.port_range);
@@ -69,9 +83,9 @@ absl::Status InRole(const LaunchEnvironment& env, const absl::Status& status) {
   const char* what = env.role == Role::kCoordinator ? "coordinator"
                      : env.role == Role::kServer    ? "server"
                                                     : "worker";
-  return absl::Status(status.code(), absl::StrFormat("rank %d of %d (%s, %s): %s", env.world_rank,
-                                                     env.world_size, what, env.source,
-                                                     status.message()));
+  return absl::Status(status.code(),
+                      absl::StrFormat("rank %d of %d (%s, %s): %s", env.world_rank, env.world_size,
+                                      what, env.source, status.message()));
 }
 
 // Rank 0: the coordinator, its endpoint published, until the job ends.
@@ -79,12 +93,11 @@ absl::Status RunCoordinator(const LaunchEnvironment& env, const ClusterOptions& 
   CoordinatorOptions co = options.coordinator;
   co.num_servers = env.num_servers;
   co.num_workers = env.num_workers;
-  KAIROS_ASSIGN_OR_RETURN(co.keys, KeysFromEnvironment());
-  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(co.send_delay));
+  KAIROS_RETURN_IF_ERROR(ReadNodeEnvironment(co));
   if (!env.coordinator.empty()) {
     // A fixed endpoint: its port, on every interface (its host is how others name this one).
-    const bool as_is = internal::HasWildcardHost(env.coordinator) ||
-                       !absl::StartsWith(env.coordinator, "tcp://");
+    const bool as_is =
+        internal::HasWildcardHost(env.coordinator) || !absl::StartsWith(env.coordinator, "tcp://");
     co.listen = as_is ? env.coordinator : WithHost(env.coordinator, "0.0.0.0");
   } else {
     co.listen = ListenEndpoint(env, env.multi_host ? "0.0.0.0" : "127.0.0.1");
@@ -126,8 +139,7 @@ absl::StatusOr<std::string> CoordinatorEndpoint(const LaunchEnvironment& env,
 absl::Status RunServer(const LaunchEnvironment& env, const ClusterOptions& options) {
   ServerOptions so = options.server;
   KAIROS_ASSIGN_OR_RETURN(so.coordinator, CoordinatorEndpoint(env, so.join_timeout));
-  KAIROS_ASSIGN_OR_RETURN(so.keys, KeysFromEnvironment());
-  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(so.send_delay));
+  KAIROS_RETURN_IF_ERROR(ReadNodeEnvironment(so));
   // Several hosts: every interface, and the coordinator tells the workers the address this
   // server reached it from (unless KAIROS_ADVERTISE_HOST says).
   so.listen = ListenEndpoint(env, env.multi_host ? "0.0.0.0" : "127.0.0.1");
@@ -141,8 +153,7 @@ absl::Status RunWorker(const LaunchEnvironment& env, const ClusterOptions& optio
   WorkerOptions wo = options.worker;
   wo.job = options.job;
   KAIROS_ASSIGN_OR_RETURN(wo.coordinator, CoordinatorEndpoint(env, wo.join_timeout));
-  KAIROS_ASSIGN_OR_RETURN(wo.keys, KeysFromEnvironment());
-  KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(wo.send_delay));
+  KAIROS_RETURN_IF_ERROR(ReadNodeEnvironment(wo));
   wo.rank = env.rank;
   KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> worker, Worker::Create(wo));
   absl::Status status = fn(*worker);
@@ -172,15 +183,20 @@ absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(const WorkerOptions& 
   if (const char* rank = Env("KAIROS_RANK")) {
     int r = -1;
     if (!absl::SimpleAtoi(rank, &r) || r < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "KAIROS_RANK must be a non-negative integer, got '%s'", rank));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("KAIROS_RANK must be a non-negative integer, got '%s'", rank));
     }
     options.rank = r;
   }
+  KAIROS_RETURN_IF_ERROR(ReadNodeEnvironment(options));
+  return options;
+}
+
+absl::Status ReadNodeEnvironment(NodeOptions& options) {
   KAIROS_ASSIGN_OR_RETURN(std::optional<CurveKeys> keys, KeysFromEnvironment());
   if (keys.has_value()) options.keys = *std::move(keys);
   KAIROS_RETURN_IF_ERROR(SendDelayFromEnvironment(options.send_delay));
-  return options;
+  return LogLevelFromEnvironment(options.log_level);
 }
 
 absl::Status RunWorkers(const ClusterOptions& options,
@@ -206,7 +222,13 @@ absl::Status RunWorkers(const ClusterOptions& options,
     case Role::kEmbedded:
       break;
   }
-  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<LocalCluster> cluster, LocalCluster::Create(options));
+  // Embedded: one process, nothing to encrypt or delay; only the log level applies.
+  ClusterOptions embedded = options;
+  for (NodeOptions* node : std::initializer_list<NodeOptions*>{
+           &embedded.coordinator, &embedded.server, &embedded.worker}) {
+    KAIROS_RETURN_IF_ERROR(LogLevelFromEnvironment(node->log_level));
+  }
+  KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<LocalCluster> cluster, LocalCluster::Create(embedded));
   absl::Status status = cluster->Run(fn);
   absl::Status shutdown = cluster->Shutdown();
   return status.ok() ? shutdown : status;

@@ -1,11 +1,11 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "api/launch_env.h"
+#include "process/launch_env.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,9 +14,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <utility>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -48,15 +48,13 @@ struct RankSource {
 
 constexpr RankSource kSources[] = {
     {"KAIROS_WORLD_RANK", "KAIROS_WORLD_SIZE", true, nullptr, nullptr},
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true, "OMPI_COMM_WORLD_LOCAL_SIZE",
-     nullptr},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true, "OMPI_COMM_WORLD_LOCAL_SIZE", nullptr},
     {"PMI_RANK", "PMI_SIZE", true, "MPI_LOCALNRANKS", nullptr},
     {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", false, nullptr, "SLURM_STEP_NUM_NODES"},
 };
 
 absl::Status Malformed(const char* name, const char* value, const char* want) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s must be %s, got '%s'", name, want, value));
+  return absl::InvalidArgumentError(absl::StrFormat("%s must be %s, got '%s'", name, want, value));
 }
 
 // Reads `name` as an integer >= `min`; `fallback` when unset.
@@ -126,8 +124,8 @@ absl::StatusOr<LaunchEnvironment> ReadWorker(const EnvLookup& env, const char* s
   e.num_servers = *servers;
   e.num_workers = *workers;
   if (e.num_workers > 0 && e.rank >= e.num_workers) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "KAIROS_RANK is %d but KAIROS_NUM_WORKERS is %d", e.rank, e.num_workers));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("KAIROS_RANK is %d but KAIROS_NUM_WORKERS is %d", e.rank, e.num_workers));
   }
   if (const char* id = env("KAIROS_JOB_ID")) e.job_id = id;
   return e;
@@ -312,8 +310,8 @@ absl::Status PublishRendezvous(const std::string& path, const std::string& job_i
     out << RendezvousText(job_id, endpoint);
     out.close();
     if (!out) {
-      return absl::UnavailableError(absl::StrFormat(
-          "cannot write the rendezvous file %s: %s", tmp, std::strerror(errno)));
+      return absl::UnavailableError(
+          absl::StrFormat("cannot write the rendezvous file %s: %s", tmp, std::strerror(errno)));
     }
   }
   std::error_code error;

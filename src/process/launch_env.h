@@ -5,8 +5,8 @@
 // its coordinator is through a rendezvous file (docs/multi_host.md). Pure functions, apart
 // from the file ones, tested directly (tests/cluster/launch_env_test.cc).
 
-#ifndef KAIROS_API_LAUNCH_ENV_H_
-#define KAIROS_API_LAUNCH_ENV_H_
+#ifndef KAIROS_PROCESS_LAUNCH_ENV_H_
+#define KAIROS_PROCESS_LAUNCH_ENV_H_
 
 #include <functional>
 #include <optional>
@@ -59,4 +59,4 @@ absl::StatusOr<std::string> ThisHostAddress();
 
 }  // namespace kairos::internal
 
-#endif  // KAIROS_API_LAUNCH_ENV_H_
+#endif  // KAIROS_PROCESS_LAUNCH_ENV_H_

@@ -18,9 +18,10 @@ absl::Status TuneProcessAllocator(const AllocatorTuning& tuning) {
   constexpr uint64_t kMaxHeapAllocation = uint64_t{32} << 20;
   if (tuning.heap_allocation_max_bytes == 0 ||
       tuning.heap_allocation_max_bytes > kMaxHeapAllocation) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "AllocatorTuning::heap_allocation_max_bytes is %d; it must be 1 to %d (32 MiB, glibc's limit)",
-        tuning.heap_allocation_max_bytes, kMaxHeapAllocation));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("AllocatorTuning::heap_allocation_max_bytes is %d; it must be 1 to %d (32 "
+                        "MiB, glibc's limit)",
+                        tuning.heap_allocation_max_bytes, kMaxHeapAllocation));
   }
   if (tuning.keep_free_bytes == 0 || tuning.keep_free_bytes > uint64_t{INT_MAX}) {
     return absl::InvalidArgumentError(absl::StrFormat(
