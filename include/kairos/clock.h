@@ -27,10 +27,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "kairos/export.h"
 
 namespace kairos {
 
-class Clock {
+class KAIROS_EXPORT Clock {
  public:
   virtual ~Clock() = default;
   virtual absl::Time Now() const = 0;
@@ -51,7 +52,7 @@ class Clock {
 };
 
 // Reads the system clock (absl::Now()).
-class RealClock final : public Clock {
+class KAIROS_EXPORT RealClock final : public Clock {
  public:
   absl::Time Now() const override { return absl::Now(); }
   // A process-wide instance (stateless, so sharing it is not a root global).
@@ -61,7 +62,7 @@ class RealClock final : public Clock {
 // Virtual time: stands still until advanced. Nodes given one tick whenever it moves (see
 // the header comment); moving it backwards is allowed (Set) but nodes then see time go
 // back.
-class ManualClock final : public Clock {
+class KAIROS_EXPORT ManualClock final : public Clock {
  public:
   explicit ManualClock(absl::Time start = absl::UnixEpoch()) : now_(start) {}
 

@@ -17,6 +17,10 @@
 
 namespace kairos {
 
+namespace internal {
+class TransportContextAccess;
+}  // namespace internal
+
 class KAIROS_EXPORT TransportContext {
  public:
   // `io_threads`: the transport's background I/O threads (1 suits most nodes).
@@ -25,16 +29,14 @@ class KAIROS_EXPORT TransportContext {
   TransportContext(const TransportContext&) = delete;
   TransportContext& operator=(const TransportContext&) = delete;
 
-  // The underlying native handle (a ZeroMQ context); for kairos internals.
-  void* native_handle() const { return handle_; }
-
-  // For kairos internals: what the transport keeps with the context (the handler that
-  // authenticates CURVE connections, started on first use), destroyed before the context
-  // terminates. Defined in src/transport/zap_handler.h.
-  struct Internals;
-  Internals& internals() const { return *internals_; }
-
  private:
+  // The transport reaches the native handle (a ZeroMQ context) and what it keeps with the
+  // context (the handler that authenticates CURVE connections, started on first use;
+  // destroyed before the context terminates) through this friend, defined with them in
+  // src/transport/zap_handler.h.
+  friend class internal::TransportContextAccess;
+  struct Internals;
+
   explicit TransportContext(void* handle);
   void* handle_;
   std::unique_ptr<Internals> internals_;

@@ -147,11 +147,11 @@ void ZapHandler::AnswerAll() {
 }
 
 absl::StatusOr<ZapHandler*> ZapHandlerOf(TransportContext& context) {
-  TransportContext::Internals& internals = context.internals();
+  auto& internals = TransportContextAccess::InternalsOf(context);
   absl::MutexLock lock(&internals.mu);
   if (internals.zap == nullptr) {
     absl::StatusOr<std::unique_ptr<ZapHandler>> started =
-        ZapHandler::Start(context.native_handle());
+        ZapHandler::Start(TransportContextAccess::NativeHandle(context));
     if (!started.ok()) return started.status();
     internals.zap = *std::move(started);
   }

@@ -82,6 +82,18 @@ struct TransportContext::Internals {
   std::atomic<bool> plain_noticed{false};
 };
 
+namespace internal {
+
+// What the transport reaches of a TransportContext (its friend).
+class TransportContextAccess {
+ public:
+  static void* NativeHandle(const TransportContext& context) { return context.handle_; }
+  static TransportContext::Internals& InternalsOf(const TransportContext& context) {
+    return *context.internals_;
+  }
+};
+
+}  // namespace internal
 }  // namespace kairos
 
 #endif  // KAIROS_TRANSPORT_ZAP_HANDLER_H_

@@ -103,7 +103,7 @@ void* ZmqTransport::Monitor(void* s, int events) {
   const std::string endpoint =
       absl::StrCat("inproc://kairos-monitor-", transport_serial.fetch_add(1));
   if (zmq_socket_monitor(s, endpoint.c_str(), events) != 0) return nullptr;
-  void* pair = zmq_socket(context_->native_handle(), ZMQ_PAIR);
+  void* pair = zmq_socket(TransportContextAccess::NativeHandle(*context_), ZMQ_PAIR);
   if (pair != nullptr) {
     int linger = 0;
     zmq_setsockopt(pair, ZMQ_LINGER, &linger, sizeof(linger));
@@ -123,7 +123,7 @@ void ZmqTransport::StopMonitor(void* s, void*& monitor) {
 
 void ZmqTransport::NoticePlain(const std::string& endpoint) {
   if (curve_.has_value() || IsInproc(endpoint)) return;
-  if (context_->internals().plain_noticed.exchange(true)) return;
+  if (TransportContextAccess::InternalsOf(*context_).plain_noticed.exchange(true)) return;
   log_->warn("{}: traffic is not encrypted (no CURVE keys; see docs/security.md): {}",
              options_.name, endpoint);
 }
@@ -133,7 +133,7 @@ absl::StatusOr<std::string> ZmqTransport::ListenNow(const std::string& endpoint)
     return absl::FailedPreconditionError(
         absl::StrCat(options_.name, ": already listening at ", listen_endpoint_));
   }
-  void* s = zmq_socket(context_->native_handle(), ZMQ_ROUTER);
+  void* s = zmq_socket(TransportContextAccess::NativeHandle(*context_), ZMQ_ROUTER);
   if (s == nullptr) {
     return absl::InternalError(
         absl::StrCat(options_.name, ": cannot create a socket: ", zmq_strerror(zmq_errno())));
@@ -208,7 +208,7 @@ absl::Status ZmqTransport::Bind(void* s, const std::string& endpoint,
 }
 
 absl::StatusOr<PeerId> ZmqTransport::ConnectNow(const std::string& endpoint) {
-  void* s = zmq_socket(context_->native_handle(), ZMQ_DEALER);
+  void* s = zmq_socket(TransportContextAccess::NativeHandle(*context_), ZMQ_DEALER);
   if (s == nullptr) {
     return absl::InternalError(
         absl::StrCat(options_.name, ": cannot create a socket: ", zmq_strerror(zmq_errno())));
