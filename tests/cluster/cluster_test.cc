@@ -19,7 +19,7 @@
 #include "kairos/kairos.h"
 #include "engine/initializer.h"
 #include "tests/cluster/cluster_harness.h"
-#include "transport/faulty_transport.h"
+#include "fakes/faulty_transport.h"
 
 namespace kairos {
 namespace {

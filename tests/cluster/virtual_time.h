@@ -43,7 +43,7 @@
 #include "kairos/clock.h"
 #include "kairos/options.h"
 #include "tests/cluster/watched_transport.h"
-#include "transport/faulty_transport.h"
+#include "fakes/faulty_transport.h"
 
 namespace kairos::test_support {
 

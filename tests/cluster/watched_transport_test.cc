@@ -19,7 +19,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 
 namespace kairos::test_support {
 namespace {

@@ -20,7 +20,7 @@
 #include "kairos/coordinator.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/convert.h"

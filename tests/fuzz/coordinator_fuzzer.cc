@@ -83,7 +83,7 @@
 #include "kairos/job.h"
 #include "kairos/options.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/convert.h"

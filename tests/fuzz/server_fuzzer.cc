@@ -48,7 +48,7 @@
 #include "policy/policy.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/server/fake_server_job.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "wire/message.h"
 
 namespace kairos::fuzz {

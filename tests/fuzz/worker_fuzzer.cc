@@ -79,7 +79,7 @@
 #include "kairos/job.h"
 #include "kairos/options.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "wire/convert.h"
 #include "wire/message.h"
 #include "worker/request_state.h"

@@ -26,7 +26,7 @@
 #include "kairos/server.h"
 #include "kairos/table.h"
 #include "server/server_internal.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "wire/convert.h"
 #include "wire/credential.h"
 

@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "kairos/server.h"
 #include "tests/server/fake_server_job.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "wire/convert.h"
 #include "wire/credential.h"
 

@@ -20,7 +20,7 @@
 #include "kairos/server.h"
 #include "tests/common/scratch_dir.h"
 #include "tests/server/fake_server_job.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 
 namespace kairos {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "transport/transport.h"
 
 namespace kairos::internal {

@@ -5,7 +5,7 @@
 // Decode and malformed-message path as the ZeroMQ transport, recorded sends, queued posts,
 // caller-driven ticks, and Stop.
 
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 
 #include <cstring>
 #include <memory>

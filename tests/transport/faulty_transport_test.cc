@@ -4,7 +4,7 @@
 // does what it says to the messages of the kinds and directions it names, keeps every
 // connection's FIFO order, lets other connections overtake, and replays from its seed.
 
-#include "transport/faulty_transport.h"
+#include "fakes/faulty_transport.h"
 
 #include <memory>
 #include <string>
@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/clock.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 
 namespace kairos::internal {
 namespace {

@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 
 namespace kairos::internal {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 #include "wire/convert.h"
 
 namespace kairos::internal {

@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "transport/faulty_transport.h"
+#include "fakes/faulty_transport.h"
 
 #include <algorithm>
 #include <utility>

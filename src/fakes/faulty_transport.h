@@ -20,8 +20,8 @@
 //
 // Thread-safety: as Transport; the factory and the FaultLog are thread-safe.
 
-#ifndef KAIROS_TRANSPORT_FAULTY_TRANSPORT_H_
-#define KAIROS_TRANSPORT_FAULTY_TRANSPORT_H_
+#ifndef KAIROS_FAKES_FAULTY_TRANSPORT_H_
+#define KAIROS_FAKES_FAULTY_TRANSPORT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -266,4 +266,4 @@ std::string FaultActionName(FaultAction action);
 
 }  // namespace kairos::internal
 
-#endif  // KAIROS_TRANSPORT_FAULTY_TRANSPORT_H_
+#endif  // KAIROS_FAKES_FAULTY_TRANSPORT_H_

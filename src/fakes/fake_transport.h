@@ -29,8 +29,8 @@
 // replies from their own threads); the handlers run without any lock held, so they may call
 // back into the transport.
 
-#ifndef KAIROS_TRANSPORT_FAKE_TRANSPORT_H_
-#define KAIROS_TRANSPORT_FAKE_TRANSPORT_H_
+#ifndef KAIROS_FAKES_FAKE_TRANSPORT_H_
+#define KAIROS_FAKES_FAKE_TRANSPORT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -159,4 +159,4 @@ class FakeTransport final : public Transport {
 
 }  // namespace kairos::internal
 
-#endif  // KAIROS_TRANSPORT_FAKE_TRANSPORT_H_
+#endif  // KAIROS_FAKES_FAKE_TRANSPORT_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "transport/fake_transport.h"
+#include "fakes/fake_transport.h"
 
 #include <memory>
 #include <optional>
