@@ -2,14 +2,13 @@
 
 #include "common/logging.h"
 
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "spdlog/sinks/sink.h"
+#include "common/callback_sink.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 
 namespace kairos {
@@ -32,45 +31,14 @@ spdlog::level::level_enum SpdlogLevel(LogLevel level) {
   return spdlog::level::warn;
 }
 
-LogLevel LevelOf(spdlog::level::level_enum level) {
-  switch (level) {
-    case spdlog::level::trace:
-    case spdlog::level::debug:
-      return LogLevel::kDebug;
-    case spdlog::level::info:
-      return LogLevel::kInfo;
-    case spdlog::level::warn:
-      return LogLevel::kWarning;
-    default:
-      return LogLevel::kError;
-  }
-}
-
-// Hands each line to the program's LogSink. Derives from spdlog's sink interface itself
-// (not base_sink, a template whose instances libkairos would export); lines come whole, as
-// the node logged them, so no formatter is involved.
-class CallbackSink final : public spdlog::sinks::sink {
- public:
-  explicit CallbackSink(LogSink sink) : sink_(std::move(sink)) {}
-
-  void log(const spdlog::details::log_msg& msg) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    sink_(LevelOf(msg.level), std::string_view(msg.payload.data(), msg.payload.size()));
-  }
-  void flush() override {}
-  void set_pattern(const std::string&) override {}
-  void set_formatter(std::unique_ptr<spdlog::formatter>) override {}
-
- private:
-  std::mutex mu_;
-  const LogSink sink_;
-};
-
-// The logger's control block names only a type of this file (the deleter), so that the
-// shared_ptr's instances stay inside libkairos (make_shared<spdlog::logger> would export
-// one: spdlog's types are visible).
+// The control blocks of the logger and the callback sink name a type of this file (their
+// deleter), so that the shared_ptr's instances stay inside libkairos
+// (make_shared<spdlog::logger> would export one: spdlog's types are visible).
 struct DeleteLogger {
   void operator()(spdlog::logger* logger) const { delete logger; }
+};
+struct DeleteSink {
+  void operator()(spdlog::sinks::sink* sink) const { DeleteCallbackSink(sink); }
 };
 
 }  // namespace
@@ -78,7 +46,7 @@ struct DeleteLogger {
 std::shared_ptr<spdlog::logger> MakeLogger(LogLevel level, const LogSink& sink) {
   spdlog::sink_ptr to;
   if (sink) {
-    to = std::make_shared<CallbackSink>(sink);
+    to = spdlog::sink_ptr(NewCallbackSink(sink), DeleteSink());
   } else {
     to = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   }
