@@ -2,15 +2,33 @@
 
 #include "bench/bench_common.h"
 
+#include <fstream>
 #include <iostream>
 #include <set>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace kairos::bench {
+
+uint64_t StatusBytes(int pid, const char* field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, field) || !absl::ConsumePrefix(&rest, ":")) continue;
+    uint64_t kib = 0;
+    if (absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(rest), " kB"), &kib)) {
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
 
 void AddBenchmarksOption(CLI::App& app, std::string& benchmarks, absl::string_view all) {
   app.add_option("--benchmarks", benchmarks,

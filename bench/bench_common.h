@@ -10,6 +10,7 @@
 #ifndef KAIROS_BENCH_BENCH_COMMON_H_
 #define KAIROS_BENCH_BENCH_COMMON_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ class App;
 }  // namespace CLI
 
 namespace kairos::bench {
+
+// A field of /proc/<pid>/status in bytes ("VmRSS", "VmHWM"), or 0.
+uint64_t StatusBytes(int pid, const char* field);
 
 // The exit status for bad flags.
 inline constexpr int kExitBadFlags = 2;

@@ -124,7 +124,7 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Create(
   std::unique_ptr<BenchCluster> cluster(new BenchCluster());
   const JobConfig job = MakeJob(table_floats, settings);
   std::shared_ptr<TransportContext> context;
-  if (settings.shared_context) context = TransportContext::Create(1);
+  if (settings.shared_context) context = TransportContext::Create();
   CoordinatorOptions co;
   co.log_level = BenchLogLevel();
   co.listen = "tcp://127.0.0.1:0";

@@ -24,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_common.h"
 #include "bench/bench_log.h"
 #include "bench/sparse_workloads.h"
 #include "kairos/buffer.h"
@@ -40,21 +41,6 @@ namespace {
 constexpr char kTableName[] = "memory";
 constexpr absl::Duration kStartTimeout = absl::Seconds(30);
 constexpr absl::Duration kExitTimeout = absl::Seconds(30);
-
-// A field of /proc/<pid>/status in bytes ("VmRSS", "VmHWM"), or 0.
-uint64_t StatusBytes(pid_t pid, const char* field) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    absl::string_view rest = line;
-    if (!absl::ConsumePrefix(&rest, field) || !absl::ConsumePrefix(&rest, ":")) continue;
-    uint64_t kib = 0;
-    if (absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(rest), " kB"), &kib)) {
-      return kib * 1024;
-    }
-  }
-  return 0;
-}
 
 // A child process with its stdout on a pipe. The destructor kills (SIGKILL) and reaps it
 // if it is still running.

@@ -78,7 +78,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
   co.num_servers = f.servers;
   co.num_workers = sc.workers;
   co.job = job;
-  co.context = TransportContext::Create(1);
+  co.context = TransportContext::Create();
   co.join_timeout = absl::Seconds(60);
   absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(co);
   if (!coordinator.ok()) {
@@ -90,7 +90,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
     ServerOptions so;
     so.log_level = BenchLogLevel();
     so.coordinator = (*coordinator)->endpoint();
-    so.context = TransportContext::Create(1);
+    so.context = TransportContext::Create();
     so.apply_threads = 1;
     so.push_log_size = kPushLog;
     absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(so);
@@ -158,7 +158,7 @@ Run RunReal(const Flags& f, const Scenario& sc, const std::string& policy, uint6
       wo.coordinator = (*coordinator)->endpoint();
       wo.job = job;
       wo.rank = r;
-      wo.context = TransportContext::Create(1);
+      wo.context = TransportContext::Create();
       wo.request_timeout = absl::Seconds(60);
       absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(wo);
       absl::Status status = worker.status();

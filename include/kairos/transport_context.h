@@ -21,10 +21,19 @@ namespace internal {
 class TransportContextAccess;
 }  // namespace internal
 
+struct TransportContextOptions {
+  // The transport's background I/O threads (1 suits most nodes).
+  int io_threads = 1;
+  // Sockets the context may hold at once (ZeroMQ's ZMQ_MAX_SOCKETS): a node holds one per
+  // connection, and over tcp:// or ipc:// two more to watch it. LocalCluster sizes its
+  // context to the cluster. Values below 1 count as 1, above 65535 (ZeroMQ's limit) as
+  // 65535. Default 1023, ZeroMQ's.
+  int max_sockets = 1023;
+};
+
 class KAIROS_EXPORT TransportContext {
  public:
-  // `io_threads`: the transport's background I/O threads (1 suits most nodes).
-  static std::shared_ptr<TransportContext> Create(int io_threads = 1);
+  static std::shared_ptr<TransportContext> Create(const TransportContextOptions& options = {});
   ~TransportContext();
   TransportContext(const TransportContext&) = delete;
   TransportContext& operator=(const TransportContext&) = delete;

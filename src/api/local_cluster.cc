@@ -5,8 +5,10 @@
 
 #include "kairos/local_cluster.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +25,55 @@ namespace kairos {
 namespace {
 
 std::atomic<uint64_t> cluster_serial{0};
+
+// What a cluster takes of the process: the sockets of its shared ZeroMQ context and the
+// file descriptors behind them. Every worker connects to every server and to the
+// coordinator, every server to the coordinator; the coordinator and the servers listen.
+// Over tcp:// and ipc:// each connection and listener is watched by two more sockets (a
+// monitor pair), and each connection holds a descriptor at both of its ends (both are in
+// this process). Every socket has a descriptor of its own (its mailbox), every node one
+// more (its wake-up eventfd).
+struct ClusterNeeds {
+  int64_t sockets = 0;
+  int64_t descriptors = 0;
+};
+
+ClusterNeeds NeedsOf(const ClusterOptions& o) {
+  const int64_t workers = o.num_workers;
+  const int64_t servers = o.num_servers;
+  const int64_t connections = workers * (servers + 1) + servers;
+  const int64_t listeners = servers + 1;
+  const bool watched = o.transport != TransportKind::kInproc;
+  ClusterNeeds needs;
+  needs.sockets = (watched ? 3 : 1) * (connections + listeners) + 1 + 16;  // + ZAP, slack
+  needs.descriptors = needs.sockets + (workers + servers + 1) + (watched ? 2 * connections : 0) +
+                      64;  // + ZeroMQ's own, stdio
+  return needs;
+}
+
+// The cluster's sockets must fit one ZeroMQ context, and its descriptors the process's
+// limit: otherwise the cluster fails up front, saying so, rather than at the worker whose
+// socket is one too many.
+absl::Status CheckNeeds(const ClusterOptions& o, const ClusterNeeds& needs) {
+  constexpr int64_t kContextSocketLimit = 65535;  // ZeroMQ's ZMQ_SOCKET_LIMIT
+  if (needs.sockets > kContextSocketLimit) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "a cluster of %d workers and %d servers over %s needs about %d sockets; one ZeroMQ "
+        "context holds at most %d (run the nodes as several processes: docs/launching.md)",
+        o.num_workers, o.num_servers, TransportKindName(o.transport), needs.sockets,
+        kContextSocketLimit));
+  }
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      static_cast<uint64_t>(needs.descriptors) > limit.rlim_cur) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "a cluster of %d workers and %d servers over %s needs about %d file descriptors; "
+        "this process may open %d (raise it with `ulimit -n`, up to %d here)",
+        o.num_workers, o.num_servers, TransportKindName(o.transport), needs.descriptors,
+        limit.rlim_cur, limit.rlim_max));
+  }
+  return absl::OkStatus();
+}
 
 class LocalClusterImpl final : public LocalCluster {
  public:
@@ -43,7 +94,11 @@ class LocalClusterImpl final : public LocalCluster {
           options_.num_servers, options_.num_workers));
     }
     KAIROS_RETURN_IF_ERROR(ValidateJobConfig(options_.job));
-    context_ = TransportContext::Create(1);
+    const ClusterNeeds needs = NeedsOf(options_);
+    KAIROS_RETURN_IF_ERROR(CheckNeeds(options_, needs));
+    TransportContextOptions context;
+    context.max_sockets = static_cast<int>(std::max<int64_t>(1023, needs.sockets));
+    context_ = TransportContext::Create(context);
     KAIROS_RETURN_IF_ERROR(StartCoordinator());
     for (int s = 0; s < options_.num_servers; ++s) {
       ServerOptions so = options_.server;

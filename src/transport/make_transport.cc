@@ -7,6 +7,7 @@
 
 #include <sys/eventfd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -28,9 +29,11 @@
 
 namespace kairos {
 
-std::shared_ptr<TransportContext> TransportContext::Create(int io_threads) {
+std::shared_ptr<TransportContext> TransportContext::Create(const TransportContextOptions& options) {
   void* ctx = zmq_ctx_new();
-  zmq_ctx_set(ctx, ZMQ_IO_THREADS, io_threads < 1 ? 1 : io_threads);
+  zmq_ctx_set(ctx, ZMQ_IO_THREADS, std::max(1, options.io_threads));
+  zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS,
+              std::clamp(options.max_sockets, 1, zmq_ctx_get(ctx, ZMQ_SOCKET_LIMIT)));
   // Sockets are closed with ZMQ_LINGER set, so termination never waits forever.
   return std::shared_ptr<TransportContext>(new TransportContext(ctx));
 }
@@ -74,7 +77,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeZmqTransport(const TransportOptio
     }
   }
   std::shared_ptr<TransportContext> context =
-      options.context != nullptr ? options.context : TransportContext::Create(1);
+      options.context != nullptr ? options.context : TransportContext::Create();
   const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (fd < 0) {
     return absl::InternalError(

@@ -129,7 +129,7 @@ class MetricsClusterTest : public ::testing::Test {
     return "";
   }
 
-  std::shared_ptr<TransportContext> context_ = TransportContext::Create(1);
+  std::shared_ptr<TransportContext> context_ = TransportContext::Create();
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::unique_ptr<Coordinator> coordinator_;
   std::vector<std::unique_ptr<Server>> servers_;

@@ -31,7 +31,7 @@ constexpr PeerId kPeer = FakeTransport::IncomingPeer(3);
 template <typename Options>
 Options Unusual() {
   Options o;
-  o.context = TransportContext::Create(1);
+  o.context = TransportContext::Create();
   o.max_message_bytes = 12345;
   o.max_peers = 17;
   o.keys = CurveKeys{"public", "secret"};
