@@ -6,6 +6,7 @@
 #include "coordinator/roster.h"
 
 #include <optional>
+#include <string>
 
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -55,6 +56,13 @@ TEST(RosterTest, RefusalsSayWhy) {
   Roster r(1, 2, Job(100));
   EXPECT_EQ(r.Admit(ServerJoin(), true).status().code(),
             absl::StatusCode::kFailedPrecondition);
+  // A server late for a running job is told which options let a server restart into it.
+  const std::string late = std::string(r.Admit(ServerJoin(), true).status().message());
+  EXPECT_THAT(late, HasSubstr("server_restart_timeout"));
+  EXPECT_THAT(late, HasSubstr("--server-restart-timeout"));
+  EXPECT_THAT(late, HasSubstr("--state-dir"));
+  EXPECT_THAT(std::string(r.Admit(WorkerJoin(0), true).status().message()),
+              ::testing::Not(HasSubstr("server_restart_timeout")));
   EXPECT_THAT(r.Admit(ServerJoin(""), false).status().message(), HasSubstr("where workers reach it"));
   EXPECT_THAT(r.Admit(WorkerJoin(2), false).status().message(), HasSubstr("out of range"));
   EXPECT_THAT(r.Admit(WorkerJoin(0, 200), false).status().message(),
