@@ -220,6 +220,10 @@ struct ServerOptions : JoinOptions {
   std::string metrics_listen;
 };
 
+// How long a job waits for a dead server that keeps an update log to restart, when
+// CoordinatorOptions::server_restart_timeout is 0.
+inline constexpr absl::Duration kDefaultServerRestartWait = absl::Seconds(60);
+
 struct CoordinatorOptions : NodeOptions {
   CoordinatorOptions() { max_message_bytes = int64_t{16} << 20; }
 
@@ -250,9 +254,11 @@ struct CoordinatorOptions : NodeOptions {
   // How long the job waits for a server declared dead to come back (docs/durability.md,
   // "Server restarts"): a server started again with its shard and state_dir rejoins the
   // running job, and the workers send it again what it had not answered. 0 (default): a
-  // dead server ends the job. Past it the job ends with an error naming the server. A
-  // server that comes back sooner than heartbeat_timeout replaces the old one once that
-  // one has been silent for rejoin_silence.
+  // server that keeps an update log (ServerOptions::state_dir) is waited for
+  // kDefaultServerRestartWait, so durability is the server's one switch; a dead server
+  // without one ends the job at once. Set: every server is waited for this long. Past it the
+  // job ends with an error naming the server. A server that comes back sooner than
+  // heartbeat_timeout replaces the old one once that one has been silent for rejoin_silence.
   absl::Duration server_restart_timeout = absl::ZeroDuration();
   // The longest a barrier may wait: a BARRIER whose timeout_ms is 0 or larger waits this
   // long. Default 1 hour.

@@ -129,13 +129,20 @@ void CoordinatorImpl::OnTick(absl::Time now) {
     if (phase_ == Phase::kDone) return;
   }
   for (const auto& [shard, away] : away_) {
-    if (now - away.since > options_.server_restart_timeout) {
+    if (now - away.since > away.wait) {
       return EndJob(absl::UnavailableError(absl::StrFormat(
           "%s and did not restart within %s (server_restart_timeout); the job cannot go on",
-          away.what, absl::FormatDuration(options_.server_restart_timeout))));
+          away.what, absl::FormatDuration(away.wait))));
     }
   }
   ExpireBarrierWaiters(now);
+}
+
+absl::Duration CoordinatorImpl::RestartWait(const NodeRecord& server) const {
+  if (options_.server_restart_timeout > absl::ZeroDuration()) {
+    return options_.server_restart_timeout;
+  }
+  return server.keeps_log ? kDefaultServerRestartWait : absl::ZeroDuration();
 }
 
 void CoordinatorImpl::DeclareDead(NodeRecord& n, absl::Time now) {
@@ -145,17 +152,20 @@ void CoordinatorImpl::DeclareDead(NodeRecord& n, absl::Time now) {
                       absl::FormatDuration(now - n.last_seen));
   log_->warn("coordinator: {}: declared dead", what);
   if (n.role == wire::SERVER) {
-    if (options_.server_restart_timeout <= absl::ZeroDuration() || phase_ != Phase::kRunning) {
-      return EndJob(absl::UnavailableError(absl::StrCat(what, "; the job cannot go on")));
+    const absl::Duration wait = RestartWait(n);
+    if (wait <= absl::ZeroDuration() || phase_ != Phase::kRunning) {
+      return EndJob(absl::UnavailableError(absl::StrCat(
+          what, "; the job cannot go on (it keeps no update log, so it cannot restart: ",
+          "ServerOptions::state_dir, kairos-server --state-dir)")));
     }
     restarting_.erase(n.id);
-    if (!away_.contains(n.rank)) away_[n.rank] = Away{now, what};
+    if (!away_.contains(n.rank)) away_[n.rank] = Away{now, what, wait};
     {
       absl::MutexLock lock(&mu_);
       stats_.servers_away = static_cast<int>(away_.size());
     }
     log_->warn("coordinator: the job waits up to {} for server {} to restart",
-               absl::FormatDuration(options_.server_restart_timeout), n.rank);
+               absl::FormatDuration(wait), n.rank);
     for (const auto& [rank, id] : roster_.workers()) {
       const NodeRecord& w = roster_.node(id);
       if (!w.active()) continue;

@@ -199,6 +199,10 @@ class CoordinatorImpl final : public Coordinator {
   // Node `n` was silent past the heartbeat timeout: a worker leaves the job; a server ends
   // it, or with server_restart_timeout is waited for (the workers are told).
   void DeclareDead(NodeRecord& n, absl::Time now);
+  // How long the job waits for `server` to restart once it is declared dead:
+  // server_restart_timeout when set, else kDefaultServerRestartWait for a server that keeps
+  // an update log and 0 (the job ends) for one that does not.
+  absl::Duration RestartWait(const NodeRecord& server) const;
   void ExpireBarrierWaiters(absl::Time now);
 
   const CoordinatorOptions options_;
@@ -233,6 +237,7 @@ class CoordinatorImpl final : public Coordinator {
   struct Away {
     absl::Time since;
     std::string what;  // "server 1 (node 3) has been silent for 10.2s"
+    absl::Duration wait;  // how long the job waits for it (RestartWait)
   };
   std::map<int, Away> away_;
   std::set<uint32_t> restarting_;  // restarted servers' nodes, until READY

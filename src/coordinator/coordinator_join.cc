@@ -22,7 +22,7 @@ void CoordinatorImpl::HandleJoin(PeerId from, const wire::Header& h) {
     return HandleRejoin(from, h);
   }
   if (phase_ == Phase::kRunning && h.join().role() == wire::SERVER &&
-      options_.server_restart_timeout > absl::ZeroDuration()) {
+      (options_.server_restart_timeout > absl::ZeroDuration() || h.join().keeps_log())) {
     return HandleServerRestart(from, h);
   }
   absl::StatusOr<int> rank = roster_.Admit(h.join(), phase_ != Phase::kJoining);
@@ -40,6 +40,7 @@ void CoordinatorImpl::HandleJoin(PeerId from, const wire::Header& h) {
   NodeRecord& node = roster_.Add(h.join().role(), *rank, ReachableEndpoint(from, h), from,
                                  clock_.Now(), *credential);
   node.incarnation = h.join().incarnation();
+  node.keeps_log = h.join().keeps_log();
   CountJoin(node);
   SendJoinReply(from, h, node);
   if (roster_.full()) StartServers();
@@ -100,8 +101,11 @@ std::string CoordinatorImpl::ReachableEndpoint(PeerId from, const wire::Header& 
 wire::Start CoordinatorImpl::StartFor(bool with_credentials) const {
   wire::Start start = roster_.StartMessage(with_credentials);
   start.set_job_id(job_id_);
-  start.set_server_restart_timeout_ms(
-      static_cast<uint64_t>(absl::ToInt64Milliseconds(options_.server_restart_timeout)));
+  absl::Duration wait = absl::ZeroDuration();  // the longest any server is waited for
+  for (const auto& [shard, id] : roster_.servers()) {
+    wait = std::max(wait, RestartWait(roster_.node(id)));
+  }
+  start.set_server_restart_timeout_ms(static_cast<uint64_t>(absl::ToInt64Milliseconds(wait)));
   return start;
 }
 
@@ -225,6 +229,7 @@ void CoordinatorImpl::HandleServerRestart(PeerId from, const wire::Header& h) {
   NodeRecord& node = roster_.Add(wire::SERVER, *shard, ReachableEndpoint(from, h), from,
                                  clock_.Now(), Credential());
   node.incarnation = h.join().incarnation();
+  node.keeps_log = h.join().keeps_log();
   {
     absl::MutexLock lock(&mu_);
     Tally(node, +1);

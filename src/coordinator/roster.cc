@@ -47,13 +47,13 @@ absl::StatusOr<int> PickSlot(int requested, int count, const std::map<int, uint3
 
 absl::StatusOr<int> Roster::Admit(const wire::Join& join, bool started) {
   if (started && join.role() == wire::SERVER) {
-    // Refused because restarts are off: say which options turn them on.
+    // A server without an update log, and restarts not asked for: say what turns them on.
     return absl::FailedPreconditionError(
         "the job has already started; a server joins a running job only as a restart, which "
-        "needs the coordinator to wait for it (CoordinatorOptions::server_restart_timeout, "
-        "kairos-coordinator --server-restart-timeout) and the server to keep an update log "
-        "and name its shard (ServerOptions::state_dir and shard, kairos-server --state-dir "
-        "--shard; docs/durability.md)");
+        "needs it to keep an update log and name its shard (ServerOptions::state_dir and "
+        "shard, kairos-server --state-dir --shard; docs/durability.md), or the coordinator "
+        "to wait for every server (CoordinatorOptions::server_restart_timeout, "
+        "kairos-coordinator --server-restart-timeout)");
   }
   if (started) return absl::FailedPreconditionError("the job has already started");
   if (join.role() == wire::SERVER) {

@@ -40,6 +40,8 @@ struct NodeRecord {
   Credential credential;  // workers: what proves them to the servers
   // A worker's JOIN.incarnation: a new incarnation of the rank has another.
   uint64_t incarnation = 0;
+  // A server's JOIN.keeps_log: it keeps an update log, so the job waits for its restart.
+  bool keeps_log = false;
 
   // Joined or ready: watched by heartbeats, waited for by barriers and the job's end.
   bool active() const { return state == NodeState::kJoined || state == NodeState::kReady; }
@@ -86,6 +88,7 @@ class Roster {
   // The node `id` if it joined on connection `peer`, else null.
   NodeRecord* Find(uint32_t id, PeerId peer);
   NodeRecord& node(uint32_t id) { return nodes_.at(id); }
+  const NodeRecord& node(uint32_t id) const { return nodes_.at(id); }
   std::map<uint32_t, NodeRecord>& nodes() { return nodes_; }
   const std::map<int, uint32_t>& servers() const { return server_ids_; }  // shard -> id
   const std::map<int, uint32_t>& workers() const { return worker_ids_; }  // rank -> id

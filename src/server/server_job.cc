@@ -41,6 +41,7 @@ void ServerImpl::SendJoin() {
   j->set_endpoint(endpoint_);
   j->set_requested_rank(-1);
   if (options_.shard >= 0) j->set_requested_shard(static_cast<uint32_t>(options_.shard) + 1);
+  j->set_keeps_log(!options_.state_dir.empty());
   j->set_pid(static_cast<uint32_t>(::getpid()));
   j->set_incarnation(incarnation_);
   transport_->Send(coordinator_, std::move(join));

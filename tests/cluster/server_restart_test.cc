@@ -70,7 +70,7 @@ class ServerRestartTest : public ::testing::Test {
     so.log_rebase_bytes = rebase_bytes_;
     so.coordinator = c.endpoint();
     so.heartbeat_interval = kBeat;
-    so.state_dir = (dir_ / "state").string();
+    if (keep_logs_) so.state_dir = (dir_ / "state").string();
     so.shard = shard;
     so.log_sync = sync;
     return so;
@@ -150,6 +150,7 @@ class ServerRestartTest : public ::testing::Test {
   testing::ScratchDir scratch_{"kairos_restart_"};
   const fs::path dir_ = scratch_.path();
   uint64_t rebase_bytes_ = 0;  // ServerOptions::log_rebase_bytes of every server
+  bool keep_logs_ = true;      // every server has a state_dir
 };
 
 TEST_F(ServerRestartTest, AKilledServerRestartedGivesExactlyTheValuesOfARunWithoutTheFault) {
@@ -211,7 +212,12 @@ TEST_F(ServerRestartTest, AServerThatDoesNotComeBackEndsTheJobByName) {
   EXPECT_THAT(result.status().message(), HasSubstr("did not restart within"));
 }
 
-TEST_F(ServerRestartTest, WithoutARestartTimeoutADeadServerEndsTheJobAsBefore) {
+// Durability is the server's switch: without an update log (and without a restart timeout)
+// a dead server ends the job, saying what it lacked. The tests above restart servers that
+// keep one, with the timeout set; AServerThatKeepsALogIsWaitedForWithoutACoordinatorOption
+// (tests/coordinator/handler_test.cc) covers the default wait.
+TEST_F(ServerRestartTest, WithoutALogADeadServerEndsTheJob) {
+  keep_logs_ = false;
   absl::StatusOr<Values> result = RunJob(
       absl::ZeroDuration(), /*kill_after=*/1,
       [](std::vector<std::unique_ptr<Server>>& servers, const Coordinator&) {
@@ -220,6 +226,7 @@ TEST_F(ServerRestartTest, WithoutARestartTimeoutADeadServerEndsTheJobAsBefore) {
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("server 1"));
   EXPECT_THAT(result.status().message(), HasSubstr("the job cannot go on"));
+  EXPECT_THAT(result.status().message(), HasSubstr("keeps no update log"));
 }
 
 }  // namespace

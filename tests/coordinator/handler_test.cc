@@ -81,12 +81,13 @@ class CoordinatorHandlerTest : public ::testing::Test {
     return t_->TakeSent();
   }
 
-  Message Join(wire::Role role, int rank, uint64_t incarnation) {
+  Message Join(wire::Role role, int rank, uint64_t incarnation, bool keeps_log = false) {
     Message m;
     m.header.set_kind(wire::JOIN);
     m.header.set_request_id(next_id_++);
     m.header.mutable_join()->set_role(role);
     m.header.mutable_join()->set_incarnation(incarnation);
+    m.header.mutable_join()->set_keeps_log(keeps_log);
     if (role == wire::SERVER) {
       m.header.mutable_join()->set_requested_shard(static_cast<uint32_t>(rank + 1));
       m.header.mutable_join()->set_endpoint(absl::StrCat("tcp://10.0.0.1:", 7000 + incarnation));
@@ -280,6 +281,54 @@ TEST_F(CoordinatorHandlerTest, AServerRestartedAfterAWorkerRejoinedGetsEachRankO
   From(Peer(4), Signal(wire::READY, new_server));
   EXPECT_EQ(coordinator_->stats().servers_restarted, 1u);
   EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+}
+
+// Durability is the server's one switch: with server_restart_timeout left at 0, a server
+// that keeps an update log is waited for (kDefaultServerRestartWait, told to the workers in
+// START) and restarts into the job; one that keeps none ends the job when it dies, and the
+// error says what it lacked.
+TEST_F(CoordinatorHandlerTest, AServerThatKeepsALogIsWaitedForWithoutACoordinatorOption) {
+  Create();
+  server_ = NodeId(From(Peer(0), Join(wire::SERVER, 0, 1, /*keeps_log=*/true)));
+  workers_[0] = NodeId(From(Peer(1), Join(wire::WORKER, 0, 1)));
+  workers_[1] = NodeId(From(Peer(2), Join(wire::WORKER, 1, 1)));
+  std::optional<wire::Start> start;
+  for (Sent& s : From(Peer(0), Signal(wire::READY, server_))) {
+    if (s.to == Peer(1) && s.message.header.kind() == wire::START) start = s.message.header.start();
+  }
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(start->server_restart_timeout_ms(),
+            static_cast<uint64_t>(absl::ToInt64Milliseconds(kDefaultServerRestartWait)));
+  // The server falls silent past the heartbeat timeout (2 s); the workers go on.
+  for (int i = 0; i < 5; ++i) {
+    Advance(absl::Milliseconds(600));
+    From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+    From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  }
+  EXPECT_EQ(coordinator_->stats().servers_dead, 1);
+  EXPECT_EQ(coordinator_->stats().servers_away, 1);
+  EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+  // It restarts with its shard and its log, and is back in the job.
+  const uint32_t restarted = NodeId(From(Peer(4), Join(wire::SERVER, 0, 2, /*keeps_log=*/true)));
+  From(Peer(4), Signal(wire::READY, restarted));
+  EXPECT_EQ(coordinator_->stats().servers_restarted, 1u);
+  EXPECT_EQ(coordinator_->stats().servers_away, 0);
+  EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+}
+
+TEST_F(CoordinatorHandlerTest, AServerWithoutALogEndsTheJobWhenItDiesSayingWhatItLacked) {
+  Create();
+  BringUp();  // the server keeps no log
+  for (int i = 0; i < 5; ++i) {
+    Advance(absl::Milliseconds(600));
+    From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+    From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  }
+  EXPECT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  const absl::Status ended = coordinator_->Wait(absl::ZeroDuration());
+  EXPECT_EQ(ended.code(), absl::StatusCode::kUnavailable) << ended;
+  EXPECT_THAT(ended.message(), HasSubstr("keeps no update log"));
+  EXPECT_THAT(ended.message(), HasSubstr("--state-dir"));
 }
 
 }  // namespace
