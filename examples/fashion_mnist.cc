@@ -386,6 +386,16 @@ int main(int argc, char **argv) {
     trainer->Start();
     status = kairos::RunWorkers(options, body);
   } else {
+    // KAIROS_LOG_LEVEL for every embedded node, as RunWorkers applies it to its own.
+    if (const char *name = std::getenv("KAIROS_LOG_LEVEL")) {
+      const absl::StatusOr<kairos::LogLevel> level = kairos::ParseLogLevel(name);
+      if (!level.ok()) {
+        std::fprintf(stderr, "KAIROS_LOG_LEVEL: %s\n",
+                     std::string(level.status().message()).c_str());
+        return 2;
+      }
+      options.coordinator.log_level = options.server.log_level = options.worker.log_level = *level;
+    }
     absl::StatusOr<std::unique_ptr<kairos::LocalCluster>> created =
         kairos::LocalCluster::Create(options);
     if (!created.ok()) {
