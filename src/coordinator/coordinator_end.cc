@@ -125,7 +125,9 @@ void CoordinatorImpl::OnTick(absl::Time now) {
         roster_.workers().size(), options_.num_workers)));
   }
   for (auto& [id, n] : roster_.nodes()) {
-    if (n.active() && now - n.last_seen > options_.heartbeat_timeout) DeclareDead(n, now);
+    if (n.active() && now - n.last_seen > options_.heartbeat_timeout) {
+      DeclareDead(n, Silence(n, now));
+    }
     if (phase_ == Phase::kDone) return;
   }
   for (const auto& [shard, away] : away_) {
@@ -145,11 +147,32 @@ absl::Duration CoordinatorImpl::RestartWait(const NodeRecord& server) const {
   return server.keeps_log ? kDefaultServerRestartWait : absl::ZeroDuration();
 }
 
-void CoordinatorImpl::DeclareDead(NodeRecord& n, absl::Time now) {
+std::string CoordinatorImpl::Silence(const NodeRecord& n, absl::Time now) {
+  return absl::StrFormat("%s %d (node %d) has been silent for %s", RoleName(n.role), n.rank, n.id,
+                         absl::FormatDuration(now - n.last_seen));
+}
+
+void CoordinatorImpl::HandleFailed(NodeRecord& node, const wire::Header& h) {
+  const absl::Status reported = StatusOf(h);
+  const absl::Status failed(
+      reported.ok() ? absl::StatusCode::kUnknown : reported.code(),
+      absl::StrFormat("node %d failed: %s", node.id,
+                      reported.ok() ? absl::StrFormat("%s %d stopped without saying why",
+                                                      RoleName(node.role), node.rank)
+                                    : std::string(reported.message())));
+  if (!node.active()) return;  // dead, finished or retired already: it changes nothing
+  if (node.role == wire::SERVER) {
+    SetState(node, NodeState::kDead);
+    node.death = std::string(failed.message());
+    return EndJob(failed);
+  }
+  DeclareDead(node, std::string(failed.message()));
+}
+
+void CoordinatorImpl::DeclareDead(NodeRecord& n, const std::string& what) {
+  const absl::Time now = clock_.Now();
   SetState(n, NodeState::kDead);
-  const std::string what =
-      absl::StrFormat("%s %d (node %d) has been silent for %s", RoleName(n.role), n.rank, n.id,
-                      absl::FormatDuration(now - n.last_seen));
+  n.death = what;
   log_->warn("coordinator: {}: declared dead", what);
   if (n.role == wire::SERVER) {
     const absl::Duration wait = RestartWait(n);

@@ -181,6 +181,8 @@ void CoordinatorImpl::OnMessage(PeerId from, Message m) {
       return HandleBarrier(*node, from, h);
     case wire::FINISH:
       return HandleFinish(*node, from, h);
+    case wire::FAILED:
+      return HandleFailed(*node, h);
     case wire::MEMBERSHIP:
       if (node->role == wire::SERVER && h.has_membership()) {
         return HandleRejoinAnswer(*node, h);

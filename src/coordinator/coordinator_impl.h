@@ -117,6 +117,12 @@ class CoordinatorImpl final : public Coordinator {
   // last node to join starts the servers.
   void HandleJoin(PeerId from, const wire::Header& h);
 
+  // A server's JOIN refused while the job runs: when it names a shard whose
+  // server has been silent for rejoin_silence (another process, as a restart would be), the
+  // old one is gone, and is declared dead now instead of at its heartbeat timeout: the job
+  // ends at once if it keeps no update log, or waits for a restart that can be admitted.
+  void DeadIfReplaced(const wire::Join& join);
+
   // The endpoint workers are given for a joining server: the one it sent, except that a
   // wildcard host ("tcp://0.0.0.0:7001", a server listening on every interface without
   // --advertise-host) becomes the address its connection to this coordinator came from
@@ -196,9 +202,14 @@ class CoordinatorImpl final : public Coordinator {
 
   // The join deadline, the heartbeats, the servers' restart deadline, the barrier's waiters.
   void OnTick(absl::Time now);
-  // Node `n` was silent past the heartbeat timeout: a worker leaves the job; a server ends
-  // it, or with server_restart_timeout is waited for (the workers are told).
-  void DeclareDead(NodeRecord& n, absl::Time now);
+  // Node `n` is dead (`what`: why, e.g. Silence's): a worker leaves the job; a server ends
+  // it, or, when it may restart (RestartWait), is waited for (the workers are told).
+  void DeclareDead(NodeRecord& n, const std::string& what);
+  // "server 1 (node 3) has been silent for 10.2s".
+  static std::string Silence(const NodeRecord& n, absl::Time now);
+  // A node stopped on an error of its own (FAILED, its status naming it): a server's ends
+  // the job with that error at once; a worker's is its death, with that error as the why.
+  void HandleFailed(NodeRecord& node, const wire::Header& h);
   // How long the job waits for `server` to restart once it is declared dead:
   // server_restart_timeout when set, else kDefaultServerRestartWait for a server that keeps
   // an update log and 0 (the job ends) for one that does not.

@@ -35,7 +35,8 @@ void CoordinatorImpl::HandleJoin(PeerId from, const wire::Header& h) {
     Count(&RefusalCounts::joins);
     log_->warn("coordinator: refused a {} join: {}", RoleName(h.join().role()),
                std::string(rank.status().message()));
-    return Reply(from, h, wire::JOIN_REPLY, rank.status());
+    Reply(from, h, wire::JOIN_REPLY, rank.status());
+    return DeadIfReplaced(h.join());
   }
   NodeRecord& node = roster_.Add(h.join().role(), *rank, ReachableEndpoint(from, h), from,
                                  clock_.Now(), *credential);
@@ -44,6 +45,20 @@ void CoordinatorImpl::HandleJoin(PeerId from, const wire::Header& h) {
   CountJoin(node);
   SendJoinReply(from, h, node);
   if (roster_.full()) StartServers();
+}
+
+void CoordinatorImpl::DeadIfReplaced(const wire::Join& join) {
+  if (phase_ != Phase::kRunning || join.role() != wire::SERVER) return;
+  const absl::Time now = clock_.Now();
+  // What would admit a restart (the shard named, another process, the old one silent for
+  // rejoin_silence) proves the old server gone, whatever refused this one.
+  absl::StatusOr<int> shard = roster_.AdmitServerRestart(join, now, options_.rejoin_silence);
+  if (!shard.ok()) return;
+  NodeRecord& old = roster_.node(roster_.servers().at(*shard));
+  if (!old.active()) return;
+  DeclareDead(old,
+              absl::StrCat(Silence(old, now),
+                           " and a new server for its shard was refused (its own error says why)"));
 }
 
 void CoordinatorImpl::SendJoinReply(PeerId to, const wire::Header& join, const NodeRecord& node,
@@ -223,8 +238,13 @@ void CoordinatorImpl::HandleServerRestart(PeerId from, const wire::Header& h) {
   NodeRecord& old = roster_.node(roster_.servers().at(*shard));
   if (old.active()) {
     // Restarted faster than the heartbeat timeout: the old process is gone.
-    DeclareDead(old, clock_.Now());
-    if (phase_ == Phase::kDone) return;
+    DeclareDead(old, Silence(old, clock_.Now()));
+    if (phase_ == Phase::kDone) {
+      return RefuseComeback(from, h,
+                            absl::FailedPreconditionError(
+                                absl::StrCat("the job has ended: ", end_.status().message())),
+                            "a server's restart");
+    }
   }
   NodeRecord& node = roster_.Add(wire::SERVER, *shard, ReachableEndpoint(from, h), from,
                                  clock_.Now(), Credential());

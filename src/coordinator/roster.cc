@@ -235,22 +235,27 @@ bool Roster::Current(const NodeRecord& n) const {
 
 std::optional<absl::Status> Roster::Outcome(bool tolerate_dead_workers) const {
   std::vector<int> dead;
+  std::vector<std::string> why;
   int finished = 0;
   for (const auto& [rank, id] : worker_ids_) {
     const NodeRecord& n = nodes_.at(id);
     if (n.active()) return std::nullopt;
-    if (n.state == NodeState::kDead) dead.push_back(rank);
+    if (n.state == NodeState::kDead) {
+      dead.push_back(rank);
+      if (!n.death.empty()) why.push_back(n.death);
+    }
     if (n.state == NodeState::kFinished) ++finished;
   }
   if (static_cast<int>(worker_ids_.size()) < num_workers_) return std::nullopt;
   if (dead.empty()) return absl::OkStatus();
   if (tolerate_dead_workers && finished > 0) return absl::OkStatus();
+  const std::string reasons = why.empty() ? "" : absl::StrCat(" (", absl::StrJoin(why, "; "), ")");
   if (tolerate_dead_workers) {
     return absl::UnavailableError(absl::StrFormat(
-        "no worker finished: workers %s were declared dead", absl::StrJoin(dead, ", ")));
+        "no worker finished: workers %s were declared dead%s", absl::StrJoin(dead, ", "), reasons));
   }
-  return absl::UnavailableError(absl::StrFormat(
-      "the job ended without workers %s, declared dead", absl::StrJoin(dead, ", ")));
+  return absl::UnavailableError(absl::StrFormat("the job ended without workers %s, declared dead%s",
+                                                absl::StrJoin(dead, ", "), reasons));
 }
 
 }  // namespace kairos::internal

@@ -42,6 +42,9 @@ struct NodeRecord {
   uint64_t incarnation = 0;
   // A server's JOIN.keeps_log: it keeps an update log, so the job waits for its restart.
   bool keeps_log = false;
+  // Why it was declared dead: "worker 1 (node 4) has been silent for 20s", "node 4 failed:
+  // worker 1: ...". Empty otherwise.
+  std::string death;
 
   // Joined or ready: watched by heartbeats, waited for by barriers and the job's end.
   bool active() const { return state == NodeState::kJoined || state == NodeState::kReady; }

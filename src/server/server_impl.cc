@@ -191,6 +191,16 @@ std::string ServerImpl::RenderMetrics() const {
 
 void ServerImpl::End(absl::Status status) { end_.End(std::move(status)); }
 
+void ServerImpl::Fail(absl::Status status) {
+  KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+  if (!end_.End(status) || node_id_.load() == 0) return;
+  Message failed;
+  failed.header.set_kind(wire::FAILED);
+  failed.header.set_sender(node_id_.load());
+  ToWire(status, failed.header.mutable_status());
+  transport_->Send(coordinator_, std::move(failed));
+}
+
 void ServerImpl::Answer(EngineAnswer a) {
   const PeerId to = a.request.peer;
   if (to == kReplayPeer) return;  // an event replayed from the update log: answered before

@@ -120,6 +120,10 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
 
   // The job ends for this server with `status` (Wait returns it); the first call counts.
   void End(absl::Status status);
+  // The server stops on an error of its own (`status` names it: "server 0: update log
+  // ..."): End, and the coordinator is told (FAILED), which ends the job with it at once
+  // instead of waiting for this server's silence. I/O thread.
+  void Fail(absl::Status status);
 
   // ------------------------------------------------------------------ EngineHost
   void RunOnLane(uint64_t key, std::function<void()> job) override {
@@ -147,7 +151,7 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
 
   // ------------------------------------------------------------------ JournalHost (I/O)
   void PostToNode(std::function<void()> task) override { transport_->Post(std::move(task)); }
-  void JournalFailed(absl::Status status) override { End(std::move(status)); }
+  void JournalFailed(absl::Status status) override { Fail(std::move(status)); }
   bool CanRebase() override { return engine_->CanRebase(); }
   JournalBase BaseState() override { return JournalBase{engine_->clock_state(), window_of_rank_}; }
   int64_t SnapshotClock() override { return engine_->SnapshotClock(); }

@@ -249,7 +249,7 @@ void WorkerNode::HandleServerMembership(const wire::Membership& m) {
   server_away_[shard] = false;
   if (m.endpoint() != server_endpoints_[shard]) {
     absl::StatusOr<PeerId> peer = transport_->Connect(m.endpoint());
-    if (!peer.ok()) return End(peer.status());
+    if (!peer.ok()) return Fail(peer.status());
     servers_[shard] = *peer;
     server_endpoints_[shard] = m.endpoint();
   }
@@ -297,34 +297,34 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   if (started_.HasBeenNotified()) return;
   if (start.num_servers() < 1 || start.num_servers() > kMaxNodes || start.num_workers() < 1 ||
       start.num_workers() > kMaxNodes) {
-    return End(absl::InvalidArgumentError(absl::StrFormat(
+    return Fail(absl::InvalidArgumentError(absl::StrFormat(
         "START names %d servers and %d workers", start.num_servers(), start.num_workers())));
   }
   const uint64_t chunk_bytes = start.job().chunk_elements() * sizeof(float);
   if (start.job().chunk_elements() > kMaxChunkElements ||
       chunk_bytes > static_cast<uint64_t>(options_.max_message_bytes)) {
-    return End(absl::InvalidArgumentError(absl::StrFormat(
-        "a chunk of %d elements is more than this worker accepts in one message "
-        "(max_message_bytes %d)",
-        start.job().chunk_elements(), options_.max_message_bytes)));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrFormat("a chunk of %d elements is more than this worker accepts in one message "
+                        "(max_message_bytes %d)",
+                        start.job().chunk_elements(), options_.max_message_bytes)));
   }
   // The job the worker will address: the coordinator checked it, but a START is read like
   // any other message (a table of size 0 or a chunk of 0 elements would break the
   // partitions below).
   if (absl::Status s = ValidateJobConfig(FromWire(start.job())); !s.ok()) {
-    return End(absl::InvalidArgumentError(
+    return Fail(absl::InvalidArgumentError(
         absl::StrCat("START carries a job this worker cannot address: ", s.message())));
   }
   // Every shard is named by exactly one server node: a shard without one would leave its
   // requests addressed to no server (or to the coordinator's connection).
   absl::StatusOr<std::vector<const wire::Node*>> by_shard =
       NodesByRank(start, wire::SERVER, start.num_servers());
-  if (!by_shard.ok()) return End(by_shard.status());
+  if (!by_shard.ok()) return Fail(by_shard.status());
   const std::vector<const wire::Node*>& shard_nodes = *by_shard;
   for (int s = 0; s < start.num_servers(); ++s) {
     if (shard_nodes[s] == nullptr) {
-      return End(absl::InvalidArgumentError(absl::StrFormat(
-          "START names no server for shard %d of %d", s, start.num_servers())));
+      return Fail(absl::InvalidArgumentError(
+          absl::StrFormat("START names no server for shard %d of %d", s, start.num_servers())));
     }
   }
   num_servers_ = start.num_servers();
@@ -349,7 +349,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
                 });
   for (int s = 0; s < num_servers_; ++s) {
     absl::StatusOr<PeerId> peer = transport_->Connect(shard_nodes[s]->endpoint());
-    if (!peer.ok()) return End(peer.status());
+    if (!peer.ok()) return Fail(peer.status());
     servers_[s] = *peer;
     server_endpoints_[s] = shard_nodes[s]->endpoint();
   }
@@ -385,6 +385,19 @@ void WorkerNode::End(const absl::Status& status) {
   if (flow_.has_value()) flow_->Clear();
   for (auto& kept : sent_) kept.clear();
   if (!started_.HasBeenNotified()) started_.Notify();
+}
+
+void WorkerNode::Fail(const absl::Status& status) {
+  const absl::Status named(status.code(),
+                           absl::StrFormat("worker %d: %s", rank_, status.message()));
+  if (!end_.ended() && node_id_ != 0) {
+    Message failed;
+    failed.header.set_kind(wire::FAILED);
+    failed.header.set_sender(node_id_);
+    ToWire(named, failed.header.mutable_status());
+    transport_->Send(coordinator_, std::move(failed));
+  }
+  End(named);
 }
 
 void WorkerNode::OnTick(absl::Time now) {

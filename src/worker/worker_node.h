@@ -146,6 +146,10 @@ class WorkerNode {
   absl::Status JoinTimedOut() const;
   // The job is over for this worker: fail everything outstanding.
   void End(const absl::Status& status);
+  // The worker stops on an error of its own (a START it cannot follow, a server it cannot
+  // connect to): End with `status` named "worker <rank>: ...", and the coordinator is told
+  // (FAILED), which counts the worker out at once instead of at its heartbeat timeout.
+  void Fail(const absl::Status& status);
 
   const WorkerOptions options_;
   std::shared_ptr<spdlog::logger> log_;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -44,7 +45,11 @@ JobConfig Job() {
 // The server program with its stdout and stderr on a pipe.
 class ServerProcess {
  public:
-  ServerProcess(const std::string& coordinator, const std::vector<std::string>& extra) {
+  // `file_blocks` > 0: the server may write no file past that many 512-byte blocks
+  // (RLIMIT_FSIZE, set by a shell that then runs it; SIGXFSZ ignored, so a write past it
+  // fails with EFBIG as a full disk fails with ENOSPC).
+  ServerProcess(const std::string& coordinator, const std::vector<std::string>& extra,
+                int file_blocks = 0) {
     int fds[2];
     EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
     read_ = UniqueFd(fds[0]);
@@ -52,7 +57,16 @@ class ServerProcess {
     ProcessSpec spec;
     spec.name = "kairos-server";
     spec.path = KAIROS_SERVER_PATH;
-    spec.args = {"--coordinator", coordinator, "--log-level", "info"};
+    if (file_blocks > 0) {
+      spec.path = "/bin/sh";
+      spec.args = {"-c",
+                   absl::StrCat("trap '' XFSZ; ulimit -f ", file_blocks, "; exec \"$0\" \"$@\""),
+                   KAIROS_SERVER_PATH};
+    }
+    for (const std::string& a : {std::string("--coordinator"), coordinator,
+                                 std::string("--log-level"), std::string("info")}) {
+      spec.args.push_back(a);
+    }
     spec.args.insert(spec.args.end(), extra.begin(), extra.end());
     spec.fds = {{write.get(), 1}, {write.get(), 2}};
     absl::StatusOr<pid_t> pid = group_.Start(spec);
@@ -226,6 +240,49 @@ TEST(CheckpointProcessTest, AServerKilledWithSigkillAndStartedAgainLosesNothing)
   const std::vector<float> faulty = RunWithServerProcess(dir / "faulty", /*kill=*/true);
   ASSERT_EQ(clean.size(), kSize);
   EXPECT_EQ(faulty, clean);
+  fs::remove_all(dir);
+}
+
+// A server whose update log cannot be written (here a file size limit; a full disk fails
+// the same way) stops, and says why to the coordinator: the job ends with its error at once,
+// and the worker's next call fails with it (the server, the file, the errno), long before
+// the heartbeat timeout could have noticed the server's silence.
+TEST(CheckpointProcessTest, AServerWhoseLogCannotBeWrittenEndsTheJobAtOnceWithItsError) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "kairos_log_write_fails";
+  fs::remove_all(dir);
+  CoordinatorOptions co;
+  co.listen = "tcp://127.0.0.1:0";
+  co.num_servers = 1;
+  co.num_workers = 1;
+  co.job = Job();
+  co.heartbeat_timeout = absl::Minutes(2);
+  auto coordinator = Coordinator::Create(co);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  ServerProcess server((*coordinator)->endpoint(), {"--state-dir", dir.string(), "--shard", "0"},
+                       /*file_blocks=*/40);  // 20 KiB: a few pushes of 4 KB
+  ASSERT_TRUE(server.WaitFor("listening on"));
+  std::unique_ptr<Worker> worker = StartWorker(**coordinator);
+  ASSERT_NE(worker, nullptr);
+  std::vector<float> grad(kSize, 0.01f);
+  absl::Status failed;
+  const absl::Time start = absl::Now();
+  for (int t = 0; t < 100 && failed.ok(); ++t) {
+    failed = worker->Push("w", grad);
+    if (failed.ok()) failed = worker->AdvanceClock();
+  }
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_FALSE(failed.ok()) << "100 pushes of 4 KB fit in a 20 KiB file";
+  EXPECT_LT(took, absl::Seconds(30)) << "the job ended by the heartbeat timeout, not at once";
+  EXPECT_THAT(failed.message(), HasSubstr("server 0: update log"));
+  EXPECT_THAT(failed.message(), HasSubstr("shard-00000"));
+  EXPECT_THAT(failed.message(), HasSubstr(std::strerror(EFBIG)));
+  // The job ends with the server's error, and every later call fails with it.
+  const absl::Status ended = (*coordinator)->Wait(absl::Seconds(30));
+  EXPECT_EQ(ended.code(), failed.code());
+  EXPECT_THAT(failed.message(), HasSubstr(ended.message()));
+  EXPECT_EQ(worker->AdvanceClock(), ended);
+  EXPECT_TRUE(server.WaitFor(std::strerror(EFBIG)));
+  EXPECT_EQ(server.Exit(), 1);
   fs::remove_all(dir);
 }
 

@@ -331,5 +331,103 @@ TEST_F(CoordinatorHandlerTest, AServerWithoutALogEndsTheJobWhenItDiesSayingWhatI
   EXPECT_THAT(ended.message(), HasSubstr("--state-dir"));
 }
 
+// A node that stops on an error of its own says so (FAILED, with its error): the job ends
+// with that error at once, every node is told it in SHUTDOWN, and nobody waits for the
+// server's silence to reach the heartbeat timeout.
+TEST_F(CoordinatorHandlerTest, AServerThatFailsEndsTheJobAtOnceWithItsError) {
+  Create();
+  BringUp();
+  Message failed = Signal(wire::FAILED, server_);
+  ToWire(absl::ResourceExhaustedError("server 0: update log /d/shard-00000.kul: write: No space "
+                                      "left on device; the server stops"),
+         failed.header.mutable_status());
+  std::set<PeerId> told;
+  for (const Sent& s : From(Peer(0), std::move(failed))) {
+    ASSERT_EQ(s.message.header.kind(), wire::SHUTDOWN);
+    EXPECT_EQ(StatusOf(s.message.header).code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(s.message.header.status().message(), HasSubstr("No space left on device"));
+    told.insert(s.to);
+  }
+  // The failed server is not told: it has stopped.
+  EXPECT_EQ(told, (std::set<PeerId>{Peer(1), Peer(2)}));
+  EXPECT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  const absl::Status ended = coordinator_->Wait(absl::ZeroDuration());
+  EXPECT_EQ(ended.code(), absl::StatusCode::kResourceExhausted) << ended;
+  EXPECT_EQ(ended.message(), absl::StrCat("node ", server_,
+                                          " failed: server 0: update log /d/shard-00000.kul: "
+                                          "write: No space left on device; the server stops"));
+}
+
+// A worker's FAILED is its death, with its error as the why: the job goes on without it
+// when dead workers are tolerated, and otherwise ends naming it once the others finish.
+TEST_F(CoordinatorHandlerTest, AWorkerThatFailsIsCountedOutAtOnceWithItsError) {
+  Create();
+  BringUp();
+  Message failed = Signal(wire::FAILED, workers_[1]);
+  ToWire(absl::InvalidArgumentError("worker 1: START names no server for shard 0 of 1"),
+         failed.header.mutable_status());
+  std::vector<Sent> sent = From(Peer(2), std::move(failed));
+  ASSERT_EQ(sent.size(), 1u);  // the server is told (MEMBERSHIP DEAD)
+  EXPECT_EQ(sent[0].to, Peer(0));
+  EXPECT_EQ(sent[0].message.header.membership().state(), wire::Membership::DEAD);
+  EXPECT_EQ(coordinator_->stats().workers_dead, 1);
+  EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+  From(Peer(1), Signal(wire::FINISH, workers_[0]));
+  const absl::Status ended = coordinator_->Wait(absl::ZeroDuration());
+  EXPECT_EQ(ended.code(), absl::StatusCode::kUnavailable) << ended;
+  EXPECT_THAT(ended.message(), HasSubstr("workers 1, declared dead"));
+  EXPECT_THAT(ended.message(), HasSubstr("START names no server for shard 0 of 1"));
+}
+
+// Positive control of the sender check: a FAILED that names a node its connection did not
+// join as changes nothing.
+TEST_F(CoordinatorHandlerTest, AFailedFromAnotherConnectionIsRefused) {
+  Create();
+  BringUp();
+  Message failed = Signal(wire::FAILED, server_);
+  ToWire(absl::InternalError("forged"), failed.header.mutable_status());
+  std::vector<Sent> sent = From(Peer(1), std::move(failed));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::ERROR);
+  EXPECT_EQ(StatusOf(sent[0].message.header).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+}
+
+// A server started again for the shard of a silent one proves the old process gone, even
+// when it is refused: the old server is declared dead at once. Keeping no log, it cannot
+// come back, and the job ends now, naming the refusal, not at the heartbeat timeout.
+TEST_F(CoordinatorHandlerTest, ARefusedRestartOfASilentServerEndsTheJobAtOnce) {
+  Create();
+  BringUp();                         // the server keeps no log
+  Advance(absl::Milliseconds(600));  // past rejoin_silence, inside the heartbeat timeout
+  From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]));
+  From(Peer(2), Signal(wire::HEARTBEAT, workers_[1]));
+  std::vector<Sent> sent = From(Peer(4), Join(wire::SERVER, 0, 2));  // no log: refused
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].to, Peer(4));
+  EXPECT_EQ(sent[0].message.header.kind(), wire::JOIN_REPLY);
+  EXPECT_THAT(sent[0].message.header.status().message(), HasSubstr("--state-dir"));
+  EXPECT_EQ(coordinator_->stats().phase, JobPhase::kDone);
+  const absl::Status ended = coordinator_->Wait(absl::ZeroDuration());
+  EXPECT_EQ(ended.code(), absl::StatusCode::kUnavailable) << ended;
+  EXPECT_THAT(ended.message(), HasSubstr("a new server for its shard was refused"));
+  EXPECT_THAT(ended.message(), HasSubstr("keeps no update log"));
+}
+
+// Control: the same refused JOIN while the old server is heard (a second server started by
+// mistake with a taken shard) proves nothing, and the job goes on.
+TEST_F(CoordinatorHandlerTest, ARefusedServerJoinWhileTheOldOneIsHeardChangesNothing) {
+  Create();
+  BringUp();
+  Advance(absl::Milliseconds(600));
+  From(Peer(0), Signal(wire::HEARTBEAT, server_));
+  std::vector<Sent> sent = From(Peer(4), Join(wire::SERVER, 0, 2));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::JOIN_REPLY);
+  EXPECT_TRUE(sent[0].message.header.has_status());
+  EXPECT_EQ(coordinator_->stats().servers_dead, 0);
+  EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+}
+
 }  // namespace
 }  // namespace kairos::internal

@@ -135,6 +135,7 @@ constexpr wire::Role kRoles[] = {
     wire::COORDINATOR, static_cast<wire::Role>(7),
 };
 
+// clang-format off
 constexpr wire::Kind kKinds[] = {
     wire::HEARTBEAT,   wire::HEARTBEAT,  wire::READY,        wire::READY,
     wire::BARRIER,     wire::BARRIER,    wire::FINISH,       wire::MEMBERSHIP,
@@ -143,7 +144,9 @@ constexpr wire::Kind kKinds[] = {
     wire::CLOCK,       wire::ASSIGN,     wire::ASSIGN_REPLY, wire::SET_LEARNING_RATE,
     wire::SET_LEARNING_RATE_REPLY,       wire::ERROR,        wire::PUSH_SPARSE,
     wire::PULL_SPARSE, wire::KIND_UNSPECIFIED, static_cast<wire::Kind>(99), wire::JOIN,
+    wire::FAILED,
 };
+// clang-format on
 
 // Fields of a message (kSend), in `extras`.
 enum Extra : uint8_t {

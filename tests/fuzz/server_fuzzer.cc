@@ -347,12 +347,12 @@ class Harness {
         // MEMBERSHIP: the answer to a rejoin (MEMBERSHIP ACTIVE), the clock the shard
         // re-admitted the worker at.
         Require(kind == wire::JOIN || kind == wire::READY || kind == wire::HEARTBEAT ||
-                    kind == wire::ERROR ||
+                    kind == wire::ERROR || kind == wire::FAILED ||
                     (kind == wire::MEMBERSHIP &&
                      s.message.header.membership().state() == wire::Membership::ACTIVE &&
                      s.message.header.membership().clock() >= 0),
-                "the server sends the coordinator only JOIN, READY, HEARTBEAT, ERROR or the "
-                "answer to a rejoin");
+                "the server sends the coordinator only JOIN, READY, HEARTBEAT, ERROR, FAILED or "
+                "the answer to a rejoin");
       } else {
         Require(kind == wire::PUSH_REPLY || kind == wire::PULL_REPLY || kind == wire::ERROR ||
                     kind == wire::FINISH || kind == wire::ASSIGN_REPLY ||

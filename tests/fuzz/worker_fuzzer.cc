@@ -925,8 +925,15 @@ class Harness {
 
       if (s.to == kCoordinator) {
         Require(kind == wire::HEARTBEAT || kind == wire::BARRIER || kind == wire::FINISH ||
-                    kind == wire::JOIN,
-                "the worker sends the coordinator only JOIN, HEARTBEAT, BARRIER or FINISH");
+                    kind == wire::JOIN || kind == wire::FAILED,
+                "the worker sends the coordinator only JOIN, HEARTBEAT, BARRIER, FINISH or "
+                "FAILED");
+        if (kind == wire::FAILED) {
+          Require(
+              !node_->EndStatus().ok() && h.status().code() != 0 && !h.status().message().empty(),
+              "a worker says FAILED, with why, only as it ends");
+          continue;
+        }
       } else {
         Require(kind == wire::PUSH || kind == wire::PULL || kind == wire::CLOCK ||
                     kind == wire::ASSIGN || kind == wire::SET_LEARNING_RATE ||
