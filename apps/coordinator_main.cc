@@ -6,14 +6,18 @@
 //                      [--heartbeat-timeout-ms MS] [--ready-fd FD] [--keys DIR]
 //                      [--log-level LEVEL] [--metrics-listen HOST:PORT]
 //                      [--tolerate-worker-failures] [--server-restart-timeout SECONDS]
+//                      [--state-dir DIR [--restart-timeout SECONDS]]
 //
 // Once bound it prints "kairos-coordinator listening on <endpoint>" on stdout (and, with
 // --metrics-listen, "kairos-coordinator metrics on http://<HOST:PORT>/metrics") and, with
 // --ready-fd, writes "<endpoint>\n" to that descriptor and closes it (kairos-launch reads
 // it there). It runs until the job ends. Exit codes (node_main.h): 0 the job ended well,
-// 1 it failed (a dead server that did not restart within --server-restart-timeout, a worker declared dead and not rejoined unless
+// 1 it failed (a dead server that did not restart within --server-restart-timeout, a worker
+// declared dead and not rejoined unless
 // --tolerate-worker-failures, a job that never started), 2 usage error or cannot listen,
-// 128 + N stopped by signal N (SIGINT, SIGTERM).
+// 128 + N stopped by signal N (SIGINT, SIGTERM). With --state-dir the job's state is kept in
+// DIR, and the same command started again after a crash (kill -9) resumes the job
+// (docs/durability.md, "Coordinator restarts").
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -71,8 +75,18 @@ void AddOptions(CLI::App& app, Flags& flags) {
          "--server-restart-timeout",
          [&flags](double s) { flags.options.server_restart_timeout = absl::Seconds(s); },
          "How long the job waits for a server declared dead to restart (kairos-server "
-         "--state-dir --shard; docs/durability.md); 0 (default): a dead server ends the job")
+         "--state-dir --shard; docs/durability.md); 0 (default): 60 s for a server that "
+         "keeps an update log, and a dead server that keeps none ends the job")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--state-dir", flags.options.state_dir,
+                 "Keep the job's state in this directory: started again with it, the coordinator "
+                 "resumes the running job (docs/durability.md)");
+  app.add_option_function<double>(
+         "--restart-timeout",
+         [&flags](double s) { flags.options.restart_timeout = absl::Seconds(s); },
+         "With --state-dir: how long the nodes wait for a silent coordinator to come back "
+         "(default 60)")
+      ->check(Seconds(/*allow_zero=*/false));
   app.add_option("--ready-fd", flags.ready_fd,
                  "Once bound, write the endpoint and a newline to this open file descriptor "
                  "and close it")

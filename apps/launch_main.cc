@@ -6,7 +6,8 @@
 //                 [--keys DIR] [--updater-plugin PATH.so ...] [--restart-workers N]
 //                 [--tolerate-worker-failures] [--heartbeat-timeout SECONDS]
 //                 [--checkpoint-dir DIR] [--checkpoint-every-clocks N] [--restore-from DIR]
-//                 [--state-dir DIR [--restart-servers N] [--server-restart-timeout SECONDS]]
+//                 [--state-dir DIR [--restart-servers N] [--server-restart-timeout SECONDS]
+//                                  [--restart-coordinator N]]
 //                 -- program [args...]
 //
 // starts kairos-coordinator, S kairos-server processes and W copies of the program (the
@@ -19,8 +20,10 @@
 // the job succeed if at least one worker finished. With --state-dir DIR every server keeps
 // its update log there (--state-dir DIR --shard i), and with --restart-servers N a server
 // that fails is started again with the same flags, up to N times per server: it replays its
-// log and rejoins the running job (docs/durability.md). With --keys DIR (the job's CURVE keys)
-// the coordinator and servers get --keys DIR and the workers KAIROS_KEYS=DIR; each
+// log and rejoins the running job (docs/durability.md). The coordinator keeps the job's state
+// in DIR too, and with --restart-coordinator N a coordinator killed by a signal (kill -9, a
+// crash) is started again, up to N times, and resumes the job. With --keys DIR (the job's CURVE
+// keys) the coordinator and servers get --keys DIR and the workers KAIROS_KEYS=DIR; each
 // --updater-plugin PATH is passed on to every server (docs/optimizers.md, "Plugins").
 // docs/launching.md is the user's guide.
 //
@@ -31,6 +34,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -88,6 +92,7 @@ struct LaunchConfig {
   // Update logs and server restarts (docs/durability.md); absolute; empty/0: not passed.
   std::string state_dir;
   int restart_servers = 0;  // restarts per server
+  int restart_coordinator = 0;
   double server_restart_timeout_s = 60;
   std::vector<std::string> program;  // the program and its arguments
 };
@@ -165,6 +170,12 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
                  "job (needs --state-dir)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  app.add_option("--restart-coordinator", config.restart_coordinator,
+                 "Start the coordinator again when it is killed by a signal (kill -9, a crash), "
+                 "up to N times; it resumes the job from its state in --state-dir, and the "
+                 "servers and workers go on meanwhile (needs --state-dir)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   app.add_option("--server-restart-timeout", config.server_restart_timeout_s,
                  "With --restart-servers: how long the job waits for a failed server to come "
                  "back (the coordinator's --server-restart-timeout)")
@@ -235,6 +246,9 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
   }
   if (config.restart_servers > 0 && config.state_dir.empty()) {
     return UsageError("--restart-servers needs --state-dir");
+  }
+  if (config.restart_coordinator > 0 && config.state_dir.empty()) {
+    return UsageError("--restart-coordinator needs --state-dir");
   }
   for (std::string* dir : {&config.checkpoint_dir, &config.restore_from, &config.state_dir}) {
     if (dir->empty()) continue;
@@ -368,6 +382,17 @@ absl::Status Launcher::StartCoordinator() {
                       absl::StrCat(std::max<int64_t>(
                           1, absl::ToInt64Milliseconds(*config_.heartbeat_timeout)))});
   }
+  if (!config_.state_dir.empty()) {
+    spec.args.insert(spec.args.end(), {"--state-dir", config_.state_dir});
+    // Started again, it resumes the job where the nodes know it, and reports nothing.
+    for (std::size_t i = 0; i < spec.args.size(); ++i) {
+      if (spec.args[i] == "--ready-fd") {
+        ++i;  // and its value
+      } else {
+        spec.restart_args.push_back(spec.args[i]);
+      }
+    }
+  }
   spec.fds = {{ready->write.get(), kReadyFd}};
   spec.role = ProcessRole::kService;
   spec.tag = kCoordinatorChild;
@@ -484,12 +509,20 @@ SuperviseOptions Launcher::supervise_options() const {
       return tolerate ? FailureAction::kTolerate : FailureAction::kStopJob;
     };
   }
-  if (config_.restart_servers > 0) {
+  if (config_.restart_servers > 0 || config_.restart_coordinator > 0) {
     const int server_restarts = config_.restart_servers;
-    options.on_service_failure = [server_restarts](const ChildExit& exit, int restarted) {
-      const bool server = exit.tag == kServerChild;
-      return server && restarted < server_restarts ? FailureAction::kRestart
-                                                   : FailureAction::kStopJob;
+    const int coordinator_restarts = config_.restart_coordinator;
+    options.on_service_failure = [server_restarts, coordinator_restarts](const ChildExit& exit,
+                                                                         int restarted) {
+      if (exit.tag == kServerChild) {
+        return restarted < server_restarts ? FailureAction::kRestart : FailureAction::kStopJob;
+      }
+      // A coordinator that exits by itself has ended the job (1: with an error); only one
+      // that a signal killed has a job to resume.
+      const bool killed = WIFSIGNALED(exit.wait_status);
+      return exit.tag == kCoordinatorChild && killed && restarted < coordinator_restarts
+                 ? FailureAction::kRestart
+                 : FailureAction::kStopJob;
     };
   }
   options.restart_count_env = "KAIROS_RESTARTS";

@@ -473,6 +473,10 @@ void ProcessGroup::StartRestarts(RunState& state) {
   for (size_t i : indices) {
     if (state.phase != Phase::kRunning) return;  // stopping meanwhile: nothing restarts
     ProcessSpec spec = children_[i].spec;
+    if (!spec.restart_args.empty()) {
+      spec.args = spec.restart_args;
+      spec.fds.clear();
+    }
     const int restarts = children_[i].restarts + 1;
     if (!state.options.restart_count_env.empty()) {
       spec.env.push_back({state.options.restart_count_env, absl::StrCat(restarts)});

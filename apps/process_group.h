@@ -82,6 +82,10 @@ struct ProcessSpec {
   // Descriptors the child inherits; every other descriptor opened close-on-exec stays closed.
   std::vector<FdMapping> fds;
   ProcessRole role = ProcessRole::kPrimary;
+  // A restart (FailureAction::kRestart) runs with these arguments, when not empty, instead
+  // of `args`, and inherits none of `fds`: what the first start was handed (the pipe of a
+  // --ready-fd) is gone by then.
+  std::vector<std::string> restart_args;
   // The caller's own mark for the child (which kind of child it is, for instance), copied
   // to ChildExit::tag, so that a failure callback decides by it rather than by the name.
   int tag = 0;

@@ -223,6 +223,9 @@ struct ServerOptions : JoinOptions {
 // How long a job waits for a dead server that keeps an update log to restart, when
 // CoordinatorOptions::server_restart_timeout is 0.
 inline constexpr absl::Duration kDefaultServerRestartWait = absl::Seconds(60);
+// How long the nodes of a job whose coordinator keeps its state wait for it to come back
+// (CoordinatorOptions::restart_timeout's default).
+inline constexpr absl::Duration kDefaultCoordinatorRestartWait = absl::Seconds(60);
 
 struct CoordinatorOptions : NodeOptions {
   CoordinatorOptions() { max_message_bytes = int64_t{16} << 20; }
@@ -263,6 +266,17 @@ struct CoordinatorOptions : NodeOptions {
   // The longest a barrier may wait: a BARRIER whose timeout_ms is 0 or larger waits this
   // long. Default 1 hour.
   absl::Duration max_barrier_wait = absl::Hours(1);
+  // Where the coordinator keeps the job's state (docs/durability.md, "Coordinator
+  // restarts"): membership, credentials, the job, the server addresses, the barriers passed,
+  // in <state_dir>/coordinator.state, written before any message that depends on it goes
+  // out. A coordinator created with a state_dir that holds a running job's state resumes
+  // that job (listening where it listened before) instead of starting a new one, and the
+  // nodes, which go on training while it is away, bind to it again. Empty (default): the
+  // state lives in memory, and a coordinator that dies ends the job.
+  std::string state_dir;
+  // With state_dir: how long the nodes wait for a silent coordinator to come back before
+  // they end (told to them in START). Default kDefaultCoordinatorRestartWait.
+  absl::Duration restart_timeout = kDefaultCoordinatorRestartWait;
   // As ServerOptions::metrics_listen: the coordinator's metrics over HTTP (the job's
   // phase, the nodes that joined, finished or died, barriers; docs/operations.md).
   // Coordinator::metrics_endpoint() tells the bound address. Empty (default): none.

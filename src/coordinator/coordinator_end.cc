@@ -29,6 +29,11 @@ void CoordinatorImpl::HandleBarrier(NodeRecord& node, PeerId from, const wire::H
                  absl::CancelledError(
                      absl::StrFormat("barrier of worker %d: the job has ended", node.rank)));
   }
+  if (h.request_id() != 0 && h.request_id() == node.released_barrier) {
+    // The call was released, and sent again to a restarted coordinator (the release was
+    // lost with the old one): released again, not made to wait for a barrier of its own.
+    return Reply(from, h, wire::BARRIER_RELEASE, absl::OkStatus());
+  }
   BarrierWaiter w;
   w.peer = from;
   w.request = h;
@@ -55,7 +60,9 @@ void CoordinatorImpl::MaybeReleaseBarrier() {
   const std::vector<BarrierWaiter> released = barrier_.TakeReleased(roster_.ActiveWorkers());
   if (released.empty()) return;
   CountBarrier(/*released=*/true);
+  dirty_ = true;
   for (const BarrierWaiter& w : released) {
+    roster_.node(roster_.workers().at(w.rank)).released_barrier = w.request.request_id();
     Reply(w.peer, w.request, wire::BARRIER_RELEASE, absl::OkStatus());
   }
 }
@@ -106,7 +113,7 @@ void CoordinatorImpl::EndJob(const absl::Status& status) {
     Message m;
     m.header.set_kind(wire::SHUTDOWN);
     if (!status.ok()) ToWire(status, m.header.mutable_status());
-    transport_->Send(n.peer, std::move(m));
+    Send(n.peer, std::move(m));
   }
   for (const BarrierWaiter& w : barrier_.TakeAll()) {
     Reply(w.peer, w.request, wire::ERROR,
@@ -199,7 +206,7 @@ void CoordinatorImpl::DeclareDead(NodeRecord& n, const std::string& what) {
       ms->set_node_id(n.id);
       ms->set_rank(n.rank);
       ms->set_state(wire::Membership::DEAD);
-      transport_->Send(w.peer, std::move(m));
+      Send(w.peer, std::move(m));
     }
     return;
   }
@@ -212,7 +219,7 @@ void CoordinatorImpl::DeclareDead(NodeRecord& n, const std::string& what) {
     m.header.mutable_membership()->set_node_id(n.id);
     m.header.mutable_membership()->set_rank(n.rank);
     m.header.mutable_membership()->set_state(wire::Membership::DEAD);
-    transport_->Send(roster_.node(id).peer, std::move(m));
+    Send(roster_.node(id).peer, std::move(m));
   }
   LeaveBarrier(n.rank, absl::UnavailableError(
                            absl::StrCat(what, ": declared dead while its barrier call waited")));

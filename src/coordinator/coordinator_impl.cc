@@ -53,23 +53,39 @@ absl::Status CoordinatorImpl::Init() {
         kMaxNodes, options_.num_servers, options_.num_workers));
   }
   if (options_.job.has_value()) KAIROS_RETURN_IF_ERROR(ValidateJobConfig(*options_.job));
+  if (!options_.state_dir.empty() && options_.restart_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "CoordinatorOptions::restart_timeout must be positive with a state_dir");
+  }
   KAIROS_ASSIGN_OR_RETURN(transport_, MakeTransport(NodeTransportOptions(options_, "coordinator"),
                                                     options_.transport_factory.get()));
-  KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(options_.listen));
+  KAIROS_RETURN_IF_ERROR(Restore());
+  const bool resumed = phase_ != Phase::kJoining;
+  KAIROS_ASSIGN_OR_RETURN(endpoint_, transport_->Listen(resumed ? endpoint_ : options_.listen));
   if (!options_.metrics_listen.empty()) {
     KAIROS_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(options_.metrics_listen,
                                                              [this] { return RenderMetrics(); }));
   }
   join_deadline_ = clock_.Now() + options_.join_timeout;
+  if (!resumed) {
+    absl::StatusOr<Credential> id = NewCredential();
+    if (!id.ok()) return id.status();
+    job_id_ = id->hi ^ id->lo;
+  }
   StartOnIoThread(
-      *transport_, io_thread_, [this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
+      *transport_, io_thread_,
+      [this](PeerId from, Message m) {
+        OnMessage(from, std::move(m));
+        Flush();
+      },
       [this](PeerId from, const absl::Status& why, const wire::Header* h) {
         OnMalformed(from, why, h);
+        Flush();
       },
-      [this](absl::Time now) { OnTick(now); });
-  absl::StatusOr<Credential> id = NewCredential();
-  if (!id.ok()) return id.status();
-  job_id_ = id->hi ^ id->lo;
+      [this](absl::Time now) {
+        OnTick(now);
+        Flush();
+      });
   running_ = true;
   return absl::OkStatus();
 }
@@ -86,6 +102,7 @@ void CoordinatorImpl::Shutdown() {
   transport_->Post([this, stopped] {
     KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
     EndJob(absl::CancelledError("the coordinator was stopped"));
+    Flush();
     stopped->Notify();
   });
   stopped->WaitForNotificationWithTimeout(kStopWait);
@@ -114,6 +131,16 @@ void CoordinatorImpl::OnMalformed(PeerId from, const absl::Status& why, const wi
 
 NodeRecord* CoordinatorImpl::Sender(PeerId from, const wire::Header& h) {
   NodeRecord* node = roster_.Find(h.sender(), from);
+  if (node == nullptr && roster_.nodes().contains(h.sender()) &&
+      roster_.node(h.sender()).peer == 0) {
+    // A node of the job this restarted coordinator resumed, not bound to it yet: the
+    // refusal tells it to ask (its resume JOIN).
+    Count(&RefusalCounts::unauthenticated);
+    Reply(from, h, wire::ERROR,
+          absl::PermissionDeniedError(absl::StrFormat(
+              "node %d has not bound to this coordinator since it restarted", h.sender())));
+    return nullptr;
+  }
   if (node == nullptr) {
     // A node is the connection it joined on: a header naming another node's id proves
     // nothing.
@@ -154,9 +181,13 @@ NodeRecord* CoordinatorImpl::Sender(PeerId from, const wire::Header& h) {
 
 void CoordinatorImpl::OnMessage(PeerId from, Message m) {
   const wire::Header& h = m.header;
-  if (h.kind() == wire::JOIN) return HandleJoin(from, h);
+  if (h.kind() == wire::JOIN) {
+    dirty_ = true;
+    return h.join().resume_node_id() != 0 ? HandleResume(from, h) : HandleJoin(from, h);
+  }
   NodeRecord* node = Sender(from, h);
   if (node == nullptr) return;
+  if (h.kind() != wire::HEARTBEAT) dirty_ = true;
   node->last_seen = clock_.Now();
   if (node->role == wire::SERVER && node->state == NodeState::kDead && away_.contains(node->rank) &&
       !restarting_.contains(node->id)) {
@@ -201,7 +232,7 @@ void CoordinatorImpl::Reply(PeerId to, const wire::Header& request, wire::Kind k
   Message reply;
   reply.header = ReplyHeader(request, kind, 0);
   if (!status.ok()) ToWire(status, reply.header.mutable_status());
-  transport_->Send(to, std::move(reply));
+  Send(to, std::move(reply));
 }
 
 std::string CoordinatorImpl::RenderMetrics() const {
@@ -218,6 +249,7 @@ void CoordinatorImpl::Count(uint64_t RefusalCounts::*counter) {
 
 void CoordinatorImpl::SetPhase(Phase phase) {
   phase_ = phase;
+  dirty_ = true;
   absl::MutexLock lock(&mu_);
   stats_.phase = phase;
 }
@@ -229,6 +261,7 @@ void CoordinatorImpl::CountJoin(const NodeRecord& n) {
 }
 
 void CoordinatorImpl::SetState(NodeRecord& n, NodeState to) {
+  dirty_ = true;
   absl::MutexLock lock(&mu_);
   Tally(n, -1);
   n.state = to;

@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -182,6 +183,29 @@ class CoordinatorImpl final : public Coordinator {
   // its answer.
   void ServerBack(NodeRecord& server, bool restarted = true);
 
+  // ------------- the state kept for a restart, and resuming it (coordinator_resume.cc, I/O)
+  // Every message the coordinator sends goes through here. Without state_dir it goes at
+  // once; with one it waits in the outbox for Flush, so that it leaves only once the state
+  // it depends on is on disk. A message to peer 0 (a node of a resumed job that has not
+  // bound to this coordinator yet) is dropped: the node gets what it needs when it binds.
+  void Send(PeerId to, Message m);
+  // After each handler: writes the state when it changed (state_dir), then sends the
+  // outbox. A state that cannot be written ends the job with the error (the coordinator
+  // could not keep what it tells the nodes).
+  void Flush();
+  // The state as written to state_dir.
+  wire::CoordinatorState StateOf() const;
+  // Resumes the job state_dir holds, if a running one (the roster, the job's id, the phase;
+  // every node counted heard now, bound to no connection); an error when the state is
+  // damaged or of another job shape. Called by Init before it listens; sets endpoint_ to
+  // where the job's nodes know this coordinator.
+  absl::Status Restore();
+  // A node of the job binds to this coordinator again (a JOIN with resume_node_id, sent
+  // when its coordinator went silent or refused it as a stranger): checked against the
+  // node's role and incarnation; a worker gets START again (ignored if it has one), a
+  // server that was not READY too; a server declared dead and waited for is back.
+  void HandleResume(PeerId from, const wire::Header& h);
+
   // -------------------------- barrier, finishes, deaths, the end (coordinator_end.cc, I/O)
   void HandleBarrier(NodeRecord& node, PeerId from, const wire::Header& h);
   // Answers every waiter once no active worker is missing.
@@ -252,6 +276,10 @@ class CoordinatorImpl final : public Coordinator {
   };
   std::map<int, Away> away_;
   std::set<uint32_t> restarting_;  // restarted servers' nodes, until READY
+  // state_dir: the state changed since it was last written; messages waiting for it.
+  bool dirty_ = false;
+  bool state_failed_ = false;  // a write failed: the job ended, nothing more is written
+  std::vector<std::pair<PeerId, Message>> outbox_;
   uint64_t job_id_ = 0;            // drawn in Init; in every START
   uint64_t next_rejoin_id_ = 1;
   absl::Time join_deadline_;

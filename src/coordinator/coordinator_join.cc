@@ -71,14 +71,14 @@ void CoordinatorImpl::SendJoinReply(PeerId to, const wire::Header& join, const N
   jr->set_token_hi(node.credential.hi);
   jr->set_token_lo(node.credential.lo);
   jr->set_clock(clock);
-  transport_->Send(to, std::move(reply));
+  Send(to, std::move(reply));
 }
 
 void CoordinatorImpl::SendStart(PeerId to, const wire::Start& start) {
   Message m;
   m.header.set_kind(wire::START);
   *m.header.mutable_start() = start;
-  transport_->Send(to, std::move(m));
+  Send(to, std::move(m));
 }
 
 void CoordinatorImpl::RefuseComeback(PeerId from, const wire::Header& h, const absl::Status& why,
@@ -121,6 +121,10 @@ wire::Start CoordinatorImpl::StartFor(bool with_credentials) const {
     wait = std::max(wait, RestartWait(roster_.node(id)));
   }
   start.set_server_restart_timeout_ms(static_cast<uint64_t>(absl::ToInt64Milliseconds(wait)));
+  if (!options_.state_dir.empty()) {
+    start.set_coordinator_restart_timeout_ms(
+        static_cast<uint64_t>(absl::ToInt64Milliseconds(options_.restart_timeout)));
+  }
   return start;
 }
 
@@ -197,7 +201,7 @@ void CoordinatorImpl::Retire(NodeRecord& old, const std::string& why) {
   m.header.set_kind(wire::SHUTDOWN);
   ToWire(absl::AbortedError(absl::StrFormat("worker %d (node %d) was %s", old.rank, old.id, why)),
          m.header.mutable_status());
-  transport_->Send(old.peer, std::move(m));
+  Send(old.peer, std::move(m));
 }
 
 void CoordinatorImpl::HandleRejoinAnswer(const NodeRecord& server, const wire::Header& h) {
@@ -228,7 +232,7 @@ void CoordinatorImpl::SendRejoin(PeerId to, const NodeRecord& node, int rank, ui
   ms->set_state(wire::Membership::ACTIVE);
   ms->set_token_hi(node.credential.hi);
   ms->set_token_lo(node.credential.lo);
-  transport_->Send(to, std::move(m));
+  Send(to, std::move(m));
 }
 
 void CoordinatorImpl::HandleServerRestart(PeerId from, const wire::Header& h) {
@@ -284,13 +288,13 @@ void CoordinatorImpl::ServerBack(NodeRecord& server, bool restarted) {
       ms->set_rank(server.rank);
       ms->set_state(wire::Membership::ACTIVE);
       ms->set_endpoint(server.endpoint);
-      transport_->Send(w.peer, std::move(m));
+      Send(w.peer, std::move(m));
     } else if (restarted) {
       ms->set_node_id(w.id);
       ms->set_rank(w.rank);
       ms->set_state(w.state == NodeState::kFinished ? wire::Membership::FINISHED
                                                     : wire::Membership::DEAD);
-      transport_->Send(server.peer, std::move(m));
+      Send(server.peer, std::move(m));
     }
   }
   for (auto& [rank, r] : rejoins_) {

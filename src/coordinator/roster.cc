@@ -175,6 +175,20 @@ NodeRecord& Roster::Add(wire::Role role, int rank, std::string endpoint, PeerId 
   return nodes_[node.id] = std::move(node);
 }
 
+void Roster::Restore(std::optional<JobConfig> job, uint32_t next_node_id,
+                     std::vector<NodeRecord> nodes, const std::set<uint32_t>& current) {
+  job_ = std::move(job);
+  next_node_id_ = next_node_id;
+  nodes_.clear();
+  server_ids_.clear();
+  worker_ids_.clear();
+  for (NodeRecord& n : nodes) {
+    if (current.contains(n.id)) (n.role == wire::SERVER ? server_ids_ : worker_ids_)[n.rank] = n.id;
+    const uint32_t id = n.id;
+    nodes_[id] = std::move(n);
+  }
+}
+
 bool Roster::full() const {
   return static_cast<int>(server_ids_.size()) == num_servers_ &&
          static_cast<int>(worker_ids_.size()) == num_workers_;

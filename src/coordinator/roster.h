@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct NodeRecord {
   // Why it was declared dead: "worker 1 (node 4) has been silent for 20s", "node 4 failed:
   // worker 1: ...". Empty otherwise.
   std::string death;
+  // A worker's last barrier call released (its request id): the same call sent again (to a
+  // restarted coordinator) is released at once.
+  uint64_t released_barrier = 0;
 
   // Joined or ready: watched by heartbeats, waited for by barriers and the job's end.
   bool active() const { return state == NodeState::kJoined || state == NodeState::kReady; }
@@ -93,6 +97,7 @@ class Roster {
   NodeRecord& node(uint32_t id) { return nodes_.at(id); }
   const NodeRecord& node(uint32_t id) const { return nodes_.at(id); }
   std::map<uint32_t, NodeRecord>& nodes() { return nodes_; }
+  const std::map<uint32_t, NodeRecord>& nodes() const { return nodes_; }
   const std::map<int, uint32_t>& servers() const { return server_ids_; }  // shard -> id
   const std::map<int, uint32_t>& workers() const { return worker_ids_; }  // rank -> id
   // The ranks of the active workers, in rank order.
@@ -112,6 +117,15 @@ class Roster {
   // one worker finished (OK); when none finished it is Unavailable all the same. Nullopt
   // while the job goes on.
   std::optional<absl::Status> Outcome(bool tolerate_dead_workers = false) const;
+
+  // The job's configuration, once known (the options', or the first worker's).
+  const std::optional<JobConfig>& job() const { return job_; }
+  uint32_t next_node_id() const { return next_node_id_; }
+  // A restarted coordinator's roster (coordinator_resume.cc): every node with its id, the
+  // ones in `current` holding their ranks. REQUIRES: checked by the caller (roles, ranks in
+  // range, one current node per rank, ids below next_node_id).
+  void Restore(std::optional<JobConfig> job, uint32_t next_node_id, std::vector<NodeRecord> nodes,
+               const std::set<uint32_t>& current);
 
   int num_servers() const { return num_servers_; }
   int num_workers() const { return num_workers_; }

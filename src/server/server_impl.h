@@ -94,6 +94,13 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   // READY with `status` to the coordinator.
   void Ready(const absl::Status& status);
 
+  // The JOIN: the first, or, with the node id set, the one that asks a restarted
+  // coordinator to take this server back (CoordinatorLink).
+  Message JoinMessage() const;
+  // The answer to a resume JOIN: back (READY again: the new coordinator may not have it),
+  // or refused (the server ends with why).
+  void HandleResumeReply(const wire::Header& h);
+
   // Builds the engine for the job (restored from a checkpoint, or replayed from the update
   // log), then READY.
   void HandleStart(const wire::Start& start);

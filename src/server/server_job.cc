@@ -33,7 +33,7 @@ EngineOptions EngineOptionsOf(const ServerOptions& o) {
 
 }  // namespace
 
-void ServerImpl::SendJoin() {
+Message ServerImpl::JoinMessage() const {
   Message join;
   join.header.set_kind(wire::JOIN);
   wire::Join* j = join.header.mutable_join();
@@ -44,7 +44,24 @@ void ServerImpl::SendJoin() {
   j->set_keeps_log(!options_.state_dir.empty());
   j->set_pid(static_cast<uint32_t>(::getpid()));
   j->set_incarnation(incarnation_);
-  transport_->Send(coordinator_, std::move(join));
+  // Taken back by a restarted coordinator: this server's node id in the job.
+  j->set_resume_node_id(node_id_.load());
+  return join;
+}
+
+void ServerImpl::SendJoin() { transport_->Send(coordinator_, JoinMessage()); }
+
+void ServerImpl::HandleResumeReply(const wire::Header& h) {
+  if (absl::Status s = StatusOf(h); !s.ok()) {
+    if (absl::IsUnavailable(s)) return;  // asked again at the next tick
+    return End(absl::Status(
+        s.code(), absl::StrFormat("server %d: the restarted coordinator did not take it back: %s",
+                                  shard_index_.load(), s.message())));
+  }
+  link_.Resumed();
+  log_->info("server {}: bound to the coordinator again", shard_index_.load());
+  // It may have lost this server's READY: a READY is idempotent there.
+  if (engine_ != nullptr) Ready(absl::OkStatus());
 }
 
 void ServerImpl::MaybeCheckpoint() {
@@ -56,6 +73,7 @@ void ServerImpl::OnCoordinatorMessage(const Message& m) {
   const wire::Header& h = m.header;
   switch (h.kind()) {
     case wire::JOIN_REPLY:
+      if (link_.resuming()) return HandleResumeReply(h);
       if (node_id_.load() != 0) return;  // joined already: a repeated reply changes nothing
       if (absl::Status s = StatusOf(h); !s.ok()) {
         if (absl::IsUnavailable(s)) {
@@ -82,6 +100,11 @@ void ServerImpl::OnCoordinatorMessage(const Message& m) {
     case wire::HEARTBEAT:
       return;
     case wire::ERROR:
+      // A coordinator that keeps its state refuses a stranger: it restarted, and has not
+      // bound this server yet (a restart that replaced the server is found out then).
+      if (link_.resumable() && StatusOf(h).code() == absl::StatusCode::kPermissionDenied) {
+        return link_.Lost();
+      }
       // The coordinator refuses this server's messages: another process took its shard
       // (a restart that replaced it while it was stalled). It is no longer in the job.
       return End(
@@ -114,6 +137,7 @@ void ServerImpl::HandleStart(const wire::Start& start) {
     return End(s);
   }
   const JobConfig job = FromWire(start.job());
+  link_.SetRestartWait(CoordinatorRestartWait(start), [this] { return JoinMessage(); });
   absl::Status checked = CheckJob(job, shard, start.num_servers(), start.num_workers(), options_);
   absl::StatusOr<policy::PolicySpec> spec =
       checked.ok() ? policy::ParsePolicySpec(job.policy) : checked;

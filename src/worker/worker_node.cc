@@ -110,17 +110,44 @@ absl::Status WorkerNode::SendJoin() {
 }
 
 // From SendJoin, then (a JOIN to send again) from the I/O thread's tick.
-void WorkerNode::SendJoinMessage() {
+void WorkerNode::SendJoinMessage() { transport_->Send(coordinator_, JoinMessage()); }
+
+Message WorkerNode::JoinMessage() {
   Message join;
   join.header.set_kind(wire::JOIN);
   join.header.set_request_id(ReserveIds(1));
   wire::Join* j = join.header.mutable_join();
   j->set_role(wire::WORKER);
-  j->set_requested_rank(options_.rank);
+  j->set_requested_rank(node_id_ != 0 ? rank_ : options_.rank);
   j->set_pid(static_cast<uint32_t>(::getpid()));
   j->set_incarnation(incarnation_);
+  // Taken back by a restarted coordinator: this worker's node id in the job.
+  j->set_resume_node_id(node_id_);
   ToWire(options_.job, j->mutable_job());
-  transport_->Send(coordinator_, std::move(join));
+  return join;
+}
+
+void WorkerNode::HandleResumeReply(const wire::Header& h) {
+  if (absl::Status s = StatusOf(h); !s.ok()) {
+    if (absl::IsUnavailable(s)) return;  // asked again at the next tick
+    return End(absl::Status(
+        s.code(), absl::StrFormat("worker %d: the restarted coordinator did not take it back: %s",
+                                  rank_, s.message())));
+  }
+  link_.Resumed();
+  // What the coordinator had not answered (a barrier call, a finish) may have been lost
+  // with the old process: sent again, in order. A barrier it released is released again.
+  int sent = 0;
+  for (auto it = to_coordinator_.begin(); it != to_coordinator_.end();) {
+    if (parts_.Find(it->first) == nullptr) {  // answered or past its deadline
+      it = to_coordinator_.erase(it);
+      continue;
+    }
+    transport_->Send(coordinator_, it->second);
+    ++sent;
+    ++it;
+  }
+  log_->info("worker {}: bound to the coordinator again; sent it again {} requests", rank_, sent);
 }
 
 absl::Status WorkerNode::AwaitStart() {
@@ -186,6 +213,8 @@ void WorkerNode::Dispatch(Batch& batch) {
     const uint64_t bytes = part.bytes;
     parts_.Add(message.header.request_id(), std::move(part));
     if (shard < 0) {
+      // Kept until answered, to be sent again to a restarted coordinator.
+      if (link_.resumable()) to_coordinator_[message.header.request_id()] = message;
       transport_->Send(coordinator_, std::move(message));
     } else {
       flow_->Submit(shard, std::move(message), bytes);
@@ -199,6 +228,7 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
     link_.Heard(ClockOf(options_).Now());
     switch (h.kind()) {
       case wire::JOIN_REPLY:
+        if (link_.resuming()) return HandleResumeReply(h);
         return HandleJoinReply(h);
       case wire::START:
         return HandleStart(h.start());
@@ -211,6 +241,13 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
           return HandleServerMembership(h.membership());
         }
         return;
+      case wire::ERROR:
+        // A coordinator that keeps its state refuses a stranger: it restarted and has not
+        // bound this worker yet. The request is sent again once it has.
+        if (link_.resumable() && StatusOf(h).code() == absl::StatusCode::kPermissionDenied) {
+          return link_.Lost();
+        }
+        break;
       default:
         break;
     }
@@ -228,6 +265,8 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
   if (part.shard >= 0) {
     flow_->Complete(h.request_id());
     ForgetSent(part.shard, h.request_id());
+  } else {
+    to_coordinator_.erase(h.request_id());
   }
   CompletePart(part, m);
 }
@@ -329,6 +368,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   }
   num_servers_ = start.num_servers();
   num_workers_ = start.num_workers();
+  link_.SetRestartWait(CoordinatorRestartWait(start), [this] { return JoinMessage(); });
   servers_.assign(num_servers_, 0);
   server_endpoints_.assign(num_servers_, std::string());
   keep_sent_ = start.server_restart_timeout_ms() > 0;
@@ -384,6 +424,7 @@ void WorkerNode::End(const absl::Status& status) {
   // Nothing queued is sent any more: its request has just failed.
   if (flow_.has_value()) flow_->Clear();
   for (auto& kept : sent_) kept.clear();
+  to_coordinator_.clear();
   if (!started_.HasBeenNotified()) started_.Notify();
 }
 

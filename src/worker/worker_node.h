@@ -150,6 +150,12 @@ class WorkerNode {
   // connect to): End with `status` named "worker <rank>: ...", and the coordinator is told
   // (FAILED), which counts the worker out at once instead of at its heartbeat timeout.
   void Fail(const absl::Status& status);
+  // The JOIN: the first, or, with the node id set, the one that asks a restarted
+  // coordinator to take this worker back (CoordinatorLink).
+  Message JoinMessage();
+  // The answer to a resume JOIN: back (the requests the coordinator had not answered go
+  // again), or refused (the worker ends with why).
+  void HandleResumeReply(const wire::Header& h);
 
   const WorkerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
@@ -196,6 +202,9 @@ class WorkerNode {
   std::vector<std::map<uint64_t, Message>> sent_;
   std::vector<int64_t> last_clock_sent_;
   std::vector<bool> server_away_;
+  // A coordinator that keeps its state (CoordinatorLink::resumable): a copy of every
+  // request sent to it and not yet answered, by request id, for a restarted one. I/O thread.
+  std::map<uint64_t, Message> to_coordinator_;
 };
 
 }  // namespace kairos::internal

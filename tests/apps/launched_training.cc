@@ -10,6 +10,10 @@
 // --kill-server-1-in DIR makes rank 0 kill (SIGKILL) the server of shard 1 whose state
 // directory is DIR, after its read at clock 2 (kairos-launch --state-dir DIR
 // --restart-servers starts it again; the job must not notice but for the wait).
+// --kill-coordinator-in DIR makes rank 0 kill (SIGKILL) the coordinator whose state
+// directory is DIR, after its read at clock 2 (kairos-launch --state-dir DIR
+// --restart-coordinator starts it again, and it resumes the job); --barrier-at T makes every
+// worker call Barrier before its read at clock T.
 // --updater signsgd trains with the example plugin's updater (w -= lr * sign(mean g); every
 // gradient here is positive), which the servers load with --updater-plugin.
 
@@ -39,6 +43,8 @@ int main(int argc, char** argv) {
   bool check = true;
   std::string updater = "sgd";
   std::string kill_server_in;
+  std::string kill_coordinator_in;
+  int barrier_at = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
@@ -47,6 +53,8 @@ int main(int argc, char** argv) {
     if (flag == "--check") check = std::atoi(argv[i + 1]) != 0;
     if (flag == "--updater") updater = argv[i + 1];
     if (flag == "--kill-server-1-in") kill_server_in = argv[i + 1];
+    if (flag == "--kill-coordinator-in") kill_coordinator_in = argv[i + 1];
+    if (flag == "--barrier-at") barrier_at = std::atoi(argv[i + 1]);
   }
   kairos::ClusterOptions options;
   options.job.policy = "bsp";
@@ -73,6 +81,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rank %d failing on purpose\n", w.rank());
         std::exit(3);
       }
+      if (t == barrier_at) KAIROS_RETURN_IF_ERROR(w.Barrier());
       KAIROS_RETURN_IF_ERROR(w.Pull("w", params));
       if (w.rank() == fail_once_rank && first_incarnation && t == 2) {
         std::fprintf(stderr, "rank %d failing once on purpose\n", w.rank());
@@ -86,6 +95,15 @@ int main(int argc, char** argv) {
           return absl::InternalError("rank 0: no server of shard 1 to kill");
         }
         std::printf("rank 0 killed server 1\n");
+        std::fflush(stdout);
+      }
+      if (w.rank() == 0 && !kill_coordinator_in.empty() && t == 2) {
+        const std::string kill =
+            "pkill -KILL -f -- '[k]airos-coordinator .*--state-dir " + kill_coordinator_in + "'";
+        if (std::system(kill.c_str()) != 0) {
+          return absl::InternalError("rank 0: no coordinator to kill");
+        }
+        std::printf("rank 0 killed the coordinator\n");
         std::fflush(stdout);
       }
       if (check && params != expected) {

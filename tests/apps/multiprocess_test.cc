@@ -122,6 +122,27 @@ TEST(MultiProcessTest, AKilledServerIsStartedAgainAndTheJobLosesNothing) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/shard-00001.kul"));
 }
 
+// The coordinator keeps the job's state in --state-dir: killed with SIGKILL in the middle
+// of a BSP job (2 servers, 3 workers), it is started again by kairos-launch and resumes the
+// job; the servers and workers train on meanwhile, bind to the new process, pass a barrier
+// whose calls reached the coordinator while it was away or the new one, and every read
+// still equals the sequential computation (the values of the run without the fault).
+TEST(MultiProcessTest, AKilledCoordinatorIsStartedAgainAndResumesTheJob) {
+  testing::UniqueTempDir temp("kairos-multiprocess-coordinator-");
+  ASSERT_TRUE(temp.ok());
+  const std::string& dir = temp.path();
+  LaunchResult run = Launch({"-s", "2", "-w", "3", "--state-dir", dir, "--restart-coordinator", "1",
+                             "--grace", "5", "--", KAIROS_TRAINING_PATH, "--iterations", "8",
+                             "--kill-coordinator-in", dir, "--barrier-at", "4"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 0 killed the coordinator"));
+  EXPECT_THAT(run.output, HasSubstr("coordinator (pid"));
+  EXPECT_THAT(run.output, HasSubstr("starting it again (restart 1)"));
+  EXPECT_THAT(run.output, HasSubstr("resumed job"));
+  for (int r = 0; r < 3; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/coordinator.state"));
+}
+
 TEST(MultiProcessTest, RestartServersNeedsAStateDirectory) {
   LaunchResult run = Launch({"-s", "1", "-w", "1", "--restart-servers", "1", "--",
                              KAIROS_TRAINING_PATH});
