@@ -90,6 +90,11 @@ void CoordinatorImpl::MaybeEndJob() {
   if (!away_.empty()) return;
   std::optional<absl::Status> outcome = roster_.Outcome(options_.tolerate_worker_failures);
   if (!outcome.has_value()) return;
+  // A restarted coordinator tells the job's end only to the nodes bound to it: it waits
+  // for the others to bind (HandleResume), or to be declared dead at their heartbeat timeout.
+  for (const auto& [id, n] : roster_.nodes()) {
+    if (n.active() && n.peer == 0 && roster_.Current(n)) return;
+  }
   if (outcome->ok() && stats().workers_dead > 0) {
     log_->warn(
         "coordinator: the job ends without {} worker(s) declared dead, tolerated "

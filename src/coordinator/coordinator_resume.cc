@@ -202,9 +202,6 @@ void CoordinatorImpl::HandleResume(PeerId from, const wire::Header& h) {
     why = absl::FailedPreconditionError(
         absl::StrFormat("node %d was %s %d, which a new process has replaced", id,
                         RoleName(it->second.role), it->second.rank));
-  } else if (phase_ == Phase::kDone) {
-    why = absl::FailedPreconditionError(
-        absl::StrCat("the job has ended: ", end_.status().ToString()));
   } else if (it->second.state == NodeState::kDead &&
              !(it->second.role == wire::SERVER && away_.contains(it->second.rank))) {
     why = absl::FailedPreconditionError(
@@ -220,7 +217,16 @@ void CoordinatorImpl::HandleResume(PeerId from, const wire::Header& h) {
   node.peer = from;
   node.last_seen = clock_.Now();
   SendJoinReply(from, h, node);
+  if (phase_ == Phase::kDone) {
+    // It binds after the job's end: it is told the end as every other node was.
+    Message m;
+    m.header.set_kind(wire::SHUTDOWN);
+    if (!end_.status().ok()) ToWire(end_.status(), m.header.mutable_status());
+    return Send(from, std::move(m));
+  }
   if (!rebound) return;  // a repeated resume on the same connection
+  MaybeEndJob();         // it may have waited for this node to bind
+  if (phase_ == Phase::kDone) return;
   log_->info("coordinator: {} {} (node {}) is bound again, at {}", RoleName(node.role), node.rank,
              node.id, transport_->PeerAddress(from));
   if (node.role == wire::WORKER) {

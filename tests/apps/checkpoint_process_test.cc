@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
+#include "tests/apps/node_process.h"
 
 namespace kairos::launch {
 namespace {
@@ -42,76 +43,21 @@ JobConfig Job() {
   return job;
 }
 
-// The server program with its stdout and stderr on a pipe.
-class ServerProcess {
+// The server program with its output on a pipe (tests/apps/node_process.h, which says what
+// `file_blocks` does).
+class ServerProcess : public NodeProcess {
  public:
-  // `file_blocks` > 0: the server may write no file past that many 512-byte blocks
-  // (RLIMIT_FSIZE, set by a shell that then runs it; SIGXFSZ ignored, so a write past it
-  // fails with EFBIG as a full disk fails with ENOSPC).
   ServerProcess(const std::string& coordinator, const std::vector<std::string>& extra,
-                int file_blocks = 0) {
-    int fds[2];
-    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    read_ = UniqueFd(fds[0]);
-    UniqueFd write(fds[1]);
-    ProcessSpec spec;
-    spec.name = "kairos-server";
-    spec.path = KAIROS_SERVER_PATH;
-    if (file_blocks > 0) {
-      spec.path = "/bin/sh";
-      spec.args = {"-c",
-                   absl::StrCat("trap '' XFSZ; ulimit -f ", file_blocks, "; exec \"$0\" \"$@\""),
-                   KAIROS_SERVER_PATH};
-    }
-    for (const std::string& a : {std::string("--coordinator"), coordinator,
-                                 std::string("--log-level"), std::string("info")}) {
-      spec.args.push_back(a);
-    }
-    spec.args.insert(spec.args.end(), extra.begin(), extra.end());
-    spec.fds = {{write.get(), 1}, {write.get(), 2}};
-    absl::StatusOr<pid_t> pid = group_.Start(spec);
-    EXPECT_TRUE(pid.ok()) << pid.status();
-    pid_ = pid.value_or(-1);
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // Reads the server's output until a line containing `text`, within `timeout`.
-  ::testing::AssertionResult WaitFor(const std::string& text,
-                                     absl::Duration timeout = absl::Seconds(30)) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (seen_.find(text) == std::string::npos) {
-      struct pollfd p = {read_.get(), POLLIN, 0};
-      const int ms = static_cast<int>(
-          std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
-      if (::poll(&p, 1, ms) <= 0) {
-        return ::testing::AssertionFailure() << "no '" << text << "' within "
-                                             << timeout << "; the server said:\n" << seen_;
-      }
-      char buf[4096];
-      const ssize_t n = ::read(read_.get(), buf, sizeof(buf));
-      if (n <= 0) {
-        return ::testing::AssertionFailure() << "the server's output ended before '" << text
-                                             << "':\n" << seen_;
-      }
-      seen_.append(buf, static_cast<std::size_t>(n));
-    }
-    return ::testing::AssertionSuccess();
-  }
-
-  int Exit() {
-    absl::StatusOr<ChildExit> e = group_.WaitForExit(pid_, absl::Now() + absl::Seconds(30));
-    if (!e.ok() || !WIFEXITED(e->wait_status)) return -1;
-    return WEXITSTATUS(e->wait_status);
-  }
-
-  const std::string& output() const { return seen_; }
+                int file_blocks = 0)
+      : NodeProcess(KAIROS_SERVER_PATH, Args(coordinator, extra), file_blocks) {}
 
  private:
-  ProcessGroup group_;
-  UniqueFd read_;
-  pid_t pid_ = -1;
-  std::string seen_;
+  static std::vector<std::string> Args(const std::string& coordinator,
+                                       const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--coordinator", coordinator, "--log-level", "info"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
 };
 
 std::unique_ptr<Coordinator> StartCoordinator() {

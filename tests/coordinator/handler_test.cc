@@ -5,6 +5,7 @@
 // reads what the coordinator sent. No socket, no sleep. (tests/fuzz/coordinator_fuzzer.cc
 // drives the same seam with the input's operations.)
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -14,13 +15,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "fakes/fake_transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/clock.h"
 #include "kairos/coordinator.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
-#include "fakes/fake_transport.h"
+#include "tests/common/scratch_dir.h"
 #include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
@@ -52,6 +54,7 @@ class CoordinatorHandlerTest : public ::testing::Test {
     o.heartbeat_timeout = absl::Seconds(2);
     o.rejoin_silence = absl::Milliseconds(500);
     o.server_restart_timeout = server_restart_timeout;
+    o.state_dir = state_dir_;
     o.clock = clock_;
     auto transport = std::make_unique<FakeTransport>("coordinator");
     t_ = transport.get();
@@ -98,6 +101,14 @@ class CoordinatorHandlerTest : public ::testing::Test {
     return m;
   }
 
+  // The JOIN with which node `node` (of `role`, rank, incarnation) asks a restarted
+  // coordinator to take it back.
+  Message Resume(wire::Role role, int rank, uint64_t incarnation, uint32_t node) {
+    Message m = Join(role, rank, incarnation);
+    m.header.mutable_join()->set_resume_node_id(node);
+    return m;
+  }
+
   Message Signal(wire::Kind kind, uint32_t node) {
     Message m;
     m.header.set_kind(kind);
@@ -132,6 +143,7 @@ class CoordinatorHandlerTest : public ::testing::Test {
   FakeTransport* t_ = nullptr;  // owned by coordinator_
   std::unique_ptr<Coordinator> coordinator_;
   uint64_t next_id_ = 1;
+  std::string state_dir_;  // CoordinatorOptions::state_dir of the next Create
   uint32_t server_ = 0;
   uint32_t workers_[2] = {0, 0};
 };
@@ -427,6 +439,90 @@ TEST_F(CoordinatorHandlerTest, ARefusedServerJoinWhileTheOldOneIsHeardChangesNot
   EXPECT_TRUE(sent[0].message.header.has_status());
   EXPECT_EQ(coordinator_->stats().servers_dead, 0);
   EXPECT_NE(coordinator_->stats().phase, JobPhase::kDone);
+}
+
+// A coordinator with a state directory that dies (here: its state file as it was, put back
+// after the coordinator is gone) is resumed by a new one: every node is known but bound to
+// no connection until it asks (a resume JOIN with its node id and incarnation); a stranger
+// with a known id is refused; a barrier call released before the crash and sent again is
+// released at once; the job then runs to its end as if nothing had happened.
+TEST_F(CoordinatorHandlerTest, ARestartedCoordinatorResumesTheJobFromItsState) {
+  testing::UniqueTempDir dir("kairos-coordinator-resume-");
+  state_dir_ = dir.path();
+  Create();
+  BringUp();
+  Message b0 = Signal(wire::BARRIER, workers_[0]);
+  const uint64_t released_id = b0.header.request_id();
+  From(Peer(1), std::move(b0));
+  std::vector<Sent> sent = From(Peer(2), Signal(wire::BARRIER, workers_[1]));
+  ASSERT_EQ(sent.size(), 2u);  // both released
+  const std::string file = dir.path() + "/coordinator.state";
+  const std::string kept = file + ".crash";
+  std::filesystem::copy_file(file, kept);
+  // The job ends (every node silent) and the coordinator goes, writing the job's end:
+  // the crash's state is put back.
+  Advance(absl::Hours(1));
+  coordinator_.reset();
+  std::filesystem::rename(kept, file);
+
+  Create();
+  EXPECT_EQ(coordinator_->stats().phase, JobPhase::kRunning);
+  EXPECT_EQ(coordinator_->stats().workers_active, 2);
+  EXPECT_EQ(coordinator_->stats().servers_ready, 1);
+  // Unbound: the node's messages are refused, which tells it to ask.
+  sent = From(Peer(5), Signal(wire::HEARTBEAT, workers_[0]));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(StatusOf(sent[0].message.header).code(), absl::StatusCode::kPermissionDenied);
+  // Another process with the node's id (not its incarnation) is refused.
+  sent = From(Peer(6), Resume(wire::WORKER, 0, /*incarnation=*/9, workers_[0]));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(StatusOf(sent[0].message.header).code(), absl::StatusCode::kPermissionDenied);
+  // The server and the workers bind from new connections; workers get START again.
+  EXPECT_EQ(NodeId(From(Peer(4), Resume(wire::SERVER, 0, 1, server_))), server_);
+  for (int r = 0; r < 2; ++r) {
+    sent = From(Peer(5 + r), Resume(wire::WORKER, r, 1, workers_[r]));
+    EXPECT_EQ(NodeId(sent), workers_[r]);
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[1].message.header.kind(), wire::START);
+  }
+  // Worker 0's released call, sent again, is released at once.
+  Message again = Signal(wire::BARRIER, workers_[0]);
+  again.header.set_request_id(released_id);
+  sent = From(Peer(5), std::move(again));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].message.header.kind(), wire::BARRIER_RELEASE);
+  // A new barrier waits for both, as before the crash.
+  EXPECT_TRUE(From(Peer(5), Signal(wire::BARRIER, workers_[0])).empty());
+  EXPECT_EQ(From(Peer(6), Signal(wire::BARRIER, workers_[1])).size(), 2u);
+  From(Peer(5), Signal(wire::FINISH, workers_[0]));
+  From(Peer(6), Signal(wire::FINISH, workers_[1]));
+  EXPECT_TRUE(coordinator_->Wait(absl::ZeroDuration()).ok());
+  // The state of an ended job starts a new job, not this one again.
+  coordinator_.reset();
+  Create();
+  EXPECT_EQ(coordinator_->stats().phase, JobPhase::kJoining);
+}
+
+TEST_F(CoordinatorHandlerTest, AStateOfAnotherJobShapeIsRefusedByCreate) {
+  testing::UniqueTempDir dir("kairos-coordinator-resume-");
+  state_dir_ = dir.path();
+  Create();
+  BringUp();
+  const std::string file = dir.path() + "/coordinator.state";
+  std::filesystem::copy_file(file, file + ".crash");
+  Advance(absl::Hours(1));
+  coordinator_.reset();
+  std::filesystem::rename(file + ".crash", file);
+  CoordinatorOptions o;
+  o.listen = "fake://coordinator";
+  o.num_servers = 2;  // the state's job has 1
+  o.num_workers = 2;
+  o.state_dir = dir.path();
+  o.transport_factory = OneTransportFactory(std::make_unique<FakeTransport>("coordinator"));
+  absl::StatusOr<std::unique_ptr<Coordinator>> c = Coordinator::Create(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(c.status().message(), HasSubstr("1 servers and 2 workers"));
 }
 
 }  // namespace
