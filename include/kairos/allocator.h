@@ -50,7 +50,8 @@ struct AllocatorTuning {
 
 // Applies `tuning` to this process's allocator. InvalidArgument when a size is 0 (but the
 // pad) or beyond what the allocator accepts (the message names the field); Unimplemented
-// where the C library is not glibc (nothing changes then).
+// where the C library is not glibc, or in a program built with a sanitizer, whose allocator
+// replaces glibc's (nothing changes then).
 KAIROS_EXPORT absl::Status TuneProcessAllocator(const AllocatorTuning& tuning = {});
 
 }  // namespace kairos

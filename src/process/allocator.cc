@@ -10,6 +10,16 @@
 #include <malloc.h>
 #endif
 
+// A sanitizer's allocator (ASan, TSan, MSan) replaces glibc's: mallopt reaches nothing.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KAIROS_SANITIZER_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define KAIROS_SANITIZER_ALLOCATOR 1
+#endif
+#endif
+
 namespace kairos {
 
 absl::Status TuneProcessAllocator(const AllocatorTuning& tuning) {
@@ -33,6 +43,10 @@ absl::Status TuneProcessAllocator(const AllocatorTuning& tuning) {
         "AllocatorTuning::heap_pad_bytes is %d; it must be 0 to %d (mallopt takes an int)",
         tuning.heap_pad_bytes, INT_MAX));
   }
+#if defined(KAIROS_SANITIZER_ALLOCATOR)
+  return absl::UnimplementedError(
+      "this program is built with a sanitizer, whose allocator replaces glibc's: nothing to tune");
+#endif
   // Setting either one turns off glibc's own adjustment of both (which raises the mapping
   // threshold to the size of the largest mapped block freed, and the trim threshold to
   // twice that): both are set, the mapping threshold first.

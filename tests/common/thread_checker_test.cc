@@ -97,8 +97,8 @@ TEST(ThreadCheckerTest, NameIsKept) {
 TEST(ThreadCheckerTest, TheFirstHandlerCallBindsTheRole) {
   ThreadChecker checker("server I/O thread");
   OnOtherThread([&] { KAIROS_DCHECK_ON_IO_THREAD(checker); });  // binds that thread
+  // (Not checked from yet another thread: one started after that one ended may get its id.)
   EXPECT_EQ(checker.CalledOnValidThread(), !kChecked);
-  OnOtherThread([&] { EXPECT_EQ(checker.CalledOnValidThread(), !kChecked); });
   checker.Unbind();
   KAIROS_DCHECK_ON_IO_THREAD(checker);  // binds this one
   KAIROS_DCHECK_ON_IO_THREAD(checker);  // and passes on it

@@ -69,7 +69,7 @@ TEST(SparseRowsTest, MemoryGrowsWithTheRowsHeldNotWithTheKeys) {
 
 Buffer Keys(const std::vector<uint64_t>& keys) {
   Buffer b = Buffer::Allocate(keys.size() * 2);
-  std::memcpy(b.data(), keys.data(), keys.size() * sizeof(uint64_t));
+  if (!keys.empty()) std::memcpy(b.data(), keys.data(), keys.size() * sizeof(uint64_t));
   return b;
 }
 
