@@ -187,7 +187,9 @@ void CoordinatorImpl::OnMessage(PeerId from, Message m) {
   }
   NodeRecord* node = Sender(from, h);
   if (node == nullptr) return;
-  if (h.kind() != wire::HEARTBEAT) dirty_ = true;
+  // What may change the kept state (state_dir); a barrier call changes it only when it
+  // releases the barrier (MaybeReleaseBarrier), heartbeats never.
+  if (h.kind() != wire::HEARTBEAT && h.kind() != wire::BARRIER) dirty_ = true;
   node->last_seen = clock_.Now();
   if (node->role == wire::SERVER && node->state == NodeState::kDead && away_.contains(node->rank) &&
       !restarting_.contains(node->id)) {
