@@ -191,7 +191,14 @@ void CoordinatorImpl::HandleResume(PeerId from, const wire::Header& h) {
   const uint32_t id = j.resume_node_id();
   auto it = roster_.nodes().find(id);
   absl::Status why;
-  if (it == roster_.nodes().end()) {
+  if (options_.state_dir.empty()) {
+    // Nodes ask only a coordinator that keeps its state (START says so): without one there
+    // is no restart to resume from, and no node moves to another connection.
+    why = absl::FailedPreconditionError(
+        absl::StrFormat("node %d asks to be taken back, and this coordinator keeps no state "
+                        "(CoordinatorOptions::state_dir)",
+                        id));
+  } else if (it == roster_.nodes().end()) {
     why = absl::FailedPreconditionError(
         absl::StrFormat("node %d is not in this coordinator's job (a coordinator restarted without "
                         "its state directory, or with another job's)",

@@ -503,6 +503,21 @@ TEST_F(CoordinatorHandlerTest, ARestartedCoordinatorResumesTheJobFromItsState) {
   EXPECT_EQ(coordinator_->stats().phase, JobPhase::kJoining);
 }
 
+// Without a state directory no node moves to another connection: a resume JOIN, even with
+// the node's own incarnation, is refused and the node stays bound where it joined.
+TEST_F(CoordinatorHandlerTest, AResumeIsRefusedByACoordinatorThatKeepsNoState) {
+  Create();
+  BringUp();
+  std::vector<Sent> sent = From(Peer(5), Resume(wire::WORKER, 0, 1, workers_[0]));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(StatusOf(sent[0].message.header).code(), absl::StatusCode::kFailedPrecondition);
+  // Still bound to its own connection (positive control), not to the new one.
+  EXPECT_EQ(From(Peer(1), Signal(wire::HEARTBEAT, workers_[0]))[0].message.header.kind(),
+            wire::HEARTBEAT);
+  EXPECT_EQ(StatusOf(From(Peer(5), Signal(wire::HEARTBEAT, workers_[0]))[0].message.header).code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
 TEST_F(CoordinatorHandlerTest, AStateOfAnotherJobShapeIsRefusedByCreate) {
   testing::UniqueTempDir dir("kairos-coordinator-resume-");
   state_dir_ = dir.path();
