@@ -6,7 +6,10 @@
 // (every worker pushes rank + 1 into every element; SGD at rate 1 on the round's average
 // moves each element by -(W + 1) / 2 per round), pushes, and advances its clock. Reports the
 // time to create the cluster, the resident memory it added per worker (before any table
-// buffer of the program's), and the time per round (median and slowest, the first excluded).
+// buffer of the program's), the time per round (median and slowest, the first excluded), and
+// the time from the last round to the job's end (the workers' finish, the SHUTDOWN).
+// --coordinator-state-dir DIR gives the coordinator a state directory (docs/durability.md,
+// "Coordinator restarts"): what keeping the job's state costs at START and at the end.
 //
 //   kairos_cluster_scale_bench --workers 1024 --servers 8 --size 100000 --rounds 20
 //
@@ -41,6 +44,7 @@ struct Flags {
   uint64_t size = 100000;
   int rounds = 20;
   std::string transport = "inproc";
+  std::string coordinator_state_dir;
 };
 
 absl::Status Run(const Flags& f) {
@@ -61,6 +65,7 @@ absl::Status Run(const Flags& f) {
   o.worker.join_timeout = absl::Minutes(5);
   o.worker.request_timeout = absl::Minutes(5);
   o.coordinator.join_timeout = absl::Minutes(5);
+  o.coordinator.state_dir = f.coordinator_state_dir;
 
   const uint64_t rss_before = StatusBytes(::getpid(), "VmRSS");
   const absl::Time start = absl::Now();
@@ -70,6 +75,7 @@ absl::Status Run(const Flags& f) {
   const uint64_t rss_created = StatusBytes(::getpid(), "VmRSS");
 
   std::vector<absl::Time> round_starts(f.rounds);  // worker 0's pull of each round returned
+  std::atomic<int64_t> last_clock_ns{0};           // the last worker's last AdvanceClock
   const absl::Status run = (*cluster)->Run([&](Worker& w) -> absl::Status {
     std::vector<float> params(f.size);
     const std::vector<float> grad(f.size, static_cast<float>(w.rank() + 1));
@@ -86,10 +92,15 @@ absl::Status Run(const Flags& f) {
       KAIROS_RETURN_IF_ERROR(w.Push("w", grad));
       KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
     }
+    const int64_t now = absl::ToUnixNanos(absl::Now());
+    for (int64_t seen = last_clock_ns.load(); seen < now;) {
+      if (last_clock_ns.compare_exchange_weak(seen, now)) break;
+    }
     return absl::OkStatus();
   });
   const uint64_t peak = StatusBytes(::getpid(), "VmHWM");
   const absl::Status shutdown = (*cluster)->Shutdown();
+  const absl::Duration end = absl::Now() - absl::FromUnixNanos(last_clock_ns.load());
   if (!run.ok()) return run;
   if (!shutdown.ok()) return shutdown;
 
@@ -100,13 +111,14 @@ absl::Status Run(const Flags& f) {
   std::sort(rounds_ms.begin(), rounds_ms.end());
   const double median = rounds_ms.empty() ? 0.0 : rounds_ms[rounds_ms.size() / 2];
   const double slowest = rounds_ms.empty() ? 0.0 : rounds_ms.back();
-  std::printf("%-8s %7s %7s %9s %8s %10s %14s %10s %10s %9s\n", "transport", "workers", "servers",
-              "size", "rounds", "create s", "KiB/worker", "round ms", "max ms", "peak MiB");
-  std::printf("%-8s %7d %7d %9llu %8d %10.2f %14.0f %10.1f %10.1f %9.0f\n", f.transport.c_str(),
-              f.workers, f.servers, static_cast<unsigned long long>(f.size), f.rounds,
-              absl::ToDoubleSeconds(create),
+  std::printf("%-8s %7s %7s %9s %8s %10s %14s %10s %10s %9s %7s\n", "transport", "workers",
+              "servers", "size", "rounds", "create s", "KiB/worker", "round ms", "max ms",
+              "peak MiB", "end s");
+  std::printf("%-8s %7d %7d %9llu %8d %10.2f %14.0f %10.1f %10.1f %9.0f %7.2f\n",
+              f.transport.c_str(), f.workers, f.servers, static_cast<unsigned long long>(f.size),
+              f.rounds, absl::ToDoubleSeconds(create),
               static_cast<double>(rss_created - rss_before) / 1024.0 / f.workers, median, slowest,
-              static_cast<double>(peak) / (1 << 20));
+              static_cast<double>(peak) / (1 << 20), absl::ToDoubleSeconds(end));
   std::printf("every value exact: yes (%d rounds of %d workers)\n", f.rounds, f.workers);
   return absl::OkStatus();
 }
@@ -124,6 +136,8 @@ int main(int argc, char** argv) {
   app.add_option("--size", f.size, "Elements of the table")->check(CLI::Range(1, 1 << 28));
   app.add_option("--rounds", f.rounds, "BSP rounds")->check(CLI::Range(1, 100000));
   app.add_option("--transport", f.transport, "inproc, tcp or ipc");
+  app.add_option("--coordinator-state-dir", f.coordinator_state_dir,
+                 "Give the coordinator this state directory (its state kept on disk)");
   CLI11_PARSE(app, argc, argv);
   if (!kairos::ParseTransportKind(f.transport).ok()) {
     return kairos::bench::BadFlags("kairos_cluster_scale_bench",
