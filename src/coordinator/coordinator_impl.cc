@@ -72,15 +72,22 @@ absl::Status CoordinatorImpl::Init() {
     if (!id.ok()) return id.status();
     job_id_ = id->hi ^ id->lo;
   }
+  // With a state directory, the state is written once per pass over the sockets where
+  // the transport has passes (group commit: a thousand workers finishing together cost a
+  // few writes), after each message otherwise.
+  const bool batched = transport_->SetBatchHandler([this] {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+    Flush();
+  });
   StartOnIoThread(
       *transport_, io_thread_,
-      [this](PeerId from, Message m) {
+      [this, batched](PeerId from, Message m) {
         OnMessage(from, std::move(m));
-        Flush();
+        if (!batched) Flush();
       },
-      [this](PeerId from, const absl::Status& why, const wire::Header* h) {
+      [this, batched](PeerId from, const absl::Status& why, const wire::Header* h) {
         OnMalformed(from, why, h);
-        Flush();
+        if (!batched) Flush();
       },
       [this](absl::Time now) {
         OnTick(now);

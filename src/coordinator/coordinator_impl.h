@@ -189,9 +189,10 @@ class CoordinatorImpl final : public Coordinator {
   // it depends on is on disk. A message to peer 0 (a node of a resumed job that has not
   // bound to this coordinator yet) is dropped: the node gets what it needs when it binds.
   void Send(PeerId to, Message m);
-  // After each handler: writes the state when it changed (state_dir), then sends the
-  // outbox. A state that cannot be written ends the job with the error (the coordinator
-  // could not keep what it tells the nodes).
+  // After each pass of the transport over its sockets (Transport::SetBatchHandler), or each
+  // handler where it has none, and after a tick or a posted end: writes the state when it
+  // changed (state_dir), then sends the outbox. A state that cannot be written ends the job with
+  // the error (the coordinator could not keep what it tells the nodes).
   void Flush();
   // The state as written to state_dir.
   wire::CoordinatorState StateOf() const;

@@ -55,6 +55,9 @@ class DelayedTransport final : public Transport {
   void SetConnectErrorHandler(ConnectErrorHandler on_connect_error) override {
     inner_->SetConnectErrorHandler(std::move(on_connect_error));
   }
+  bool SetBatchHandler(std::function<void()> on_batch) override {
+    return inner_->SetBatchHandler(std::move(on_batch));
+  }
   // Holds `message` until `delay` from now; after Stop it is dropped (counted).
   void Send(PeerId to, Message message) override;
   void Post(std::function<void()> fn) override { inner_->Post(std::move(fn)); }

@@ -129,6 +129,13 @@ class Transport {
   // Sets the handler of connections whose security handshake failed (ConnectErrorHandler).
   // Optional; called before Start.
   virtual void SetConnectErrorHandler(ConnectErrorHandler on_connect_error) = 0;
+  // Sets a handler that runs on the I/O thread after each pass over the sockets (a bounded
+  // number of messages handled per socket), so that a node that holds what its handlers
+  // decided acts on a pass's messages at once (the coordinator writes its kept state once
+  // for many of them). False where the transport has no such passes (the fakes hand
+  // messages over one at a time): the node then acts after each message. Optional; called
+  // before Start.
+  virtual bool SetBatchHandler(std::function<void()> /*on_batch*/) { return false; }
   // Queues `message` for `to`. A message to an unknown or vanished peer is dropped and
   // counted (a node learns of dead peers through heartbeats, not sends).
   virtual void Send(PeerId to, Message message) = 0;

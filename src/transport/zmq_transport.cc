@@ -300,6 +300,7 @@ void ZmqTransport::Loop() {
     // here only, so the set stays put while DrainSockets walks it.
     if (poll_dirty_) RebuildPollItems();
     const bool more = DrainSockets();
+    if (on_batch_) on_batch_();  // what the pass's handlers decided, acted on at once
     if (poll_dirty_) continue;  // a handler changed the poll set: drain the new one first
     const absl::Duration wait = next_tick - absl::Now();
     // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag

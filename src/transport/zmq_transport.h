@@ -78,6 +78,11 @@ class ZmqTransport final : public Transport {
   void SetConnectErrorHandler(ConnectErrorHandler on_connect_error) override {
     on_connect_error_ = std::move(on_connect_error);
   }
+  // Runs after each DrainSockets pass (Loop).
+  bool SetBatchHandler(std::function<void()> on_batch) override {
+    on_batch_ = std::move(on_batch);
+    return true;
+  }
   void Start(MessageHandler on_message, MalformedHandler on_malformed,
              TickHandler on_tick) override;
   void Send(PeerId to, Message message) override;
@@ -264,6 +269,7 @@ class ZmqTransport final : public Transport {
   MalformedHandler on_malformed_;
   TickHandler on_tick_;
   ConnectErrorHandler on_connect_error_;
+  std::function<void()> on_batch_;
 
   absl::Mutex mu_;
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);

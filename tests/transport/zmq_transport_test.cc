@@ -318,6 +318,28 @@ TEST_F(InprocPairTest, PostAndHandlersRunOnTheIoThread) {
   EXPECT_FALSE(client_->OnIoThread()) << "each transport has its own I/O thread";
 }
 
+// The batch handler runs on the I/O thread after the pass that handled messages, and only
+// then: 300 messages sent at once are handled in passes of at most kMaxMessagesPerWake per
+// socket, each followed by the handler, which by the end has seen every one of them.
+TEST_F(InprocPairTest, TheBatchHandlerRunsAfterEachPassThatHandledMessages) {
+  std::atomic<int> handled{0};
+  std::atomic<int> seen_by_batch{0};
+  std::atomic<bool> batch_on_io{true};
+  absl::Notification all_seen;
+  Transport* server = server_.get();
+  ASSERT_TRUE(server_->SetBatchHandler([&, server] {
+    batch_on_io = batch_on_io && server->OnIoThread();
+    seen_by_batch = handled.load();
+    if (handled.load() == 300 && !all_seen.HasBeenNotified()) all_seen.Notify();
+  }));
+  server_->Start([&](PeerId, Message) { ++handled; }, nullptr, nullptr);
+  StartClient();
+  for (uint64_t i = 0; i < 300; ++i) client_->Send(peer_, Push(i, {static_cast<float>(i)}));
+  ASSERT_TRUE(all_seen.WaitForNotificationWithTimeout(kWait))
+      << "the batch handler saw " << seen_by_batch.load() << " of " << handled.load();
+  EXPECT_TRUE(batch_on_io.load());
+}
+
 // The I/O thread wakes for work handed over only when it sleeps: functions posted while it
 // runs another one ride on its current round (Transport::hand_offs).
 TEST_F(InprocPairTest, CommandsPostedWhileTheIoThreadIsBusyNeedNoWakeUp) {
