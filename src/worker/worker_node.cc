@@ -137,16 +137,8 @@ void WorkerNode::HandleResumeReply(const wire::Header& h) {
   link_.Resumed();
   // What the coordinator had not answered (a barrier call, a finish) may have been lost
   // with the old process: sent again, in order. A barrier it released is released again.
-  int sent = 0;
-  for (auto it = to_coordinator_.begin(); it != to_coordinator_.end();) {
-    if (parts_.Find(it->first) == nullptr) {  // answered or past its deadline
-      it = to_coordinator_.erase(it);
-      continue;
-    }
-    transport_->Send(coordinator_, it->second);
-    ++sent;
-    ++it;
-  }
+  for (const auto& [id, message] : to_coordinator_) transport_->Send(coordinator_, message);
+  const std::size_t sent = to_coordinator_.size();
   log_->info("worker {}: bound to the coordinator again; sent it again {} requests", rank_, sent);
 }
 
@@ -455,6 +447,8 @@ void WorkerNode::OnTick(absl::Time now) {
         if (part.shard >= 0) {
           flow_->Complete(id);
           ForgetSent(part.shard, id);
+        } else {
+          to_coordinator_.erase(id);
         }
       },
       [this](int shard) { return DescribeServer(shard); });
