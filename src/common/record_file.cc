@@ -107,8 +107,9 @@ absl::Status RecordFileName::Errno(absl::string_view op, int err) const {
 
 // ---- RecordWriter --------------------------------------------------------------------------
 
-absl::StatusOr<RecordWriter> RecordWriter::Create(RecordFileName name, absl::string_view magic) {
-  FileDescriptor fd = FileDescriptor::Open(name.path, O_WRONLY | O_CREAT | O_TRUNC);
+absl::StatusOr<RecordWriter> RecordWriter::Create(RecordFileName name, absl::string_view magic,
+                                                  mode_t mode) {
+  FileDescriptor fd = FileDescriptor::Open(name.path, O_WRONLY | O_CREAT | O_TRUNC, mode);
   if (!fd.valid()) return name.Errno("create");
   RecordWriter w(std::move(name), std::move(fd), 0);
   Pending& p = w.pending_.emplace_back();

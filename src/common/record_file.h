@@ -120,8 +120,10 @@ struct RecordFileName {
 // later Flush or Sync returns that error (part of a record may be in the file).
 class RecordWriter {
  public:
-  // Creates the file (replacing any) and queues its magic, written by the first Flush.
-  static absl::StatusOr<RecordWriter> Create(RecordFileName name, absl::string_view magic);
+  // Creates the file (replacing any; a new one gets `mode`, e.g. 0600 for one that holds
+  // secrets) and queues its magic, written by the first Flush.
+  static absl::StatusOr<RecordWriter> Create(RecordFileName name, absl::string_view magic,
+                                             mode_t mode = 0644);
   // Opens the file to append after its first `length` bytes; what follows them is cut off
   // (and the cut synced) before this returns.
   static absl::StatusOr<RecordWriter> Continue(RecordFileName name, uint64_t length);

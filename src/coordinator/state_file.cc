@@ -2,6 +2,8 @@
 
 #include "coordinator/state_file.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -41,7 +43,10 @@ absl::Status WriteCoordinatorState(const std::string& dir, const wire::Coordinat
     return absl::InternalError(absl::StrCat("coordinator state ", final_path, ": cannot encode"));
   }
   {
-    KAIROS_ASSIGN_OR_RETURN(RecordWriter out, RecordWriter::Create(StateName(temp_path), kMagic));
+    // 0600: the state holds the workers' credentials.
+    ::unlink(temp_path.c_str());  // one left by a crash keeps its mode: made anew
+    KAIROS_ASSIGN_OR_RETURN(RecordWriter out,
+                            RecordWriter::Create(StateName(temp_path), kMagic, 0600));
     out.Add(kStateRecord, std::move(body));
     KAIROS_RETURN_IF_ERROR(out.Flush());
     KAIROS_RETURN_IF_ERROR(out.Sync(/*data_only=*/true));

@@ -5,7 +5,8 @@
 // (common/record_file.h) of magic "KCOST001" and one record, a wire::CoordinatorState. It is
 // replaced whole at every change the coordinator makes to the job's membership: written to
 // coordinator.state.tmp, synced, renamed over the old one, and the directory synced, so a
-// crash leaves the old state or the new one, never a mix.
+// crash leaves the old state or the new one, never a mix. The file is readable by its owner
+// alone (0600): it holds the workers' credentials.
 //
 // Thread-safety: the functions are thread-safe; one writer per directory.
 

@@ -68,6 +68,9 @@ TEST(CoordinatorStateFileTest, WhatIsWrittenReadsBackAndAWriteReplacesItWhole) {
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ((*read)->SerializeAsString(), State(2).SerializeAsString());
   EXPECT_FALSE(fs::exists(dir.path() + "/coordinator.state.tmp"));
+  // It holds the workers' credentials: its owner's alone.
+  EXPECT_EQ(fs::status(dir.path() + "/coordinator.state").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST(CoordinatorStateFileTest, ADamagedFileIsRefusedNamingIt) {
