@@ -143,6 +143,13 @@ TEST(MultiProcessTest, AKilledCoordinatorIsStartedAgainAndResumesTheJob) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/coordinator.state"));
 }
 
+TEST(MultiProcessTest, RestartCoordinatorNeedsAStateDirectory) {
+  LaunchResult run = Launch({"-s", "1", "-w", "1", "--restart-coordinator", "1", "--",
+                             KAIROS_TRAINING_PATH});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--restart-coordinator needs --state-dir"));
+}
+
 TEST(MultiProcessTest, RestartServersNeedsAStateDirectory) {
   LaunchResult run = Launch({"-s", "1", "-w", "1", "--restart-servers", "1", "--",
                              KAIROS_TRAINING_PATH});
