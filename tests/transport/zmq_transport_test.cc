@@ -335,8 +335,10 @@ TEST_F(InprocPairTest, TheBatchHandlerRunsAfterEachPassThatHandledMessages) {
   server_->Start([&](PeerId, Message) { ++handled; }, nullptr, nullptr);
   StartClient();
   for (uint64_t i = 0; i < 300; ++i) client_->Send(peer_, Push(i, {static_cast<float>(i)}));
-  ASSERT_TRUE(all_seen.WaitForNotificationWithTimeout(kWait))
-      << "the batch handler saw " << seen_by_batch.load() << " of " << handled.load();
+  const bool seen = all_seen.WaitForNotificationWithTimeout(kWait);
+  server_->Stop();  // the handlers use this frame's variables: no pass after it is gone
+  ASSERT_TRUE(seen) << "the batch handler saw " << seen_by_batch.load() << " of "
+                    << handled.load();
   EXPECT_TRUE(batch_on_io.load());
 }
 
