@@ -383,6 +383,11 @@ absl::Status Launcher::StartCoordinator() {
                           1, absl::ToInt64Milliseconds(*config_.heartbeat_timeout)))});
   }
   if (!config_.state_dir.empty()) {
+    // A launch is a new job: the state of one this directory held (whose processes were
+    // all an earlier launch's, and are gone) must not be resumed. Only a restart resumes.
+    std::error_code ignored;
+    std::filesystem::remove(std::filesystem::path(config_.state_dir) / "coordinator.state",
+                            ignored);
     spec.args.insert(spec.args.end(), {"--state-dir", config_.state_dir});
     // Started again, it resumes the job where the nodes know it, and reports nothing.
     for (std::size_t i = 0; i < spec.args.size(); ++i) {

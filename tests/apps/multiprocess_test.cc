@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,22 @@ TEST(MultiProcessTest, AKilledCoordinatorIsStartedAgainAndResumesTheJob) {
   EXPECT_THAT(run.output, HasSubstr("resumed job"));
   for (int r = 0; r < 3; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
   EXPECT_TRUE(std::filesystem::exists(dir + "/coordinator.state"));
+}
+
+// A launch is a new job: a coordinator state an earlier launch left in --state-dir (here a
+// file no coordinator could resume from) is not resumed.
+TEST(MultiProcessTest, ALaunchStartsANewJobWhateverStateTheDirectoryHolds) {
+  testing::UniqueTempDir temp("kairos-multiprocess-stale-");
+  ASSERT_TRUE(temp.ok());
+  const std::string& dir = temp.path();
+  {
+    std::ofstream stale(dir + "/coordinator.state");
+    stale << "KCOST001 left by an earlier job";
+  }
+  LaunchResult run = Launch(
+      {"-s", "1", "-w", "2", "--state-dir", dir, "--", KAIROS_TRAINING_PATH, "--iterations", "3"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  for (int r = 0; r < 2; ++r) EXPECT_THAT(run.output, HasSubstr(absl::StrCat("rank ", r, " ok")));
 }
 
 TEST(MultiProcessTest, RestartCoordinatorNeedsAStateDirectory) {
