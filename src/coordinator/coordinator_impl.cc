@@ -189,8 +189,10 @@ NodeRecord* CoordinatorImpl::Sender(PeerId from, const wire::Header& h) {
 void CoordinatorImpl::OnMessage(PeerId from, Message m) {
   const wire::Header& h = m.header;
   if (h.kind() == wire::JOIN) {
+    // A resume only binds a connection, which the kept state does not hold.
+    if (h.join().resume_node_id() != 0) return HandleResume(from, h);
     dirty_ = true;
-    return h.join().resume_node_id() != 0 ? HandleResume(from, h) : HandleJoin(from, h);
+    return HandleJoin(from, h);
   }
   NodeRecord* node = Sender(from, h);
   if (node == nullptr) return;

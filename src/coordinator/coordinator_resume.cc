@@ -92,7 +92,6 @@ void CoordinatorImpl::Send(PeerId to, Message m) {
 
 void CoordinatorImpl::Flush() {
   if (dirty_ && !options_.state_dir.empty() && !state_failed_ && phase_ != Phase::kJoining) {
-    dirty_ = false;
     if (absl::Status s = WriteCoordinatorState(options_.state_dir, StateOf()); !s.ok()) {
       state_failed_ = true;
       // What waits in the outbox was decided on a state that is not on disk: a restarted
