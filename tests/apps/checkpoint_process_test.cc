@@ -60,12 +60,17 @@ class ServerProcess : public NodeProcess {
   }
 };
 
-std::unique_ptr<Coordinator> StartCoordinator() {
+// The coordinator of the job: one server, one worker, over tcp.
+CoordinatorOptions CoordinatorOf() {
   CoordinatorOptions co;
   co.listen = "tcp://127.0.0.1:0";
   co.num_servers = 1;
   co.num_workers = 1;
   co.job = Job();
+  return co;
+}
+
+std::unique_ptr<Coordinator> StartCoordinator(const CoordinatorOptions& co = CoordinatorOf()) {
   auto c = Coordinator::Create(co);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *std::move(c) : nullptr;
@@ -137,21 +142,16 @@ TEST(CheckpointProcessTest, Sigusr1AndTheEndWriteCheckpointsAndRestoreFromThemWo
 // it replays its update log and rejoins, the worker sends it again what it had not
 // answered, and the job ends with exactly the values of the run without the fault.
 std::vector<float> RunWithServerProcess(const fs::path& state, bool kill) {
-  CoordinatorOptions co;
-  co.listen = "tcp://127.0.0.1:0";
-  co.num_servers = 1;
-  co.num_workers = 1;
-  co.job = Job();
+  CoordinatorOptions co = CoordinatorOf();
   co.heartbeat_timeout = absl::Seconds(2);
   co.rejoin_silence = absl::Milliseconds(200);
   co.server_restart_timeout = absl::Seconds(30);
-  auto coordinator = Coordinator::Create(co);
-  EXPECT_TRUE(coordinator.ok()) << coordinator.status();
-  if (!coordinator.ok()) return {};
+  std::unique_ptr<Coordinator> coordinator = StartCoordinator(co);
+  if (coordinator == nullptr) return {};
   const std::vector<std::string> flags = {"--state-dir", state.string(), "--shard", "0"};
-  auto server = std::make_unique<ServerProcess>((*coordinator)->endpoint(), flags);
+  auto server = std::make_unique<ServerProcess>(coordinator->endpoint(), flags);
   EXPECT_TRUE(server->WaitFor("listening on"));
-  std::unique_ptr<Worker> worker = StartWorker(**coordinator);
+  std::unique_ptr<Worker> worker = StartWorker(*coordinator);
   EXPECT_NE(worker, nullptr);
   if (worker == nullptr) return {};
   std::vector<float> grad(kSize);
@@ -163,7 +163,7 @@ std::vector<float> RunWithServerProcess(const fs::path& state, bool kill) {
       // The clock just sent may or may not have reached the server's log.
       EXPECT_EQ(::kill(server->pid(), SIGKILL), 0);
       EXPECT_EQ(server->Exit(), -1);  // killed by a signal
-      server = std::make_unique<ServerProcess>((*coordinator)->endpoint(), flags);
+      server = std::make_unique<ServerProcess>(coordinator->endpoint(), flags);
       EXPECT_TRUE(server->WaitFor("listening on"));
     }
   }
@@ -171,10 +171,10 @@ std::vector<float> RunWithServerProcess(const fs::path& state, bool kill) {
   EXPECT_TRUE(worker->Pull("w", values).ok());
   if (kill) {
     EXPECT_TRUE(server->WaitFor("replayed"));
-    EXPECT_EQ((*coordinator)->stats().servers_restarted, 1u);
+    EXPECT_EQ(coordinator->stats().servers_restarted, 1u);
   }
   EXPECT_TRUE(worker->Shutdown().ok());
-  EXPECT_TRUE((*coordinator)->Wait(absl::Seconds(30)).ok());
+  EXPECT_TRUE(coordinator->Wait(absl::Seconds(30)).ok());
   EXPECT_EQ(server->Exit(), 0) << server->output();
   return values;
 }
@@ -196,18 +196,14 @@ TEST(CheckpointProcessTest, AServerKilledWithSigkillAndStartedAgainLosesNothing)
 TEST(CheckpointProcessTest, AServerWhoseLogCannotBeWrittenEndsTheJobAtOnceWithItsError) {
   const fs::path dir = fs::path(::testing::TempDir()) / "kairos_log_write_fails";
   fs::remove_all(dir);
-  CoordinatorOptions co;
-  co.listen = "tcp://127.0.0.1:0";
-  co.num_servers = 1;
-  co.num_workers = 1;
-  co.job = Job();
+  CoordinatorOptions co = CoordinatorOf();
   co.heartbeat_timeout = absl::Minutes(2);
-  auto coordinator = Coordinator::Create(co);
-  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
-  ServerProcess server((*coordinator)->endpoint(), {"--state-dir", dir.string(), "--shard", "0"},
+  std::unique_ptr<Coordinator> coordinator = StartCoordinator(co);
+  ASSERT_NE(coordinator, nullptr);
+  ServerProcess server(coordinator->endpoint(), {"--state-dir", dir.string(), "--shard", "0"},
                        /*file_blocks=*/40);  // 20 KiB: a few pushes of 4 KB
   ASSERT_TRUE(server.WaitFor("listening on"));
-  std::unique_ptr<Worker> worker = StartWorker(**coordinator);
+  std::unique_ptr<Worker> worker = StartWorker(*coordinator);
   ASSERT_NE(worker, nullptr);
   std::vector<float> grad(kSize, 0.01f);
   absl::Status failed;
@@ -223,7 +219,7 @@ TEST(CheckpointProcessTest, AServerWhoseLogCannotBeWrittenEndsTheJobAtOnceWithIt
   EXPECT_THAT(failed.message(), HasSubstr("shard-00000"));
   EXPECT_THAT(failed.message(), HasSubstr(std::strerror(EFBIG)));
   // The job ends with the server's error, and every later call fails with it.
-  const absl::Status ended = (*coordinator)->Wait(absl::Seconds(30));
+  const absl::Status ended = coordinator->Wait(absl::Seconds(30));
   EXPECT_EQ(ended.code(), failed.code());
   EXPECT_THAT(failed.message(), HasSubstr(ended.message()));
   EXPECT_EQ(worker->AdvanceClock(), ended);
