@@ -118,7 +118,9 @@ std::vector<float> RunJob(const std::string& state_dir, bool kill) {
   for (std::thread& t : threads) t.join();
   for (const std::string& e : errors) ADD_FAILURE() << e;
   for (auto& server : servers) EXPECT_TRUE(server->Wait(absl::Seconds(30)).ok());
-  if (kill) EXPECT_TRUE(coordinator->WaitFor("is bound again"));
+  if (kill) {
+    EXPECT_TRUE(coordinator->WaitFor("is bound again"));
+  }
   EXPECT_EQ(coordinator->Exit(), 0) << coordinator->output();
   return values;
 }
