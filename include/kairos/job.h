@@ -70,7 +70,10 @@ struct JobConfig {
 // parameters finite (uniform: low <= high; normal: stddev >= 0); updater name 1..256
 // printable characters (the servers decide whether they know it), learning rate finite and
 // >= 0, a schedule of at most 256 characters that parses; a policy of at most kMaxPolicyLength
-// characters that parses. InvalidArgument names the table or field at fault and the limit.
+// characters that parses, for the job and for each table that names one (TableSpec::policy:
+// no pull or straggler part; a sparse table's without value weighting and with immediate or
+// round-average aggregation). InvalidArgument names the table or field at fault and the
+// limit.
 KAIROS_EXPORT absl::Status ValidateJobConfig(const JobConfig& job);
 
 // Compares `theirs` (a joining node's) with `ours` (the job's). Policies, built-in updater

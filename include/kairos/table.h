@@ -93,6 +93,12 @@ struct TableSpec {
   TableKind kind = TableKind::kDense;
   // Sparse: the floats of one row, 1..kMaxRowWidth (job.h). Dense: 0.
   uint32_t row_width = 0;
+  // The table's own synchronization policy, a spec string like JobConfig::policy
+  // (docs/policies.md, "A policy per table"): its gate, aggregation and weighting, e.g.
+  // dense layers under "bsp" and an embedding under "ssp:s=8" in one job. "" (the default):
+  // the job's. It may not name a pull schedule or a straggler policy: those act on whole
+  // workers and are the job's.
+  std::string policy{};
 
   // A sparse table of rows of `row_width` floats.
   static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "common/limits.h"
 #include "engine/initializer.h"
+#include "policy/table_policy.h"
 
 namespace kairos::internal {
 
@@ -233,19 +234,27 @@ void ShardTable::Assign(ShardChunk& c, uint64_t offset, std::span<const float> v
   std::copy(values.begin(), values.end(), w);
 }
 
+absl::StatusOr<std::vector<policy::PolicySpec>> Shard::TablePolicies(const JobConfig& job) {
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
+  if (!spec.ok()) return spec.status();
+  return policy::TablePolicies(job, *spec);
+}
+
 absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, int num_shards,
                                                int num_workers, const UpdaterFactory& factory,
                                                std::vector<uint64_t>* table_bytes) {
-  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
-  if (!spec.ok()) return spec.status();
+  absl::StatusOr<std::vector<policy::PolicySpec>> specs = TablePolicies(job);
+  if (!specs.ok()) return specs.status();
   const uint64_t workers = static_cast<uint64_t>(std::max(0, num_workers));
-  const bool sums = spec->aggregation.kind != policy::AggregationSpec::Kind::kImmediate;
-  const bool drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue &&
-                     spec->weighting.value_mode != policy::WeightingSpec::ValueMode::kBound;
-  const bool eager = spec->pull.kind == policy::PullSpec::Kind::kEager;
   uint64_t total = 0;
   if (table_bytes != nullptr) table_bytes->clear();
-  for (const TableSpec& ts : job.tables) {
+  for (std::size_t id = 0; id < job.tables.size(); ++id) {
+    const TableSpec& ts = job.tables[id];
+    const policy::PolicySpec& spec = (*specs)[id];
+    const bool sums = spec.aggregation.kind != policy::AggregationSpec::Kind::kImmediate;
+    const bool drift = spec.weighting.kind == policy::WeightingSpec::Kind::kValue &&
+                       spec.weighting.value_mode != policy::WeightingSpec::ValueMode::kBound;
+    const bool eager = spec.pull.kind == policy::PullSpec::Kind::kEager;
     absl::StatusOr<std::unique_ptr<Updater>> updater = factory(ts.updater);
     if (!updater.ok()) {
       return absl::InvalidArgumentError(
@@ -290,12 +299,13 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
                                                             int num_shards, int num_workers,
                                                             const UpdaterFactory& factory,
                                                             int64_t inline_apply_bytes) {
-  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
-  if (!spec.ok()) return spec.status();
+  absl::StatusOr<std::vector<policy::PolicySpec>> specs = TablePolicies(job);
+  if (!specs.ok()) return specs.status();
   std::unique_ptr<Shard> out(new Shard(shard));
   out->tables_.reserve(job.tables.size());
   for (uint32_t id = 0; id < job.tables.size(); ++id) {
     const TableSpec& ts = job.tables[id];
+    const policy::PolicySpec* spec = &(*specs)[id];
     ShardTable t;
     t.id = id;
     t.spec = ts;
@@ -315,7 +325,7 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
     t.track_drift = spec->weighting.kind == policy::WeightingSpec::Kind::kValue;
     t.drift_bound = spec->weighting.value_mode == policy::WeightingSpec::ValueMode::kBound;
     if (ts.sparse()) {
-      t.track_drift = false;  // VSGD is refused for jobs with sparse tables (ShardEngine)
+      t.track_drift = false;  // VSGD is refused for sparse tables (TablePolicies)
       t.sparse = std::make_unique<SparseShard>(ts.row_width, t.updater->state_per_element());
       ShardChunk& lane = t.sparse->lane;
       lane.key = (uint64_t{id} << 32) | 0xffffffffu;  // no dense chunk has this index

@@ -217,7 +217,7 @@ class Shard {
 
   // What shard `shard` of `job` needs in memory while it serves, in bytes (saturating):
   // per owned element 4 bytes of value, 4 per float of updater state, 4 more when the
-  // policy's aggregation keeps round sums (BSP, n-softsync), 4 x num_workers more under
+  // table's policy aggregates into round sums (BSP, n-softsync), 4 x num_workers more under
   // exact VSGD drift (twice that with eager pull); plus kChunkOverheadBytes + 8 x
   // num_workers of bookkeeping per chunk. `table_bytes`, when given, receives each table's
   // share. Errors: an updater the factory cannot build, a policy that does not parse.
@@ -225,6 +225,9 @@ class Shard {
   static absl::StatusOr<uint64_t> EstimateBytes(const JobConfig& job, int shard, int num_shards,
                                                 int num_workers, const UpdaterFactory& factory,
                                                 std::vector<uint64_t>* table_bytes = nullptr);
+
+  // The policy of each table of `job`, by table id (policy::TablePolicies of the job's).
+  static absl::StatusOr<std::vector<policy::PolicySpec>> TablePolicies(const JobConfig& job);
 
   int index() const { return shard_; }
   std::vector<ShardTable>& tables() { return tables_; }

@@ -16,10 +16,25 @@
 #include "common/limits.h"
 #include "kairos/eigen.h"
 #include "kairos/status.h"
+#include "policy/table_policy.h"
 
 namespace kairos::internal {
 
 using policy::StragglerDecision;
+
+namespace {
+
+// Whether a shard under `spec` holds nothing beyond its values, optimizer state, update
+// counts and the workers' clocks (CanRebase).
+bool ClockOnly(const policy::PolicySpec& spec) {
+  return spec.gate.kind == policy::GateSpec::Kind::kSsp &&
+         spec.aggregation.kind != policy::AggregationSpec::Kind::kRegistered &&
+         spec.weighting.kind == policy::WeightingSpec::Kind::kConstant &&
+         spec.pull.kind != policy::PullSpec::Kind::kRegistered &&
+         spec.straggler.kind == policy::StragglerSpec::Kind::kNone;
+}
+
+}  // namespace
 
 std::string Describe(const EngineRequest& r) {
   static constexpr const char* kNames[] = {"PUSH",   "PULL",   "CLOCK",
@@ -57,19 +72,8 @@ ShardEngine::~ShardEngine() = default;
 absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
     const JobConfig& job, const policy::PolicySpec& spec, int shard, int num_shards,
     int num_workers, const EngineOptions& options, EngineHost* host) {
-  bool sparse = false;
-  for (const TableSpec& t : job.tables) sparse = sparse || t.sparse();
-  if (sparse && spec.weighting.kind == policy::WeightingSpec::Kind::kValue) {
-    return absl::InvalidArgumentError(
-        "value-staleness weighting (VSGD) is not supported on sparse tables yet: the job has "
-        "a sparse table (docs/sparse.md)");
-  }
-  if (sparse && spec.aggregation.kind != policy::AggregationSpec::Kind::kImmediate &&
-      spec.aggregation.kind != policy::AggregationSpec::Kind::kRoundAverage) {
-    return absl::InvalidArgumentError(
-        "only immediate and round-average (BSP) aggregation support sparse tables: the "
-        "job's policy aggregates otherwise and has a sparse table (docs/sparse.md)");
-  }
+  absl::StatusOr<std::vector<policy::PolicySpec>> table_specs = policy::TablePolicies(job, spec);
+  if (!table_specs.ok()) return table_specs.status();
   std::unique_ptr<ShardEngine> e(new ShardEngine(options, num_workers, host));
   e->num_shards_ = num_shards;
   e->job_ = job;
@@ -79,13 +83,19 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
   if (!built.ok()) return built.status();
   try {
     e->shard_ = *std::move(built);
-    e->clock_only_policy_ =
-        spec.gate.kind == policy::GateSpec::Kind::kSsp &&
-        spec.aggregation.kind != policy::AggregationSpec::Kind::kRegistered &&
-        spec.weighting.kind == policy::WeightingSpec::Kind::kConstant &&
-        spec.pull.kind != policy::PullSpec::Kind::kRegistered &&
-        spec.straggler.kind == policy::StragglerSpec::Kind::kNone;
-    e->gate_ = policy::MakeGate(spec, num_workers);
+    // One gate per distinct gate spec: the job's first, then the tables' own.
+    std::vector<policy::GateSpec> gate_specs = {spec.gate};
+    e->gates_.push_back(policy::MakeGate(spec, num_workers));
+    e->clock_only_policy_ = ClockOnly(spec);
+    for (const policy::PolicySpec& ts : *table_specs) {
+      e->clock_only_policy_ = e->clock_only_policy_ && ClockOnly(ts);
+      const auto it = std::find(gate_specs.begin(), gate_specs.end(), ts.gate);
+      e->gate_of_table_.push_back(static_cast<int>(it - gate_specs.begin()));
+      if (it == gate_specs.end()) {
+        gate_specs.push_back(ts.gate);
+        e->gates_.push_back(policy::MakeGate(ts, num_workers));
+      }
+    }
     e->straggler_ = policy::MakeStragglerPolicy(spec, num_workers);
     e->waiting_of_rank_.assign(num_workers, 0);
     for (ShardTable& t : e->shard_->tables()) {
@@ -121,7 +131,7 @@ void ShardEngine::Refuse(const EngineRequest& r, uint64_t RefusalCounts::*counte
 }
 
 bool ShardEngine::Active(const EngineRequest& r) {
-  if (r.rank >= 0 && r.rank < num_workers_ && gate_->clocks().active(r.rank)) return true;
+  if (r.rank >= 0 && r.rank < num_workers_ && clocks().active(r.rank)) return true;
   Refuse(r, &RefusalCounts::not_active,
          absl::FailedPreconditionError(absl::StrFormat(
              "worker %d has left the job (finished or declared dead)", r.rank)));
@@ -140,7 +150,7 @@ std::optional<std::pair<ShardTable*, ShardChunk*>> ShardEngine::Locate(const Eng
 // A request's clock is at least 0 and at most max_clock_lead ahead of the worker's clock
 // (so clock + 1 and clock - min never overflow, and BSP opens no far-future round).
 bool ShardEngine::ClockInWindow(const EngineRequest& r) {
-  const int64_t known = gate_->clocks().clock(r.rank);
+  const int64_t known = clocks().clock(r.rank);
   const int64_t lead = std::max<int64_t>(0, options_.max_clock_lead);
   if (r.clock >= 0 && r.clock - known <= lead) return true;
   Refuse(r, &RefusalCounts::bad_clock,
@@ -200,7 +210,7 @@ std::optional<ShardEngine::AdmittedPush> ShardEngine::AdmitPush(const EngineRequ
   a.info = policy::StalenessInfo{r.clock, read, target.version};
   a.verdict = straggler_->OnPush(r.rank, a.info);
   RecordPush(r.rank, a.info, a.verdict);
-  gate_->OnPush(r.rank, r.clock, now);
+  GateOf(r.table).OnPush(r.rank, r.clock, now);
   a.extra = r.worker_scale > 0 ? r.worker_scale : 1.0f;
   if (a.verdict.action == StragglerDecision::Action::kDownWeight) a.extra *= a.verdict.weight;
   if (a.dropped()) {
@@ -227,7 +237,7 @@ EngineAnswer ShardEngine::PushedAnswer(const EngineRequest& r, const AdmittedPus
 template <typename Bucket, typename Apply>
 void ShardEngine::TakeReady(ShardChunk& lane, std::map<int64_t, Bucket>& buckets,
                             Apply apply) {
-  for (const policy::ReadyBucket& ready : lane.aggregation->TakeReady(gate_->clocks())) {
+  for (const policy::ReadyBucket& ready : lane.aggregation->TakeReady(clocks())) {
     auto it = buckets.find(ready.bucket);
     if (it == buckets.end()) continue;
     Bucket bucket = std::move(it->second);

@@ -4,8 +4,9 @@
 // (src/server/) and the simulator (src/sim/) drive. Events in (a worker's push, pull, clock
 // or finish, a worker leaving, time passing), effects out (answers, and the float work of
 // each chunk handed to the host's lanes). The engine owns the shard's chunks, the policy
-// objects (gate, straggler policy, per chunk aggregation and weighting), the round buckets,
-// versions, VSGD's drift and the reads waiting in the gate. It has no socket, thread or
+// objects (a gate per distinct gate of the tables' policies, the straggler policy, per
+// chunk aggregation and weighting), the round buckets, versions, VSGD's drift and the
+// reads waiting in the gates. It has no socket, thread or
 // clock of its own: the caller passes the time with every event, and the host decides
 // where a chunk's float work runs (the server: an ApplyPool lane per chunk; the simulator:
 // at once, on its one thread).
@@ -237,8 +238,11 @@ class ShardEngine {
   absl::Status Rebase(const std::string& path, const ClockState& state);
 
   // ------------------------------------------------------------------ engine thread
-  bool active(int rank) const { return gate_->clocks().active(rank); }
-  const policy::Gate& gate() const { return *gate_; }
+  bool active(int rank) const { return clocks().active(rank); }
+  // The job's gate (tables with a policy of their own may have theirs: gate_of_table_).
+  const policy::Gate& gate() const { return *gates_[0]; }
+  // Every worker's clock and membership: the same in every gate.
+  const policy::WorkerClocks& clocks() const { return gates_[0]->clocks(); }
   Shard& shard() { return *shard_; }
   int num_workers() const { return num_workers_; }
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
@@ -269,6 +273,8 @@ class ShardEngine {
 
   ShardEngine(const EngineOptions& options, int num_workers, EngineHost* host);
 
+  // The gate of table `table` (an id Locate or LocateSparse has checked).
+  policy::Gate& GateOf(uint32_t table) const { return *gates_[gate_of_table_[table]]; }
   // Checks every request shares.
   bool Active(const EngineRequest& r);
   std::optional<std::pair<ShardTable*, ShardChunk*>> Locate(const EngineRequest& r);
@@ -338,7 +344,10 @@ class ShardEngine {
 
   // Engine thread only.
   std::unique_ptr<Shard> shard_;
-  std::unique_ptr<policy::Gate> gate_;
+  // The gates, one per distinct gate spec of the job and its tables (the job's first); each
+  // hears every clock and membership change, and the pushes and reads of its tables.
+  std::vector<std::unique_ptr<policy::Gate>> gates_;
+  std::vector<int> gate_of_table_;  // by table id: the index of its gate in gates_
   std::unique_ptr<policy::StragglerPolicy> straggler_;
   std::deque<WaitingRead> waiting_;  // in arrival order
   std::vector<int> waiting_of_rank_;

@@ -49,7 +49,7 @@ void ShardEngine::QueueEagerRead(const EngineRequest& push, bool dropped, bool r
 void ShardEngine::Admit(WaitingRead read, absl::Time now) {
   const EngineRequest& r = read.request;
   read.arrived = now;
-  if (gate_->Admits(r.rank, r.clock)) return ServeRead(read, now);
+  if (GateOf(r.table).Admits(r.rank, r.clock)) return ServeRead(read, now);
   if (waiting_of_rank_[r.rank] >= options_.max_waiting_reads_per_worker) {
     return Refuse(r, &RefusalCounts::too_many_waiting,
                   absl::ResourceExhaustedError(absl::StrFormat(
@@ -88,7 +88,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   chunk->OnRead(r.rank, read.eager);
   pulls_.fetch_add(1, std::memory_order_relaxed);
   {
-    const policy::Tick min = gate_->clocks().MinActiveClock();
+    const policy::Tick min = clocks().MinActiveClock();
     absl::MutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
     ++wm.pulls;
@@ -107,9 +107,9 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
     a.eager = true;
     a.dropped = read.dropped;
     a.refresh = read.refresh;
-    const policy::WorkerClocks& clocks = gate_->clocks();
-    a.clocks.reserve(clocks.num_workers());
-    for (int w = 0; w < clocks.num_workers(); ++w) a.clocks.push_back(clocks.clock(w));
+    const policy::WorkerClocks& all = clocks();
+    a.clocks.reserve(all.num_workers());
+    for (int w = 0; w < all.num_workers(); ++w) a.clocks.push_back(all.clock(w));
   }
   if (sparse) {
     return work_->Read(*chunk, [host = host_, table, a = std::move(a)]() mutable {
@@ -137,7 +137,7 @@ void ShardEngine::Reevaluate(absl::Time now) {
   }
   std::deque<WaitingRead> still;
   for (WaitingRead& read : waiting_) {
-    if (gate_->Admits(read.request.rank, read.request.clock)) {
+    if (GateOf(read.request.table).Admits(read.request.rank, read.request.clock)) {
       --waiting_of_rank_[read.request.rank];
       ServeRead(read, now);
     } else {
@@ -151,17 +151,25 @@ void ShardEngine::Reevaluate(absl::Time now) {
 
 void ShardEngine::OnClock(const EngineRequest& r, absl::Time now) {
   if (!Active(r)) return;
-  if (r.clock < gate_->clocks().clock(r.rank)) {
-    return Refuse(r, &RefusalCounts::bad_clock,
-                  absl::InvalidArgumentError(absl::StrFormat(
-                      "clock %d of worker %d goes back from %d", r.clock, r.rank,
-                      gate_->clocks().clock(r.rank))));
+  if (r.clock < clocks().clock(r.rank)) {
+    return Refuse(
+        r, &RefusalCounts::bad_clock,
+        absl::InvalidArgumentError(absl::StrFormat("clock %d of worker %d goes back from %d",
+                                                   r.clock, r.rank, clocks().clock(r.rank))));
   }
   if (!ClockInWindow(r)) return;
-  gate_->OnClock(r.rank, r.clock, now);
+  // One clock a worker's iteration, whatever the tables' policies: every gate hears it.
+  policy::GateCounts counts;
+  for (const std::unique_ptr<policy::Gate>& gate : gates_) {
+    gate->OnClock(r.rank, r.clock, now);
+    // A clock is where a gate's controller decides (DSSP), for the clocking worker only.
+    const policy::GateCounts c = gate->counts(r.rank);
+    counts.controller_calls += c.controller_calls;
+    counts.zero_answers += c.zero_answers;
+    counts.grants += c.grants;
+    counts.granted_reads += c.granted_reads;
+  }
   {
-    // A clock is where the gate's controller decides (DSSP), for the clocking worker only.
-    const policy::GateCounts counts = gate_->counts(r.rank);
     absl::MutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
     wm.controller_calls = counts.controller_calls;
@@ -182,8 +190,8 @@ void ShardEngine::OnFinish(const EngineRequest& r, absl::Time now) {
 }
 
 void ShardEngine::OnLeave(int rank, MemberState why, absl::Time now) {
-  if (rank < 0 || rank >= num_workers_ || !gate_->clocks().active(rank)) return;
-  gate_->OnLeave(rank, why);
+  if (rank < 0 || rank >= num_workers_ || !clocks().active(rank)) return;
+  for (const std::unique_ptr<policy::Gate>& gate : gates_) gate->OnLeave(rank, why);
   // Reads of a worker that left have nobody to answer; their wait ends now.
   DropWaitingOf(rank, now);
   Reevaluate(now);
@@ -191,17 +199,17 @@ void ShardEngine::OnLeave(int rank, MemberState why, absl::Time now) {
 
 int64_t ShardEngine::OnRejoin(int rank, absl::Time now) {
   if (rank < 0 || rank >= num_workers_) return -1;
-  const policy::WorkerClocks& clocks = gate_->clocks();
+  const policy::WorkerClocks& all = clocks();
   // The old incarnation's waiting reads have nobody to answer: their wait ends now.
   DropWaitingOf(rank, now);
-  if (clocks.active(rank)) {
+  if (all.active(rank)) {
     Reevaluate(now);
-    return clocks.clock(rank);
+    return all.clock(rank);
   }
-  const policy::Tick min = clocks.MinActiveClock();
+  const policy::Tick min = all.MinActiveClock();
   const policy::Tick clock =
-      min == policy::kUnbounded ? clocks.clock(rank) : std::max(clocks.clock(rank), min);
-  gate_->OnRejoin(rank, clock, now);
+      min == policy::kUnbounded ? all.clock(rank) : std::max(all.clock(rank), min);
+  for (const std::unique_ptr<policy::Gate>& gate : gates_) gate->OnRejoin(rank, clock, now);
   Reevaluate(now);
   return clock;
 }
@@ -236,8 +244,8 @@ void ShardEngine::OnTick(absl::Time now) {
       metrics_[r.rank].blocked_time += now - read.arrived;
     }
     std::vector<std::string> who;
-    for (int w : gate_->Blockers(r.rank, r.clock)) {
-      who.push_back(absl::StrFormat("worker %d (clock %d)", w, gate_->clocks().clock(w)));
+    for (int w : GateOf(r.table).Blockers(r.rank, r.clock)) {
+      who.push_back(absl::StrFormat("worker %d (clock %d)", w, clocks().clock(w)));
     }
     EngineAnswer a;
     a.kind = EngineAnswer::Kind::kError;
@@ -265,8 +273,8 @@ std::string ShardEngine::DescribeWaiting() const {
   for (const WaitingRead& read : waiting_) {
     const EngineRequest& r = read.request;
     std::vector<std::string> who;
-    for (int b : gate_->Blockers(r.rank, r.clock)) {
-      who.push_back(absl::StrFormat("%d (clock %d)", b, gate_->clocks().clock(b)));
+    for (int b : GateOf(r.table).Blockers(r.rank, r.clock)) {
+      who.push_back(absl::StrFormat("%d (clock %d)", b, clocks().clock(b)));
     }
     reads.push_back(absl::StrFormat("worker %d's read at clock %d waits for workers [%s]",
                                     r.rank, r.clock, absl::StrJoin(who, ", ")));

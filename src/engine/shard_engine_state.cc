@@ -50,7 +50,7 @@ EngineCounters ShardEngine::counters() const {
 }
 
 int64_t ShardEngine::SnapshotClock() const {
-  const policy::WorkerClocks& clocks = gate_->clocks();
+  const policy::WorkerClocks& clocks = this->clocks();
   if (clocks.num_active() > 0) return clock_base_ + clocks.MinActiveClock();
   int64_t latest = 0;
   for (int w = 0; w < clocks.num_workers(); ++w) latest = std::max(latest, clocks.clock(w));
@@ -146,7 +146,7 @@ bool ShardEngine::CanRebase() const {
 
 ShardEngine::ClockState ShardEngine::clock_state() const {
   ClockState s;
-  const policy::WorkerClocks& clocks = gate_->clocks();
+  const policy::WorkerClocks& clocks = this->clocks();
   for (int w = 0; w < num_workers_; ++w) {
     s.clocks.push_back(clocks.clock(w));
     s.states.push_back(clocks.state(w));
@@ -168,9 +168,11 @@ absl::Status ShardEngine::Rebase(const std::string& path, const ClockState& stat
         absl::StrFormat("shard %d: out of memory while loading %s", shard_->index(), path));
   }
   clock_base_ = state.clock_base;
-  for (int w = 0; w < num_workers_; ++w) {
-    gate_->OnClock(w, state.clocks[w], absl::InfinitePast());
-    if (state.states[w] != policy::MemberState::kActive) gate_->OnLeave(w, state.states[w]);
+  for (const std::unique_ptr<policy::Gate>& gate : gates_) {
+    for (int w = 0; w < num_workers_; ++w) {
+      gate->OnClock(w, state.clocks[w], absl::InfinitePast());
+      if (state.states[w] != policy::MemberState::kActive) gate->OnLeave(w, state.states[w]);
+    }
   }
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 #include "kairos/job.h"
 #include "policy/optimizer_spec.h"
 #include "policy/policy.h"
+#include "policy/table_policy.h"
 
 namespace kairos {
 namespace {
@@ -162,6 +163,11 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': unknown non-finite policy %d", t.name, static_cast<int>(t.nonfinite)));
     }
+    if (t.policy.size() > kMaxPolicyLength || !Printable(t.policy)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("table '%s': the policy spec must be at most %d printable characters",
+                          t.name, kMaxPolicyLength));
+    }
   }
   if (elements > kMaxJobElements) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -175,7 +181,9 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
         chunks, job.chunk_elements, kMaxJobChunks));
   }
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
-  return spec.ok() ? absl::OkStatus() : spec.status();
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<std::vector<policy::PolicySpec>> tables = policy::TablePolicies(job, *spec);
+  return tables.ok() ? absl::OkStatus() : tables.status();
 }
 
 absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
@@ -222,6 +230,11 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
             policy::CanonicalSchedule(a.updater.schedule)) {
       return differs(where + " schedule", "'" + b.updater.schedule + "'",
                      "'" + a.updater.schedule + "'");
+    }
+    if (b.policy != a.policy && (b.policy.empty() || a.policy.empty() ||
+                                 CanonicalPolicy(b.policy) != CanonicalPolicy(a.policy))) {
+      auto name = [](const std::string& p) { return p.empty() ? "the job's" : "'" + p + "'"; };
+      return differs(where + " policy", name(b.policy), name(a.policy));
     }
     if (b.nonfinite != a.nonfinite) {
       return differs(where + " nonfinite policy", NonFiniteName(b.nonfinite),

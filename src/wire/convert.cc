@@ -40,6 +40,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_nonfinite(static_cast<int32_t>(t.nonfinite));
     w->set_kind(static_cast<int32_t>(t.kind));
     w->set_row_width(t.row_width);
+    w->set_policy(t.policy);
   }
 }
 
@@ -63,6 +64,7 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.nonfinite = static_cast<NonFinitePolicy>(w.nonfinite());
     t.kind = static_cast<TableKind>(w.kind());
     t.row_width = w.row_width();
+    t.policy = w.policy();
     out.tables.push_back(std::move(t));
   }
   return out;

@@ -319,6 +319,46 @@ TEST(SparsePolicyTest, UnsupportedPoliciesAreRefusedAtStart) {
   }
 }
 
+// The classic hybrid in one job (docs/policies.md, "A policy per table"): the dense table
+// under the job's BSP, the embedding under its own ASP. Both workers push row 5 every
+// iteration: ASP applies each push in full (the row moves by the sum), where BSP would
+// average it; the dense table gets BSP's round average.
+TEST(SparsePolicyTest, AHybridJobRunsDenseUnderBspAndTheEmbeddingUnderAsp) {
+  constexpr int kIterations = 6;
+  ClusterOptions o = Options("bsp", 2, 2, {"dense", 2, Initializer::Zeros(), {"sgd", 1.0f}});
+  o.job.tables.push_back(TableSpec::Sparse("emb", 2, Initializer::Zeros(), {"sgd", 0.5f}));
+  o.job.tables.back().policy = "asp";
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<std::vector<float>> dense(2, std::vector<float>(2)), rows(2, std::vector<float>(4));
+  const std::vector<uint64_t> keys = {5, 1000};
+  ASSERT_TRUE(
+      (*cluster)
+          ->Run([&](Worker& w) -> absl::Status {
+            const float r = static_cast<float>(w.rank());
+            for (int t = 0; t < kIterations; ++t) {
+              KAIROS_RETURN_IF_ERROR(w.Pull("dense", dense[w.rank()]));
+              // Row 5 from both workers; row 1000 + rank from each alone.
+              const std::vector<uint64_t> mine = {5, 1000 + static_cast<uint64_t>(w.rank())};
+              const std::vector<float> g = {1, 2, 1 + r, 1};
+              KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", mine, g));
+              const std::vector<float> dg = {2 * r, 1};
+              KAIROS_RETURN_IF_ERROR(w.Push("dense", dg));
+              KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
+            }
+            KAIROS_RETURN_IF_ERROR(w.Pull("dense", dense[w.rank()]));
+            KAIROS_RETURN_IF_ERROR(w.Barrier());
+            return w.PullSparse("emb", keys, rows[w.rank()]);
+          })
+          .ok());
+  for (int rank = 0; rank < 2; ++rank) {
+    // BSP: each round moves by the average of {0, 1} and {2, 1}: (1, 1).
+    EXPECT_EQ(dense[rank], (std::vector<float>{-6, -6})) << rank;
+    // ASP: row 5 by 0.5 x (1, 2) from each worker each iteration; row 1000 by 0.5 x (1, 1).
+    EXPECT_EQ(rows[rank], (std::vector<float>{-6, -12, -3, -3})) << rank;
+  }
+}
+
 TEST(SparseSpecTest, InvalidDeclarationsAreRefused) {
   TableSpec t = TableSpec::Sparse("emb", 0);
   JobConfig job;

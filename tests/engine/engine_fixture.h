@@ -8,6 +8,7 @@
 #define KAIROS_TESTS_ENGINE_ENGINE_FIXTURE_H_
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -25,6 +26,13 @@
 namespace kairos::internal {
 
 inline const absl::Time kT0 = absl::UnixEpoch();
+
+// A sparse request's key frame: the keys as little-endian uint64 in a float buffer.
+inline Buffer Keys(const std::vector<uint64_t>& keys) {
+  Buffer b = Buffer::Allocate(keys.size() * 2);
+  if (!keys.empty()) std::memcpy(b.data(), keys.data(), keys.size() * sizeof(uint64_t));
+  return b;
+}
 
 // Records answers; runs lane jobs at once, or holds them until Release().
 class RecordingHost final : public EngineHost {

@@ -23,14 +23,13 @@
 #include "gtest/gtest.h"
 #include "kairos/job.h"
 #include "policy/policy.h"
+#include "tests/engine/engine_fixture.h"
 
 namespace kairos::internal {
 namespace {
 
 using ::testing::HasSubstr;
 using Kind = EngineAnswer::Kind;
-
-const absl::Time kT0 = absl::UnixEpoch();
 
 TEST(SparseRowsTest, RowsAreCreatedOnFirstTouchWithTheirInitialValues) {
   const Initializer init = Initializer::Normal(0.0f, 1.0f, 7);
@@ -65,12 +64,6 @@ TEST(SparseRowsTest, MemoryGrowsWithTheRowsHeldNotWithTheKeys) {
   const uint64_t raw = rows.rows() * 16 * sizeof(float);
   EXPECT_LT(rows.bytes(), 3 * raw);
   EXPECT_GE(rows.bytes(), raw);
-}
-
-Buffer Keys(const std::vector<uint64_t>& keys) {
-  Buffer b = Buffer::Allocate(keys.size() * 2);
-  if (!keys.empty()) std::memcpy(b.data(), keys.data(), keys.size() * sizeof(uint64_t));
-  return b;
 }
 
 // Records answers; runs lane jobs at once (checking they come on one lane per table).

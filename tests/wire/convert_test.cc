@@ -58,6 +58,7 @@ JobConfig SampleJob() {
   job.tables.push_back({"z", 1, Initializer::Zeros(), {}});
   job.tables.push_back(TableSpec::Sparse("emb", 64, Initializer::Normal(0.0f, 0.1f, 5),
                                          {"adagrad", 0.05f}));
+  job.tables.back().policy = "ssp:s=8";
   return job;
 }
 
@@ -92,6 +93,8 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(4).kind(), static_cast<int>(TableKind::kSparse));
   EXPECT_EQ(w.tables(4).row_width(), 64u);
   EXPECT_EQ(w.tables(4).size(), 0u);
+  EXPECT_EQ(w.tables(4).policy(), "ssp:s=8");
+  EXPECT_EQ(w.tables(0).policy(), "") << "the job's";
 }
 
 // A peer that sends no schedule (an empty field) means the constant one.
