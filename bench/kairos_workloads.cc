@@ -28,6 +28,7 @@ JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
   TableSpec table;
   if (settings.sparse_row_width > 0) {
     table = TableSpec::Sparse(std::string(kTable), settings.sparse_row_width);
+    table.eviction = settings.sparse_eviction;
   } else {
     table.name = std::string(kTable);
     table.size = table_floats;

@@ -51,6 +51,8 @@ struct ClusterSettings {
   // > 0: the table is sparse (TableSpec::Sparse) with rows of this many floats, and
   // `table_floats` of BenchCluster::Create must be 0 (kairos_sparse_bench).
   uint32_t sparse_row_width = 0;
+  // The sparse table's eviction (docs/sparse.md; the churn workload of kairos_sparse_bench).
+  RowEviction sparse_eviction;
   // The table's server-side optimizer (UpdaterSpec::name).
   std::string updater = "sgd";
   // ServerOptions::checkpoint_dir of every server (empty: none; the checkpoint workload).

@@ -9,6 +9,10 @@
 //   pull     PullSparseAsync of batches of distinct keys, `--window` requests in flight per
 //            worker, from S servers holding every row of the key space
 //   push     PushSparseAsync of the same batches (asp, sgd): rows updated in place
+//   churn    PushSparseAsync of batches of keys never pushed before (a stream of new ids),
+//            every row created: push_new without a bound (memory grows), push_new_evict
+//            with RowEviction::max_bytes of --evict-rows rows (least recently updated go);
+//            target: eviction costs at most 10 % of the keys/s
 //   memory   the peak resident memory of a kairos-server child process after `--memory-rows`
 //            distinct rows were pushed and pulled, against the rows' raw bytes
 //
@@ -48,7 +52,8 @@
 namespace kairos::bench {
 namespace {
 
-constexpr char kAllBenchmarks[] = "ceiling,pull,push,memory";
+constexpr char kAllBenchmarks[] = "ceiling,pull,push,churn,memory";
+constexpr double kChurnTarget = 0.9;  // push_new_evict's keys/s of push_new's, at least
 constexpr double kPullTarget = 0.25;  // of the ceiling's keys/s, at the largest batch
 constexpr int kBatchesPerRun = 64;    // distinct batches each run cycles through
 
@@ -62,6 +67,7 @@ struct Flags {
   int window = 4;
   double seconds = 1.0;
   double warmup = 0.25;
+  std::string evict_rows = "256K";
   std::string memory_rows = "1M";
   std::vector<uint32_t> memory_widths = {16, 64};
   std::string memory_updater = "sgd";
@@ -93,6 +99,9 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--window", f.window, "Requests each worker keeps in flight")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  app.add_option("--evict-rows", f.evict_rows,
+                 "The churn workload's bound: RowEviction::max_bytes of this many rows per server")
+      ->capture_default_str();
   AddBudgetOptions(app, f.seconds, f.warmup);
   app.add_option("--memory-rows", f.memory_rows, "Distinct rows the memory workload pushes")
       ->capture_default_str();
@@ -109,7 +118,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   AddCsvOption(app, f.csv);
   app.add_flag("--quick", f.quick,
                "Smoke run: 0.1 s budgets, width 16, batches 16K, a 64K key space, 64K rows of "
-               "memory (flags given explicitly still win)");
+               "memory, a churn bound of 16K rows (flags given explicitly still win)");
 }
 
 // --quick: small budgets, except where a flag was given explicitly.
@@ -120,6 +129,7 @@ void ApplyQuick(const CLI::App& app, Flags& f) {
   if (app.count("--key-space") == 0) f.key_space = "64K";
   ApplyQuickBudget(app, f.seconds, f.warmup);
   if (app.count("--memory-rows") == 0) f.memory_rows = "64K";
+  if (app.count("--evict-rows") == 0) f.evict_rows = "16K";
   if (app.count("--memory-widths") == 0) f.memory_widths = {16};
 }
 
@@ -128,6 +138,7 @@ struct Plan {
   std::vector<uint32_t> batches;
   uint64_t key_space = 0;
   uint64_t memory_rows = 0;
+  uint64_t evict_rows = 0;
   Budget budget;
 };
 
@@ -146,6 +157,7 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
   KAIROS_ASSIGN_OR_RETURN(p.benchmarks, ParseBenchmarks(f.benchmarks, kAllBenchmarks));
   KAIROS_ASSIGN_OR_RETURN(p.key_space, ParseCount("--key-space", f.key_space));
   KAIROS_ASSIGN_OR_RETURN(p.memory_rows, ParseCount("--memory-rows", f.memory_rows));
+  KAIROS_ASSIGN_OR_RETURN(p.evict_rows, ParseCount("--evict-rows", f.evict_rows));
   for (const std::string& b : f.batches) {
     KAIROS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("--batches", b));
     // The library takes at most kMaxSparseKeys keys per call; the batch's keys are distinct.
@@ -250,6 +262,7 @@ class Runner {
       if (b == "ceiling") Ceiling();
       if (b == "pull") Kairos(SparseOp::kPull);
       if (b == "push") Kairos(SparseOp::kPush);
+      if (b == "churn") Churn();
       if (b == "memory") Memory();
     }
     return ok_;
@@ -288,6 +301,73 @@ class Runner {
     }
   }
 
+  // push_new without a bound, then with one, per width and batch; the second line's
+  // "ceiling" column is its share of the first's keys/s.
+  void Churn() {
+    for (const uint32_t width : flags_.widths) {
+      // What a row of sgd costs (SparseTableStats::bytes_per_row): values, step and clock,
+      // two hash-map slots.
+      const uint64_t per_row = uint64_t{width} * sizeof(float) + 16 + 2 * (16 + 1);
+      for (const uint32_t batch : plan_.batches) {
+        std::optional<double> unbounded;
+        for (const bool evict : {false, true}) {
+          ClusterSettings settings;
+          settings.sparse_row_width = width;
+          if (evict) settings.sparse_eviction.max_bytes = plan_.evict_rows * per_row;
+          const std::string name = evict ? "push_new_evict" : "push_new";
+          std::optional<KeyThroughput> t = RunOnce(SparseOp::kPushNew, width, batch, settings,
+                                                   /*populate=*/false, name);
+          if (!t.has_value()) break;
+          Line l = KairosLine(name, width, batch, *t);
+          if (!evict) unbounded = t->keys_per_s;
+          if (evict && unbounded.has_value() && *unbounded > 0) {
+            l.ceiling_ratio = t->keys_per_s / *unbounded;
+          }
+          out_.Add(l);
+        }
+      }
+    }
+  }
+
+  // One cluster, one measured run of `op` with `batch` keys per request; nullopt (and a
+  // failure recorded) when it fails.
+  std::optional<KeyThroughput> RunOnce(SparseOp op, uint32_t width, uint32_t batch,
+                                       const ClusterSettings& settings, bool populate,
+                                       const std::string& name) {
+    const std::string what = absl::StrFormat("%s width %d batch %d S=%d W=%d", name, width, batch,
+                                             flags_.servers, flags_.workers);
+    absl::StatusOr<std::unique_ptr<BenchCluster>> cluster =
+        BenchCluster::Create(flags_.servers, flags_.workers, 0, settings);
+    if (!cluster.ok()) {
+      Fail(what, cluster.status());
+      return std::nullopt;
+    }
+    if (populate) {
+      if (absl::Status s = PopulateSparseTable(**cluster, width, plan_.key_space); !s.ok()) {
+        Fail(what, s);
+        return std::nullopt;
+      }
+    }
+    absl::StatusOr<KeyThroughput> t =
+        RunSparsePipelined(**cluster, op, width, Batches(batch), flags_.window, plan_.budget);
+    if (!t.ok()) Fail(what, t.status());
+    if (absl::Status s = (*cluster)->Shutdown(); !s.ok()) Fail(what, s);
+    return t.ok() ? std::optional<KeyThroughput>(*t) : std::nullopt;
+  }
+
+  Line KairosLine(const std::string& name, uint32_t width, uint32_t batch,
+                  const KeyThroughput& t) const {
+    Line l;
+    l.workload = name;
+    l.width = width;
+    l.batch = batch;
+    l.servers = flags_.servers;
+    l.workers = flags_.workers;
+    l.window = flags_.window;
+    l.throughput = t;
+    return l;
+  }
+
   void Kairos(SparseOp op) {
     for (const uint32_t width : flags_.widths) {
       ClusterSettings settings;
@@ -311,14 +391,7 @@ class Runner {
           Fail(absl::StrCat(what, " batch ", batch), t.status());
           break;
         }
-        Line l;
-        l.workload = SparseOpName(op);
-        l.width = width;
-        l.batch = batch;
-        l.servers = flags_.servers;
-        l.workers = flags_.workers;
-        l.window = flags_.window;
-        l.throughput = *t;
+        Line l = KairosLine(SparseOpName(op), width, batch, *t);
         if (auto c = ceilings_.find({op, width, batch}); c != ceilings_.end() && c->second > 0) {
           l.ceiling_ratio = t->keys_per_s / c->second;
         }
@@ -363,6 +436,13 @@ void PrintTargets(const Output& out, const Plan& plan, const Flags& flags) {
           l.batch, l.width, l.servers, l.workers, 100 * kPullTarget, 100 * *l.ceiling_ratio,
           *l.ceiling_ratio >= kPullTarget ? "PASS" : "FAIL");
     }
+    if (l.workload == "push_new_evict" && l.ceiling_ratio.has_value()) {
+      std::cout << absl::StrFormat(
+          "  push_new_evict %d keys width %d S=%d W=%d >= %.0f%% of push_new's keys/s: %.1f%%  "
+          "%s\n",
+          l.batch, l.width, l.servers, l.workers, 100 * kChurnTarget, 100 * *l.ceiling_ratio,
+          *l.ceiling_ratio >= kChurnTarget ? "PASS" : "FAIL");
+    }
     if (l.memory.has_value()) {
       const SparseMemoryFigures& m = *l.memory;
       std::cout << absl::StrFormat(
@@ -384,6 +464,9 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
       absl::StrFormat("Job:        %d server(s), %d worker(s), %d requests in flight each, "
                       "asp, sgd; tcp://127.0.0.1, a ZeroMQ context per node",
                       f.servers, f.workers, f.window),
+      absl::StrFormat("Churn:      new keys every request; bound of %d rows per server "
+                      "(least recently updated go)",
+                      p.evict_rows),
       absl::StrFormat("Budget:     %.2f s measured after %.2f s warm-up", f.seconds, f.warmup),
       absl::StrFormat("Memory:     %d rows of widths %s, updater %s, in %s", p.memory_rows,
                       absl::StrJoin(f.memory_widths, ","), f.memory_updater, f.server_binary),

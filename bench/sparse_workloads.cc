@@ -83,9 +83,19 @@ void SparseLoop(Worker& worker, SparseOp op, uint32_t width,
     in_flight.pop_front();
     tally.Complete(s, keys, measure_begin, end);
   };
+  std::vector<std::vector<uint64_t>> fresh(static_cast<std::size_t>(window));
   for (uint64_t issued = 0; SteadyClock::now() < end && tally.status.ok(); ++issued) {
     if (in_flight.size() == static_cast<std::size_t>(window)) complete_oldest();
-    const std::vector<uint64_t>& keys = batches[(first + issued) % batches.size()];
+    const std::vector<uint64_t>* batch = &batches[(first + issued) % batches.size()];
+    if (op == SparseOp::kPushNew) {
+      // Request n of worker w: the batch's keys plus (n x workers + w) x 2^40, new keys.
+      std::vector<uint64_t>& keys = fresh[issued % window];
+      const uint64_t shift = (issued * 64 + first) << 40;
+      keys.resize(batch->size());
+      for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = (*batch)[i] + shift;
+      batch = &keys;
+    }
+    const std::vector<uint64_t>& keys = *batch;
     std::vector<float>& slot = slots[issued % window];
     const std::span<float> rows(slot.data(), keys.size() * width);
     if (op == SparseOp::kPull) {
@@ -117,7 +127,9 @@ std::vector<std::vector<uint64_t>> MakeKeyBatches(uint64_t key_space, uint32_t b
   return batches;
 }
 
-const char* SparseOpName(SparseOp op) { return op == SparseOp::kPush ? "push" : "pull"; }
+const char* SparseOpName(SparseOp op) {
+  return op == SparseOp::kPush ? "push" : op == SparseOp::kPull ? "pull" : "push_new";
+}
 
 KeyThroughput RunLocalCeiling(SparseOp op, uint32_t width, uint64_t key_space,
                               const std::vector<std::vector<uint64_t>>& batches,

@@ -29,7 +29,9 @@ inline uint64_t SparseKey(uint64_t index) { return index * 0x9E3779B97F4A7C15ull
 std::vector<std::vector<uint64_t>> MakeKeyBatches(uint64_t key_space, uint32_t batch, int count,
                                                   uint64_t seed);
 
-enum class SparseOp { kPush, kPull };
+// kPushNew: pushes of keys no request used before (each request's batch shifted by its
+// number), so every row is created: a stream of new ids, as RowEviction is for.
+enum class SparseOp { kPush, kPull, kPushNew };
 const char* SparseOpName(SparseOp op);
 
 // Keys per second (and the process's CPU time per key) of a measured interval.

@@ -7,6 +7,7 @@
 #define KAIROS_METRICS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -71,6 +72,21 @@ struct PushRecord {
   double value_staleness = 0.0;   // ||D_i|| under VSGD weighting, else 0
   float scale = 0.0f;             // the multiplier it was applied with (0 if dropped)
   bool dropped = false;           // dropped as too stale (SaPS)
+};
+
+// One sparse table's rows on one shard (docs/sparse.md, "Admission and eviction").
+struct SparseTableStats {
+  std::string table;
+  uint64_t rows = 0;           // rows held now
+  uint64_t bytes = 0;          // rows x bytes_per_row: what RowEviction::max_bytes bounds
+  uint64_t bytes_per_row = 0;  // values, optimizer state, step, clock, index slots
+  uint64_t rows_created = 0;   // rows admission created (removed ones included)
+  // Pushed rows of keys without a row that admission refused: counted, not applied.
+  uint64_t pushes_unadmitted = 0;
+  // Rows removed, by EvictionReason: idle, small norm, over the byte bound.
+  uint64_t evicted_idle = 0;
+  uint64_t evicted_norm = 0;
+  uint64_t evicted_budget = 0;
 };
 
 // Messages a node refused, by reason. Each reason answers with its own status code

@@ -9,6 +9,7 @@
 #define KAIROS_OPTIONS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,11 @@ struct ServerOptions : JoinOptions {
   // momentum, nesterov, adagrad, adam, adamw, add, ftrl; docs/optimizers.md). A name the factory
   // does not know makes the server refuse the job at start with the factory's error.
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
+  // Called with the keys of the sparse-table rows this server removes (RowEviction,
+  // docs/sparse.md), on the thread that removed them (the table's apply lane): must be
+  // thread-safe, quick, and must not call into the server. Empty (default): not called; the
+  // removals are counted in ServerStats::sparse_tables either way.
+  std::function<void(const EvictedRows&)> on_evicted;
 
   // Limits on what workers may ask of this server (docs/wire_format.md). A request past
   // one is refused with its own status and counted in ServerStats::refused; the server

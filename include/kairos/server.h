@@ -40,6 +40,8 @@ struct ServerStats {
   // key index); they grow with the rows pushed, never with the key space.
   uint64_t sparse_rows = 0;
   uint64_t sparse_bytes = 0;
+  // Each sparse table's rows, admissions and removals on this shard, in table order.
+  std::vector<SparseTableStats> sparse_tables;
   // Requests refused, by reason (docs/wire_format.md).
   RefusalCounts refused;
   // Connections to this server refused at the security handshake: a client without the

@@ -8,7 +8,9 @@
 #define KAIROS_TABLE_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace kairos {
@@ -82,6 +84,61 @@ enum class NonFinitePolicy {
 // with the rows pushed, not with the key space.
 enum class TableKind { kDense = 0, kSparse = 1 };
 
+// Which new keys of a sparse table get a row (docs/sparse.md, "Admission and eviction").
+// The defaults admit every key at its first push. A key without a row costs no row: its
+// pushes are counted (SparseTableStats::pushes_unadmitted), not applied, and its pulls read
+// its initial values (or zeros) without creating one.
+struct RowAdmission {
+  // A key gets a row at its min_count-th pushed row, counted in a counting filter of
+  // `filter_slots` one-byte counters per table and shard (a few bytes per key, shared by
+  // colliding keys, so a key may be admitted early, never late). 0 or 1: at the first push;
+  // at most 255.
+  uint32_t min_count = 0;
+  // Each push of a key without a row creates it with this probability, in (0, 1]; the draws
+  // are a fixed sequence per table and shard (reproducible). Applies after min_count.
+  float probability = 1.0f;
+  // Counters of min_count's filter, 1..2^30 (1 MiB by default; none when min_count <= 1).
+  uint32_t filter_slots = uint32_t{1} << 20;
+  // A pull of a key without a row reads its initial values (true) or zeros (false).
+  bool read_initial = true;
+  friend bool operator==(const RowAdmission&, const RowAdmission&) = default;
+};
+
+// Which rows of a sparse table a shard removes (docs/sparse.md, "Admission and eviction"). A
+// removed row's values, optimizer state and update count go together; a later push of its
+// key goes through admission again. Removal runs on the table's lane in order with its
+// updates and reads, and the removed keys are reported (ServerOptions::on_evicted) and
+// counted (SparseTableStats). The defaults remove nothing.
+struct RowEviction {
+  // Rows not updated while the slowest active worker advanced more than this many clocks
+  // are removed at a sweep. 0: never.
+  int64_t max_idle_clocks = 0;
+  // Rows whose L2 norm is below this are removed at a sweep. 0: never.
+  float min_norm = 0.0f;
+  // A sweep (idle, norm) runs whenever the slowest active worker's clock has advanced by
+  // this many clocks since the last one; >= 1.
+  int64_t sweep_every = 1;
+  // Bytes the table's rows may take on one shard (rows x SparseTableStats::bytes_per_row);
+  // when a push takes them past it, rows are removed down to 90 % of it, the least recently
+  // updated first (kLeastRecent), or the least often updated (kLeastFrequent). 0: no bound.
+  uint64_t max_bytes = 0;
+  enum class Order { kLeastRecent = 0, kLeastFrequent = 1 };
+  Order order = Order::kLeastRecent;
+  friend bool operator==(const RowEviction&, const RowEviction&) = default;
+};
+
+// Why rows were removed (RowEviction).
+enum class EvictionReason { kIdle = 0, kNorm = 1, kBudget = 2 };
+
+// Rows one shard removed at once, for ServerOptions::on_evicted. The views are valid during
+// the call only.
+struct EvictedRows {
+  std::string_view table;
+  int shard = 0;
+  EvictionReason reason = EvictionReason::kIdle;
+  std::span<const uint64_t> keys;
+};
+
 struct TableSpec {
   std::string name;       // unique within the job; 1..128 printable characters
   // Dense: number of float32 elements, 1..kMaxTableElements (job.h). Sparse: 0 (every
@@ -99,6 +156,9 @@ struct TableSpec {
   // the job's. It may not name a pull schedule or a straggler policy: those act on whole
   // workers and are the job's.
   std::string policy{};
+  // Sparse: which keys get a row, and which rows are removed. Dense: the defaults.
+  RowAdmission admission{};
+  RowEviction eviction{};
 
   // A sparse table of rows of `row_width` floats.
   static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},

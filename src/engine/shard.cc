@@ -67,30 +67,80 @@ void ShardTable::ApplyMany(ShardChunk& c, uint64_t offset,
   updater->ApplyMany(c.values.span().subspan(at, n), StateOf(c, at, n), updates);
 }
 
+namespace {
+
+// Rows of `keys` that a push creates, marked for the loop that applies them.
+constexpr int64_t kCreate = -1;
+constexpr int64_t kRefused = -2;
+
+}  // namespace
+
+// Whether a key without a row gets one now, counting `times` more pushed rows of it.
+bool ShardTable::AdmitRow(uint64_t key, uint32_t times) {
+  SparseShard& s = *sparse;
+  if (s.admitter != nullptr && !s.admitter->Admit(key, times)) {
+    s.unadmitted.fetch_add(times, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void ShardTable::RemoveRows(EvictionReason reason, const std::vector<uint64_t>& keys) {
+  if (keys.empty()) return;
+  SparseShard& s = *sparse;
+  for (uint64_t key : keys) s.rows.Erase(key);
+  s.evicted[static_cast<int>(reason)].fetch_add(keys.size(), std::memory_order_relaxed);
+  if (s.on_evicted) s.on_evicted(reason, keys);
+}
+
+void ShardTable::SweepRows(int64_t min_clock) {
+  try {
+    for (EvictionReason reason : {EvictionReason::kIdle, EvictionReason::kNorm}) {
+      RemoveRows(reason, SweepKeys(sparse->rows, spec.eviction, reason, min_clock));
+    }
+  } catch (const std::bad_alloc&) {
+    // Out of memory for the list of keys: the rows stay until the next sweep.
+  }
+}
+
 absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
                                      float step_scale, int64_t t, uint64_t room) {
   SparseRows& held = sparse->rows;
   const uint32_t w = held.width();
   const std::size_t n = KeyCount(keys);
-  if (room != UINT64_MAX) {
+  try {
+    // Each key's slot, or whether admission creates its row (or refuses it).
+    std::vector<int64_t> slots(n);
     uint64_t fresh = 0;
-    for (std::size_t i = 0; i < n; ++i) fresh += held.Find(KeyAt(keys, i)) < 0 ? 1 : 0;
-    if (fresh > 0 && SaturatingMul(fresh, held.bytes_per_row()) > room) {
+    for (std::size_t i = 0; i < n; ++i) {
+      slots[i] = held.Find(KeyAt(keys, i));
+      if (slots[i] >= 0) continue;
+      slots[i] = AdmitRow(KeyAt(keys, i), 1) ? kCreate : kRefused;
+      fresh += slots[i] == kCreate ? 1 : 0;
+    }
+    if (room != UINT64_MAX && fresh > 0 && SaturatingMul(fresh, held.bytes_per_row()) > room) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "table '%s': %d new rows (about %d bytes) do not fit the %d bytes the shard's "
           "memory budget leaves for sparse rows (ServerOptions::memory_budget_bytes); "
           "nothing was applied",
           spec.name, fresh, SaturatingMul(fresh, held.bytes_per_row()), room));
     }
-  }
-  try {
     for (std::size_t i = 0; i < n; ++i) {
-      const uint32_t slot = held.FindOrCreate(KeyAt(keys, i), spec.init);
+      if (slots[i] == kRefused) continue;
+      uint32_t slot;
+      if (slots[i] == kCreate) {
+        slot = held.FindOrCreate(KeyAt(keys, i), spec.init);
+        sparse->created.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        slot = static_cast<uint32_t>(slots[i]);
+      }
       const uint64_t step = ++held.step(slot);
+      held.Touch(slot, t);
       const Updater::Update u = MakeUpdate(
           sparse->lane, std::span<const float>(rows.data() + i * w, w), 1.0f, step_scale, t, step);
       updater->Apply(held.values(slot), held.state(slot), u);
     }
+    RemoveRows(EvictionReason::kBudget, OverBudgetKeys(held, spec.eviction));
   } catch (const std::exception& e) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "table '%s': cannot hold more rows (%d held): %s", spec.name, held.rows(), e.what()));
@@ -103,14 +153,23 @@ absl::Status ShardTable::ApplyBucket(const SparseBucket& bucket, int64_t round) 
   const uint32_t w = held.width();
   try {
     for (std::size_t j = 0; j < bucket.keys.size(); ++j) {
-      const uint32_t slot = held.FindOrCreate(bucket.keys[j], spec.init);
+      int64_t found = held.Find(bucket.keys[j]);
+      if (found < 0) {
+        // Each worker that pushed the row counts once (its pushes were summed).
+        if (!AdmitRow(bucket.keys[j], static_cast<uint32_t>(bucket.workers[j].size()))) continue;
+        found = held.FindOrCreate(bucket.keys[j], spec.init);
+        sparse->created.fetch_add(1, std::memory_order_relaxed);
+      }
+      const uint32_t slot = static_cast<uint32_t>(found);
       const uint64_t step = ++held.step(slot);
+      held.Touch(slot, round);
       const float divisor = static_cast<float>(bucket.workers[j].size());
       const Updater::Update u = MakeUpdate(
           sparse->lane, std::span<const float>(bucket.sums.data() + j * w, w),
           divisor > 0 ? 1.0f / divisor : 1.0f, 1.0f, round, step);
       updater->Apply(held.values(slot), held.state(slot), u);
     }
+    RemoveRows(EvictionReason::kBudget, OverBudgetKeys(held, spec.eviction));
   } catch (const std::exception& e) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "table '%s': cannot hold more rows (%d held): %s", spec.name, held.rows(), e.what()));
@@ -129,8 +188,10 @@ Buffer ShardTable::ReadSparse(const Buffer& keys) const {
     if (const int64_t slot = held.Find(key); slot >= 0) {
       const std::span<const float> v = held.values(static_cast<uint32_t>(slot));
       std::copy(v.begin(), v.end(), row.begin());
-    } else {
+    } else if (spec.admission.read_initial) {
       FillSparseRow(spec.init, key, row);
+    } else {
+      std::fill(row.begin(), row.end(), 0.0f);
     }
   }
   return out;
@@ -326,7 +387,13 @@ absl::StatusOr<std::unique_ptr<Shard>> Shard::CreateOrThrow(const JobConfig& job
     t.drift_bound = spec->weighting.value_mode == policy::WeightingSpec::ValueMode::kBound;
     if (ts.sparse()) {
       t.track_drift = false;  // VSGD is refused for sparse tables (TablePolicies)
-      t.sparse = std::make_unique<SparseShard>(ts.row_width, t.updater->state_per_element());
+      t.sparse = std::make_unique<SparseShard>(ts.row_width, t.updater->state_per_element(),
+                                               !(ts.eviction == RowEviction{}));
+      if (RowAdmitter::Needed(ts.admission)) {
+        // The draws differ per table and shard, and are the same at every run.
+        t.sparse->admitter = std::make_unique<RowAdmitter>(
+            ts.admission, (uint64_t{id} << 32) ^ static_cast<uint64_t>(shard));
+      }
       ShardChunk& lane = t.sparse->lane;
       lane.key = (uint64_t{id} << 32) | 0xffffffffu;  // no dense chunk has this index
       lane.learning_rate = ts.updater.learning_rate;

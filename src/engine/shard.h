@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/partition.h"
+#include "engine/row_policy.h"
 #include "engine/sparse_rows.h"
 #include "kairos/buffer.h"
 #include "kairos/job.h"
@@ -129,11 +130,21 @@ struct ShardChunk {
 // aggregation, weighting, learning rate) and of the float work: every row of the table on
 // this shard is worked on that chunk's lane, in the order decided. No values in it.
 struct SparseShard {
-  SparseShard(uint32_t width, std::size_t state_per_element) : rows(width, state_per_element) {}
+  SparseShard(uint32_t width, std::size_t state_per_element, bool track)
+      : rows(width, state_per_element, track) {}
   SparseRows rows;
   ShardChunk lane;
   // BSP's round sums by round, each touched on the lane (created on the engine's thread).
   std::map<int64_t, std::shared_ptr<SparseBucket>> buckets;
+  // Admission (null: every key at its first push) and eviction (docs/sparse.md), on the
+  // lane; where removed keys are reported (may be empty).
+  std::unique_ptr<RowAdmitter> admitter;
+  std::function<void(EvictionReason, std::span<const uint64_t>)> on_evicted;
+  // The clock at which the next sweep is due (the engine's thread).
+  int64_t next_sweep = 0;
+  // Counted on the lane, read from any thread (SparseTableStats).
+  std::atomic<uint64_t> created{0}, unadmitted{0};
+  std::atomic<uint64_t> evicted[3] = {0, 0, 0};  // by EvictionReason
 };
 
 struct ShardTable {
@@ -147,17 +158,27 @@ struct ShardTable {
   std::unique_ptr<SparseShard> sparse;  // sparse tables only
 
   // Sparse: applies row i of `rows` (keys x width) to row KeyAt(keys, i), each row created
-  // on first touch, its step count advanced: one Updater::Update per row, with the policy's
-  // factors and the schedule at `t`. Where the lane's work runs. ResourceExhausted when the
-  // rows cannot be allocated (the rows before the failing one are applied).
+  // on first touch if admission lets it (else the row is counted, not applied), its step
+  // count advanced and touched at `t`: one Updater::Update per row, with the policy's
+  // factors and the schedule at `t`; then rows over the table's byte bound are removed.
+  // Where the lane's work runs. ResourceExhausted when the rows cannot be allocated (the
+  // rows before the failing one are applied).
   // `room`: the bytes new rows may take; a push whose new rows would take more is refused
   // ResourceExhausted before anything is applied.
   absl::Status ApplySparse(const Buffer& keys, const Buffer& rows, float step_scale, int64_t t,
                            uint64_t room = UINT64_MAX);
   // Sparse: applies a round's sums, row j with gradient scale 1 / its distinct workers.
   absl::Status ApplyBucket(const SparseBucket& bucket, int64_t round);
-  // Sparse: the rows of `keys` (keys x width); a row not held yet reads as its initial
-  // values (a pull creates nothing).
+  // Sparse: removes the rows a sweep at `min_clock` finds idle or small (RowEviction),
+  // reports and counts them. Where the lane's work runs.
+  void SweepRows(int64_t min_clock);
+  // Sparse: whether admission gives a key without a row one now, counting `times` more
+  // pushed rows of it (refused ones are counted in SparseShard::unadmitted).
+  bool AdmitRow(uint64_t key, uint32_t times);
+  // Sparse: removes the rows of `keys` for `reason`, counts and reports them.
+  void RemoveRows(EvictionReason reason, const std::vector<uint64_t>& keys);
+  // Sparse: the rows of `keys` (keys x width); a row not held reads as its initial values
+  // (or zeros: RowAdmission::read_initial); a pull creates nothing.
   Buffer ReadSparse(const Buffer& keys) const;
 
   // Elements [offset, offset + length) of chunk `c`, for reading.

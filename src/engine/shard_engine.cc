@@ -100,7 +100,21 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
     e->waiting_of_rank_.assign(num_workers, 0);
     for (ShardTable& t : e->shard_->tables()) {
       for (ShardChunk& c : t.chunks) c.ResetReads(num_workers);
-      if (t.sparse) t.sparse->lane.ResetReads(num_workers);
+      if (!t.sparse) continue;
+      t.sparse->lane.ResetReads(num_workers);
+      t.sparse->next_sweep = t.spec.eviction.sweep_every;
+      // Admission counts and the rows' clocks are not in a snapshot: no rebase.
+      const RowEviction& ev = t.spec.eviction;
+      if (t.sparse->admitter != nullptr || ev.max_idle_clocks > 0 || ev.min_norm > 0 ||
+          ev.max_bytes > 0) {
+        e->clock_only_policy_ = false;
+      }
+      if (options.on_evicted) {
+        t.sparse->on_evicted = [report = options.on_evicted, name = t.spec.name, shard](
+                                   EvictionReason reason, std::span<const uint64_t> keys) {
+          report(EvictedRows{name, shard, reason, keys});
+        };
+      }
     }
     absl::MutexLock lock(&e->metrics_mu_);
     e->metrics_.resize(num_workers);
@@ -496,6 +510,18 @@ void ShardEngine::ApplyReadySparse(ShardTable& t) {
                 (void)t.ApplyBucket(*bucket, round);
               });
             });
+}
+
+void ShardEngine::SweepSparse() {
+  const policy::Tick min = clocks().MinActiveClock();
+  if (min == policy::kUnbounded) return;
+  for (ShardTable& t : shard_->tables()) {
+    if (!t.sparse || min < t.sparse->next_sweep) continue;
+    const RowEviction& ev = t.spec.eviction;
+    if (ev.max_idle_clocks <= 0 && !(ev.min_norm > 0)) continue;
+    t.sparse->next_sweep = min + ev.sweep_every;
+    work_->RunInOrder(t, t.sparse->lane, [&t, min] { t.SweepRows(min); });
+  }
 }
 
 void ShardEngine::OnPullSparse(const EngineRequest& r, absl::Time now) {

@@ -133,6 +133,9 @@ struct EngineOptions {
   uint64_t sparse_budget_bytes = 0;
   // Pushes kept per worker in WorkerMetrics::push_log (0: none).
   int push_log_size = 0;
+  // Where the rows sparse tables remove are reported (RowEviction; may be empty), on the
+  // table's lane.
+  std::function<void(const EvictedRows&)> on_evicted;
   UpdaterFactory updater_factory = MakeBuiltinUpdater;
 };
 
@@ -140,6 +143,7 @@ struct EngineOptions {
 struct EngineCounters {
   uint64_t pushes = 0, pulls = 0, bytes_in = 0, bytes_out = 0, version = 0, coalesced = 0;
   uint64_t sparse_rows = 0, sparse_bytes = 0;
+  std::vector<SparseTableStats> sparse_tables;  // by table, sparse ones only
 };
 
 class ShardEngine {
@@ -281,6 +285,9 @@ class ShardEngine {
   // A sparse request's table, keys and rows checked; refused (and null) otherwise.
   ShardTable* LocateSparse(const EngineRequest& r);
   void ApplyReadySparse(ShardTable& t);
+  // After a clock: queues a sweep (RowEviction's idle and norm) on the lane of each sparse
+  // table that is due one.
+  void SweepSparse();
   bool ClockInWindow(const EngineRequest& r);
   void NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
                      float value, absl::Time now);

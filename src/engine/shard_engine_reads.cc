@@ -178,6 +178,7 @@ void ShardEngine::OnClock(const EngineRequest& r, absl::Time now) {
     wm.granted_reads = counts.granted_reads;
   }
   Reevaluate(now);
+  SweepSparse();
 }
 
 void ShardEngine::OnFinish(const EngineRequest& r, absl::Time now) {

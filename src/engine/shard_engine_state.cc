@@ -46,6 +46,21 @@ EngineCounters ShardEngine::counters() const {
   c.coalesced = work_->coalesced();
   c.sparse_rows = shard_->sparse_rows();
   c.sparse_bytes = shard_->sparse_bytes();
+  for (const ShardTable& t : shard_->tables()) {
+    if (!t.sparse) continue;
+    const SparseShard& s = *t.sparse;
+    SparseTableStats st;
+    st.table = t.spec.name;
+    st.rows = s.rows.rows();
+    st.bytes_per_row = s.rows.bytes_per_row();
+    st.bytes = st.rows * st.bytes_per_row;
+    st.rows_created = s.created.load(std::memory_order_relaxed);
+    st.pushes_unadmitted = s.unadmitted.load(std::memory_order_relaxed);
+    st.evicted_idle = s.evicted[0].load(std::memory_order_relaxed);
+    st.evicted_norm = s.evicted[1].load(std::memory_order_relaxed);
+    st.evicted_budget = s.evicted[2].load(std::memory_order_relaxed);
+    c.sparse_tables.push_back(std::move(st));
+  }
   return c;
 }
 

@@ -25,27 +25,31 @@ void FillSparseRow(const Initializer& init, uint64_t key, std::span<float> out) 
   for (std::size_t c = 0; c < out.size(); ++c) out[c] = InitialValue(init, base + c);
 }
 
-SparseRows::SparseRows(uint32_t width, std::size_t state_per_element)
+SparseRows::SparseRows(uint32_t width, std::size_t state_per_element, bool track)
     : width_(width),
       state_floats_(std::size_t{width} * state_per_element),
       stride_(width + state_floats_),
-      rows_per_block_(RowsPerBlock(stride_)) {
+      rows_per_block_(RowsPerBlock(stride_)),
+      track_(track) {
   UpdateBytes();
 }
 
 void SparseRows::UpdateBytes() {
-  const uint64_t block = uint64_t{rows_per_block_} * (stride_ * sizeof(float) + sizeof(uint64_t));
+  const uint64_t block = uint64_t{rows_per_block_} * (stride_ * sizeof(float) + sizeof(uint64_t) +
+                                                      (track_ ? sizeof(RowTrack) : 0));
   const uint64_t map = index_.capacity() * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
-  bytes_.store(blocks_.size() * block + map, std::memory_order_relaxed);
+  bytes_.store(blocks_.size() * block + map + free_.capacity() * sizeof(uint32_t),
+               std::memory_order_relaxed);
 }
 
 uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
   if (auto it = index_.find(key); it != index_.end()) return it->second;
-  if (used_ == UINT32_MAX) {
+  const bool reuse = !free_.empty();
+  if (!reuse && used_ == UINT32_MAX) {
     throw std::length_error("a shard holds at most 2^32 - 1 rows of a table");
   }
-  const uint32_t slot = used_;
-  if (slot / rows_per_block_ == blocks_.size()) {
+  const uint32_t slot = reuse ? free_.back() : used_;
+  if (!reuse && slot / rows_per_block_ == blocks_.size()) {
     // Room for the new block's pointers first (so the push_backs cannot throw), growing
     // geometrically: reserving one more each time reallocated both vectors for every block,
     // copying O(blocks^2) pointers and leaving a trail of freed arrays between the blocks
@@ -53,20 +57,40 @@ uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
     // floats with adagrad, kairos_sparse_bench).
     if (blocks_.size() == blocks_.capacity()) blocks_.reserve(2 * blocks_.size() + 1);
     if (steps_.size() == steps_.capacity()) steps_.reserve(2 * steps_.size() + 1);
+    if (track_ && tracks_.size() == tracks_.capacity()) tracks_.reserve(2 * tracks_.size() + 1);
     auto block = std::make_unique<float[]>(std::size_t{rows_per_block_} * stride_);
     auto steps = std::make_unique<uint64_t[]>(rows_per_block_);
+    auto tracks = track_ ? std::make_unique<RowTrack[]>(rows_per_block_) : nullptr;
     blocks_.push_back(std::move(block));
     steps_.push_back(std::move(steps));
+    if (track_) tracks_.push_back(std::move(tracks));
   }
   index_.emplace(key, slot);  // may throw: nothing else changed yet but a spare block
-  ++used_;
+  if (reuse) {
+    free_.pop_back();
+  } else {
+    ++used_;
+  }
   float* row = Row(slot);
   FillSparseRow(init, key, {row, width_});
   std::fill_n(row + width_, state_floats_, 0.0f);
   step(slot) = 0;
-  rows_.store(used_, std::memory_order_relaxed);
+  if (track_) Track(slot) = RowTrack{0, key};
+  rows_.store(index_.size(), std::memory_order_relaxed);
   UpdateBytes();
   return slot;
+}
+
+bool SparseRows::Erase(uint64_t key) {
+  auto it = index_.find(key);
+  if (it == index_.end()) return false;
+  if (free_.size() == free_.capacity()) free_.reserve(2 * free_.size() + 16);
+  free_.push_back(it->second);
+  if (track_) Track(it->second).touched = kFreeSlot;
+  index_.erase(it);
+  rows_.store(index_.size(), std::memory_order_relaxed);
+  UpdateBytes();
+  return true;
 }
 
 void SparseBucket::Add(int rank, const Buffer& keys, const Buffer& rows, uint32_t width,

@@ -42,7 +42,9 @@ void FillSparseRow(const Initializer& init, uint64_t key, std::span<float> out);
 
 class SparseRows {
  public:
-  SparseRows(uint32_t width, std::size_t state_per_element);
+  // `track`: keep each row's key and last update clock beside it (16 bytes a row), for
+  // eviction (touched, ForEachSlot); without it those are not available.
+  SparseRows(uint32_t width, std::size_t state_per_element, bool track = false);
 
   uint32_t width() const { return width_; }
   // The slot of `key`, or -1 when the row does not exist.
@@ -50,41 +52,69 @@ class SparseRows {
     auto it = index_.find(key);
     return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
   }
-  // The slot of `key`, created with its initial values and zero state when absent.
-  // Throws std::bad_alloc when memory runs out, and std::length_error past 2^32 - 1 rows.
+  // The slot of `key`, created with its initial values, zero state, step 0 and touched at
+  // clock 0 when absent (in a slot an erased row freed, if any). Throws std::bad_alloc when
+  // memory runs out, and std::length_error past 2^32 - 1 rows.
   uint32_t FindOrCreate(uint64_t key, const Initializer& init);
+  // Removes the row of `key` (its values, state and step): its slot is reused by the next
+  // row created. False when there is none.
+  bool Erase(uint64_t key);
 
   std::span<float> values(uint32_t slot) { return {Row(slot), width_}; }
   std::span<const float> values(uint32_t slot) const { return {Row(slot), width_}; }
   std::span<float> state(uint32_t slot) { return {Row(slot) + width_, state_floats_}; }
-  uint64_t& step(uint32_t slot) {
+  // The row's update count (Adam's step; RowEviction's frequency).
+  uint64_t& step(uint32_t slot) { return steps_[slot / rows_per_block_][slot % rows_per_block_]; }
+  uint64_t step(uint32_t slot) const {
     return steps_[slot / rows_per_block_][slot % rows_per_block_];
   }
+  // The clock of the row's last update (RowEviction's recency and idleness). Touch records
+  // it when tracking, else does nothing; touched() REQUIRES tracking.
+  bool tracking() const { return track_; }
+  void Touch(uint32_t slot, int64_t clock) {
+    if (track_) Track(slot).touched = clock;
+  }
+  int64_t touched(uint32_t slot) const { return Track(slot).touched; }
 
   // Calls f(key, slot) for every row held, in no particular order.
   template <typename F>
   void ForEach(F f) const {
     for (const auto& [key, slot] : index_) f(key, slot);
   }
-  uint64_t step(uint32_t slot) const {
-    return steps_[slot / rows_per_block_][slot % rows_per_block_];
+  // Calls f(key, slot) for every row held, in slot order: a sequential pass over the rows'
+  // bookkeeping (ForEach visits them in hash order, a cache miss each). REQUIRES tracking.
+  template <typename F>
+  void ForEachSlot(F f) const {
+    for (uint32_t slot = 0; slot < used_; ++slot) {
+      const RowTrack& t = Track(slot);
+      if (t.touched != kFreeSlot) f(t.key, slot);
+    }
   }
   std::span<const float> row_and_state(uint32_t slot) const { return {Row(slot), stride_}; }
   std::size_t stride() const { return stride_; }
 
   uint64_t rows() const { return rows_.load(std::memory_order_relaxed); }
-  // Bytes held: the blocks and the hash map's slots.
+  // Bytes held: the blocks and the hash map's slots (erased rows' slots included, until
+  // reused).
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   uint32_t rows_per_block() const { return rows_per_block_; }
   // What one more row costs, about: its share of a block and two hash-map slots.
   uint64_t bytes_per_row() const {
-    return stride_ * sizeof(float) + sizeof(uint64_t) +
+    return stride_ * sizeof(float) + sizeof(uint64_t) + (track_ ? sizeof(RowTrack) : 0) +
            2 * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
   }
 
  private:
+  static constexpr int64_t kFreeSlot = INT64_MIN;  // RowTrack::touched of an erased row
+  struct RowTrack {
+    int64_t touched = 0;
+    uint64_t key = 0;
+  };
   float* Row(uint32_t slot) const {
     return blocks_[slot / rows_per_block_].get() + (slot % rows_per_block_) * stride_;
+  }
+  RowTrack& Track(uint32_t slot) const {
+    return tracks_[slot / rows_per_block_][slot % rows_per_block_];
   }
   void UpdateBytes();
 
@@ -92,10 +122,13 @@ class SparseRows {
   const std::size_t state_floats_;  // width x state_per_element
   const std::size_t stride_;        // floats per row: values then state
   const uint32_t rows_per_block_;
+  const bool track_;
   absl::flat_hash_map<uint64_t, uint32_t> index_;
   std::vector<std::unique_ptr<float[]>> blocks_;
   std::vector<std::unique_ptr<uint64_t[]>> steps_;
-  uint32_t used_ = 0;
+  std::vector<std::unique_ptr<RowTrack[]>> tracks_;  // tracking only
+  std::vector<uint32_t> free_;                       // slots of erased rows
+  uint32_t used_ = 0;                                // slots ever handed out
   std::atomic<uint64_t> rows_{0}, bytes_{0};
 };
 

@@ -230,6 +230,38 @@ void PerWorker(PrometheusWriter& out, const ServerStats& s, const std::string& s
   }
 }
 
+// Each sparse table's rows, admissions and removals (docs/sparse.md, "Admission and
+// eviction"), labelled by shard and table.
+void PerSparseTable(PrometheusWriter& out, const ServerStats& s, const Labels& labels) {
+  if (s.sparse_tables.empty()) return;
+  const auto family = [&](std::string_view name, Type type, std::string_view help,
+                          uint64_t SparseTableStats::*field) {
+    out.Family(name, type, help);
+    for (const SparseTableStats& t : s.sparse_tables) {
+      out.Sample(name, With(labels, "table", t.table), t.*field);
+    }
+  };
+  family("kairos_sparse_table_rows", Type::kGauge, "Rows of the sparse table the shard holds.",
+         &SparseTableStats::rows);
+  family("kairos_sparse_table_bytes", Type::kGauge,
+         "Bytes of the table's rows (rows x bytes per row; what RowEviction::max_bytes bounds).",
+         &SparseTableStats::bytes);
+  family("kairos_sparse_rows_created_total", Type::kCounter,
+         "Rows of the table the shard created (admitted).", &SparseTableStats::rows_created);
+  family("kairos_sparse_pushes_unadmitted_total", Type::kCounter,
+         "Pushed rows of keys admission refused a row: counted, not applied.",
+         &SparseTableStats::pushes_unadmitted);
+  out.Family("kairos_sparse_rows_evicted_total", Type::kCounter,
+             "Rows of the table the shard removed, by reason (idle, norm, budget).");
+  for (const SparseTableStats& t : s.sparse_tables) {
+    const Labels table = With(labels, "table", t.table);
+    out.Sample("kairos_sparse_rows_evicted_total", With(table, "reason", "idle"), t.evicted_idle);
+    out.Sample("kairos_sparse_rows_evicted_total", With(table, "reason", "norm"), t.evicted_norm);
+    out.Sample("kairos_sparse_rows_evicted_total", With(table, "reason", "budget"),
+               t.evicted_budget);
+  }
+}
+
 }  // namespace
 
 void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
@@ -294,6 +326,7 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
           s.retries_answered);
   gauge("kairos_server_sparse_rows", "Rows of sparse tables the shard holds.", s.sparse_rows);
   gauge("kairos_server_sparse_bytes", "Bytes the shard's sparse rows take.", s.sparse_bytes);
+  PerSparseTable(out, s, labels);
 
   out.Family("kairos_refused_total", Type::kCounter, kRefusedHelp);
   for (const Reason& r : kServerReasons) {

@@ -54,6 +54,55 @@ absl::Status CheckInitializer(const TableSpec& t) {
   return bad("unknown kind");
 }
 
+std::string AdmissionName(const RowAdmission& a) {
+  return absl::StrFormat("(min_count %d, probability %g, filter_slots %d, read_initial %d)",
+                         a.min_count, a.probability, a.filter_slots, a.read_initial);
+}
+
+std::string EvictionName(const RowEviction& e) {
+  return absl::StrFormat(
+      "(max_idle_clocks %d, min_norm %g, sweep_every %d, max_bytes %d, order %d)",
+      e.max_idle_clocks, e.min_norm, e.sweep_every, e.max_bytes, static_cast<int>(e.order));
+}
+
+// RowAdmission and RowEviction: in range, and set only on sparse tables.
+absl::Status CheckRowPolicies(const TableSpec& t) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrFormat("table '%s': %s", t.name, why));
+  };
+  const RowAdmission& a = t.admission;
+  const RowEviction& e = t.eviction;
+  if (!t.sparse() && (!(a == RowAdmission{}) || !(e == RowEviction{}))) {
+    return bad("admission and eviction are for sparse tables; a dense table keeps the defaults");
+  }
+  if (a.min_count > 255) {
+    return bad(absl::StrFormat("admission min_count is %d; at most 255", a.min_count));
+  }
+  if (!(a.probability > 0.0f && a.probability <= 1.0f)) {
+    return bad(absl::StrFormat("admission probability %g is not in (0, 1]", a.probability));
+  }
+  if (a.filter_slots == 0 || a.filter_slots > (uint32_t{1} << 30)) {
+    return bad(
+        absl::StrFormat("admission filter_slots is %d; it must be in [1, 2^30]", a.filter_slots));
+  }
+  if (e.max_idle_clocks < 0) {
+    return bad(
+        absl::StrFormat("eviction max_idle_clocks is %d; it must be >= 0", e.max_idle_clocks));
+  }
+  if (!(std::isfinite(e.min_norm) && e.min_norm >= 0)) {
+    return bad(absl::StrFormat("eviction min_norm %g is not finite and >= 0", e.min_norm));
+  }
+  if (e.sweep_every < 1 || e.sweep_every > (int64_t{1} << 40)) {
+    return bad(
+        absl::StrFormat("eviction sweep_every is %d; it must be in [1, 2^40]", e.sweep_every));
+  }
+  if (e.order != RowEviction::Order::kLeastRecent &&
+      e.order != RowEviction::Order::kLeastFrequent) {
+    return bad(absl::StrFormat("unknown eviction order %d", static_cast<int>(e.order)));
+  }
+  return absl::OkStatus();
+}
+
 std::string NonFiniteName(NonFinitePolicy p) {
   return p == NonFinitePolicy::kRefuse ? "refuse" : p == NonFinitePolicy::kSkip ? "skip" : "?";
 }
@@ -163,6 +212,7 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': unknown non-finite policy %d", t.name, static_cast<int>(t.nonfinite)));
     }
+    if (absl::Status s = CheckRowPolicies(t); !s.ok()) return s;
     if (t.policy.size() > kMaxPolicyLength || !Printable(t.policy)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s': the policy spec must be at most %d printable characters",
@@ -235,6 +285,12 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
                                  CanonicalPolicy(b.policy) != CanonicalPolicy(a.policy))) {
       auto name = [](const std::string& p) { return p.empty() ? "the job's" : "'" + p + "'"; };
       return differs(where + " policy", name(b.policy), name(a.policy));
+    }
+    if (!(b.admission == a.admission)) {
+      return differs(where + " admission", AdmissionName(b.admission), AdmissionName(a.admission));
+    }
+    if (!(b.eviction == a.eviction)) {
+      return differs(where + " eviction", EvictionName(b.eviction), EvictionName(a.eviction));
     }
     if (b.nonfinite != a.nonfinite) {
       return differs(where + " nonfinite policy", NonFiniteName(b.nonfinite),

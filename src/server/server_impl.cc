@@ -129,6 +129,7 @@ ServerStats ServerImpl::stats() const {
     s.coalesced = c.coalesced;
     s.sparse_rows = c.sparse_rows;
     s.sparse_bytes = c.sparse_bytes;
+    s.sparse_tables = c.sparse_tables;
     s.refused += engine->refused();
     s.workers = engine->metrics();
     s.stragglers = engine->stragglers();

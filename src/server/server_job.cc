@@ -28,6 +28,7 @@ EngineOptions EngineOptionsOf(const ServerOptions& o) {
   e.max_read_wait = o.max_read_wait;
   e.push_log_size = o.push_log_size;
   e.updater_factory = o.updater_factory;
+  e.on_evicted = o.on_evicted;
   return e;
 }
 

@@ -41,6 +41,15 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_kind(static_cast<int32_t>(t.kind));
     w->set_row_width(t.row_width);
     w->set_policy(t.policy);
+    w->set_admit_min_count(t.admission.min_count);
+    w->set_admit_probability(t.admission.probability);
+    w->set_admit_filter_slots(t.admission.filter_slots);
+    w->set_admit_read_zeros(!t.admission.read_initial);
+    w->set_evict_idle_clocks(t.eviction.max_idle_clocks);
+    w->set_evict_min_norm(t.eviction.min_norm);
+    w->set_evict_sweep_every(t.eviction.sweep_every);
+    w->set_evict_max_bytes(t.eviction.max_bytes);
+    w->set_evict_order(static_cast<int32_t>(t.eviction.order));
   }
 }
 
@@ -65,6 +74,15 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.kind = static_cast<TableKind>(w.kind());
     t.row_width = w.row_width();
     t.policy = w.policy();
+    t.admission.min_count = w.admit_min_count();
+    t.admission.probability = w.admit_probability();
+    t.admission.filter_slots = w.admit_filter_slots();
+    t.admission.read_initial = !w.admit_read_zeros();
+    t.eviction.max_idle_clocks = w.evict_idle_clocks();
+    t.eviction.min_norm = w.evict_min_norm();
+    t.eviction.sweep_every = w.evict_sweep_every();
+    t.eviction.max_bytes = w.evict_max_bytes();
+    t.eviction.order = static_cast<RowEviction::Order>(w.evict_order());
     out.tables.push_back(std::move(t));
   }
   return out;

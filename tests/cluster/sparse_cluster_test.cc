@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/eigen.h"
@@ -357,6 +359,66 @@ TEST(SparsePolicyTest, AHybridJobRunsDenseUnderBspAndTheEmbeddingUnderAsp) {
     // ASP: row 5 by 0.5 x (1, 2) from each worker each iteration; row 1000 by 0.5 x (1, 1).
     EXPECT_EQ(rows[rank], (std::vector<float>{-6, -12, -3, -3})) << rank;
   }
+}
+
+// Admission and eviction through a whole job (docs/sparse.md, "Admission and eviction"):
+// a key gets its row at its second push; rows not updated for more than a clock are removed
+// at the next clock, reported to ServerOptions::on_evicted and counted per table.
+TEST(SparseRowPolicyTest, RowsAreAdmittedAtTheSecondPushAndIdleOnesRemoved) {
+  TableSpec emb = TableSpec::Sparse("emb", 2, Initializer::Zeros(), {"sgd", 1.0f});
+  emb.admission.min_count = 2;
+  emb.eviction.max_idle_clocks = 1;
+  ClusterOptions o = Options("asp", 2, 1, emb);
+  absl::Mutex mu;
+  std::set<uint64_t> evicted;
+  o.server.on_evicted = [&](const EvictedRows& e) {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(e.table, "emb");
+    EXPECT_EQ(e.reason, EvictionReason::kIdle);
+    evicted.insert(e.keys.begin(), e.keys.end());
+  };
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<uint64_t> all, hot = {1, 2, 3, 4, 5};
+  for (uint64_t k = 1; k <= 20; ++k) all.push_back(k);
+  std::vector<float> got(all.size() * 2);
+  ASSERT_TRUE((*cluster)
+                  ->Run([&](Worker& w) -> absl::Status {
+                    const std::vector<float> ones(all.size() * 2, 1.0f);
+                    KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", all, ones));  // counted only
+                    KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", all, ones));  // admitted
+                    KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
+                    for (int t = 1; t <= 3; ++t) {
+                      const std::vector<float> g(hot.size() * 2, 1.0f);
+                      KAIROS_RETURN_IF_ERROR(w.PushSparse("emb", hot, g));
+                      KAIROS_RETURN_IF_ERROR(w.AdvanceClock());
+                    }
+                    return w.PullSparse("emb", all, got);
+                  })
+                  .ok());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const float want = all[i] <= 5 ? -4.0f : 0.0f;  // hot: 4 updates; idle: removed
+    EXPECT_EQ(got[2 * i], want) << all[i];
+    EXPECT_EQ(got[2 * i + 1], want) << all[i];
+  }
+  SparseTableStats sum;
+  for (int srv = 0; srv < 2; ++srv) {
+    const ServerStats s = (*cluster)->server_stats(srv);
+    ASSERT_EQ(s.sparse_tables.size(), 1u);
+    EXPECT_EQ(s.sparse_tables[0].table, "emb");
+    sum.rows += s.sparse_tables[0].rows;
+    sum.rows_created += s.sparse_tables[0].rows_created;
+    sum.pushes_unadmitted += s.sparse_tables[0].pushes_unadmitted;
+    sum.evicted_idle += s.sparse_tables[0].evicted_idle;
+  }
+  EXPECT_EQ(sum.rows, 5u);
+  EXPECT_EQ(sum.rows_created, 20u);
+  EXPECT_EQ(sum.pushes_unadmitted, 20u);
+  EXPECT_EQ(sum.evicted_idle, 15u);
+  absl::MutexLock lock(&mu);
+  std::set<uint64_t> idle;
+  for (uint64_t k = 6; k <= 20; ++k) idle.insert(k);
+  EXPECT_EQ(evicted, idle);
 }
 
 TEST(SparseSpecTest, InvalidDeclarationsAreRefused) {

@@ -213,6 +213,16 @@ ServerStats SampleServerStats() {
     s.workers.push_back(w);
   }
   s.stragglers = {1};
+  SparseTableStats emb;
+  emb.table = "emb";
+  emb.rows = 4;
+  emb.bytes = 512;
+  emb.rows_created = 9;
+  emb.pushes_unadmitted = 11;
+  emb.evicted_idle = 2;
+  emb.evicted_norm = 1;
+  emb.evicted_budget = 2;
+  s.sparse_tables.push_back(emb);
   return s;
 }
 
@@ -235,6 +245,14 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_server_coalesced_pushes_total{shard=\"1\"}"), "3");
   EXPECT_EQ(at("kairos_server_sparse_rows{shard=\"1\"}"), "4");
   EXPECT_EQ(at("kairos_server_sparse_bytes{shard=\"1\"}"), "512");
+  EXPECT_EQ(at("kairos_sparse_table_rows{shard=\"1\",table=\"emb\"}"), "4");
+  EXPECT_EQ(at("kairos_sparse_table_bytes{shard=\"1\",table=\"emb\"}"), "512");
+  EXPECT_EQ(at("kairos_sparse_rows_created_total{shard=\"1\",table=\"emb\"}"), "9");
+  EXPECT_EQ(at("kairos_sparse_pushes_unadmitted_total{shard=\"1\",table=\"emb\"}"), "11");
+  EXPECT_EQ(at("kairos_sparse_rows_evicted_total{shard=\"1\",table=\"emb\",reason=\"idle\"}"), "2");
+  EXPECT_EQ(at("kairos_sparse_rows_evicted_total{shard=\"1\",table=\"emb\",reason=\"norm\"}"), "1");
+  EXPECT_EQ(at("kairos_sparse_rows_evicted_total{shard=\"1\",table=\"emb\",reason=\"budget\"}"),
+            "2");
   EXPECT_EQ(at("kairos_refused_total{shard=\"1\",reason=\"bad_clock\"}"), "2");
   EXPECT_EQ(at("kairos_refused_total{shard=\"1\",reason=\"duplicates\"}"), "1");
   EXPECT_EQ(at("kairos_refused_total{shard=\"1\",reason=\"malformed\"}"), "0");
@@ -289,9 +307,10 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_log_rebases_total{shard=\"1\"}"), "0");
   EXPECT_EQ(at("kairos_retries_answered_total{shard=\"1\"}"), "0");
   // 10 shard counters and gauges, 3 checkpoint counters, 7 update-log counters, 12 refusal
-  // reasons, waits capped, handshakes; 12 per-worker families and 3 histograms (17 bounds,
-  // +Inf, _sum, _count) for each of 2 workers.
-  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 2 * (12 + 3 * 20));
+  // reasons, waits capped, handshakes; 4 sparse-table families and 3 eviction reasons for
+  // the one sparse table; 12 per-worker families and 3 histograms (17 bounds, +Inf, _sum,
+  // _count) for each of 2 workers.
+  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 4 + 3 + 2 * (12 + 3 * 20));
 }
 
 TEST(PrometheusTest, CheckpointClocksOnceThereAreAny) {

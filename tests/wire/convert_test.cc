@@ -59,6 +59,8 @@ JobConfig SampleJob() {
   job.tables.push_back(TableSpec::Sparse("emb", 64, Initializer::Normal(0.0f, 0.1f, 5),
                                          {"adagrad", 0.05f}));
   job.tables.back().policy = "ssp:s=8";
+  job.tables.back().admission = {3, 0.5f, 4096, false};
+  job.tables.back().eviction = {10, 0.25f, 2, 1 << 20, RowEviction::Order::kLeastFrequent};
   return job;
 }
 
@@ -95,6 +97,16 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(4).size(), 0u);
   EXPECT_EQ(w.tables(4).policy(), "ssp:s=8");
   EXPECT_EQ(w.tables(0).policy(), "") << "the job's";
+  EXPECT_EQ(w.tables(4).admit_min_count(), 3u);
+  EXPECT_EQ(w.tables(4).admit_probability(), 0.5f);
+  EXPECT_EQ(w.tables(4).admit_filter_slots(), 4096u);
+  EXPECT_TRUE(w.tables(4).admit_read_zeros());
+  EXPECT_EQ(w.tables(4).evict_idle_clocks(), 10);
+  EXPECT_EQ(w.tables(4).evict_min_norm(), 0.25f);
+  EXPECT_EQ(w.tables(4).evict_sweep_every(), 2);
+  EXPECT_EQ(w.tables(4).evict_max_bytes(), 1u << 20);
+  EXPECT_EQ(w.tables(4).evict_order(), 1);
+  EXPECT_FALSE(w.tables(0).admit_read_zeros()) << "the defaults: initial values";
 }
 
 // A peer that sends no schedule (an empty field) means the constant one.
