@@ -11,6 +11,7 @@
 //
 // The last line printed is exactly `final test auc 0.XXXX`.
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +42,7 @@ struct Flags {
   std::string weights_file;
   bool generate = false;
   std::string transport = "inproc";
+  uint64_t evict_mb = 0;
 };
 
 std::string Number(double v, int decimals) {
@@ -133,6 +135,17 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--weight-stddev", f.gen.weight_stddev,
                  "generator: the true weights' standard deviation")
+      ->capture_default_str();
+  app.add_option("--admit", f.train.admission.min_count,
+                 "give an id its weight row at its N-th push (0, 1: at once; docs/sparse.md)")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
+  app.add_option("--evict-idle", f.train.eviction.max_idle_clocks,
+                 "remove weight rows not updated for N clocks (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--evict-mb", f.evict_mb,
+                 "bound each server's weight rows to N MiB, least recently updated go (0: none)")
       ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
       ->check([](const std::string& s) {
@@ -279,7 +292,13 @@ int main(int argc, char **argv) {
   options.num_workers = f.workers;
   options.transport = *kairos::ParseTransportKind(f.transport);  // checked by the flag
   options.job.policy = f.policy;
+  f.train.eviction.max_bytes = f.evict_mb << 20;
   options.job.tables = logreg::JobTables(f.train);
+  // Embedded servers report their removed rows here (launched ones count them in metrics).
+  std::atomic<uint64_t> evicted{0};
+  options.server.on_evicted = [&evicted](const kairos::EvictedRows& e) {
+    evicted.fetch_add(e.keys.size(), std::memory_order_relaxed);
+  };
 
   std::mutex print_mu;
   std::vector<logreg::WorkerSummary> summaries;
@@ -343,6 +362,10 @@ int main(int argc, char **argv) {
       f.policy.c_str(), f.workers, f.servers, f.train.optimizer.c_str(), wall,
       Seconds(process_start), final_eval.test.loss, final_eval.test.auc,
       OrNone(reference.auc, 4).c_str(), OrNone(final_eval.test.auc / reference.auc, 4).c_str());
+  if (!launched) {
+    std::printf("weight rows removed: %llu\n",
+                static_cast<unsigned long long>(evicted.load(std::memory_order_relaxed)));
+  }
   std::printf("final test auc %.4f\n", final_eval.test.auc);
   return 0;
 }

@@ -153,6 +153,8 @@ std::vector<kairos::TableSpec> JobTables(const TrainConfig &config) {
   std::vector<kairos::TableSpec> tables;
   tables.push_back(
       kairos::TableSpec::Sparse(kWeightsTable, 1, kairos::Initializer::Zeros(), updater));
+  tables.back().admission = config.admission;
+  tables.back().eviction = config.eviction;
   kairos::TableSpec bias;
   bias.name = kBiasTable;
   bias.size = 1;

@@ -69,13 +69,18 @@ struct TrainConfig {
   std::string optimizer = "ftrl";  // the tables' UpdaterSpec name, passed through
   float learning_rate = 0.1f;      // the tables' UpdaterSpec learning rate
   uint64_t seed = 1;               // shards and batch order
+  // Which ids get a weight row and which rows go (docs/sparse.md, "Admission and
+  // eviction"): the defaults keep every id pushed.
+  kairos::RowAdmission admission;
+  kairos::RowEviction eviction;
 };
 
 // InvalidArgument naming the first flag out of range.
 absl::Status CheckConfig(const TrainConfig& config);
 
-// The job's tables: "w" (sparse, width 1, zeros) and "bias" (1 element, zeros), both with
-// updater {optimizer, learning_rate}. The policy is left for the caller.
+// The job's tables: "w" (sparse, width 1, zeros, with the config's admission and eviction)
+// and "bias" (1 element, zeros), both with updater {optimizer, learning_rate}. The policy is
+// left for the caller.
 std::vector<kairos::TableSpec> JobTables(const TrainConfig& config);
 
 // The examples of worker `rank` of `num_workers`: a contiguous slice of a permutation of

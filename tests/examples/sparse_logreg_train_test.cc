@@ -112,6 +112,14 @@ TEST(LogregTrainTest, JobTablesAndConfigChecks) {
   EXPECT_FALSE(t[1].sparse());
   EXPECT_EQ(t[1].size, 1u);
   EXPECT_EQ(t[1].updater, t[0].updater);
+  EXPECT_EQ(t[0].admission, kairos::RowAdmission{}) << "every id kept by default";
+  EXPECT_EQ(t[0].eviction, kairos::RowEviction{});
+  c.admission.min_count = 2;
+  c.eviction.max_bytes = 8 << 20;
+  const std::vector<kairos::TableSpec> bounded = JobTables(c);
+  EXPECT_EQ(bounded[0].admission.min_count, 2u) << "--admit";
+  EXPECT_EQ(bounded[0].eviction.max_bytes, 8u << 20) << "--evict-mb";
+  EXPECT_EQ(bounded[1].eviction, kairos::RowEviction{}) << "the dense bias keeps the defaults";
   c.batch = 0;
   EXPECT_FALSE(CheckConfig(c).ok());
   c = TrainConfig();
