@@ -34,6 +34,21 @@ inline Buffer Keys(const std::vector<uint64_t>& keys) {
   return b;
 }
 
+// A sparse push or pull of `keys` of table `table`.
+inline EngineRequest SparseRequest(EngineRequest::Kind kind, uint64_t id, int rank,
+                                   int64_t clock, const std::vector<uint64_t>& keys,
+                                   uint32_t table = 0) {
+  EngineRequest r;
+  r.kind = kind;
+  r.request_id = id;
+  r.rank = rank;
+  r.table = table;
+  r.length = keys.size();
+  r.clock = clock;
+  r.keys = Keys(keys);
+  return r;
+}
+
 // Records answers; runs lane jobs at once, or holds them until Release().
 class RecordingHost final : public EngineHost {
  public:

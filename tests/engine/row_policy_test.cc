@@ -190,14 +190,7 @@ struct RowFixture {
   }
   EngineRequest Req(EngineRequest::Kind kind, int rank, int64_t clock,
                     const std::vector<uint64_t>& keys) {
-    EngineRequest r;
-    r.kind = kind;
-    r.request_id = next_id++;
-    r.rank = rank;
-    r.clock = clock;
-    r.length = keys.size();
-    r.keys = Keys(keys);
-    return r;
+    return SparseRequest(kind, next_id++, rank, clock, keys);
   }
   void Push(int rank, int64_t clock, const std::vector<uint64_t>& keys, std::vector<float> g) {
     engine->OnPushSparse(Req(EngineRequest::Kind::kPushSparse, rank, clock, keys),

@@ -105,15 +105,7 @@ struct Fixture {
   }
   EngineRequest Req(EngineRequest::Kind kind, int rank, int64_t clock,
                     const std::vector<uint64_t>& keys, uint32_t table = 0) {
-    EngineRequest r;
-    r.kind = kind;
-    r.request_id = next_id++;
-    r.rank = rank;
-    r.table = table;
-    r.length = keys.size();
-    r.clock = clock;
-    r.keys = Keys(keys);
-    return r;
+    return SparseRequest(kind, next_id++, rank, clock, keys, table);
   }
   void Push(int rank, int64_t clock, const std::vector<uint64_t>& keys, std::vector<float> g,
             uint32_t table = 0) {

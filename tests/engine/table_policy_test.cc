@@ -127,16 +127,13 @@ struct MixedFixture {
     engine->OnPull(Req(EngineRequest::Kind::kPull, rank, clock, 0), now);
   }
   void PushRow(int rank, int64_t clock, uint64_t key, std::vector<float> g) {
-    EngineRequest r = Req(EngineRequest::Kind::kPushSparse, rank, clock, 1);
-    r.length = 1;
-    r.keys = Keys({key});
-    engine->OnPushSparse(r, Buffer::CopyOf(g), now);
+    engine->OnPushSparse(
+        SparseRequest(EngineRequest::Kind::kPushSparse, next_id++, rank, clock, {key}, 1),
+        Buffer::CopyOf(g), now);
   }
   void PullRow(int rank, int64_t clock, uint64_t key) {
-    EngineRequest r = Req(EngineRequest::Kind::kPullSparse, rank, clock, 1);
-    r.length = 1;
-    r.keys = Keys({key});
-    engine->OnPullSparse(r, now);
+    engine->OnPullSparse(
+        SparseRequest(EngineRequest::Kind::kPullSparse, next_id++, rank, clock, {key}, 1), now);
   }
   void Clock(int rank, int64_t clock) {
     engine->OnClock(Req(EngineRequest::Kind::kClock, rank, clock, 0), now);
