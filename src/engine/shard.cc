@@ -322,7 +322,10 @@ absl::StatusOr<uint64_t> Shard::EstimateBytes(const JobConfig& job, int shard, i
           absl::StrFormat("table '%s': %s", ts.name, updater.status().message()));
     }
     if (ts.sparse()) {  // rows come with pushes; ServerStats::sparse_bytes counts them
-      const uint64_t bytes = SaturatingAdd(kChunkOverheadBytes, SaturatingMul(8, workers));
+      // Admission's counting filter, allocated at the first push of a key without a row.
+      const uint64_t filter = ts.admission.min_count > 1 ? ts.admission.filter_slots : 0;
+      const uint64_t bytes = SaturatingAdd(
+          SaturatingAdd(kChunkOverheadBytes, SaturatingMul(8, workers)), filter);
       if (table_bytes != nullptr) table_bytes->push_back(bytes);
       total = SaturatingAdd(total, bytes);
       continue;

@@ -240,8 +240,9 @@ class Shard {
   // per owned element 4 bytes of value, 4 per float of updater state, 4 more when the
   // table's policy aggregates into round sums (BSP, n-softsync), 4 x num_workers more under
   // exact VSGD drift (twice that with eager pull); plus kChunkOverheadBytes + 8 x
-  // num_workers of bookkeeping per chunk. `table_bytes`, when given, receives each table's
-  // share. Errors: an updater the factory cannot build, a policy that does not parse.
+  // num_workers of bookkeeping per chunk (per sparse table, plus its admission filter).
+  // `table_bytes`, when given, receives each table's share. Errors: an updater the factory
+  // cannot build, a policy that does not parse.
   static constexpr uint64_t kChunkOverheadBytes = 1024;
   static absl::StatusOr<uint64_t> EstimateBytes(const JobConfig& job, int shard, int num_shards,
                                                 int num_workers, const UpdaterFactory& factory,

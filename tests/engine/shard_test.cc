@@ -245,6 +245,19 @@ TEST(ShardTest, OptimizerStateIsAllocatedAndEstimatedPerElement) {
   EXPECT_EQ(tables, (std::vector<uint64_t>{50 * 4 * 3 + 5 * per_chunk, 1 * 4 * 2 + per_chunk}));
 }
 
+// A sparse table counts its bookkeeping, and its admission filter when it has one.
+TEST(ShardTest, EstimateBytesCountsASparseTablesAdmissionFilter) {
+  JobConfig job;
+  job.tables.push_back(TableSpec::Sparse("emb", 4));
+  job.tables.push_back(TableSpec::Sparse("filtered", 4));
+  job.tables.back().admission.min_count = 2;
+  job.tables.back().admission.filter_slots = 4096;
+  std::vector<uint64_t> tables;
+  ASSERT_TRUE(Shard::EstimateBytes(job, 0, 2, 2, &MakeBuiltinUpdater, &tables).ok());
+  const uint64_t per_table = Shard::kChunkOverheadBytes + 8 * 2;
+  EXPECT_EQ(tables, (std::vector<uint64_t>{per_table, per_table + 4096}));
+}
+
 TEST(ShardTest, CreateRejectsABadScheduleNamingTheTable) {
   JobConfig job = TwoTables();
   job.tables[0].updater.schedule = "cosine";
