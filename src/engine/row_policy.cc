@@ -13,13 +13,25 @@ namespace kairos::internal {
 RowAdmitter::RowAdmitter(const RowAdmission& spec, uint64_t seed)
     : spec_(spec), draws_(Mix64(seed ^ 0x6b6169726f73ULL)) {}
 
+std::pair<std::size_t, std::size_t> RowAdmitter::Slots(uint64_t key) const {
+  // Not Mix64(key) itself: its residue picks the shard, so it would cover a part.
+  const uint64_t h = Mix64(key ^ 0xa0761d6478bd642fULL);
+  return {(h & 0xffffffffu) % spec_.filter_slots, (h >> 32) % spec_.filter_slots};
+}
+
+bool RowAdmitter::MayAdmit(uint64_t key, uint32_t times) const {
+  if (spec_.min_count <= 1) return true;
+  if (counts_.empty()) return times >= spec_.min_count;
+  const auto [i, j] = Slots(key);
+  return std::min<uint32_t>(counts_[i], counts_[j]) + times >= spec_.min_count;
+}
+
 bool RowAdmitter::Admit(uint64_t key, uint32_t times) {
   if (spec_.min_count > 1) {
     if (counts_.empty()) counts_.assign(spec_.filter_slots, 0);
-    // Not Mix64(key) itself: its residue picks the shard, so it would cover a part.
-    const uint64_t h = Mix64(key ^ 0xa0761d6478bd642fULL);
-    uint8_t& a = counts_[(h & 0xffffffffu) % spec_.filter_slots];
-    uint8_t& b = counts_[(h >> 32) % spec_.filter_slots];
+    const auto [i, j] = Slots(key);
+    uint8_t& a = counts_[i];
+    uint8_t& b = counts_[j];
     a = static_cast<uint8_t>(std::min<uint32_t>(255, a + times));
     b = static_cast<uint8_t>(std::min<uint32_t>(255, b + times));
     if (std::min(a, b) < spec_.min_count) return false;

@@ -8,6 +8,7 @@
 #define KAIROS_ENGINE_ROW_POLICY_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/sparse_rows.h"
@@ -25,6 +26,9 @@ class RowAdmitter {
   // Whether a key without a row gets one now, counting `times` more pushed rows of it.
   // Throws std::bad_alloc (the filter is allocated on first use).
   bool Admit(uint64_t key, uint32_t times);
+  // Whether Admit(key, times) could admit the key, changing nothing (the probability's draw
+  // is taken as a yes).
+  bool MayAdmit(uint64_t key, uint32_t times) const;
   // Whether admission can refuse a key at all (not the defaults).
   static bool Needed(const RowAdmission& spec) {
     return spec.min_count > 1 || spec.probability < 1.0f;
@@ -32,6 +36,9 @@ class RowAdmitter {
   uint64_t bytes() const { return counts_.capacity(); }
 
  private:
+  // The key's two counters.
+  std::pair<std::size_t, std::size_t> Slots(uint64_t key) const;
+
   const RowAdmission spec_;
   std::vector<uint8_t> counts_;
   uint64_t draws_;

@@ -109,14 +109,16 @@ absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
   const uint32_t w = held.width();
   const std::size_t n = KeyCount(keys);
   try {
-    // Each key's slot, or whether admission creates its row (or refuses it).
+    // Each key's slot, or (kCreate) none yet. The budget is checked on the rows admission
+    // may create before it counts anything, so a refused push changes nothing.
     std::vector<int64_t> slots(n);
     uint64_t fresh = 0;
     for (std::size_t i = 0; i < n; ++i) {
       slots[i] = held.Find(KeyAt(keys, i));
       if (slots[i] >= 0) continue;
-      slots[i] = AdmitRow(KeyAt(keys, i), 1) ? kCreate : kRefused;
-      fresh += slots[i] == kCreate ? 1 : 0;
+      slots[i] = kCreate;
+      const RowAdmitter* admitter = sparse->admitter.get();
+      fresh += admitter == nullptr || admitter->MayAdmit(KeyAt(keys, i), 1) ? 1 : 0;
     }
     if (room != UINT64_MAX && fresh > 0 && SaturatingMul(fresh, held.bytes_per_row()) > room) {
       return absl::ResourceExhaustedError(absl::StrFormat(
@@ -124,6 +126,9 @@ absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
           "memory budget leaves for sparse rows (ServerOptions::memory_budget_bytes); "
           "nothing was applied",
           spec.name, fresh, SaturatingMul(fresh, held.bytes_per_row()), room));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (slots[i] == kCreate && !AdmitRow(KeyAt(keys, i), 1)) slots[i] = kRefused;
     }
     for (std::size_t i = 0; i < n; ++i) {
       if (slots[i] == kRefused) continue;

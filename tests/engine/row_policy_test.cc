@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "engine/shard_engine.h"
 #include "engine/sparse_rows.h"
@@ -63,6 +64,19 @@ TEST(RowAdmitterTest, ProbabilityAdmitsAboutThatShareReproducibly) {
   EXPECT_EQ(same, 20000) << "the same seed draws the same sequence";
   EXPECT_LT(same_other_seed, 20000 - 1000) << "another seed draws another";
   EXPECT_EQ(a.bytes(), 0u) << "no filter without min_count";
+}
+
+TEST(RowAdmitterTest, MayAdmitChangesNothing) {
+  RowAdmission spec;
+  spec.min_count = 3;
+  RowAdmitter admit(spec, 1);
+  EXPECT_FALSE(admit.MayAdmit(9, 2));
+  EXPECT_TRUE(admit.MayAdmit(9, 3));
+  EXPECT_FALSE(admit.Admit(9, 1));
+  EXPECT_FALSE(admit.MayAdmit(9, 1));
+  EXPECT_TRUE(admit.MayAdmit(9, 2));
+  EXPECT_FALSE(admit.MayAdmit(9, 1)) << "asking twice counted nothing";
+  EXPECT_TRUE(admit.Admit(9, 2));
 }
 
 TEST(RowAdmitterTest, OnlyNonDefaultSpecsNeedAnAdmitter) {
@@ -170,7 +184,8 @@ TEST(RowPolicySpecTest, OutOfRangeSettingsAreRefusedNamingTheTable) {
 // One shard, two workers, table 0 "emb" (rows of 2, constant 1, SGD lr 1) with `admission`
 // and `eviction`, the evicted keys recorded.
 struct RowFixture {
-  RowFixture(RowAdmission admission, RowEviction eviction, const std::string& policy = "asp") {
+  RowFixture(RowAdmission admission, RowEviction eviction, const std::string& policy = "asp",
+             uint64_t sparse_budget_bytes = 0) {
     JobConfig job;
     job.policy = policy;
     job.tables.push_back(TableSpec::Sparse("emb", 2, Initializer::Constant(1.0f), {"sgd", 1.0f}));
@@ -178,6 +193,7 @@ struct RowFixture {
     job.tables[0].eviction = eviction;
     EXPECT_TRUE(ValidateJobConfig(job).ok()) << ValidateJobConfig(job);
     EngineOptions options;
+    options.sparse_budget_bytes = sparse_budget_bytes;
     options.on_evicted = [this](const EvictedRows& e) {
       EXPECT_EQ(e.table, "emb");
       EXPECT_EQ(e.shard, 0);
@@ -234,6 +250,32 @@ TEST(RowAdmissionEngineTest, UnadmittedPushesAreCountedNotAppliedAndPullsCreateN
   EXPECT_EQ(s.rows_created, 1u);
   EXPECT_EQ(s.pushes_unadmitted, 3u);
   EXPECT_EQ(s.bytes, s.bytes_per_row);
+}
+
+// The shard's memory budget is checked on the rows admission may create before admission
+// counts anything: a push it refuses changes nothing, its keys' counts included.
+TEST(RowAdmissionEngineTest, APushTheBudgetRefusesCountsNothingTowardAdmission) {
+  RowAdmission admission;
+  admission.min_count = 2;
+  RowFixture f(admission, {}, "asp", /*sparse_budget_bytes=*/1);
+  const auto push = [&f](const std::vector<uint64_t>& keys) {
+    f.engine->OnPushSparse(f.Req(EngineRequest::Kind::kPushSparse, 0, 0, keys),
+                           Buffer::CopyOf(std::vector<float>(2 * keys.size(), 1.0f)), kT0);
+    std::vector<EngineAnswer> a = f.host.Take();
+    return a.size() == 1 ? a[0].status : absl::InternalError("no single answer");
+  };
+  EXPECT_TRUE(push({8}).ok()) << "the first push of 8 creates no row: within any budget";
+  EXPECT_EQ(f.Stats().pushes_unadmitted, 1u);
+  // 8 would get its row now, which the budget refuses; 9 would be counted, and is not.
+  EXPECT_EQ(push({8, 9}).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(push({8, 9}).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(f.Stats().pushes_unadmitted, 1u) << "the refused pushes counted nothing";
+  EXPECT_EQ(f.Stats().rows, 0u);
+  // Positive control: without the budget, the second push admits the key.
+  RowFixture g(admission, {});
+  g.Push(0, 0, {7}, {1, 1});
+  g.Push(0, 0, {7}, {1, 1});
+  EXPECT_EQ(g.Stats().rows, 1u);
 }
 
 TEST(RowAdmissionEngineTest, AKeyWithoutARowMayReadZeros) {
