@@ -22,7 +22,7 @@
 // A clock or a worker leaving applies what became complete, then re-checks the waiting
 // reads in arrival order.
 //
-// Thread-safety: the events (On*), shard() and gate() belong to one thread, the engine's
+// Thread-safety: the events (On*), shard() and clocks() belong to one thread, the engine's
 // (the server's I/O thread; the simulation's loop). The float work runs where the host
 // runs it; a chunk's work is never run concurrently with other work of the same chunk.
 // The snapshots (metrics, refused, stragglers, counters) may be read from any thread.
@@ -243,8 +243,6 @@ class ShardEngine {
 
   // ------------------------------------------------------------------ engine thread
   bool active(int rank) const { return clocks().active(rank); }
-  // The job's gate (tables with a policy of their own may have theirs: gate_of_table_).
-  const policy::Gate& gate() const { return *gates_[0]; }
   // Every worker's clock and membership: the same in every gate.
   const policy::WorkerClocks& clocks() const { return gates_[0]->clocks(); }
   Shard& shard() { return *shard_; }

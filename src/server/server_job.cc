@@ -67,7 +67,7 @@ void ServerImpl::HandleResumeReply(const wire::Header& h) {
 
 void ServerImpl::MaybeCheckpoint() {
   if (engine_ == nullptr || journal_.replaying()) return;
-  checkpointer_.AfterProgress(engine_->SnapshotClock(), engine_->gate().clocks().num_active() == 0);
+  checkpointer_.AfterProgress(engine_->SnapshotClock(), engine_->clocks().num_active() == 0);
 }
 
 void ServerImpl::OnCoordinatorMessage(const Message& m) {

@@ -46,7 +46,7 @@ class SimServer final : private internal::EngineHost {
   Eigen::Map<const Eigen::VectorXf> params() const;
   // Updates applied so far (a push applied at once, or a bucket applied as one).
   uint64_t version() const { return engine_->counters().version; }
-  const policy::Gate& gate() const { return engine_->gate(); }
+  const policy::WorkerClocks& clocks() const { return engine_->clocks(); }
   std::vector<WorkerMetrics> metrics() const { return engine_->metrics(); }
   // Pushes the straggler policy dropped, per worker.
   std::vector<uint64_t> dropped() const;

@@ -82,7 +82,7 @@ class Simulation {
   // How long w computes its iteration `iteration` (the one that starts with the read at
   // that clock).
   absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
-  bool AllLeft() const { return server_.gate().clocks().num_active() == 0; }
+  bool AllLeft() const { return server_.clocks().num_active() == 0; }
   // SimOptions::average_window: worker 0 was served the server's parameters now.
   void AddRead(WorkerId w);
   // What a sample at `t` evaluates: the server's parameters, or the window's mean read.
@@ -321,7 +321,7 @@ void Simulation::EagerStep(const ServedRead& r) {
                                  model_->num_examples()),
                      &worker.next);
   } else {
-    const policy::WorkerClocks& clocks = server_.gate().clocks();
+    const policy::WorkerClocks& clocks = server_.clocks();
     for (WorkerId v = 0; v < clocks.num_workers(); ++v) {
       Tick& seen = worker.seen_clocks[static_cast<size_t>(v)];
       if (v != w) foreign += clocks.clock(v) - seen;
@@ -401,7 +401,7 @@ Eigen::VectorXf Simulation::Evaluated(absl::Time t) {
 void Simulation::TakeSample(absl::Time t, bool during_run) {
   const Evaluation eval = model_->Evaluate(Evaluated(t));
   int64_t iterations = 0;
-  const policy::WorkerClocks& clocks = server_.gate().clocks();
+  const policy::WorkerClocks& clocks = server_.clocks();
   for (WorkerId w = 0; w < clocks.num_workers(); ++w) iterations += clocks.clock(w);
   samples_.push_back({.time = t - kStart, .version = server_.version(),
                       .iterations = iterations, .loss = eval.loss, .accuracy = eval.accuracy});
@@ -434,7 +434,7 @@ SimResult Simulation::Collect() const {
   r.version = server_.version();
   r.nonfinite_pushes = server_.refused().nonfinite;
   r.samples = samples_;
-  const policy::WorkerClocks& clocks = server_.gate().clocks();
+  const policy::WorkerClocks& clocks = server_.clocks();
   std::vector<WorkerMetrics> metrics = server_.metrics();
   for (WorkerId w = 0; w < options_.num_workers; ++w) {
     const auto i = static_cast<size_t>(w);

@@ -135,7 +135,7 @@ TEST(ShardEngineTest, ARejoinedWorkerIsCountedFromTheSlowestActiveClock) {
   f.host.Take();
   EXPECT_EQ(f.engine->OnRejoin(2, kT0), 2);
   EXPECT_TRUE(f.engine->active(2));
-  EXPECT_EQ(f.engine->gate().clocks().clock(2), 2);
+  EXPECT_EQ(f.engine->clocks().clock(2), 2);
   // Round 2 now needs worker 2: pushes of workers 1 and 2 at clock 2, then their clocks.
   f.Push(1, 2, {0, 3, 0, 0});
   f.Clock(1, 3);
