@@ -88,6 +88,7 @@ struct LaunchConfig {
   // Passed to every server (docs/durability.md); absolute; empty/0: not passed.
   std::string checkpoint_dir;
   int64_t checkpoint_every_clocks = 0;
+  int checkpoint_deltas = 0;
   std::string restore_from;
   // Update logs and server restarts (docs/durability.md); absolute; empty/0: not passed.
   std::string state_dir;
@@ -155,6 +156,11 @@ void AddOptions(CLI::App& app, LaunchConfig& config, std::string& transport, dou
                  "Passed to every server: a checkpoint each time the slowest worker's clock "
                  "reaches a multiple of N (needs --checkpoint-dir)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--checkpoint-deltas", config.checkpoint_deltas,
+                 "Passed to every server: N delta checkpoints after each whole one (needs "
+                 "--checkpoint-dir)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("--restore-from", config.restore_from,
                  "Every server starts the job from this checkpoint (a clock-N directory or a "
@@ -243,6 +249,9 @@ std::optional<int> ParseCommandLine(int argc, char** argv, LaunchConfig& config)
   }
   if (config.checkpoint_every_clocks > 0 && config.checkpoint_dir.empty()) {
     return UsageError("--checkpoint-every-clocks needs --checkpoint-dir");
+  }
+  if (config.checkpoint_deltas > 0 && config.checkpoint_dir.empty()) {
+    return UsageError("--checkpoint-deltas needs --checkpoint-dir");
   }
   if (config.restart_servers > 0 && config.state_dir.empty()) {
     return UsageError("--restart-servers needs --state-dir");
@@ -448,6 +457,10 @@ absl::Status Launcher::StartServers() {
     if (config_.checkpoint_every_clocks > 0) {
       spec.args.insert(spec.args.end(), {"--checkpoint-every-clocks",
                                          absl::StrCat(config_.checkpoint_every_clocks)});
+    }
+    if (config_.checkpoint_deltas > 0) {
+      spec.args.insert(spec.args.end(),
+                       {"--checkpoint-deltas", absl::StrCat(config_.checkpoint_deltas)});
     }
     if (!config_.restore_from.empty()) {
       spec.args.insert(spec.args.end(), {"--restore-from", config_.restore_from});

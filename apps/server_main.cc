@@ -74,6 +74,11 @@ void AddOptions(CLI::App& app, ServerOptions& options, std::string& keys_dir,
          [&options](double s) { options.checkpoint_every = absl::Seconds(s); },
          "Take a checkpoint every S seconds (0: not by time)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--checkpoint-deltas", options.checkpoint_deltas,
+                 "After each whole checkpoint, N delta checkpoints: only the sparse rows "
+                 "changed since the checkpoint before (docs/durability.md)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   app.add_flag("!--no-checkpoint-at-end", options.checkpoint_at_end,
                "Do not take a last checkpoint when every worker has finished");
   app.add_option("--restore-from", options.restore_from,

@@ -11,14 +11,19 @@
 //
 // The last line printed is exactly `final test auc 0.XXXX`.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -87,6 +92,49 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+// The most weight rows, and their bytes, any one server held while an embedded job ran
+// (ServerStats::sparse_tables, sampled every 100 ms and at the end).
+struct RowPeak {
+  uint64_t rows = 0;
+  uint64_t bytes = 0;
+};
+
+// Runs `fn` on every worker of an embedded cluster of `options`, sampling its servers'
+// weight rows into *peak.
+absl::Status RunEmbedded(const kairos::ClusterOptions& options,
+                         const std::function<absl::Status(kairos::Worker&)>& fn, RowPeak* peak) {
+  absl::StatusOr<std::unique_ptr<kairos::LocalCluster>> cluster =
+      kairos::LocalCluster::Create(options);
+  if (!cluster.ok()) return cluster.status();
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  auto sample = [&] {
+    for (int s = 0; s < (*cluster)->num_servers(); ++s) {
+      for (const kairos::SparseTableStats& t : (*cluster)->server_stats(s).sparse_tables) {
+        peak->rows = std::max(peak->rows, t.rows);
+        peak->bytes = std::max(peak->bytes, t.bytes);
+      }
+    }
+  };
+  std::thread sampler([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!done_cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) {
+      sample();
+    }
+  });
+  absl::Status status = (*cluster)->Run(fn);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  done_cv.notify_one();
+  sampler.join();
+  sample();
+  absl::Status shutdown = (*cluster)->Shutdown();
+  return status.ok() ? shutdown : status;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -133,6 +181,12 @@ int main(int argc, char **argv) {
   app.add_option("--exponent", f.gen.exponent,
                  "generator: the power law's exponent (id r drawn with probability ~ r^-exponent)")
       ->capture_default_str();
+  app.add_option("--drift", f.gen.drift,
+                 "generator: the popular ids move by D x --ids over the training set (a click "
+                 "stream whose items change; the test set is at its end); with D > 0 each "
+                 "worker trains its examples in the stream's order")
+      ->check(CLI::Range(0.0, 64.0))
+      ->capture_default_str();
   app.add_option("--weight-stddev", f.gen.weight_stddev,
                  "generator: the true weights' standard deviation")
       ->capture_default_str();
@@ -155,6 +209,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   f.gen.seed = f.train.seed;
+  f.train.in_order = f.gen.drift > 0;
 
   absl::StatusOr<kairos::LaunchEnvironment> launch = kairos::DetectLaunch();
   if (!launch.ok()) {
@@ -341,8 +396,10 @@ int main(int argc, char **argv) {
   }
 
   trainer.Start();
+  const auto run = [&](kairos::Worker& w) { return trainer.Run(w); };
+  RowPeak peak;
   const absl::Status status =
-      kairos::RunWorkers(options, [&](kairos::Worker &w) { return trainer.Run(w); });
+      launched ? kairos::RunWorkers(options, run) : RunEmbedded(options, run, &peak);
   if (!status.ok()) {
     std::fprintf(stderr, "training failed: %s\n", std::string(status.message()).c_str());
     return 1;
@@ -350,7 +407,9 @@ int main(int argc, char **argv) {
   if (!reporter) return 0;
 
   const double wall = trainer.wall_s();
+  int64_t rows_pushed = 0;
   for (const logreg::WorkerSummary &s : summaries) {
+    rows_pushed += s.rows_pushed;
     if (launched && s.rank != 0) continue;
     std::printf("worker %d: %lld iterations, compute %.1f s, blocked %.2f s\n", s.rank,
                 static_cast<long long>(s.iterations), s.compute_s, s.blocked_s);
@@ -363,8 +422,11 @@ int main(int argc, char **argv) {
       Seconds(process_start), final_eval.test.loss, final_eval.test.auc,
       OrNone(reference.auc, 4).c_str(), OrNone(final_eval.test.auc / reference.auc, 4).c_str());
   if (!launched) {
-    std::printf("weight rows removed: %llu\n",
-                static_cast<unsigned long long>(evicted.load(std::memory_order_relaxed)));
+    std::printf(
+        "weight rows pushed: %lld, removed: %llu; most held by one server: %llu rows, %.1f MiB\n",
+        static_cast<long long>(rows_pushed),
+        static_cast<unsigned long long>(evicted.load(std::memory_order_relaxed)),
+        static_cast<unsigned long long>(peak.rows), static_cast<double>(peak.bytes) / (1 << 20));
   }
   std::printf("final test auc %.4f\n", final_eval.test.auc);
   return 0;

@@ -136,17 +136,26 @@ double PowerLawIntegral(double x, double exponent) {
   return std::abs(a) < 1e-12 ? std::log(x) : std::pow(x, a) / a;
 }
 
-// One block of examples of a set, from its own stream of random numbers.
-void GenerateBlock(const GeneratorConfig &c, const PowerLaw &law, uint64_t set, int64_t block,
-                   int64_t count, Dataset *out) {
+// The drift's shift of the ids of example `i` of a set of `total` (GeneratorConfig::drift):
+// training examples by their place in the set, test examples (set 1) at its end.
+uint64_t DriftShift(const GeneratorConfig& c, uint64_t set, int64_t i, int64_t total) {
+  const double t = set == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(total);
+  return static_cast<uint64_t>(std::floor(t * c.drift * static_cast<double>(c.num_ids)));
+}
+
+// One block of examples of a set (`count` examples from example `first` of `total`), from
+// its own stream of random numbers.
+void GenerateBlock(const GeneratorConfig& c, const PowerLaw& law, uint64_t set, int64_t block,
+                   int64_t first, int64_t count, int64_t total, Dataset* out) {
   Rng rng(c.seed * 0x100000001b3ULL + Mix64((set << 40) ^ static_cast<uint64_t>(block)));
   std::vector<uint64_t> ids;
   const std::vector<float> ones(static_cast<size_t>(c.max_active), 1.0f);
   for (int64_t e = 0; e < count; ++e) {
     const int active = rng.Between(c.min_active, c.max_active);
+    const uint64_t shift = DriftShift(c, set, first + e, total);
     ids.clear();
     while (static_cast<int>(ids.size()) < active) {
-      const uint64_t id = law.Id(rng.Uniform());
+      const uint64_t id = law.Id(rng.Uniform()) + shift;
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
     std::sort(ids.begin(), ids.end());
@@ -168,7 +177,7 @@ Dataset GenerateSet(const GeneratorConfig &c, const PowerLaw &law, uint64_t set,
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       for (int64_t b = t; b < blocks; b += threads) {
-        GenerateBlock(c, law, set, b, std::min(kBlock, count - b * kBlock),
+        GenerateBlock(c, law, set, b, b * kBlock, std::min(kBlock, count - b * kBlock), count,
                       &parts[static_cast<size_t>(b)]);
       }
     });
@@ -439,13 +448,16 @@ absl::Status CheckGeneratorConfig(const GeneratorConfig &c) {
   if (!(c.weight_stddev >= 0.0 && std::isfinite(c.weight_stddev)) || !std::isfinite(c.bias)) {
     return bad("the true weights' standard deviation and bias must be finite");
   }
+  if (!(c.drift >= 0.0 && c.drift <= 64.0)) {
+    return bad(absl::StrCat("--drift must be in [0, 64], got ", c.drift));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<Generated> Generate(const GeneratorConfig &c) {
   if (absl::Status s = CheckGeneratorConfig(c); !s.ok()) return s;
   Generated g;
-  g.truth.weights.resize(static_cast<size_t>(c.num_ids));
+  g.truth.weights.resize(static_cast<size_t>(c.num_ids + DriftShift(c, 1, 0, 1)));
   Rng rng(c.seed ^ 0x5eed5eed5eed5eedULL);
   for (float &w : g.truth.weights) w = static_cast<float>(c.weight_stddev * rng.Normal());
   const PowerLaw law(c.num_ids, c.exponent);

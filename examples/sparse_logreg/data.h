@@ -89,8 +89,12 @@ absl::StatusOr<TrueModel> ReadTrueModel(const std::string& path);
 // true weights drawn Normal(0, weight_stddev) per id, and each label drawn 1 with
 // probability sigmoid(b + sum of the example's weights), where b = bias - the training
 // examples' mean sum of weights (so that the mean score is `bias` whatever the weights of the
-// most frequent ids, which appear in most examples). Deterministic: the same config
-// gives the same data on every machine and with any number of threads.
+// most frequent ids, which appear in most examples). With `drift` > 0 the ids' popularity
+// moves over the training set, as new items and users replace old ones in a click stream:
+// the example at fraction t of the training set draws rank r from the power law and gets
+// id r + floor(t x drift x num_ids), so ids 1..num_ids x (1 + drift) occur, each popular for
+// a while; the test set is drawn at t = 1 (the stream's end: the present). Deterministic: the
+// same config gives the same data on every machine and with any number of threads.
 struct GeneratorConfig {
   uint64_t num_ids = 1'000'000;
   int64_t train_examples = 2'000'000;
@@ -100,6 +104,7 @@ struct GeneratorConfig {
   double exponent = 1.3;
   double weight_stddev = 0.4;
   double bias = -1.5;
+  double drift = 0.0;  // in [0, 64]: how far the popular ids move, in num_ids
   uint64_t seed = 1;
   int threads = 0;  // generating threads; 0: the machine's (the data do not depend on it)
 };

@@ -164,7 +164,16 @@ std::vector<kairos::TableSpec> JobTables(const TrainConfig &config) {
   return tables;
 }
 
-std::vector<uint32_t> Shard(size_t num_examples, int rank, int num_workers, uint64_t seed) {
+std::vector<uint32_t> Shard(size_t num_examples, int rank, int num_workers, uint64_t seed,
+                            bool in_order) {
+  if (in_order) {
+    std::vector<uint32_t> mine;
+    for (size_t i = static_cast<size_t>(rank); i < num_examples;
+         i += static_cast<size_t>(num_workers)) {
+      mine.push_back(static_cast<uint32_t>(i));
+    }
+    return mine;
+  }
   std::vector<uint32_t> all(num_examples);
   std::iota(all.begin(), all.end(), 0u);
   std::mt19937_64 rng(seed);
@@ -257,7 +266,8 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
     return absl::InvalidArgumentError(absl::StrCat("worker ", rank, " of ", worker.num_workers(),
                                                    " in a trainer made for ", num_workers_));
   }
-  std::vector<uint32_t> shard = Shard(train_->num_examples(), rank, num_workers_, config_.seed);
+  std::vector<uint32_t> shard =
+      Shard(train_->num_examples(), rank, num_workers_, config_.seed, config_.in_order);
   const int iters_per_epoch = IterationsPerEpoch();
   const size_t batch =
       std::max<size_t>(1, std::min<size_t>(config_.batch, train_->num_examples() / num_workers_));
@@ -273,7 +283,9 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   int64_t loss_examples = 0;
   int64_t iterations = 0;
   for (int epoch = 0; epoch < config_.epochs; ++epoch) {
-    for (size_t i = shard.size(); i > 1; --i) std::swap(shard[i - 1], shard[rng() % i]);
+    if (!config_.in_order) {
+      for (size_t i = shard.size(); i > 1; --i) std::swap(shard[i - 1], shard[rng() % i]);
+    }
     if (rank == 0 && epoch > 0) {
       KAIROS_RETURN_IF_ERROR(Evaluate(worker, false, epoch, iterations, &loss_sum, &loss_examples));
     }
@@ -313,6 +325,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
 
       KAIROS_RETURN_IF_ERROR(
           PushGradient(worker, keys, gradient, static_cast<float>(bias_gradient)));
+      summary.rows_pushed += static_cast<int64_t>(keys.size());
       KAIROS_RETURN_IF_ERROR(worker.AdvanceClock());
       ++iterations;
       ++iterations_;

@@ -69,6 +69,9 @@ struct TrainConfig {
   std::string optimizer = "ftrl";  // the tables' UpdaterSpec name, passed through
   float learning_rate = 0.1f;      // the tables' UpdaterSpec learning rate
   uint64_t seed = 1;               // shards and batch order
+  // A stream: worker w of W trains examples w, w + W, w + 2W, ... in the set's order, each
+  // epoch alike (for drifting data, GeneratorConfig::drift); false: a shuffled shard.
+  bool in_order = false;
   // Which ids get a weight row and which rows go (docs/sparse.md, "Admission and
   // eviction"): the defaults keep every id pushed.
   kairos::RowAdmission admission;
@@ -84,9 +87,11 @@ absl::Status CheckConfig(const TrainConfig& config);
 std::vector<kairos::TableSpec> JobTables(const TrainConfig& config);
 
 // The examples of worker `rank` of `num_workers`: a contiguous slice of a permutation of
-// [0, num_examples) drawn from `seed` (the same in every process): disjoint, covering the
-// set, differing in size by at most one.
-std::vector<uint32_t> Shard(size_t num_examples, int rank, int num_workers, uint64_t seed);
+// [0, num_examples) drawn from `seed` (the same in every process), or with `in_order` the
+// examples rank, rank + num_workers, ... in order: disjoint, covering the set, differing in
+// size by at most one.
+std::vector<uint32_t> Shard(size_t num_examples, int rank, int num_workers, uint64_t seed,
+                            bool in_order = false);
 
 // One evaluation by rank 0.
 struct EvalRecord {
@@ -106,6 +111,7 @@ struct WorkerSummary {
   int64_t iterations = 0;
   double compute_s = 0.0;  // computing gradients
   double blocked_s = 0.0;  // in pulls
+  int64_t rows_pushed = 0;  // weight rows pushed (key updates sent)
 };
 
 class Trainer {

@@ -189,6 +189,11 @@ struct ServerOptions : JoinOptions {
   bool checkpoint_at_end = true;
   // fsync each file and its directory (default true). false only for tests.
   bool checkpoint_sync = true;
+  // Delta checkpoints (docs/durability.md, "Delta checkpoints"): after each whole checkpoint,
+  // this many checkpoints hold of the sparse tables only the rows changed and the keys
+  // removed since the checkpoint before (dense tables whole), each chained to that one; then
+  // a whole one again. A restore loads the chain. 0 (default): every checkpoint is whole.
+  int checkpoint_deltas = 0;
   // Start the job from a checkpoint: a clock-<N> directory, or a directory of them (the
   // complete one of the highest clock). It must hold every shard's file (a shared file
   // system, or copied there); the job's tables must match, the number of servers may

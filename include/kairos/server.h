@@ -54,6 +54,8 @@ struct ServerStats {
   uint64_t checkpoints_written = 0;
   uint64_t checkpoints_failed = 0;
   uint64_t checkpoints_skipped = 0;
+  // Of checkpoints_written, the deltas (ServerOptions::checkpoint_deltas).
+  uint64_t checkpoint_deltas_written = 0;
   int64_t last_checkpoint_clock = -1;
   int64_t restored_clock = -1;
   // The update log (ServerOptions::state_dir): records and bytes appended by this process,

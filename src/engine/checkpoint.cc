@@ -46,15 +46,17 @@ constexpr RecordFormat kFormats[] = {
     {kMagic},  // CRC-32C
     {absl::string_view("KCKPT001", kRecordMagicBytes), &ZlibCrc32Extend},
 };
-// The version of the records' contents (the HEADER's first field): the same in both formats.
-constexpr uint32_t kFormatVersion = 1;
+// The version of the records' contents (the HEADER's first field), written; version 1 (no
+// parent clock in the HEADER, no REMOVED records) is read too.
+constexpr uint32_t kFormatVersion = 2;
 // The largest record a reader accepts before it allocates: a dense chunk is at most
 // kMaxChunkElements floats of values and (with Adam) twice that of state; sparse records
 // are written in parts far below this.
 constexpr uint64_t kMaxRecordBytes = uint64_t{13} * kMaxChunkElements + 4096;
 constexpr uint64_t kSparseRowsPerRecord = 65536;
+constexpr uint64_t kRemovedKeysPerRecord = 1 << 20;
 
-enum RecordType : uint32_t { kHeader = 1, kDense = 2, kSparse = 3, kEnd = 4 };
+enum RecordType : uint32_t { kHeader = 1, kDense = 2, kSparse = 3, kEnd = 4, kRemoved = 5 };
 
 RecordFileName CheckpointName(const std::string& path) {
   return {path, "checkpoint", absl::StatusCode::kUnavailable};
@@ -66,6 +68,7 @@ std::string HeaderPayload(const ShardSnapshot& s) {
   w.Put<int32_t>(s.shard);
   w.Put<int32_t>(s.num_shards);
   w.Put<int64_t>(s.clock);
+  w.Put<int64_t>(s.delta_of);
   w.Put<uint64_t>(s.chunk_elements);
   w.Put<uint32_t>(static_cast<uint32_t>(s.tables.size()));
   for (const CheckpointTable& t : s.tables) {
@@ -105,6 +108,15 @@ std::string SparsePayload(const ShardSnapshot::Sparse& p, uint64_t first, uint64
   return std::move(w.bytes());
 }
 
+// Keys [first, first + n) of `r`.
+std::string RemovedPayload(const ShardSnapshot::Removed& r, uint64_t first, uint64_t n) {
+  ByteWriter w;
+  w.Put(r.table);
+  w.Put<uint64_t>(n);
+  w.PutArray<uint64_t>(std::span<const uint64_t>(r.keys).subspan(first, n));
+  return std::move(w.bytes());
+}
+
 // Writes every record of `s` but the END, each as soon as it is made (a dense chunk's can
 // be large), and returns how many.
 absl::StatusOr<uint64_t> WriteRecords(RecordWriter& out, const ShardSnapshot& s) {
@@ -125,6 +137,13 @@ absl::StatusOr<uint64_t> WriteRecords(RecordWriter& out, const ShardSnapshot& s)
           put(kSparse, SparsePayload(p, first, std::min(kSparseRowsPerRecord, rows - first))));
     }
   }
+  for (const ShardSnapshot::Removed& r : s.removed) {
+    for (uint64_t first = 0; first < r.keys.size(); first += kRemovedKeysPerRecord) {
+      KAIROS_RETURN_IF_ERROR(
+          put(kRemoved,
+              RemovedPayload(r, first, std::min(kRemovedKeysPerRecord, r.keys.size() - first))));
+    }
+  }
   return records;
 }
 
@@ -136,13 +155,18 @@ absl::Status ParseHeader(const std::string& payload, ShardSnapshot* s) {
   uint32_t version = 0, ntables = 0;
   int32_t shard = 0, num_shards = 0;
   if (!r.Get(&version)) return absl::InvalidArgumentError("short header");
-  if (version != kFormatVersion) {
+  if (version != 1 && version != kFormatVersion) {
     return absl::InvalidArgumentError(
-        absl::StrCat("format version ", version, ", this build reads ", kFormatVersion));
+        absl::StrCat("format version ", version, ", this build reads 1 to ", kFormatVersion));
   }
+  s->delta_of = -1;
   if (!r.Get(&shard) || !r.Get(&num_shards) || !r.Get(&s->clock) ||
-      !r.Get(&s->chunk_elements) || !r.Get(&ntables)) {
+      (version >= 2 && !r.Get(&s->delta_of)) || !r.Get(&s->chunk_elements) || !r.Get(&ntables)) {
     return absl::InvalidArgumentError("short header");
+  }
+  if (s->clock < 0 || s->delta_of < -1 || s->delta_of >= s->clock) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("clock ", s->clock, " chained to clock ", s->delta_of));
   }
   if (num_shards < 1 || num_shards > kMaxNodes || shard < 0 || shard >= num_shards) {
     return absl::InvalidArgumentError(absl::StrCat("shard ", shard, " of ", num_shards));
@@ -229,6 +253,24 @@ absl::Status ParseSparse(const std::string& payload, ShardSnapshot* s) {
   return absl::OkStatus();
 }
 
+absl::Status ParseRemoved(const std::string& payload, ShardSnapshot* s) {
+  ByteReader r(payload);
+  ShardSnapshot::Removed p;
+  uint64_t n = 0;
+  if (!r.Get(&p.table) || !r.Get(&n)) return absl::InvalidArgumentError("short removed record");
+  if (s->delta_of < 0) return absl::InvalidArgumentError("removed keys in a whole checkpoint");
+  if (p.table >= s->tables.size() || s->tables[p.table].kind != TableKind::kSparse) {
+    return absl::InvalidArgumentError(absl::StrCat("removed record of table ", p.table));
+  }
+  if (n > kRemovedKeysPerRecord || r.left() != 8 + n * 8) {
+    return absl::InvalidArgumentError("removed record of the wrong length");
+  }
+  p.keys.resize(n);
+  if (!r.GetArray(n, p.keys.data())) return absl::InvalidArgumentError("removed record's keys");
+  s->removed.push_back(std::move(p));
+  return absl::OkStatus();
+}
+
 // Any record but the END; `first`: the first of the file, which must be the header.
 absl::Status ParseRecord(uint32_t type, const std::string& payload, bool first, ShardSnapshot* s) {
   if (first && type != kHeader) {
@@ -241,6 +283,8 @@ absl::Status ParseRecord(uint32_t type, const std::string& payload, bool first, 
       return ParseDense(payload, s);
     case kSparse:
       return ParseSparse(payload, s);
+    case kRemoved:
+      return ParseRemoved(payload, s);
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown record type ", type));
   }
@@ -381,6 +425,49 @@ absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path) {
   }
 }
 
+absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const std::string& path) {
+  KAIROS_ASSIGN_OR_RETURN(
+      RecordReader in,
+      RecordReader::Open(CheckpointName(path), {kFormats, kMaxRecordBytes, /*torn_tail=*/false}));
+  ShardSnapshot s;
+  std::string payload;
+  KAIROS_ASSIGN_OR_RETURN(std::optional<RecordHead> h, in.Next());
+  if (!h.has_value()) return in.Corrupt(in.size(), "the file ends before its header");
+  KAIROS_RETURN_IF_ERROR(in.ReadRest(&payload));
+  if (!in.ChecksumMatches()) return in.Corrupt(h->offset, "checksum mismatch");
+  const absl::Status parsed = ParseRecord(h->type, payload, /*first=*/true, &s);
+  if (!parsed.ok()) return in.Corrupt(h->offset, parsed.message());
+  return s;
+}
+
+absl::StatusOr<std::vector<std::string>> CheckpointChain(const std::string& path) {
+  std::vector<std::string> chain = {path};
+  KAIROS_ASSIGN_OR_RETURN(ShardSnapshot head, ReadCheckpointHeader(path));
+  const fs::path root = fs::path(path).parent_path().parent_path();
+  // Each parent's clock is below its child's (ParseHeader), so the walk ends.
+  while (head.delta_of >= 0) {
+    const std::string parent =
+        (root / CheckpointDirName(head.delta_of) / CheckpointFileName(head.shard, head.num_shards))
+            .string();
+    std::error_code ec;
+    if (!fs::is_regular_file(parent, ec)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(chain.back(), " is a delta of the checkpoint of clock ", head.delta_of,
+                       ", whose file ", parent, " is missing"));
+    }
+    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot up, ReadCheckpointHeader(parent));
+    if (up.shard != head.shard || up.num_shards != head.num_shards || up.clock != head.delta_of) {
+      return absl::FailedPreconditionError(absl::StrCat(parent, " is shard ", up.shard, " of ",
+                                                        up.num_shards, " at clock ", up.clock,
+                                                        ", not the parent of ", chain.back()));
+    }
+    chain.push_back(parent);
+    head = std::move(up);
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
 absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
@@ -443,6 +530,10 @@ void Apply(Shard& shard, int num_shards, const ShardSnapshot& s) {
       c.learning_rate = d.learning_rate;
     }
   }
+  for (const ShardSnapshot::Removed& r : s.removed) {
+    SparseRows& rows = shard.tables()[r.table].sparse->rows;
+    for (uint64_t key : r.keys) rows.Erase(key);  // rows of other shards are not held
+  }
   for (const ShardSnapshot::Sparse& p : s.sparse) {
     ShardTable& t = shard.tables()[p.table];
     SparseShard& held = *t.sparse;
@@ -477,7 +568,7 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
   std::optional<int64_t> clock;
   std::vector<bool> seen(files.size(), false);
   for (const std::string& path : files) {
-    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(path));
+    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpointHeader(path));
     if (s.num_shards != static_cast<int>(files.size()) || seen[s.shard]) {
       return absl::FailedPreconditionError(absl::StrCat(
           path, " is shard ", s.shard, " of ", s.num_shards, ", in a checkpoint of ",
@@ -489,8 +580,12 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
           absl::StrCat(path, " was taken at clock ", s.clock, ", the others at ", *clock));
     }
     clock = s.clock;
-    KAIROS_RETURN_IF_ERROR(CheckTables(s, tables, path));
-    Apply(shard, num_shards, s);
+    KAIROS_ASSIGN_OR_RETURN(const std::vector<std::string> chain, CheckpointChain(path));
+    for (const std::string& link : chain) {
+      KAIROS_ASSIGN_OR_RETURN(ShardSnapshot part, ReadCheckpoint(link));
+      KAIROS_RETURN_IF_ERROR(CheckTables(part, tables, link));
+      Apply(shard, num_shards, part);
+    }
   }
   ResetReads(shard);
   return clock.value_or(0);
@@ -503,6 +598,10 @@ absl::Status RestoreOwnShard(Shard& shard, int num_shards, const JobConfig& job,
     return absl::FailedPreconditionError(absl::StrCat(path, " is shard ", s.shard, " of ",
                                                       s.num_shards, ", not shard ",
                                                       shard.index(), " of ", num_shards));
+  }
+  if (s.delta_of >= 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is a delta checkpoint, not a snapshot of the whole shard"));
   }
   KAIROS_RETURN_IF_ERROR(CheckTables(s, CheckpointTables(job, shard), path));
   Apply(shard, num_shards, s);

@@ -10,12 +10,19 @@
 // complete when the files of all its shards are there (each appears only once written and
 // synced: temporary file, fsync, rename, fsync of the directory).
 //
+// A delta checkpoint's file (docs/durability.md, "Delta checkpoints") holds every dense
+// chunk but only the sparse rows changed since the shard's previous checkpoint, and the keys
+// removed since then; its header names the clock of that previous checkpoint (its parent,
+// whole or delta), whose file of the same shard is in ROOT/clock-<parent>. A restore loads
+// the chain from its whole checkpoint on.
+//
 // File: the magic "KCKPT002", then records (common/record_file.h: { u32 type, u32 CRC-32C
 // of the rest of the record, u64 payload length, payload }, little-endian): one HEADER,
-// DENSE and SPARSE records, one END (the number of records before it). A file without its
-// END, with a record whose checksum or length is wrong, or with bytes after the END is
-// refused and named, never loaded. Files of the previous release, magic "KCKPT001", are
-// the same but for the checksum (zlib's CRC-32): they are read, never written.
+// DENSE, SPARSE and (deltas) REMOVED records, one END (the number of records before it). A
+// file without its END, with a record whose checksum or length is wrong, or with bytes
+// after the END is refused and named, never loaded. Files of the previous release, magic
+// "KCKPT001", are the same but for the checksum (zlib's CRC-32): they are read, never
+// written. The HEADER's format version is 2 (version 1, read too, has no parent clock).
 //
 // Thread-safety: the functions are thread-compatible; a ShardSnapshot is filled on the
 // shard's lanes (ShardEngine::Snapshot) and then read by one thread.
@@ -50,6 +57,8 @@ struct ShardSnapshot {
   int shard = 0;
   int num_shards = 1;
   int64_t clock = 0;  // the smallest clock of an active worker when it was taken
+  // A delta's parent: the clock of the checkpoint it applies to; -1: a whole checkpoint.
+  int64_t delta_of = -1;
   uint64_t chunk_elements = 0;
   std::vector<CheckpointTable> tables;
 
@@ -70,8 +79,16 @@ struct ShardSnapshot {
     std::vector<uint64_t> steps;  // each row's update count
     std::vector<float> rows;      // keys.size() x stride
   };
+  // A delta's keys of sparse table `table` removed since its parent (evicted); a restore
+  // removes them before it loads the delta's rows (a key removed and created again is in
+  // both).
+  struct Removed {
+    uint32_t table = 0;
+    std::vector<uint64_t> keys;
+  };
   std::vector<Dense> dense;
   std::vector<Sparse> sparse;
+  std::vector<Removed> removed;
 };
 
 // The tables of `job` as a checkpoint describes them (`state_per_element` from `shard`).
@@ -90,6 +107,14 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
 // Reads one file, checking the magic, every record's checksum and bounds, and the END.
 // DataLoss naming the file and the byte offset for a torn or corrupt file.
 absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path);
+// Reads only the HEADER of a file (shard, clock, parent, tables; nothing else is checked).
+absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const std::string& path);
+
+// The files to load, in order, for the checkpoint file `path`: the whole one its chain of
+// deltas starts from, then each delta up to `path` itself (only `path` when it is whole).
+// FailedPrecondition naming the file a delta needs when it is missing or not that
+// checkpoint's (another shard, another clock); the headers' errors.
+absl::StatusOr<std::vector<std::string>> CheckpointChain(const std::string& path);
 
 // The files of the checkpoint to restore from `path`: a checkpoint directory (clock-N) with
 // every shard's file, or a root holding clock-N directories (the one with the highest clock
@@ -97,18 +122,19 @@ absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path);
 // directory whose files are of different shard counts or missing.
 absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path);
 
-// Loads a whole checkpoint (`files`, as FindCheckpoint returns them) into shard `shard` of
-// a new job (its tables freshly built for `job`): the parts of dense tables it owns, the
-// rows of sparse tables whose owner it is (ShardOfKey), their optimizer state, update counts
-// and learning rates. Every file is read and checked first. FailedPrecondition when the
-// job's tables differ from the checkpoint's (naming the table and what differs). Call
-// before the shard serves anything. Returns the checkpoint's clock.
+// Loads a checkpoint (`files`, as FindCheckpoint returns them; of a delta checkpoint, each
+// file's chain) into shard `shard` of a new job (its tables freshly built for `job`): the
+// parts of dense tables it owns, the rows of sparse tables whose owner it is (ShardOfKey),
+// their optimizer state, update counts and learning rates. Each file is checked before
+// anything of it is loaded. FailedPrecondition when the job's tables differ from the
+// checkpoint's (naming the table and what differs). Call before the shard serves anything.
+// Returns the checkpoint's clock.
 absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConfig& job,
                                      const std::vector<std::string>& files);
 
 // Loads the file of this very shard (`path`: shard shard.index() of `num_shards`, as the
 // server writes for its update log's base, docs/durability.md) into `shard`. Errors: the
-// file's (ReadCheckpoint), another shard's file, tables that differ.
+// file's (ReadCheckpoint), another shard's file, a delta, tables that differ.
 absl::Status RestoreOwnShard(Shard& shard, int num_shards, const JobConfig& job,
                              const std::string& path);
 

@@ -212,7 +212,22 @@ class ShardEngine {
   // exactly the updates decided before this call. `done` gets it once every part is taken:
   // on the lane that took the last part, or at once when every chunk is inline. Its clock is
   // the smallest clock of an active worker (when none is active: the largest clock).
-  void Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done);
+  void Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+    Snapshot({}, std::move(done));
+  }
+  // What a snapshot is for. A checkpoint's starts the changes kept for deltas afresh (an
+  // update log's base does not); a delta (delta_of >= 0: the clock of the checkpoint it
+  // applies to) holds of sparse tables only the rows changed and the keys removed since the
+  // previous checkpoint's snapshot (dense tables whole). A delta is taken whole when the
+  // changes are not kept (KeepChanges) or its clock would not be above delta_of.
+  struct SnapshotOptions {
+    bool checkpoint = false;
+    int64_t delta_of = -1;
+  };
+  void Snapshot(SnapshotOptions options, std::function<void(std::shared_ptr<ShardSnapshot>)> done);
+  // Sparse tables keep their changes from now on (SparseRows::KeepChanges), for delta
+  // checkpoints. Call before any request.
+  void KeepChanges();
   // Loads a whole checkpoint (FindCheckpoint's files) into the shard: call before any
   // request. Returns the checkpoint's clock, from which later snapshots are named (the
   // workers' clocks start at 0 again). Errors: RestoreShard's.
@@ -343,6 +358,7 @@ class ShardEngine {
   int num_shards_ = 1;
   JobConfig job_;  // the job's tables (checkpoints describe them)
   int64_t clock_base_ = 0;  // the restored checkpoint's clock
+  bool keep_changes_ = false;       // KeepChanges
   bool clock_only_policy_ = false;  // CanRebase: the policy keeps nothing beyond the clocks
   EngineHost* const host_;
   std::unique_ptr<ChunkWork> work_;  // where chunks' float work runs

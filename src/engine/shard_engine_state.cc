@@ -72,11 +72,23 @@ int64_t ShardEngine::SnapshotClock() const {
   return clock_base_ + latest;
 }
 
-void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+void ShardEngine::KeepChanges() {
+  keep_changes_ = true;
+  for (ShardTable& t : shard_->tables()) {
+    if (t.sparse) t.sparse->rows.KeepChanges();
+  }
+}
+
+void ShardEngine::Snapshot(SnapshotOptions options,
+                           std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
   auto snap = std::make_shared<ShardSnapshot>();
   snap->shard = shard_->index();
   snap->num_shards = num_shards_;
   snap->clock = SnapshotClock();
+  const bool delta = options.checkpoint && keep_changes_ && options.delta_of >= 0 &&
+                     options.delta_of < snap->clock;
+  const bool cut = options.checkpoint && keep_changes_;
+  if (delta) snap->delta_of = options.delta_of;
   snap->chunk_elements = job_.chunk_elements;
   snap->tables = CheckpointTables(job_, *shard_);
   std::size_t dense = 0, sparse = 0;
@@ -86,6 +98,7 @@ void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> d
   }
   snap->dense.resize(dense);
   snap->sparse.resize(sparse);
+  snap->removed.resize(delta ? sparse : 0);
   // One count per part and one for this call, so `done` runs once, after the last part.
   auto pending = std::make_shared<std::atomic<std::size_t>>(dense + sparse + 1);
   auto finish = [snap, pending, done = std::move(done)] {
@@ -111,19 +124,28 @@ void ShardEngine::Snapshot(std::function<void(std::shared_ptr<ShardSnapshot>)> d
       part->table = t.id;
       part->version = t.sparse->lane.version;
       SparseShard* held = t.sparse.get();
-      work_->RunInOrder(t, held->lane, [part, held, finish] {
-        const SparseRows& rows = held->rows;
+      ShardSnapshot::Removed* removed = delta ? &snap->removed[p - 1] : nullptr;
+      if (removed != nullptr) removed->table = t.id;
+      work_->RunInOrder(t, held->lane, [part, removed, held, delta, cut, finish] {
+        SparseRows& rows = held->rows;
         part->stride = static_cast<uint32_t>(rows.stride());
         part->learning_rate = held->lane.learning_rate;
-        part->keys.reserve(rows.rows());
-        part->steps.reserve(rows.rows());
-        part->rows.reserve(rows.rows() * rows.stride());
-        rows.ForEach([&](uint64_t key, uint32_t slot) {
+        auto add = [&](uint64_t key, uint32_t slot) {
           part->keys.push_back(key);
           part->steps.push_back(rows.step(slot));
           const std::span<const float> r = rows.row_and_state(slot);
           part->rows.insert(part->rows.end(), r.begin(), r.end());
-        });
+        };
+        if (delta) {
+          rows.ForEachChanged(add);
+          removed->keys = rows.removed();
+        } else {
+          part->keys.reserve(rows.rows());
+          part->steps.reserve(rows.rows());
+          part->rows.reserve(rows.rows() * rows.stride());
+          rows.ForEach(add);
+        }
+        if (cut) rows.ClearChanges();
         finish();
       });
     }

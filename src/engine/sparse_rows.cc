@@ -38,8 +38,21 @@ void SparseRows::UpdateBytes() {
   const uint64_t block = uint64_t{rows_per_block_} * (stride_ * sizeof(float) + sizeof(uint64_t) +
                                                       (track_ ? sizeof(RowTrack) : 0));
   const uint64_t map = index_.capacity() * (sizeof(std::pair<uint64_t, uint32_t>) + 1);
-  bytes_.store(blocks_.size() * block + map + free_.capacity() * sizeof(uint32_t),
+  bytes_.store(blocks_.size() * block + map + free_.capacity() * sizeof(uint32_t) +
+                   (changed_.capacity() + removed_.capacity()) * sizeof(uint64_t),
                std::memory_order_relaxed);
+}
+
+void SparseRows::KeepChanges() {
+  keep_changes_ = true;
+  changed_.assign((used_ + 63) / 64, 0);
+}
+
+void SparseRows::ClearChanges() {
+  std::fill(changed_.begin(), changed_.end(), 0);
+  removed_.clear();
+  removed_.shrink_to_fit();  // a burst of evictions does not hold its list for ever
+  UpdateBytes();
 }
 
 uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
@@ -65,6 +78,7 @@ uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
     steps_.push_back(std::move(steps));
     if (track_) tracks_.push_back(std::move(tracks));
   }
+  if (keep_changes_ && slot / 64 >= changed_.size()) changed_.resize(slot / 64 + 1, 0);
   index_.emplace(key, slot);  // may throw: nothing else changed yet but a spare block
   if (reuse) {
     free_.pop_back();
@@ -76,6 +90,7 @@ uint32_t SparseRows::FindOrCreate(uint64_t key, const Initializer& init) {
   std::fill_n(row + width_, state_floats_, 0.0f);
   step(slot) = 0;
   if (track_) Track(slot) = RowTrack{0, key};
+  if (keep_changes_) changed_[slot / 64] |= uint64_t{1} << (slot % 64);
   rows_.store(index_.size(), std::memory_order_relaxed);
   UpdateBytes();
   return slot;
@@ -85,6 +100,7 @@ bool SparseRows::Erase(uint64_t key) {
   auto it = index_.find(key);
   if (it == index_.end()) return false;
   if (free_.size() == free_.capacity()) free_.reserve(2 * free_.size() + 16);
+  if (keep_changes_) removed_.push_back(key);  // may throw: nothing changed yet
   free_.push_back(it->second);
   if (track_) Track(it->second).touched = kFreeSlot;
   index_.erase(it);

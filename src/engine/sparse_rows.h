@@ -73,6 +73,7 @@ class SparseRows {
   bool tracking() const { return track_; }
   void Touch(uint32_t slot, int64_t clock) {
     if (track_) Track(slot).touched = clock;
+    if (keep_changes_) changed_[slot / 64] |= uint64_t{1} << (slot % 64);
   }
   int64_t touched(uint32_t slot) const { return Track(slot).touched; }
 
@@ -91,6 +92,23 @@ class SparseRows {
     }
   }
   std::span<const float> row_and_state(uint32_t slot) const { return {Row(slot), stride_}; }
+
+  // Changes, for delta checkpoints (docs/durability.md, "Delta checkpoints"): once kept,
+  // every row created or touched (Touch) is marked changed and every key erased is listed,
+  // until ClearChanges. Call KeepChanges before the rows are used.
+  void KeepChanges();
+  bool keeps_changes() const { return keep_changes_; }
+  // Calls f(key, slot) for every row held that changed since the last ClearChanges, in no
+  // particular order (a pass over the hash map; the rows not changed are not touched).
+  template <typename F>
+  void ForEachChanged(F f) const {
+    for (const auto& [key, slot] : index_) {
+      if (changed_[slot / 64] >> (slot % 64) & 1) f(key, slot);
+    }
+  }
+  // The keys erased since the last ClearChanges (a key may be listed and held again).
+  const std::vector<uint64_t>& removed() const { return removed_; }
+  void ClearChanges();
   std::size_t stride() const { return stride_; }
 
   uint64_t rows() const { return rows_.load(std::memory_order_relaxed); }
@@ -128,6 +146,9 @@ class SparseRows {
   std::vector<std::unique_ptr<uint64_t[]>> steps_;
   std::vector<std::unique_ptr<RowTrack[]>> tracks_;  // tracking only
   std::vector<uint32_t> free_;                       // slots of erased rows
+  bool keep_changes_ = false;
+  std::vector<uint64_t> changed_;                    // keeping changes: a bit per slot
+  std::vector<uint64_t> removed_;                    // keeping changes: keys erased
   uint32_t used_ = 0;                                // slots ever handed out
   std::atomic<uint64_t> rows_{0}, bytes_{0};
 };

@@ -48,7 +48,8 @@ void Checkpointer::Request(Done done) {
   }
   if (done) waiters_.push_back(std::move(done));
   busy_ = true;
-  snapshot_([this](std::shared_ptr<ShardSnapshot> snap) {
+  const bool delta = options_.deltas > 0 && chain_clock_ >= 0 && chain_deltas_ < options_.deltas;
+  snapshot_(delta ? chain_clock_ : -1, [this](std::shared_ptr<ShardSnapshot> snap) {
     // On a lane of the engine, or here: the writer starts on the owner's thread.
     post_([this, snap = std::move(snap)] { Write(snap); });
   });
@@ -59,17 +60,23 @@ void Checkpointer::Write(std::shared_ptr<ShardSnapshot> snap) {
   writer_ = std::thread([this, snap = std::move(snap)] {
     absl::StatusOr<std::string> path = WriteCheckpoint(*snap, options_.dir, options_.sync);
     const int64_t clock = snap->clock;
-    post_([this, path = std::move(path), clock] { Written(path, clock); });
+    const bool delta = snap->delta_of >= 0;
+    post_([this, path = std::move(path), clock, delta] { Written(path, clock, delta); });
   });
 }
 
-void Checkpointer::Written(const absl::StatusOr<std::string>& path, int64_t clock) {
+void Checkpointer::Written(const absl::StatusOr<std::string>& path, int64_t clock, bool delta) {
   busy_ = false;
   if (path.ok()) {
     written_.fetch_add(1);
+    if (delta) deltas_written_.fetch_add(1);
     last_clock_.store(clock);
-    log_->info("server {}: checkpoint of clock {} written to {}", shard_, clock, *path);
+    chain_deltas_ = delta ? chain_deltas_ + 1 : 0;
+    chain_clock_ = clock;
+    log_->info("server {}: {} of clock {} written to {}", shard_,
+               delta ? "delta checkpoint" : "checkpoint", clock, *path);
   } else {
+    chain_clock_ = -1;  // what the failed one cut is in no file: the next is whole
     failed_.fetch_add(1);
     log_->error("server {}: checkpoint of clock {} failed: {}", shard_, clock,
                 std::string(path.status().message()));
@@ -111,7 +118,8 @@ void Checkpointer::Finish(std::function<void()> then) {
 }
 
 Checkpointer::Counters Checkpointer::counters() const {
-  return Counters{written_.load(), failed_.load(), skipped_.load(), last_clock_.load()};
+  return Counters{written_.load(), failed_.load(), skipped_.load(), deltas_written_.load(),
+                  last_clock_.load()};
 }
 
 }  // namespace kairos::internal

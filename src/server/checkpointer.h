@@ -5,7 +5,9 @@
 // slowest worker, every fixed interval, and a last one when no worker is left or the job
 // ends), takes one checkpoint at a time (a request while one is being written waits for
 // that one; a periodic one then is skipped and counted), writes each on a thread of its
-// own and tells the waiters. The file format is engine/checkpoint.h's; the snapshot is
+// own and tells the waiters. With deltas, it decides which checkpoints are deltas: after a
+// whole one, up to Options::deltas deltas each chained to the one written before it; after
+// a failed one, a whole one. The file format is engine/checkpoint.h's; the snapshot is
 // the engine's (ShardEngine::Snapshot), handed in as a function so that the unit is
 // tested without an engine.
 //
@@ -40,14 +42,19 @@ class Checkpointer {
     int64_t every_clocks = 0;  // ServerOptions::checkpoint_every_clocks; 0: never
     absl::Duration every = absl::ZeroDuration();  // ServerOptions::checkpoint_every
     bool at_end = true;                           // ServerOptions::checkpoint_at_end
+    int deltas = 0;                               // ServerOptions::checkpoint_deltas
   };
   struct Counters {
     uint64_t written = 0, failed = 0, skipped = 0;
+    uint64_t deltas_written = 0;  // of `written`
     int64_t last_clock = -1;  // the clock of the last one written
   };
   using Done = std::function<void(absl::StatusOr<std::string>)>;
-  // Takes a snapshot of the shard and calls its argument with it, on any thread.
-  using TakeSnapshot = std::function<void(std::function<void(std::shared_ptr<ShardSnapshot>)>)>;
+  // Takes a snapshot of the shard for a checkpoint, a delta of the checkpoint of clock
+  // `delta_of` when that is not -1 (ShardEngine::SnapshotOptions), and calls its second
+  // argument with it, on any thread.
+  using TakeSnapshot =
+      std::function<void(int64_t delta_of, std::function<void(std::shared_ptr<ShardSnapshot>)>)>;
 
   Checkpointer(Options options, std::function<void(std::function<void()>)> post,
                std::shared_ptr<spdlog::logger> log);
@@ -79,7 +86,7 @@ class Checkpointer {
 
  private:
   void Write(std::shared_ptr<ShardSnapshot> snap);
-  void Written(const absl::StatusOr<std::string>& path, int64_t clock);
+  void Written(const absl::StatusOr<std::string>& path, int64_t clock, bool delta);
   void TakeLast();
 
   const Options options_;
@@ -91,11 +98,13 @@ class Checkpointer {
   bool last_taken_ = false;
   bool last_due_ = false;  // the last one, after the one being written
   int64_t next_clock_ = 0;
+  int64_t chain_clock_ = -1;  // the clock of the last one written; -1: the next is whole
+  int chain_deltas_ = 0;      // deltas written since the last whole one
   absl::Time next_time_ = absl::InfiniteFuture();
   std::vector<Done> waiters_;
   std::optional<std::function<void()>> then_;  // Finish's, while a checkpoint is written
   std::thread writer_;  // joined before the next starts and in the destructor
-  std::atomic<uint64_t> written_{0}, failed_{0}, skipped_{0};
+  std::atomic<uint64_t> written_{0}, failed_{0}, skipped_{0}, deltas_written_{0};
   std::atomic<int64_t> last_clock_{-1};
 };
 

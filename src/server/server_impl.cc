@@ -39,6 +39,7 @@ Checkpointer::Options CheckpointerOptionsOf(const ServerOptions& o) {
   c.every_clocks = o.checkpoint_every_clocks;
   c.every = o.checkpoint_every;
   c.at_end = o.checkpoint_at_end;
+  c.deltas = o.checkpoint_deltas;
   return c;
 }
 
@@ -138,6 +139,7 @@ ServerStats ServerImpl::stats() const {
   s.checkpoints_written = c.written;
   s.checkpoints_failed = c.failed;
   s.checkpoints_skipped = c.skipped;
+  s.checkpoint_deltas_written = c.deltas_written;
   s.last_checkpoint_clock = c.last_clock;
   s.restored_clock = restored_clock_.load();
   const Journal::Counters j = journal_.counters();
@@ -474,6 +476,10 @@ absl::StatusOr<std::unique_ptr<Server>> CreateServerWithTransport(
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   if (options.coordinator.empty()) {
     return absl::InvalidArgumentError("ServerOptions.coordinator is empty");
+  }
+  if (options.checkpoint_deltas < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("ServerOptions.checkpoint_deltas is ",
+                                                   options.checkpoint_deltas, "; 0 or more"));
   }
   auto server = std::make_unique<internal::ServerImpl>(options);
   KAIROS_RETURN_IF_ERROR(server->Init());

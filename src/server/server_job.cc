@@ -197,10 +197,11 @@ void ServerImpl::HandleStart(const wire::Start& start) {
     Ready(failed);
     return End(failed);
   }
+  if (options_.checkpoint_deltas > 0) engine_->KeepChanges();
   checkpointer_.Begin(
       shard,
-      [this](std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
-        engine_->Snapshot(std::move(done));
+      [this](int64_t delta_of, std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+        engine_->Snapshot({.checkpoint = true, .delta_of = delta_of}, std::move(done));
       },
       engine_->SnapshotClock(), Now());
   Ready(absl::OkStatus());

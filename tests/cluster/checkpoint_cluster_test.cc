@@ -3,8 +3,9 @@
 // Checkpoints through a whole cluster (docs/durability.md): a BSP job of 2 servers and 2
 // workers stopped after 3 of 6 iterations and resumed from its checkpoint (on 1 server
 // and on 3) ends with exactly the values of the job that ran all 6 (dense and sparse
-// tables, momentum and adagrad state); checkpoints by clocks, on request and at the end;
-// and restores that cannot be done fail the job with an error naming what.
+// tables, momentum and adagrad state), from whole checkpoints and from a chain of deltas;
+// checkpoints by clocks, on request and at the end; and restores that cannot be done fail
+// the job with an error naming what.
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -105,6 +107,69 @@ TEST_F(CheckpointClusterTest, StopAndResumeEqualsTheUninterruptedJob) {
     EXPECT_EQ(rest->rows, whole->rows);
     for (const ServerStats& s : after) EXPECT_EQ(s.restored_clock, 3);
   }
+}
+
+// With checkpoint_deltas, checkpoints at clocks 1 (whole), 2 and 3 (deltas, each of the one
+// before): the chain restored on 1 and on 3 servers goes on exactly as the job that never
+// stopped.
+TEST_F(CheckpointClusterTest, StopAndResumeFromDeltasEqualsTheUninterruptedJob) {
+  absl::StatusOr<Values> whole = Train(Options(2), 0, 6);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+
+  ClusterOptions first = Options(2);
+  first.server.checkpoint_dir = dir_.string();
+  first.server.checkpoint_every_clocks = 1;
+  first.server.checkpoint_deltas = 2;
+  first.server.checkpoint_at_end = false;  // the newest is clock 3's delta
+  auto cluster = LocalCluster::Create(first);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Each iteration waits for its clock's checkpoints, so that none is skipped (a periodic
+  // one falling due while another is written would be).
+  auto written = [&](uint64_t n) {
+    for (int i = 0; i < first.num_servers; ++i) {
+      if ((*cluster)->server_stats(i).checkpoints_written < n) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE((*cluster)
+                  ->Run([&](Worker& w) -> absl::Status {
+                    for (int t = 0; t < 3; ++t) {
+                      KAIROS_RETURN_IF_ERROR(testing::PushIteration(w, t));
+                      const absl::Time deadline = absl::Now() + absl::Seconds(30);
+                      while (!written(static_cast<uint64_t>(t) + 1)) {
+                        if (absl::Now() > deadline) return absl::DeadlineExceededError("ckpt");
+                        std::this_thread::yield();
+                      }
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  for (int i = 0; i < first.num_servers; ++i) {
+    const ServerStats s = (*cluster)->server_stats(i);
+    EXPECT_EQ(s.checkpoints_written, 3u);
+    EXPECT_EQ(s.checkpoint_deltas_written, 2u);
+    EXPECT_EQ(s.last_checkpoint_clock, 3);
+  }
+  ASSERT_TRUE((*cluster)->Shutdown().ok());
+
+  for (int servers : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << "resumed on " << servers << " servers");
+    ClusterOptions resumed = Options(servers);
+    resumed.server.restore_from = dir_.string();
+    std::vector<ServerStats> after;
+    absl::StatusOr<Values> rest = Train(resumed, 3, 3, &after);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    EXPECT_EQ(rest->dense, whole->dense);
+    EXPECT_EQ(rest->rows, whole->rows);
+    for (const ServerStats& s : after) EXPECT_EQ(s.restored_clock, 3);
+  }
+  // Without its whole checkpoint the chain cannot be restored, and the job says why.
+  fs::remove_all(dir_ / "clock-000000000001");
+  ClusterOptions broken = Options(1);
+  broken.server.restore_from = dir_.string();
+  absl::StatusOr<Values> failed = Train(broken, 3, 1);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_THAT(failed.status().message(), HasSubstr("is a delta of the checkpoint of clock 1"));
 }
 
 // A coordinator of a job of one server and one worker (the tables of Options()).

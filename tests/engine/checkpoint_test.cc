@@ -4,8 +4,12 @@
 // file written and read back, restores into another number of shards (every element, row,
 // optimizer state and update count where it was), and files that are torn, corrupt or of
 // another job, refused and named; files of the previous format (KCKPT001, zlib's CRC-32)
-// still restore, and new ones (KCKPT002) carry CRC-32C.
+// still restore, and new ones (KCKPT002) carry CRC-32C. Delta checkpoints: what a delta
+// holds, and a chain of them restored into any number of shards equals the live tables.
 
+#include "engine/checkpoint.h"
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -19,7 +23,6 @@
 
 #include "common/crc32c.h"
 #include "common/partition.h"
-#include "engine/checkpoint.h"
 #include "engine/shard_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -57,8 +60,8 @@ struct Cluster {
   }
 
   // Worker `rank` pushes gradient g(i) = i + 1 + round to every element of the dense tables
-  // and `round + 1` x (key + 1) to rows of keys 0..11 (each to its owner).
-  void PushAll(int rank, int round) {
+  // and `round + 1` x (key + 1) to rows of `keys` (default 0..11), each to its owner.
+  void PushAll(int rank, int round, const std::vector<uint64_t>& sparse_keys = Keys(12)) {
     for (auto& e : engines) {
       for (ShardTable& t : e->shard().tables()) {
         for (ShardChunk& c : t.chunks) {
@@ -73,23 +76,26 @@ struct Cluster {
           r.offset = c.chunk.begin;
           r.length = c.chunk.size();
           r.request_id = next_id++;
+          r.clock = clock;
           e->OnPush(r, Buffer::CopyOf(g), kT0);
         }
       }
       std::vector<uint64_t> keys;
       std::vector<float> rows;
-      for (uint64_t k = 0; k < 12; ++k) {
+      for (uint64_t k : sparse_keys) {
         if (ShardOfKey(k, static_cast<int>(engines.size())) != e->shard().index()) continue;
         keys.push_back(k);
         rows.push_back(static_cast<float>((round + 1) * (k + 1)));
         rows.push_back(-static_cast<float>(k));
       }
+      if (keys.empty()) continue;  // this shard owns none of them
       EngineRequest r;
       r.kind = EngineRequest::Kind::kPushSparse;
       r.rank = rank;
       r.table = 1;
       r.length = keys.size();
       r.request_id = next_id++;
+      r.clock = clock;
       r.keys = Buffer::Allocate(keys.size() * 2);
       std::memcpy(r.keys.data(), keys.data(), keys.size() * 8);
       e->OnPushSparse(r, Buffer::CopyOf(rows), kT0);
@@ -100,11 +106,50 @@ struct Cluster {
     }
   }
 
-  std::vector<std::shared_ptr<ShardSnapshot>> Snapshots() {
+  static std::vector<uint64_t> Keys(uint64_t n) {
+    std::vector<uint64_t> k(n);
+    for (uint64_t i = 0; i < n; ++i) k[i] = i;
+    return k;
+  }
+
+  // Both workers end their iteration: the clock snapshots are named by moves on.
+  void Clock() {
+    ++clock;
+    for (auto& e : engines) {
+      for (int rank = 0; rank < 2; ++rank) {
+        EngineRequest r;
+        r.kind = EngineRequest::Kind::kClock;
+        r.rank = rank;
+        r.clock = clock;
+        r.request_id = next_id++;
+        e->OnClock(r, kT0);
+      }
+    }
+  }
+
+  // Every shard keeps its changes for deltas (the server's checkpoint_deltas).
+  void KeepChanges() {
+    for (auto& e : engines) e->KeepChanges();
+  }
+
+  // Removes the rows of `keys` from their owners, as eviction does.
+  void Remove(const std::vector<uint64_t>& keys) {
+    for (auto& e : engines) {
+      std::vector<uint64_t> own;
+      for (uint64_t k : keys) {
+        if (ShardOfKey(k, static_cast<int>(engines.size())) == e->shard().index()) {
+          own.push_back(k);
+        }
+      }
+      e->shard().tables()[1].RemoveRows(EvictionReason::kIdle, own);
+    }
+  }
+
+  std::vector<std::shared_ptr<ShardSnapshot>> Snapshots(ShardEngine::SnapshotOptions o = {}) {
     std::vector<std::shared_ptr<ShardSnapshot>> out;
     for (auto& e : engines) {
       std::shared_ptr<ShardSnapshot> got;
-      e->Snapshot([&](std::shared_ptr<ShardSnapshot> s) { got = std::move(s); });
+      e->Snapshot(o, [&](std::shared_ptr<ShardSnapshot> s) { got = std::move(s); });
       EXPECT_NE(got, nullptr) << "the host runs lane jobs at once";
       out.push_back(got);
     }
@@ -114,6 +159,7 @@ struct Cluster {
   std::vector<std::unique_ptr<Host>> hosts;
   std::vector<std::unique_ptr<ShardEngine>> engines;
   uint64_t next_id = 1;
+  int64_t clock = 0;
 };
 
 // Everything a job's shards hold, by table coordinates: comparable across partitions.
@@ -350,15 +396,26 @@ TEST_F(CheckpointTest, NewFilesCarryCrc32c) {
   EXPECT_EQ(Frame("KCKPT002", records, &Crc32cOf), bytes);
 }
 
+// `records` with their HEADER in format version 1: no parent clock (the u64 after the
+// clock).
+std::vector<FileRecord> WithVersion1Header(std::vector<FileRecord> records) {
+  std::string& header = records.at(0).payload;
+  const uint32_t version = 1;
+  std::memcpy(header.data(), &version, 4);
+  header.erase(4 + 4 + 4 + 8, 8);
+  return records;
+}
+
 // A checkpoint written by the previous release: magic KCKPT001, records checksummed with
-// zlib's CRC-32, contents as today. It reads back and restores into any number of shards.
+// zlib's CRC-32, its HEADER of format version 1. It reads back and restores into any
+// number of shards.
 TEST_F(CheckpointTest, AFileOfThePreviousFormatStillRestores) {
   Cluster before(2);
   before.PushAll(0, 0);
   before.PushAll(1, 1);
   const std::vector<std::string> files = Write(before.Snapshots());
   for (const std::string& f : files) {
-    WriteFile(f, Frame("KCKPT001", Records(ReadFile(f)), &ZlibCrc));
+    WriteFile(f, Frame("KCKPT001", WithVersion1Header(Records(ReadFile(f))), &ZlibCrc));
     ASSERT_EQ(ReadFile(f).substr(0, 8), "KCKPT001");
     auto s = ReadCheckpoint(f);
     ASSERT_TRUE(s.ok()) << s.status();
@@ -418,6 +475,163 @@ TEST_F(CheckpointTest, FindCheckpointTakesTheLatestCompleteOne) {
   // A temporary file left by a crash is not a shard file.
   std::ofstream(root_ / "clock-000000000008" / "shard-00001-of-00002.kcp.tmp") << "torn";
   EXPECT_THAT(FindCheckpoint(root_.string()).value()[0], HasSubstr("clock-000000000004"));
+}
+
+// Keys of `snaps`' sparse parts, and of their removed lists, sorted.
+std::vector<uint64_t> RowKeys(const std::vector<std::shared_ptr<ShardSnapshot>>& snaps) {
+  std::vector<uint64_t> keys;
+  for (const auto& s : snaps) {
+    for (const ShardSnapshot::Sparse& p : s->sparse)
+      keys.insert(keys.end(), p.keys.begin(), p.keys.end());
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+std::vector<uint64_t> RemovedKeys(const std::vector<std::shared_ptr<ShardSnapshot>>& snaps) {
+  std::vector<uint64_t> keys;
+  for (const auto& s : snaps) {
+    for (const ShardSnapshot::Removed& r : s->removed) {
+      keys.insert(keys.end(), r.keys.begin(), r.keys.end());
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// A delta holds every dense chunk, the rows created or updated since the checkpoint before
+// (a plain snapshot, as the update log's bases take, does not start the changes afresh) and
+// the keys removed since then, a key removed and created again in both; its parent is named.
+TEST_F(CheckpointTest, ADeltaHoldsTheRowsChangedAndTheKeysRemovedSinceTheCheckpointBefore) {
+  Cluster c(2);
+  c.KeepChanges();
+  c.PushAll(0, 0);  // rows 0..11
+  c.Clock();
+  const auto whole = c.Snapshots({.checkpoint = true, .delta_of = -1});
+  EXPECT_EQ(RowKeys(whole), Cluster::Keys(12));
+  EXPECT_TRUE(RemovedKeys(whole).empty());
+  EXPECT_EQ(whole[0]->delta_of, -1);
+
+  c.PushAll(1, 1, {2, 7, 12, 13});  // 12, 13 new
+  c.Snapshots();                    // not a checkpoint's: the changes stay
+  c.Remove({5, 7, 13});             // 13 created and removed; 7 removed ...
+  c.PushAll(0, 2, {7});             // ... and created again
+  c.Clock();
+  const auto delta = c.Snapshots({.checkpoint = true, .delta_of = 1});
+  for (const auto& s : delta) {
+    EXPECT_EQ(s->delta_of, 1);
+    EXPECT_EQ(s->clock, 2);
+  }
+  EXPECT_EQ(RowKeys(delta), (std::vector<uint64_t>{2, 7, 12}));
+  EXPECT_EQ(RemovedKeys(delta), (std::vector<uint64_t>{5, 7, 13}));
+  EXPECT_EQ(Collect(delta).elements, Collect(c.Snapshots()).elements);
+
+  // Nothing changed since: an empty delta (dense tables whole). Of a clock not below its own,
+  // a delta is taken whole.
+  c.Clock();
+  const auto empty = c.Snapshots({.checkpoint = true, .delta_of = 2});
+  EXPECT_TRUE(RowKeys(empty).empty());
+  EXPECT_TRUE(RemovedKeys(empty).empty());
+  const auto same = c.Snapshots({.checkpoint = true, .delta_of = 3});
+  EXPECT_EQ(same[0]->delta_of, -1);
+  EXPECT_EQ(RowKeys(same).size(), 12u);  // 0..12 without 5
+
+  // Engines that do not keep changes take every snapshot whole.
+  Cluster plain(1);
+  plain.PushAll(0, 0);
+  plain.Clock();
+  const auto asked = plain.Snapshots({.checkpoint = true, .delta_of = 0});
+  EXPECT_EQ(asked[0]->delta_of, -1);
+  EXPECT_EQ(RowKeys(asked).size(), 12u);
+}
+
+// Whole checkpoint, then deltas with rows updated, created, removed and created again,
+// written as files: the chain restored into 1, 2 or 3 shards equals the live tables bit for
+// bit (values, optimizer state, update counts, rows), and the next updates land alike.
+TEST_F(CheckpointTest, ABaseAndItsDeltasRestoreTheLiveTablesBitForBit) {
+  for (int from = 1; from <= 3; ++from) {
+    for (int to = 1; to <= 3; ++to) {
+      SCOPED_TRACE(::testing::Message() << from << " shards restored into " << to);
+      fs::remove_all(root_);
+      Cluster before(from);
+      before.KeepChanges();
+      before.PushAll(0, 0);
+      before.Clock();
+      Write(before.Snapshots({.checkpoint = true, .delta_of = -1}));  // clock 1, whole
+      before.PushAll(1, 1, {1, 4, 20, 21, 22});
+      before.Remove({2, 3, 21});
+      before.Clock();
+      Write(before.Snapshots({.checkpoint = true, .delta_of = 1}));  // clock 2
+      before.PushAll(0, 2, {3, 20, 30});                             // 3 back
+      before.Remove({4, 22, 30});
+      before.Clock();
+      const auto last = before.Snapshots({.checkpoint = true, .delta_of = 2});  // clock 3
+      ASSERT_EQ(last[0]->delta_of, 2);
+      Write(last);
+
+      auto files = FindCheckpoint(root_.string());
+      ASSERT_TRUE(files.ok()) << files.status();
+      EXPECT_THAT((*files)[0], HasSubstr("clock-000000000003"));
+      auto chain = CheckpointChain((*files)[0]);
+      ASSERT_TRUE(chain.ok()) << chain.status();
+      ASSERT_EQ(chain->size(), 3u);
+      EXPECT_THAT((*chain)[0], HasSubstr("clock-000000000001"));
+      Cluster after(to);
+      for (auto& e : after.engines) {
+        auto clock = e->Restore(*files);
+        ASSERT_TRUE(clock.ok()) << clock.status();
+        EXPECT_EQ(*clock, 3);
+      }
+      const Global live = Collect(before.Snapshots());
+      EXPECT_EQ(live.rows.size(), 11u);  // 0..11 and 20, without 2 and 4
+      EXPECT_EQ(Collect(after.Snapshots()), live);
+      before.PushAll(0, 5);
+      after.PushAll(0, 5);
+      EXPECT_EQ(Collect(after.Snapshots()), Collect(before.Snapshots()));
+    }
+  }
+}
+
+// A delta whose parent file is missing, or is not its parent, is refused and named; a
+// delta is not a base for RestoreOwnShard.
+TEST_F(CheckpointTest, ABrokenChainIsRefusedAndNamed) {
+  Cluster c(1);
+  c.KeepChanges();
+  c.PushAll(0, 0);
+  c.Clock();
+  const std::string base = Write(c.Snapshots({.checkpoint = true}))[0];
+  c.PushAll(0, 1, {3});
+  c.Clock();
+  const std::string delta = Write(c.Snapshots({.checkpoint = true, .delta_of = 1}))[0];
+
+  auto own = RestoreOwnShard(c.engines[0]->shard(), 1, Job(), delta);
+  EXPECT_EQ(own.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(own.message(), HasSubstr("is a delta checkpoint"));
+
+  // Another shard count's file in the parent's place.
+  const std::string saved = ReadFile(base);
+  fs::rename(base, root_ / "moved.kcp");
+  Cluster two(2);
+  auto other = two.Snapshots({.checkpoint = true});
+  other[0]->clock = 1;
+  const std::string foreign = Write({other[0]})[0];
+  fs::rename(foreign, base);
+  Cluster after(1);
+  auto wrong = after.engines[0]->Restore({delta});
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(wrong.status().message(), HasSubstr("not the parent of " + delta));
+
+  fs::remove(base);
+  auto missing = after.engines[0]->Restore({delta});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr(delta + " is a delta of the checkpoint of clock 1, whose file " + base +
+                        " is missing"));
+
+  // Put back, the chain restores.
+  WriteFile(base, saved);
+  Cluster good(1);
+  EXPECT_TRUE(good.engines[0]->Restore({delta}).ok());
+  EXPECT_EQ(Collect(good.Snapshots()), Collect(c.Snapshots()));
 }
 
 }  // namespace

@@ -363,6 +363,38 @@ TEST(LogregGeneratorTest, RefusesBadConfigs) {
   c = Small();
   c.exponent = 0.0;
   EXPECT_FALSE(Generate(c).ok());
+  c = Small();
+  c.drift = -0.5;
+  EXPECT_THAT(std::string(Generate(c).status().message()), HasSubstr("--drift"));
+}
+
+// With drift D every id of example i of the training set is its rank plus
+// floor(i / n x D x num_ids), and of every test example plus floor(D x num_ids): so the
+// drifted data are the undrifted ones shifted, the same draws, and the true weights cover
+// every id that can occur. No drift leaves the data as they were.
+TEST(LogregGeneratorTest, DriftShiftsTheIdsAlongTheStream) {
+  GeneratorConfig still = Small();
+  GeneratorConfig moving = Small();
+  moving.drift = 2.0;
+  absl::StatusOr<Generated> a = Generate(still);
+  absl::StatusOr<Generated> b = Generate(moving);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->train.offsets, b->train.offsets);
+  const auto n = static_cast<double>(still.train_examples);
+  for (size_t i = 0; i < a->train.num_examples(); ++i) {
+    const auto shift = static_cast<uint64_t>(std::floor(static_cast<double>(i) / n * 2.0 * 5000));
+    for (uint64_t f = a->train.offsets[i]; f < a->train.offsets[i + 1]; ++f) {
+      ASSERT_EQ(b->train.ids[f], a->train.ids[f] + shift) << "example " << i;
+    }
+  }
+  for (size_t f = 0; f < a->test.ids.size(); ++f) {
+    ASSERT_EQ(b->test.ids[f], a->test.ids[f] + 10000);
+  }
+  EXPECT_EQ(b->truth.weights.size(), 15000u);
+  EXPECT_EQ(a->truth.weights.size(), 5000u);
+  // The first 5000 true weights are the same draws.
+  EXPECT_TRUE(
+      std::equal(a->truth.weights.begin(), a->truth.weights.end(), b->truth.weights.begin()));
 }
 
 }  // namespace

@@ -97,6 +97,13 @@ TEST(LogregShardTest, DisjointCoveringBalanced) {
   EXPECT_NE(Shard(1003, 0, 2, 5), Shard(1003, 0, 2, 6));
 }
 
+// In order (a stream): worker r of W takes r, r + W, ..., whatever the seed.
+TEST(LogregShardTest, InOrderTakesEveryWthExampleInTheStreamsOrder) {
+  EXPECT_EQ(Shard(10, 1, 3, 5, /*in_order=*/true), (std::vector<uint32_t>{1, 4, 7}));
+  EXPECT_EQ(Shard(10, 0, 3, 9, /*in_order=*/true), (std::vector<uint32_t>{0, 3, 6, 9}));
+  EXPECT_EQ(Shard(2, 0, 1, 5, /*in_order=*/true), (std::vector<uint32_t>{0, 1}));
+}
+
 TEST(LogregTrainTest, JobTablesAndConfigChecks) {
   TrainConfig c;
   c.optimizer = "adagrad";

@@ -1,9 +1,10 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Checkpointer alone: its schedule (every N clocks, every interval, the last one), one
-// checkpoint at a time with its waiters, skipped periodic ones, and the end that waits for
-// the one being written. The snapshots are empty shards of the test's own; the files are
-// real (engine/checkpoint.h), in a scratch directory; the I/O thread is a PostQueue.
+// checkpoint at a time with its waiters, skipped periodic ones, the end that waits for
+// the one being written, and which checkpoints are deltas of which. The snapshots are empty shards
+// of the test's own; the files are real (engine/checkpoint.h), in a scratch directory; the I/O
+// thread is a PostQueue.
 
 #include "server/checkpointer.h"
 
@@ -45,10 +46,13 @@ class CheckpointerTest : public ::testing::Test {
   void Begin(Checkpointer& c, int64_t clock = 0, absl::Time now = absl::UnixEpoch()) {
     c.Begin(
         0,
-        [this](std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
+        [this](int64_t delta_of, std::function<void(std::shared_ptr<ShardSnapshot>)> done) {
           ++snapshots_;
+          asked_.push_back(delta_of);
           auto s = std::make_shared<ShardSnapshot>();
           s->clock = clock_;
+          // As the engine does: a delta only of an earlier clock.
+          s->delta_of = delta_of < clock_ ? delta_of : -1;
           done(std::move(s));
         },
         clock, now);
@@ -64,6 +68,7 @@ class CheckpointerTest : public ::testing::Test {
   PostQueue queue_;
   int snapshots_ = 0;
   int64_t clock_ = 0;
+  std::vector<int64_t> asked_;  // each snapshot's delta_of
 };
 
 TEST_F(CheckpointerTest, WithoutADirectoryOrBeforeTheJobARequestSaysWhy) {
@@ -208,6 +213,38 @@ TEST_F(CheckpointerTest, AFailedWriteIsCountedAndTold) {
   EXPECT_EQ(c->counters().failed, 1u);
   EXPECT_EQ(c->counters().written, 0u);
   EXPECT_EQ(c->counters().last_clock, -1);
+}
+
+}  // namespace
+}  // namespace kairos::internal
+
+namespace kairos::internal {
+namespace {
+
+// With deltas = 2: whole, delta, delta, whole, ...; each delta of the one written just
+// before; a failed write makes the next whole; a delta the snapshot took whole (no clock
+// since its parent) starts the count again.
+TEST_F(CheckpointerTest, DeltasChainToTheOneBeforeUntilTheNextWholeOne) {
+  Checkpointer::Options o = Options();
+  o.deltas = 2;
+  auto c = Make(o);
+  Begin(*c);
+  // clock-5's directory cannot be made: a file has its name.
+  std::filesystem::create_directories(dir_.path());
+  std::FILE* f = std::fopen((dir_.path() / CheckpointDirName(5)).c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  for (int64_t clock : {1, 2, 3, 4, 5, 6, 7, 7, 8}) {
+    clock_ = clock;
+    c->Request({});
+    FinishOne();
+  }
+  // At clocks                         1   2  3   4  5   6   7  7  8; the second 7 is taken
+  // whole (no clock since its parent) and 5 fails.
+  EXPECT_THAT(asked_, ::testing::ElementsAre(-1, 1, 2, -1, 4, -1, 6, 7, 7));
+  EXPECT_EQ(c->counters().written, 8u);
+  EXPECT_EQ(c->counters().failed, 1u);
+  EXPECT_EQ(c->counters().deltas_written, 4u);  // 2, 3, the first 7, 8
 }
 
 }  // namespace
