@@ -124,6 +124,13 @@ struct RowEviction {
   uint64_t max_bytes = 0;
   enum class Order { kLeastRecent = 0, kLeastFrequent = 1 };
   Order order = Order::kLeastRecent;
+  // Idleness by time instead of clocks: rows not updated for more than this many seconds
+  // are removed at a sweep. The time is the one the server hands its shard with each
+  // request (the update log keeps it, so a restarted server's replay removes the same rows;
+  // virtual in the simulator); rows not updated since the shard's first sweep (restored
+  // ones) count as updated then. At most one of max_idle_clocks and max_idle_seconds; the
+  // one set also orders kLeastRecent. 0: never.
+  double max_idle_seconds = 0.0;
   friend bool operator==(const RowEviction&, const RowEviction&) = default;
 };
 

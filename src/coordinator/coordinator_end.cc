@@ -172,7 +172,9 @@ void CoordinatorImpl::HandleFailed(NodeRecord& node, const wire::Header& h) {
                       reported.ok() ? absl::StrFormat("%s %d stopped without saying why",
                                                       RoleName(node.role), node.rank)
                                     : std::string(reported.message())));
-  if (!node.active()) return;  // dead, finished or retired already: it changes nothing
+  // Dead, finished or retired already, or the job has ended: it changes nothing (and after
+  // the end nothing is announced).
+  if (!node.active() || phase_ == Phase::kDone) return;
   if (node.role == wire::SERVER) {
     SetState(node, NodeState::kDead);
     node.death = std::string(failed.message());

@@ -45,9 +45,17 @@ bool RowAdmitter::Admit(uint64_t key, uint32_t times) {
 }
 
 std::vector<uint64_t> SweepKeys(const SparseRows& rows, const RowEviction& spec,
-                                EvictionReason reason, int64_t min_clock) {
+                                EvictionReason reason, int64_t min_clock, int64_t now_ns,
+                                int64_t since_ns) {
   std::vector<uint64_t> out;
   if (reason == EvictionReason::kIdle) {
+    if (spec.max_idle_seconds > 0) {
+      const auto idle_ns = static_cast<int64_t>(spec.max_idle_seconds * 1e9);
+      rows.ForEachSlot([&](uint64_t key, uint32_t slot) {
+        if (now_ns - std::max(rows.touched(slot), since_ns) > idle_ns) out.push_back(key);
+      });
+      return out;
+    }
     if (spec.max_idle_clocks <= 0) return out;
     rows.ForEachSlot([&](uint64_t key, uint32_t slot) {
       if (min_clock - rows.touched(slot) > spec.max_idle_clocks) out.push_back(key);
@@ -70,13 +78,13 @@ std::vector<uint64_t> OverBudgetKeys(const SparseRows& rows, const RowEviction& 
   if (spec.max_bytes == 0 || rows.rows() * per_row <= spec.max_bytes) return out;
   const uint64_t keep = spec.max_bytes / 10 * 9 / per_row;
   uint64_t remove = rows.rows() - std::min(rows.rows(), keep);
-  // Two sequential passes, no sort: the rows' orders (the clock of the last update, or the
-  // update count) counted into at most 2^16 buckets of equal width, then every row below
-  // the bucket where `remove` is reached goes, and the first ones (in slot order) of that
+  // Two sequential passes, no sort: the rows' orders (the stamp of the last update, a clock
+  // or a time, or the update count) counted into at most 2^16 buckets of equal width, then every
+  // row below the bucket where `remove` is reached goes, and the first ones (in slot order) of that
   // bucket. Exact while the orders span at most 2^16 values.
   const bool recent = spec.order == RowEviction::Order::kLeastRecent;
   const auto order = [&](uint32_t slot) {
-    // Clocks are >= 0: as unsigned they keep their order.
+    // Stamps are >= 0 (clocks, times since 1970): as unsigned they keep their order.
     return recent ? static_cast<uint64_t>(std::max<int64_t>(0, rows.touched(slot)))
                   : rows.step(slot);
   };

@@ -45,9 +45,12 @@ class RowAdmitter {
 };
 
 // The keys of the rows a sweep removes for `reason` (kIdle: not updated since more than
-// max_idle_clocks before `min_clock`; kNorm: L2 norm below min_norm).
+// max_idle_clocks before `min_clock`, or more than max_idle_seconds before `now_ns`, a row
+// stamped before `since_ns` counting as updated at since_ns; kNorm: L2 norm below
+// min_norm).
 std::vector<uint64_t> SweepKeys(const SparseRows& rows, const RowEviction& spec,
-                                EvictionReason reason, int64_t min_clock);
+                                EvictionReason reason, int64_t min_clock, int64_t now_ns = 0,
+                                int64_t since_ns = 0);
 // The keys of the rows to remove so that the rest take at most 90 % of spec.max_bytes: the
 // least recently updated, or the least often (rows of one clock, or one count, in slot
 // order). Two sequential passes over the rows, no sort. Empty while the rows take at most

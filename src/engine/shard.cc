@@ -93,18 +93,19 @@ void ShardTable::RemoveRows(EvictionReason reason, const std::vector<uint64_t>& 
   if (s.on_evicted) s.on_evicted(reason, keys);
 }
 
-void ShardTable::SweepRows(int64_t min_clock) {
+void ShardTable::SweepRows(int64_t min_clock, int64_t now_ns, int64_t since_ns) {
   try {
     for (EvictionReason reason : {EvictionReason::kIdle, EvictionReason::kNorm}) {
-      RemoveRows(reason, SweepKeys(sparse->rows, spec.eviction, reason, min_clock));
+      RemoveRows(reason,
+                 SweepKeys(sparse->rows, spec.eviction, reason, min_clock, now_ns, since_ns));
     }
   } catch (const std::bad_alloc&) {
     // Out of memory for the list of keys: the rows stay until the next sweep.
   }
 }
 
-absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
-                                     float step_scale, int64_t t, uint64_t room) {
+absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows, float step_scale,
+                                     int64_t t, absl::Time now, uint64_t room) {
   SparseRows& held = sparse->rows;
   const uint32_t w = held.width();
   const std::size_t n = KeyCount(keys);
@@ -140,7 +141,7 @@ absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
         slot = static_cast<uint32_t>(slots[i]);
       }
       const uint64_t step = ++held.step(slot);
-      held.Touch(slot, t);
+      held.Touch(slot, Stamp(t, now));
       const Updater::Update u = MakeUpdate(
           sparse->lane, std::span<const float>(rows.data() + i * w, w), 1.0f, step_scale, t, step);
       updater->Apply(held.values(slot), held.state(slot), u);
@@ -153,7 +154,7 @@ absl::Status ShardTable::ApplySparse(const Buffer& keys, const Buffer& rows,
   return absl::OkStatus();
 }
 
-absl::Status ShardTable::ApplyBucket(const SparseBucket& bucket, int64_t round) {
+absl::Status ShardTable::ApplyBucket(const SparseBucket& bucket, int64_t round, absl::Time now) {
   SparseRows& held = sparse->rows;
   const uint32_t w = held.width();
   try {
@@ -167,7 +168,7 @@ absl::Status ShardTable::ApplyBucket(const SparseBucket& bucket, int64_t round) 
       }
       const uint32_t slot = static_cast<uint32_t>(found);
       const uint64_t step = ++held.step(slot);
-      held.Touch(slot, round);
+      held.Touch(slot, Stamp(round, now));
       const float divisor = static_cast<float>(bucket.workers[j].size());
       const Updater::Update u = MakeUpdate(
           sparse->lane, std::span<const float>(bucket.sums.data() + j * w, w),

@@ -142,6 +142,9 @@ struct SparseShard {
   std::function<void(EvictionReason, std::span<const uint64_t>)> on_evicted;
   // The clock at which the next sweep is due (the engine's thread).
   int64_t next_sweep = 0;
+  // Eviction by seconds: the time (ns) of the shard's first sweep; rows not updated since
+  // (restored ones) count as updated then. -1 before it (the engine's thread).
+  int64_t first_sweep_ns = -1;
   // Counted on the lane, read from any thread (SparseTableStats).
   std::atomic<uint64_t> created{0}, unadmitted{0};
   std::atomic<uint64_t> evicted[3] = {0, 0, 0};  // by EvictionReason
@@ -157,21 +160,28 @@ struct ShardTable {
   std::vector<ShardChunk> chunks;  // dense tables only
   std::unique_ptr<SparseShard> sparse;  // sparse tables only
 
+  // What a row updated at clock `t` and time `now` is stamped with (SparseRows::touched):
+  // the time in nanoseconds when the table evicts by seconds, else the clock.
+  int64_t Stamp(int64_t t, absl::Time now) const {
+    return spec.eviction.max_idle_seconds > 0 ? absl::ToUnixNanos(now) : t;
+  }
   // Sparse: applies row i of `rows` (keys x width) to row KeyAt(keys, i), each row created
   // on first touch if admission lets it (else the row is counted, not applied), its step
-  // count advanced and touched at `t`: one Updater::Update per row, with the policy's
-  // factors and the schedule at `t`; then rows over the table's byte bound are removed.
+  // count advanced and stamped Stamp(t, now): one Updater::Update per row, with the
+  // policy's factors and the schedule at `t`; then rows over the table's byte bound are
+  // removed.
   // Where the lane's work runs. ResourceExhausted when the rows cannot be allocated (the
   // rows before the failing one are applied).
   // `room`: the bytes new rows may take; a push whose new rows would take more is refused
   // ResourceExhausted before anything is applied.
   absl::Status ApplySparse(const Buffer& keys, const Buffer& rows, float step_scale, int64_t t,
-                           uint64_t room = UINT64_MAX);
+                           absl::Time now, uint64_t room = UINT64_MAX);
   // Sparse: applies a round's sums, row j with gradient scale 1 / its distinct workers.
-  absl::Status ApplyBucket(const SparseBucket& bucket, int64_t round);
-  // Sparse: removes the rows a sweep at `min_clock` finds idle or small (RowEviction),
-  // reports and counts them. Where the lane's work runs.
-  void SweepRows(int64_t min_clock);
+  absl::Status ApplyBucket(const SparseBucket& bucket, int64_t round, absl::Time now);
+  // Sparse: removes the rows a sweep finds idle or small (RowEviction; idle since before
+  // `min_clock`, or, by seconds, since before `now_ns` and after `since_ns`), reports and
+  // counts them. Where the lane's work runs.
+  void SweepRows(int64_t min_clock, int64_t now_ns, int64_t since_ns);
   // Sparse: whether admission gives a key without a row one now, counting `times` more
   // pushed rows of it (refused ones are counted in SparseShard::unadmitted).
   bool AdmitRow(uint64_t key, uint32_t times);

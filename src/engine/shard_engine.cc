@@ -105,8 +105,8 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
       t.sparse->next_sweep = t.spec.eviction.sweep_every;
       // Admission counts and the rows' clocks are not in a snapshot: no rebase.
       const RowEviction& ev = t.spec.eviction;
-      if (t.sparse->admitter != nullptr || ev.max_idle_clocks > 0 || ev.min_norm > 0 ||
-          ev.max_bytes > 0) {
+      if (t.sparse->admitter != nullptr || ev.max_idle_clocks > 0 || ev.max_idle_seconds > 0 ||
+          ev.min_norm > 0 || ev.max_bytes > 0) {
         e->clock_only_policy_ = false;
       }
       if (options.on_evicted) {
@@ -451,11 +451,11 @@ void ShardEngine::OnPushSparse(const EngineRequest& r, Buffer rows, absl::Time n
   if (!a.has_value()) return;
   EngineAnswer answer = PushedAnswer(r, *a, lane.version);
   if (a->dropped()) return host_->Answer(std::move(answer));
-  ContributeSparse(*table, r, *a, std::move(rows), std::move(answer));
+  ContributeSparse(*table, r, *a, std::move(rows), std::move(answer), now);
 }
 
-void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
-                                   const AdmittedPush& a, Buffer rows, EngineAnswer answer) {
+void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r, const AdmittedPush& a,
+                                   Buffer rows, EngineAnswer answer, absl::Time now) {
   ShardChunk& lane = table.sparse->lane;
   const policy::AggregateDecision d = lane.aggregation->OnPush(r.rank, r.clock);
   EngineHost* host = host_;
@@ -463,13 +463,13 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
     ++lane.version;
     version_.fetch_add(1, std::memory_order_relaxed);
     answer.version = lane.version;
-    work_->Run(lane, [this, host, &table, &lane, r, a, rows = std::move(rows),
+    work_->Run(lane, [this, host, &table, &lane, r, a, now, rows = std::move(rows),
                       answer = std::move(answer)]() mutable {
       const float scale = PushScale(table, lane, r, a);
       const uint64_t budget = options_.sparse_budget_bytes;
       const uint64_t used = shard_->sparse_bytes();
       const uint64_t room = budget == 0 ? UINT64_MAX : budget - std::min(budget, used);
-      const absl::Status s = table.ApplySparse(r.keys, rows, scale, r.clock, room);
+      const absl::Status s = table.ApplySparse(r.keys, rows, scale, r.clock, now, room);
       rows = Buffer();
       if (!s.ok()) {
         answer.kind = EngineAnswer::Kind::kError;
@@ -494,33 +494,37 @@ void ShardEngine::ContributeSparse(ShardTable& table, const EngineRequest& r,
     rows = Buffer();
     host->Answer(std::move(answer));
   });
-  ApplyReadySparse(table);
+  ApplyReadySparse(table, now);
 }
 
-void ShardEngine::ApplyReadySparse(ShardTable& t) {
+void ShardEngine::ApplyReadySparse(ShardTable& t, absl::Time now) {
   ShardChunk& lane = t.sparse->lane;
   TakeReady(lane, t.sparse->buckets,
-            [this, &t, &lane](std::shared_ptr<SparseBucket> bucket,
-                              const policy::ReadyBucket& ready, uint64_t /*step*/) {
+            [this, &t, &lane, now](std::shared_ptr<SparseBucket> bucket,
+                                   const policy::ReadyBucket& ready, uint64_t /*step*/) {
               const int64_t round = ready.bucket;
-              work_->Run(lane, [&t, bucket, round] {
+              work_->Run(lane, [&t, bucket, round, now] {
                 // The round's pushes were acknowledged when summed, so a row that cannot be
                 // allocated here has nobody to tell: it stays unapplied (a shard out of
                 // memory; docs/sparse.md).
-                (void)t.ApplyBucket(*bucket, round);
+                (void)t.ApplyBucket(*bucket, round, now);
               });
             });
 }
 
-void ShardEngine::SweepSparse() {
+void ShardEngine::SweepSparse(absl::Time now) {
   const policy::Tick min = clocks().MinActiveClock();
   if (min == policy::kUnbounded) return;
+  const int64_t now_ns = absl::ToUnixNanos(now);
   for (ShardTable& t : shard_->tables()) {
     if (!t.sparse || min < t.sparse->next_sweep) continue;
     const RowEviction& ev = t.spec.eviction;
-    if (ev.max_idle_clocks <= 0 && !(ev.min_norm > 0)) continue;
+    if (ev.max_idle_clocks <= 0 && !(ev.max_idle_seconds > 0) && !(ev.min_norm > 0)) continue;
     t.sparse->next_sweep = min + ev.sweep_every;
-    work_->RunInOrder(t, t.sparse->lane, [&t, min] { t.SweepRows(min); });
+    if (t.sparse->first_sweep_ns < 0) t.sparse->first_sweep_ns = now_ns;
+    const int64_t since_ns = t.sparse->first_sweep_ns;
+    work_->RunInOrder(t, t.sparse->lane,
+                      [&t, min, now_ns, since_ns] { t.SweepRows(min, now_ns, since_ns); });
   }
 }
 

@@ -297,10 +297,10 @@ class ShardEngine {
   std::optional<std::pair<ShardTable*, ShardChunk*>> Locate(const EngineRequest& r);
   // A sparse request's table, keys and rows checked; refused (and null) otherwise.
   ShardTable* LocateSparse(const EngineRequest& r);
-  void ApplyReadySparse(ShardTable& t);
+  void ApplyReadySparse(ShardTable& t, absl::Time now);
   // After a clock: queues a sweep (RowEviction's idle and norm) on the lane of each sparse
   // table that is due one.
-  void SweepSparse();
+  void SweepSparse(absl::Time now);
   bool ClockInWindow(const EngineRequest& r);
   void NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
                      float value, absl::Time now);
@@ -336,7 +336,7 @@ class ShardEngine {
   void Contribute(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
                   const AdmittedPush& a, Buffer gradient, std::optional<EngineAnswer> answer);
   void ContributeSparse(ShardTable& table, const EngineRequest& r, const AdmittedPush& a,
-                        Buffer rows, EngineAnswer answer);
+                        Buffer rows, EngineAnswer answer, absl::Time now);
   float PushScale(ShardTable& table, ShardChunk& chunk, const EngineRequest& r,
                   const AdmittedPush& a);
   void ApplyReadyBuckets(ShardTable& t, ShardChunk& c);

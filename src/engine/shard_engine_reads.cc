@@ -133,7 +133,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
 void ShardEngine::Reevaluate(absl::Time now) {
   for (ShardTable& t : shard_->tables()) {
     for (ShardChunk& c : t.chunks) ApplyReadyBuckets(t, c);
-    if (t.sparse) ApplyReadySparse(t);
+    if (t.sparse) ApplyReadySparse(t, now);
   }
   std::deque<WaitingRead> still;
   for (WaitingRead& read : waiting_) {
@@ -178,7 +178,7 @@ void ShardEngine::OnClock(const EngineRequest& r, absl::Time now) {
     wm.granted_reads = counts.granted_reads;
   }
   Reevaluate(now);
-  SweepSparse();
+  SweepSparse(now);
 }
 
 void ShardEngine::OnFinish(const EngineRequest& r, absl::Time now) {

@@ -68,8 +68,10 @@ class SparseRows {
   uint64_t step(uint32_t slot) const {
     return steps_[slot / rows_per_block_][slot % rows_per_block_];
   }
-  // The clock of the row's last update (RowEviction's recency and idleness). Touch records
-  // it when tracking, else does nothing; touched() REQUIRES tracking.
+  // The stamp of the row's last update: its clock, or its time in nanoseconds (a table
+  // evicting by seconds: ShardTable::Stamp), for RowEviction's recency and idleness. Touch
+  // records it when tracking, else does nothing; touched() REQUIRES tracking. A row created
+  // or restored is stamped 0.
   bool tracking() const { return track_; }
   void Touch(uint32_t slot, int64_t clock) {
     if (track_) Track(slot).touched = clock;

@@ -61,8 +61,10 @@ std::string AdmissionName(const RowAdmission& a) {
 
 std::string EvictionName(const RowEviction& e) {
   return absl::StrFormat(
-      "(max_idle_clocks %d, min_norm %g, sweep_every %d, max_bytes %d, order %d)",
-      e.max_idle_clocks, e.min_norm, e.sweep_every, e.max_bytes, static_cast<int>(e.order));
+      "(max_idle_clocks %d, max_idle_seconds %g, min_norm %g, sweep_every %d, max_bytes %d, "
+      "order %d)",
+      e.max_idle_clocks, e.max_idle_seconds, e.min_norm, e.sweep_every, e.max_bytes,
+      static_cast<int>(e.order));
 }
 
 // RowAdmission and RowEviction: in range, and set only on sparse tables.
@@ -88,6 +90,13 @@ absl::Status CheckRowPolicies(const TableSpec& t) {
   if (e.max_idle_clocks < 0) {
     return bad(
         absl::StrFormat("eviction max_idle_clocks is %d; it must be >= 0", e.max_idle_clocks));
+  }
+  if (!(e.max_idle_seconds >= 0 && e.max_idle_seconds <= 1e9)) {
+    return bad(
+        absl::StrFormat("eviction max_idle_seconds %g is not in [0, 1e9]", e.max_idle_seconds));
+  }
+  if (e.max_idle_clocks > 0 && e.max_idle_seconds > 0) {
+    return bad("eviction max_idle_clocks and max_idle_seconds are both set; choose one");
   }
   if (!(std::isfinite(e.min_norm) && e.min_norm >= 0)) {
     return bad(absl::StrFormat("eviction min_norm %g is not finite and >= 0", e.min_norm));

@@ -50,6 +50,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_evict_sweep_every(t.eviction.sweep_every);
     w->set_evict_max_bytes(t.eviction.max_bytes);
     w->set_evict_order(static_cast<int32_t>(t.eviction.order));
+    w->set_evict_idle_seconds(t.eviction.max_idle_seconds);
   }
 }
 
@@ -83,6 +84,7 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.eviction.sweep_every = w.evict_sweep_every();
     t.eviction.max_bytes = w.evict_max_bytes();
     t.eviction.order = static_cast<RowEviction::Order>(w.evict_order());
+    t.eviction.max_idle_seconds = w.evict_idle_seconds();
     out.tables.push_back(std::move(t));
   }
   return out;

@@ -9,6 +9,7 @@
 #include "engine/row_policy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 
 TEST(RowAdmitterTest, AKeyGetsItsRowAtItsMinCountthPush) {
@@ -137,6 +139,27 @@ TEST(SweepKeysTest, IdleAndSmallRowsAreFound) {
   EXPECT_THAT(SweepKeys(rows, spec, EvictionReason::kIdle, 100), IsEmpty());
 }
 
+// By seconds the stamps are nanoseconds: rows 1..5 stamped k seconds; at 6.5 s with 3 s of
+// idleness allowed, rows 1, 2, 3 (idle 5.5, 4.5, 3.5 s) go. A row stamped before `since`
+// counts as stamped then.
+TEST(SweepKeysTest, IdleBySecondsComparesTheStampsWithTheSweepsTime) {
+  SparseRows rows(2, 0, /*track=*/true);
+  FillFive(rows);
+  for (uint64_t k = 1; k <= 5; ++k) {
+    rows.Touch(static_cast<uint32_t>(rows.Find(k)), static_cast<int64_t>(k) * 1'000'000'000);
+  }
+  RowEviction spec;
+  spec.max_idle_seconds = 3.0;
+  constexpr int64_t kNow = 6'500'000'000;
+  EXPECT_THAT(SweepKeys(rows, spec, EvictionReason::kIdle, /*min_clock=*/0, kNow),
+              UnorderedElementsAre(1, 2, 3));
+  EXPECT_THAT(SweepKeys(rows, spec, EvictionReason::kIdle, 0, kNow, /*since_ns=*/4'000'000'000),
+              IsEmpty())
+      << "everything counts as updated at 4 s at least: idle 2.5 s";
+  spec.max_idle_seconds = 0.5;
+  EXPECT_THAT(SweepKeys(rows, spec, EvictionReason::kIdle, 0, kNow), SizeIs(5));
+}
+
 TEST(OverBudgetKeysTest, RemovesDownToNinetyPercentInTheChosenOrder) {
   SparseRows rows(2, 0, /*track=*/true);
   FillFive(rows);
@@ -167,6 +190,14 @@ TEST(RowPolicySpecTest, OutOfRangeSettingsAreRefusedNamingTheTable) {
   refused([](TableSpec& t) { t.admission.probability = 1.5f; }, "probability 1.5");
   refused([](TableSpec& t) { t.admission.filter_slots = 0; }, "filter_slots is 0");
   refused([](TableSpec& t) { t.eviction.max_idle_clocks = -1; }, "max_idle_clocks is -1");
+  refused([](TableSpec& t) { t.eviction.max_idle_seconds = -1; }, "max_idle_seconds -1 is not");
+  refused([](TableSpec& t) { t.eviction.max_idle_seconds = std::nan(""); }, "max_idle_seconds nan");
+  refused(
+      [](TableSpec& t) {
+        t.eviction.max_idle_clocks = 5;
+        t.eviction.max_idle_seconds = 5;
+      },
+      "both set; choose one");
   refused([](TableSpec& t) { t.eviction.min_norm = -1; }, "min_norm -1");
   refused([](TableSpec& t) { t.eviction.sweep_every = 0; }, "sweep_every is 0");
   refused([](TableSpec& t) { t.eviction.order = static_cast<RowEviction::Order>(7); },
@@ -208,9 +239,10 @@ struct RowFixture {
                     const std::vector<uint64_t>& keys) {
     return SparseRequest(kind, next_id++, rank, clock, keys);
   }
-  void Push(int rank, int64_t clock, const std::vector<uint64_t>& keys, std::vector<float> g) {
+  void Push(int rank, int64_t clock, const std::vector<uint64_t>& keys, std::vector<float> g,
+            absl::Time now = kT0) {
     engine->OnPushSparse(Req(EngineRequest::Kind::kPushSparse, rank, clock, keys),
-                         Buffer::CopyOf(g), kT0);
+                         Buffer::CopyOf(g), now);
     for (const EngineAnswer& a : host.Take()) EXPECT_EQ(a.kind, EngineAnswer::Kind::kPushed);
   }
   std::vector<float> Pull(int rank, int64_t clock, const std::vector<uint64_t>& keys) {
@@ -219,12 +251,12 @@ struct RowFixture {
     if (a.size() != 1 || a[0].kind != EngineAnswer::Kind::kRead) return {};
     return std::vector<float>(a[0].values.data(), a[0].values.data() + a[0].values.size());
   }
-  void Clock(int rank, int64_t clock) {
-    engine->OnClock(Req(EngineRequest::Kind::kClock, rank, clock, {}), kT0);
+  void Clock(int rank, int64_t clock, absl::Time now = kT0) {
+    engine->OnClock(Req(EngineRequest::Kind::kClock, rank, clock, {}), now);
   }
-  void ClockBoth(int64_t clock) {
-    Clock(0, clock);
-    Clock(1, clock);
+  void ClockBoth(int64_t clock, absl::Time now = kT0) {
+    Clock(0, clock, now);
+    Clock(1, clock, now);
   }
   SparseTableStats Stats() { return engine->counters().sparse_tables.at(0); }
 
@@ -321,6 +353,29 @@ TEST(RowEvictionEngineTest, IdleRowsAreRemovedAtTheSweepReportedAndCounted) {
   // A removed row comes back fresh: its optimizer state and step went with it.
   f.Push(0, 4, {1}, {1, 1});
   EXPECT_EQ(f.Pull(0, 4, {1}), (std::vector<float>{0, 0}));
+}
+
+// By seconds: the time each request was handed with. Rows 1 and 2 pushed at 0 s, row 2
+// again at 6 s; the sweep at 11 s (idle > 10 s) removes row 1 alone, the one at 17 s row 2.
+// Clocks do not count: many clocks within 10 s remove nothing.
+TEST(RowEvictionEngineTest, IdleBySecondsUsesTheTimesOfTheRequests) {
+  RowEviction eviction;
+  eviction.max_idle_seconds = 10;
+  RowFixture f({}, eviction);
+  const auto at = [](double s) { return kT0 + absl::Seconds(100) + absl::Seconds(s); };
+  f.Push(0, 0, {1, 2}, {1, 1, 1, 1}, at(0));
+  f.ClockBoth(1, at(0));  // the first sweep: rows before it count from here (100 s)
+  for (int c = 2; c < 8; ++c) f.ClockBoth(c, at(5));
+  EXPECT_TRUE(f.evicted.empty()) << "six clocks in 5 s: nothing is idle for 10 s";
+  f.Push(0, 8, {2}, {1, 1}, at(6));
+  f.ClockBoth(8, at(11));
+  EXPECT_THAT(f.evicted, ElementsAre(std::pair(EvictionReason::kIdle, std::vector<uint64_t>{1})));
+  f.ClockBoth(9, at(16));
+  EXPECT_EQ(f.evicted.size(), 1u) << "row 2: idle 10 s, not more";
+  f.ClockBoth(10, at(17));
+  ASSERT_EQ(f.evicted.size(), 2u);
+  EXPECT_EQ(f.evicted[1].second, (std::vector<uint64_t>{2}));
+  EXPECT_EQ(f.Stats().evicted_idle, 2u);
 }
 
 TEST(RowEvictionEngineTest, SweepsRunEverySweepEveryClocksOfTheSlowestWorker) {

@@ -61,6 +61,7 @@ JobConfig SampleJob() {
   job.tables.back().policy = "ssp:s=8";
   job.tables.back().admission = {3, 0.5f, 4096, false};
   job.tables.back().eviction = {10, 0.25f, 2, 1 << 20, RowEviction::Order::kLeastFrequent};
+  job.tables.back().eviction.max_idle_seconds = 2.5;  // with clocks too: not validated here
   return job;
 }
 
@@ -106,6 +107,7 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(4).evict_sweep_every(), 2);
   EXPECT_EQ(w.tables(4).evict_max_bytes(), 1u << 20);
   EXPECT_EQ(w.tables(4).evict_order(), 1);
+  EXPECT_EQ(w.tables(4).evict_idle_seconds(), 2.5);
   EXPECT_FALSE(w.tables(0).admit_read_zeros()) << "the defaults: initial values";
 }
 
