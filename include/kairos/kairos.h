@@ -8,6 +8,7 @@
 #define KAIROS_KAIROS_H_
 
 #include "kairos/buffer.h"
+#include "kairos/checkpoint.h"
 #include "kairos/coordinator.h"
 #include "kairos/eager.h"
 #include "kairos/job.h"
