@@ -40,6 +40,7 @@ struct CheckpointFile {
     uint32_t row_width = 0;          // sparse: floats per row
     std::string updater;             // UpdaterSpec::name
     uint32_t state_per_element = 0;  // the updater's state, floats per element
+    friend bool operator==(const Table&, const Table&) = default;
   };
   std::vector<Table> tables;
 

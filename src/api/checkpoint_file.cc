@@ -17,9 +17,7 @@ absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path) {
   f.num_shards = s.num_shards;
   f.clock = s.clock;
   f.delta_of = s.delta_of;
-  for (const internal::CheckpointTable& t : s.tables) {
-    f.tables.push_back({t.name, t.kind, t.size, t.row_width, t.updater, t.state_per_element});
-  }
+  f.tables = std::move(s.tables);
   for (internal::ShardSnapshot::Dense& d : s.dense) {
     CheckpointFile::Range r;
     r.table = d.table;

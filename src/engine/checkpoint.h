@@ -38,20 +38,14 @@
 #include "absl/status/statusor.h"
 #include "engine/shard.h"
 #include "kairos/buffer.h"
+#include "kairos/checkpoint.h"
 #include "kairos/job.h"
 
 namespace kairos::internal {
 
-// What a checkpoint says of each table of its job; a restore requires the same tables.
-struct CheckpointTable {
-  std::string name;
-  TableKind kind = TableKind::kDense;
-  uint64_t size = 0;
-  uint32_t row_width = 0;
-  std::string updater;              // UpdaterSpec::name
-  uint32_t state_per_element = 0;   // the updater's state, floats per element
-  friend bool operator==(const CheckpointTable&, const CheckpointTable&) = default;
-};
+// What a checkpoint says of each table of its job (the public view's); a restore requires
+// the same tables.
+using CheckpointTable = CheckpointFile::Table;
 
 struct ShardSnapshot {
   int shard = 0;

@@ -66,6 +66,22 @@ absl::StatusOr<Values> Train(const ClusterOptions& o, int first, int n,
   return v;
 }
 
+// Iterations 3..5 of a job restored from `dir` (its newest checkpoint, of clock 3), on 1
+// and on 3 servers, end with exactly the values `whole` of the job that never stopped.
+void ExpectResumedAsTheWholeJob(const fs::path& dir, const Values& whole) {
+  for (int servers : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << "resumed on " << servers << " servers");
+    ClusterOptions resumed = Options(servers);
+    resumed.server.restore_from = dir.string();
+    std::vector<ServerStats> after;
+    absl::StatusOr<Values> rest = Train(resumed, 3, 3, &after);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    EXPECT_EQ(rest->dense, whole.dense);
+    EXPECT_EQ(rest->rows, whole.rows);
+    for (const ServerStats& s : after) EXPECT_EQ(s.restored_clock, 3);
+  }
+}
+
 class CheckpointClusterTest : public ::testing::Test {
  protected:
   testing::ScratchDir scratch_{"kairos_ckpt_cluster_"};
@@ -96,17 +112,7 @@ TEST_F(CheckpointClusterTest, StopAndResumeEqualsTheUninterruptedJob) {
                                              "clock-000000000003/shard-00000-of-00002.kcp",
                                              "clock-000000000003/shard-00001-of-00002.kcp"}));
 
-  for (int servers : {1, 3}) {
-    SCOPED_TRACE(::testing::Message() << "resumed on " << servers << " servers");
-    ClusterOptions resumed = Options(servers);
-    resumed.server.restore_from = dir_.string();  // the latest complete: clock 3
-    std::vector<ServerStats> after;
-    absl::StatusOr<Values> rest = Train(resumed, 3, 3, &after);
-    ASSERT_TRUE(rest.ok()) << rest.status();
-    EXPECT_EQ(rest->dense, whole->dense);
-    EXPECT_EQ(rest->rows, whole->rows);
-    for (const ServerStats& s : after) EXPECT_EQ(s.restored_clock, 3);
-  }
+  ExpectResumedAsTheWholeJob(dir_, *whole);  // the latest complete: clock 3
 }
 
 // With checkpoint_deltas, checkpoints at clocks 1 (whole), 2 and 3 (deltas, each of the one
@@ -152,17 +158,7 @@ TEST_F(CheckpointClusterTest, StopAndResumeFromDeltasEqualsTheUninterruptedJob) 
   }
   ASSERT_TRUE((*cluster)->Shutdown().ok());
 
-  for (int servers : {1, 3}) {
-    SCOPED_TRACE(::testing::Message() << "resumed on " << servers << " servers");
-    ClusterOptions resumed = Options(servers);
-    resumed.server.restore_from = dir_.string();
-    std::vector<ServerStats> after;
-    absl::StatusOr<Values> rest = Train(resumed, 3, 3, &after);
-    ASSERT_TRUE(rest.ok()) << rest.status();
-    EXPECT_EQ(rest->dense, whole->dense);
-    EXPECT_EQ(rest->rows, whole->rows);
-    for (const ServerStats& s : after) EXPECT_EQ(s.restored_clock, 3);
-  }
+  ExpectResumedAsTheWholeJob(dir_, *whole);
   // Without its whole checkpoint the chain cannot be restored, and the job says why.
   fs::remove_all(dir_ / "clock-000000000001");
   ClusterOptions broken = Options(1);
