@@ -79,6 +79,7 @@ struct SparseTableStats {
   std::string table;
   uint64_t rows = 0;           // rows held now
   uint64_t bytes = 0;          // rows x bytes_per_row: what RowEviction::max_bytes bounds
+  uint64_t bytes_bound = 0;    // RowEviction::max_bytes (0: none)
   uint64_t bytes_per_row = 0;  // values, optimizer state, step, clock, index slots
   uint64_t rows_created = 0;   // rows admission created (removed ones included)
   // Pushed rows of keys without a row that admission refused: counted, not applied.

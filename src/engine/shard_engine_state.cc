@@ -54,6 +54,7 @@ EngineCounters ShardEngine::counters() const {
     st.rows = s.rows.rows();
     st.bytes_per_row = s.rows.bytes_per_row();
     st.bytes = st.rows * st.bytes_per_row;
+    st.bytes_bound = t.spec.eviction.max_bytes;
     st.rows_created = s.created.load(std::memory_order_relaxed);
     st.pushes_unadmitted = s.unadmitted.load(std::memory_order_relaxed);
     st.evicted_idle = s.evicted[0].load(std::memory_order_relaxed);

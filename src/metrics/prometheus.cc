@@ -246,6 +246,9 @@ void PerSparseTable(PrometheusWriter& out, const ServerStats& s, const Labels& l
   family("kairos_sparse_table_bytes", Type::kGauge,
          "Bytes of the table's rows (rows x bytes per row; what RowEviction::max_bytes bounds).",
          &SparseTableStats::bytes);
+  family("kairos_sparse_table_bytes_bound", Type::kGauge,
+         "The bound on the table's rows per shard (RowEviction::max_bytes; 0: none).",
+         &SparseTableStats::bytes_bound);
   family("kairos_sparse_rows_created_total", Type::kCounter,
          "Rows of the table the shard created (admitted).", &SparseTableStats::rows_created);
   family("kairos_sparse_pushes_unadmitted_total", Type::kCounter,

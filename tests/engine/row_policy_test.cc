@@ -416,6 +416,7 @@ TEST(RowEvictionEngineTest, PastTheByteBoundTheLeastRecentlyUpdatedRowsGo) {
   EXPECT_EQ(f.Stats().rows, 9u);
   EXPECT_EQ(f.Stats().evicted_budget, 2u);
   EXPECT_LE(f.Stats().bytes, eviction.max_bytes);
+  EXPECT_EQ(f.Stats().bytes_bound, eviction.max_bytes);
 }
 
 }  // namespace

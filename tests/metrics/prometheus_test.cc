@@ -217,6 +217,7 @@ ServerStats SampleServerStats() {
   emb.table = "emb";
   emb.rows = 4;
   emb.bytes = 512;
+  emb.bytes_bound = 4096;
   emb.rows_created = 9;
   emb.pushes_unadmitted = 11;
   emb.evicted_idle = 2;
@@ -247,6 +248,7 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_server_sparse_bytes{shard=\"1\"}"), "512");
   EXPECT_EQ(at("kairos_sparse_table_rows{shard=\"1\",table=\"emb\"}"), "4");
   EXPECT_EQ(at("kairos_sparse_table_bytes{shard=\"1\",table=\"emb\"}"), "512");
+  EXPECT_EQ(at("kairos_sparse_table_bytes_bound{shard=\"1\",table=\"emb\"}"), "4096");
   EXPECT_EQ(at("kairos_sparse_rows_created_total{shard=\"1\",table=\"emb\"}"), "9");
   EXPECT_EQ(at("kairos_sparse_pushes_unadmitted_total{shard=\"1\",table=\"emb\"}"), "11");
   EXPECT_EQ(at("kairos_sparse_rows_evicted_total{shard=\"1\",table=\"emb\",reason=\"idle\"}"), "2");
