@@ -309,10 +309,10 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_log_rebases_total{shard=\"1\"}"), "0");
   EXPECT_EQ(at("kairos_retries_answered_total{shard=\"1\"}"), "0");
   // 10 shard counters and gauges, 3 checkpoint counters, 7 update-log counters, 12 refusal
-  // reasons, waits capped, handshakes; 4 sparse-table families and 3 eviction reasons for
+  // reasons, waits capped, handshakes; 5 sparse-table families and 3 eviction reasons for
   // the one sparse table; 12 per-worker families and 3 histograms (17 bounds, +Inf, _sum,
   // _count) for each of 2 workers.
-  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 4 + 3 + 2 * (12 + 3 * 20));
+  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 5 + 3 + 2 * (12 + 3 * 20));
 }
 
 TEST(PrometheusTest, CheckpointClocksOnceThereAreAny) {
