@@ -73,8 +73,8 @@ class SparseRows {
   // records it when tracking, else does nothing; touched() REQUIRES tracking. A row created
   // or restored is stamped 0.
   bool tracking() const { return track_; }
-  void Touch(uint32_t slot, int64_t clock) {
-    if (track_) Track(slot).touched = clock;
+  void Touch(uint32_t slot, int64_t stamp) {
+    if (track_) Track(slot).touched = stamp;
     if (keep_changes_) changed_[slot / 64] |= uint64_t{1} << (slot % 64);
   }
   int64_t touched(uint32_t slot) const { return Track(slot).touched; }
