@@ -568,7 +568,7 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
   std::optional<int64_t> clock;
   std::vector<bool> seen(files.size(), false);
   for (const std::string& path : files) {
-    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpointHeader(path));
+    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(path));
     if (s.num_shards != static_cast<int>(files.size()) || seen[s.shard]) {
       return absl::FailedPreconditionError(absl::StrCat(
           path, " is shard ", s.shard, " of ", s.num_shards, ", in a checkpoint of ",
@@ -580,12 +580,15 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
           absl::StrCat(path, " was taken at clock ", s.clock, ", the others at ", *clock));
     }
     clock = s.clock;
+    KAIROS_RETURN_IF_ERROR(CheckTables(s, tables, path));
+    // A delta: the files it builds on first, whole one first; then the delta itself.
     KAIROS_ASSIGN_OR_RETURN(const std::vector<std::string> chain, CheckpointChain(path));
-    for (const std::string& link : chain) {
-      KAIROS_ASSIGN_OR_RETURN(ShardSnapshot part, ReadCheckpoint(link));
-      KAIROS_RETURN_IF_ERROR(CheckTables(part, tables, link));
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+      KAIROS_ASSIGN_OR_RETURN(ShardSnapshot part, ReadCheckpoint(chain[i]));
+      KAIROS_RETURN_IF_ERROR(CheckTables(part, tables, chain[i]));
       Apply(shard, num_shards, part);
     }
+    Apply(shard, num_shards, s);
   }
   ResetReads(shard);
   return clock.value_or(0);
