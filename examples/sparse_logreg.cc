@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,9 +101,17 @@ struct RowPeak {
 };
 
 // Runs `fn` on every worker of an embedded cluster of `options`, sampling its servers'
-// weight rows into *peak.
-absl::Status RunEmbedded(const kairos::ClusterOptions& options,
+// weight rows into *peak. As kairos::RunWorkers does for an embedded run, only the log
+// level is taken from the environment (KAIROS_LOG_LEVEL): the cluster is kept here so that
+// its servers' stats can be read.
+absl::Status RunEmbedded(kairos::ClusterOptions options,
                          const std::function<absl::Status(kairos::Worker&)>& fn, RowPeak* peak) {
+  kairos::NodeOptions from_environment;
+  if (absl::Status s = kairos::ReadNodeEnvironment(from_environment); !s.ok()) return s;
+  for (kairos::NodeOptions* node : std::initializer_list<kairos::NodeOptions*>{
+           &options.coordinator, &options.server, &options.worker}) {
+    node->log_level = from_environment.log_level;
+  }
   absl::StatusOr<std::unique_ptr<kairos::LocalCluster>> cluster =
       kairos::LocalCluster::Create(options);
   if (!cluster.ok()) return cluster.status();
