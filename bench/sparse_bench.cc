@@ -305,9 +305,9 @@ class Runner {
   // "ceiling" column is its share of the first's keys/s.
   void Churn() {
     for (const uint32_t width : flags_.widths) {
-      // What a row of sgd costs (SparseTableStats::bytes_per_row): values, step and clock,
-      // two hash-map slots.
-      const uint64_t per_row = uint64_t{width} * sizeof(float) + 16 + 2 * (16 + 1);
+      // What a tracked row of sgd costs (SparseTableStats::bytes_per_row): values, step,
+      // key and last-update stamp, two hash-map slots.
+      const uint64_t per_row = uint64_t{width} * sizeof(float) + 8 + 16 + 2 * (16 + 1);
       for (const uint32_t batch : plan_.batches) {
         std::optional<double> unbounded;
         for (const bool evict : {false, true}) {
