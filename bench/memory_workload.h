@@ -29,7 +29,7 @@ struct MemoryFigures {
 // Runs `server_binary` (kairos-server) as a child with a coordinator and one worker here,
 // in a job of one table of `table_bytes` under `policy` whose server-side optimizer is
 // `updater` (an UpdaterSpec name: "sgd", "adam", ...); the worker runs `rounds` rounds of
-// { PushAsync(whole table, zero-copy); Clock(); PullAsync(whole table); wait for both }.
+// { PushAsync(whole table, zero-copy); AdvanceClock(); PullAsync(whole table); wait for both }.
 // Errors: Unavailable when the server cannot be started, or the job's error.
 absl::StatusOr<MemoryFigures> MeasureServerMemory(const std::string& server_binary,
                                                   uint64_t table_bytes, const std::string& policy,

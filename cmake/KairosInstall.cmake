@@ -4,7 +4,9 @@
 #   P/include/kairos/*.h                       the public API (nothing from src/)
 #   P/lib/libkairos.so.0.2.0 (+ .so.0.2, .so)  the library (static: libkairos.a)
 #   P/lib/libkairos_process.so.0.2.0 (+ ...)   the process helpers: allocator.h, run.h
-#   P/lib/cmake/kairos/kairosConfig.cmake      the package: kairos::kairos, kairos::process
+#   P/lib/libkairos_testing.a                  for users' tests: kairos/testing/*.h
+#   P/lib/cmake/kairos/kairosConfig.cmake      the package: kairos::kairos, kairos::process,
+#                                              kairos::testing
 #   P/lib/cmake/kairos/kairosConfigVersion.cmake
 #   P/lib/cmake/kairos/kairosTargets*.cmake
 #   P/bin/kairos-*                             the programs (install rule in apps/)
@@ -16,6 +18,7 @@
 # A consumer writes
 #   find_package(kairos 0.2 CONFIG REQUIRED)
 #   target_link_libraries(app PRIVATE kairos::kairos)    # + kairos::process for run.h, allocator.h
+#   target_link_libraries(app_test PRIVATE kairos::testing)  # ManualEnv, FaultyEnv
 # and gets the include directory, C++20 and the public dependencies (Abseil, Eigen,
 # Threads), which kairosConfig.cmake finds. tests/install builds such a consumer against a
 # fresh install tree.
@@ -32,7 +35,7 @@ target_compile_features(kairos INTERFACE cxx_std_20)
 # The RPATH is for the programs in bin/; libkairos's own dependencies are system libraries.
 set_target_properties(kairos kairos_process_library PROPERTIES INSTALL_RPATH "")
 
-install(TARGETS kairos kairos_process_library EXPORT kairosTargets
+install(TARGETS kairos kairos_process_library kairos_testing EXPORT kairosTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -35,7 +35,7 @@
 namespace fmnist {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // How long rank 0 waits in the barrier before it advances its clock again (the coordinator
 // answers an expired wait at its next tick, so up to 0.1 s more), and how long it waits for the
@@ -48,7 +48,7 @@ constexpr absl::Duration kMaxWaitForOthers = absl::Minutes(30);
 // after the target was reached.
 constexpr int kClocksPerSlice = 64;
 
-double SecondsBetween(Clock::time_point a, Clock::time_point b) {
+double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
@@ -290,13 +290,13 @@ absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig &conf
   return tables;
 }
 
-Trainer::Trainer(const FashionMnist *data, TrainConfig config, int num_workers, Hooks hooks)
+Trainer::Trainer(const FashionMnist* data, TrainConfig config, int num_workers, Hooks hooks)
     : data_(data),
       config_(std::move(config)),
       num_workers_(num_workers),
       hooks_(std::move(hooks)),
       pace_(MakePaceModel(config_)),
-      start_(Clock::now()),
+      start_(SteadyClock::now()),
       blocked_ns_(new std::atomic<int64_t>[static_cast<size_t>(num_workers)]),
       local_(new std::atomic<bool>[static_cast<size_t>(num_workers)]) {
   for (int i = 0; i < num_workers; ++i) {
@@ -305,11 +305,11 @@ Trainer::Trainer(const FashionMnist *data, TrainConfig config, int num_workers, 
   }
 }
 
-void Trainer::Start() { start_ = Clock::now(); }
+void Trainer::Start() { start_ = SteadyClock::now(); }
 
-double Trainer::Seconds(Clock::time_point t) const { return SecondsBetween(start_, t); }
+double Trainer::Seconds(SteadyClock::time_point t) const { return SecondsBetween(start_, t); }
 
-double Trainer::wall_s() const { return Seconds(Clock::now()); }
+double Trainer::wall_s() const { return Seconds(SteadyClock::now()); }
 
 absl::Status Trainer::Snapshot(ParameterSum parameters, double taken_s,
                                bool final, int64_t iterations, int iters_per_epoch,
@@ -445,7 +445,7 @@ class Trainer::WorkerRun {
   // snapshot, summed.
   ParameterSum read_sum_{.sum = {}, .reads = 0};
   // The iteration under way.
-  Clock::time_point pull_start_, pulled_at_, push_start_;
+  SteadyClock::time_point pull_start_, pulled_at_, push_start_;
   int64_t blocked_ = 0;  // ns
   double compute_s_ = 0.0;
   double slowed_s_ = 0.0;
@@ -482,9 +482,10 @@ absl::Status Trainer::WorkerRun::Begin() {
   flat_ = Flatten(model_->layout());
   values_.resize(flat_.size);
   gradient_.resize(flat_.size);
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
   KAIROS_ASSIGN_OR_RETURN(schedule_, kairos::EagerSchedule::Start(worker_, flat_.tables, values_));
-  AddBlocked(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  AddBlocked(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - start).count());
   return absl::OkStatus();
 }
 
@@ -505,7 +506,7 @@ absl::StatusOr<bool> Trainer::WorkerRun::Iterate(int it) {
 // The parameters and the control element: pulled, or, eager, those the last step left (its
 // wait is counted there).
 absl::Status Trainer::WorkerRun::Read() {
-  pull_start_ = Clock::now();
+  pull_start_ = SteadyClock::now();
   blocked_ = 0;
   if (schedule_ != nullptr) {
     Unpack(flat_, values_, *model_);
@@ -517,10 +518,11 @@ absl::Status Trainer::WorkerRun::Read() {
     KAIROS_RETURN_IF_ERROR(pulled);
     KAIROS_RETURN_IF_ERROR(controlled);
     blocked_ =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - pull_start_).count();
+        std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - pull_start_)
+            .count();
     AddBlocked(blocked_);
   }
-  pulled_at_ = Clock::now();
+  pulled_at_ = SteadyClock::now();
   return absl::OkStatus();
 }
 
@@ -587,9 +589,9 @@ void Trainer::WorkerRun::Compute(int it) {
   const std::span<const int> examples(shard_.data() + static_cast<size_t>(it) * batch_,
                                       static_cast<size_t>(batch_));
   t_.data_->train.Gather(examples, &x_, &y_);
-  const Clock::time_point compute_start = Clock::now();
+  const SteadyClock::time_point compute_start = SteadyClock::now();
   const float loss = model_->Loss(x_, y_, /*gradient=*/true);
-  const Clock::time_point computed = Clock::now();
+  const SteadyClock::time_point computed = SteadyClock::now();
   compute_s_ = SecondsBetween(compute_start, computed);
   summary_.compute_s += compute_s_;
   loss_sum_ += loss;
@@ -600,10 +602,9 @@ void Trainer::WorkerRun::Compute(int it) {
                                 : pace.Factor(rank_, iterations_) * compute_s_;
   slowed_s_ = 0.0;
   if (target_s > compute_s_) {
-    std::this_thread::sleep_until(
-        compute_start +
-        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(target_s)));
-    slowed_s_ = SecondsBetween(computed, Clock::now());
+    std::this_thread::sleep_until(compute_start + std::chrono::duration_cast<SteadyClock::duration>(
+                                                      std::chrono::duration<double>(target_s)));
+    slowed_s_ = SecondsBetween(computed, SteadyClock::now());
     summary_.slowed_s += slowed_s_;
   } else if (paced) {
     ++summary_.overruns;
@@ -614,7 +615,7 @@ void Trainer::WorkerRun::Compute(int it) {
 // The gradients and the control element's 0: through the eager schedule (whose step waits
 // for the previous step's reply), or pushed, then the clock.
 absl::Status Trainer::WorkerRun::Write() {
-  push_start_ = Clock::now();
+  push_start_ = SteadyClock::now();
   if (schedule_ != nullptr) {
     PackGradients(flat_, *model_, gradient_);
     KAIROS_RETURN_IF_ERROR(schedule_->Step(gradient_, values_));
@@ -637,7 +638,7 @@ absl::Status Trainer::WorkerRun::Write() {
 
 void Trainer::WorkerRun::Report() const {
   if (!t_.hooks_.on_iteration) return;
-  const double step_s = SecondsBetween(push_start_, Clock::now());
+  const double step_s = SecondsBetween(push_start_, SteadyClock::now());
   const double blocked_s = static_cast<double>(blocked_) * 1e-9;
   t_.hooks_.on_iteration(
       {.rank = rank_,

@@ -12,7 +12,7 @@
 //   stop if the control table says so
 //   compute the batch's loss and gradients, then wait out the rest of the iteration's
 //   compute phase as the pace model says (below)
-//   push the gradients (kairos::PushAll) and the control value; Clock()
+//   push the gradients (kairos::PushAll) and the control value; AdvanceClock()
 //
 // Pacing (kairos/pace.h): iteration k of worker r computes for PaceModel::IterationTime(r,
 // k) = pace_ms x slowdown[r] x jitter x (straggler_factor when it straggles), drawn from
@@ -196,7 +196,7 @@ struct IterationRecord {
                           // gradient and pacing
   double compute_s = 0.0; // the gradient alone
   double slowed_s = 0.0;  // the pace's wait alone
-  double push_s = 0.0;    // the push and the Clock()
+  double push_s = 0.0;    // the push and the AdvanceClock()
 };
 
 // The servers' push staleness so far (every worker and chunk).

@@ -25,13 +25,13 @@
 namespace logreg {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // How long rank 0 waits in the barrier before it advances its clock again, and in all.
 constexpr absl::Duration kBarrierSlice = absl::Milliseconds(20);
 constexpr absl::Duration kMaxWaitForOthers = absl::Minutes(30);
 
-double SecondsBetween(Clock::time_point a, Clock::time_point b) {
+double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
@@ -188,7 +188,7 @@ std::vector<uint32_t> Shard(size_t num_examples, int rank, int num_workers, uint
                                all.begin() + static_cast<std::ptrdiff_t>(end));
 }
 
-Trainer::Trainer(const Dataset *train, const Dataset *test, Evaluation reference,
+Trainer::Trainer(const Dataset* train, const Dataset* test, Evaluation reference,
                  TrainConfig config, int num_workers, Hooks hooks)
     : train_(train),
       test_(test),
@@ -196,15 +196,15 @@ Trainer::Trainer(const Dataset *train, const Dataset *test, Evaluation reference
       config_(std::move(config)),
       num_workers_(num_workers),
       hooks_(std::move(hooks)),
-      start_(Clock::now()) {
+      start_(SteadyClock::now()) {
   std::vector<uint32_t> all(test_->num_examples());
   std::iota(all.begin(), all.end(), 0u);
   CollectKeys(*test_, all, &test_keys_, &test_key_index_);
 }
 
-void Trainer::Start() { start_ = Clock::now(); }
+void Trainer::Start() { start_ = SteadyClock::now(); }
 
-double Trainer::wall_s() const { return SecondsBetween(start_, Clock::now()); }
+double Trainer::wall_s() const { return SecondsBetween(start_, SteadyClock::now()); }
 
 int Trainer::IterationsPerEpoch() const {
   const size_t smallest = train_->num_examples() / static_cast<size_t>(std::max(1, num_workers_));
@@ -294,10 +294,10 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
                                                batch);
       CollectKeys(*train_, examples, &keys, &index);
 
-      const Clock::time_point pull_start = Clock::now();
+      const SteadyClock::time_point pull_start = SteadyClock::now();
       float bias = 0.0f;
       KAIROS_RETURN_IF_ERROR(PullModel(worker, keys, &weights, &bias));
-      const Clock::time_point compute_start = Clock::now();
+      const SteadyClock::time_point compute_start = SteadyClock::now();
       summary.blocked_s += SecondsBetween(pull_start, compute_start);
 
       // The gradient of the batch's summed log-loss: per key, the sum over the batch's
@@ -321,7 +321,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
         feature += values.size();
       }
       loss_examples += static_cast<int64_t>(examples.size());
-      summary.compute_s += SecondsBetween(compute_start, Clock::now());
+      summary.compute_s += SecondsBetween(compute_start, SteadyClock::now());
 
       KAIROS_RETURN_IF_ERROR(
           PushGradient(worker, keys, gradient, static_cast<float>(bias_gradient)));

@@ -11,7 +11,7 @@
 //   collect the batch's distinct feature ids (the keys)
 //   pull the keys' weights (kairos::PullSparse) and the bias, gated by the policy
 //   compute the gradient of the batch's summed log-loss for each key and the bias
-//   push them (kairos::PushSparse, Worker::Push); Clock()
+//   push them (kairos::PushSparse, Worker::Push); AdvanceClock()
 //
 // Rank 0 evaluates the weights it pulls (the test set's keys, in pieces) after each of its
 // epochs and once more at the end, after every other worker has finished (the final

@@ -11,6 +11,7 @@
 #include "kairos/checkpoint.h"
 #include "kairos/coordinator.h"
 #include "kairos/eager.h"
+#include "kairos/env.h"
 #include "kairos/job.h"
 #include "kairos/keys.h"
 #include "kairos/local_cluster.h"

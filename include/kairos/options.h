@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "kairos/clock.h"
+#include "kairos/env.h"
 #include "kairos/export.h"
 #include "kairos/job.h"
 #include "kairos/keys.h"
@@ -27,10 +27,11 @@
 
 namespace kairos {
 
-// Makes a node's messaging endpoint in place of the ZeroMQ transport: the seam through
-// which the library's tests run nodes over an in-process or fault-injecting transport.
-// Defined in the library's internals (src/transport/transport.h); applications have no
-// use for it and leave the options' transport_factory null.
+// Makes a node's messaging endpoint in place of the ZeroMQ transport: the one seam through
+// which tests run nodes over a fault-injecting network. Opaque: a program gets one from
+// kairos::testing::FaultyNetwork (kairos/testing/faulty_network.h, the kairos::testing
+// library) and gives it to NodeOptions::transport_factory or
+// ClusterOptions::transport_factory; production programs leave those null.
 class TransportFactory;
 
 // Per-call options of the blocking and asynchronous worker calls.
@@ -63,17 +64,19 @@ struct NodeOptions {
   // peers holding the same keys. Every node of a job needs them, or none has any. Unset: no
   // encryption (logged once). ReadNodeEnvironment (kairos/run.h) reads KAIROS_KEYS into it.
   std::optional<CurveKeys> keys;
-  // The clock every timestamp, timeout, heartbeat and deadline of the node reads
-  // (kairos/clock.h). Null (default): the real clock. With a ManualClock the node ticks
-  // only when the clock moves; the options keep the clock alive as long as the node.
-  std::shared_ptr<const Clock> clock;
-  // Makes the node's transport. Null (default): ZeroMQ. For the library's tests (an
-  // in-process or fault-injecting transport); see TransportFactory above.
+  // The node's environment (kairos/env.h): the time every timestamp, timeout, heartbeat and
+  // deadline reads, the files of its update log, checkpoints and kept state, and its
+  // threads. Null (default): Env::Default(). On virtual time (kairos::testing::ManualEnv)
+  // the node ticks only when the time moves; the options keep the Env alive as long as
+  // the node.
+  std::shared_ptr<const Env> env;
+  // Makes the node's transport. Null (default): ZeroMQ. For tests: a fault-injecting
+  // network (kairos::testing::FaultyNetwork); see TransportFactory above.
   std::shared_ptr<TransportFactory> transport_factory;
   // One-way latency added to every message this node sends, for testbeds (docs/lab.md,
   // "Shaped links"): each message is held this long after Send, then sent; order is kept.
   // A link between two nodes then has this node's delay one way and the peer's the other.
-  // Real time, whatever `clock` is. Zero (default): messages go at once, and nothing is
+  // Real time, whatever `env`'s time is. Zero (default): messages go at once, and nothing is
   // added to the path. Must not be negative. KAIROS_SEND_DELAY_US sets it from the
   // environment (kairos/run.h).
   absl::Duration send_delay = absl::ZeroDuration();
@@ -165,7 +168,7 @@ struct ServerOptions : JoinOptions {
   uint64_t memory_budget_bytes = 0;
   // How far ahead of the worker's clock (the last CLOCK this server got from it) a PUSH,
   // PULL or CLOCK may be. A worker's own requests are never ahead by more than the number
-  // of its threads calling Clock() at once; the bound keeps a future round's sum (BSP) from
+  // of its threads calling AdvanceClock() at once; the bound keeps a future round's sum (BSP) from
   // being opened arbitrarily far ahead. Default 4.
   int64_t max_clock_lead = 4;
   // The longest a read may wait in the gate: a PULL whose timeout_ms is 0 or larger waits
@@ -320,10 +323,10 @@ struct ClusterOptions {
   // `keys`). Over "inproc" they change nothing: inproc never leaves the process, and
   // ZeroMQ applies no security mechanism to it.
   std::optional<CurveKeys> keys;
-  // When set, given to every node of the cluster (replacing the nodes' own): one clock for
-  // the whole job (a ManualClock runs it on virtual time), and the factory of every node's
-  // transport (NodeOptions::transport_factory).
-  std::shared_ptr<const Clock> clock;
+  // When set, given to every node of the cluster (replacing the nodes' own): one
+  // environment for the whole job (a kairos::testing::ManualEnv runs it on virtual time),
+  // and the factory of every node's transport (NodeOptions::transport_factory).
+  std::shared_ptr<const Env> env;
   std::shared_ptr<TransportFactory> transport_factory;
 };
 

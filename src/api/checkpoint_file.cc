@@ -11,7 +11,8 @@
 namespace kairos {
 
 absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path) {
-  KAIROS_ASSIGN_OR_RETURN(internal::ShardSnapshot s, internal::ReadCheckpoint(path));
+  KAIROS_ASSIGN_OR_RETURN(internal::ShardSnapshot s,
+                          internal::ReadCheckpoint(Env::Default(), path));
   CheckpointFile f;
   f.shard = s.shard;
   f.num_shards = s.num_shards;
@@ -52,7 +53,7 @@ absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<std::string>> CheckpointChain(const std::string& path) {
-  return internal::CheckpointChain(path);
+  return internal::CheckpointChain(Env::Default(), path);
 }
 
 }  // namespace kairos

@@ -106,7 +106,7 @@ class LocalClusterImpl final : public LocalCluster {
       so.listen = Endpoint(absl::StrCat("server-", s));
       so.context = context_;
       if (options_.keys.has_value()) so.keys = options_.keys;
-      if (options_.clock != nullptr) so.clock = options_.clock;
+      if (options_.env != nullptr) so.env = options_.env;
       if (options_.transport_factory != nullptr) so.transport_factory = options_.transport_factory;
       KAIROS_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
       servers_.push_back(std::move(server));
@@ -209,7 +209,7 @@ class LocalClusterImpl final : public LocalCluster {
     co.job = options_.job;
     co.context = context_;
     if (options_.keys.has_value()) co.keys = options_.keys;
-    if (options_.clock != nullptr) co.clock = options_.clock;
+    if (options_.env != nullptr) co.env = options_.env;
     if (options_.transport_factory != nullptr) co.transport_factory = options_.transport_factory;
     KAIROS_ASSIGN_OR_RETURN(coordinator_, Coordinator::Create(co));
     return absl::OkStatus();
@@ -241,7 +241,7 @@ class LocalClusterImpl final : public LocalCluster {
     wo.rank = rank;
     wo.context = context_;
     if (options_.keys.has_value()) wo.keys = options_.keys;
-    if (options_.clock != nullptr) wo.clock = options_.clock;
+    if (options_.env != nullptr) wo.env = options_.env;
     if (options_.transport_factory != nullptr) wo.transport_factory = options_.transport_factory;
     return wo;
   }

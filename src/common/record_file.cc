@@ -2,10 +2,6 @@
 
 #include "common/record_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -16,115 +12,32 @@
 
 namespace kairos::internal {
 
-// ---- The system --------------------------------------------------------------------------
-
-absl::Status ErrnoError(absl::StatusCode code, absl::string_view what, int err) {
-  if (err == ENOSPC || err == EDQUOT) code = absl::StatusCode::kResourceExhausted;
-  return absl::Status(code, absl::StrCat(what, ": ", std::strerror(err)));
-}
-
-FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-FileDescriptor FileDescriptor::Open(const std::string& path, int flags, mode_t mode) {
-  return FileDescriptor(::open(path.c_str(), flags | O_CLOEXEC, mode));
-}
-
-bool FileDescriptor::Close() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd < 0 || ::close(fd) == 0;  // Linux releases the descriptor even on EINTR
-}
-
-void FileDescriptor::Reset() {
-  if (fd_ < 0) return;
-  const int saved = errno;  // a destructor on an error's path keeps the error's errno
-  ::close(fd_);
-  fd_ = -1;
-  errno = saved;
-}
-
-bool WriteAll(int fd, std::span<iovec> iov) {
-  std::size_t first = 0;
-  while (first < iov.size()) {
-    if (iov[first].iov_len == 0) {
-      ++first;
-      continue;
-    }
-    const int n = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
-    const ssize_t w = ::writev(fd, iov.data() + first, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return false;
-    if (w == 0) {  // nothing written of a non-empty entry: it never will be
-      errno = EIO;
-      return false;
-    }
-    // Past the entries written whole; into the one written in part.
-    std::size_t left = static_cast<std::size_t>(w);
-    while (first < iov.size() && left >= iov[first].iov_len) {
-      left -= iov[first].iov_len;
-      ++first;
-    }
-    if (left > 0) {
-      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
-      iov[first].iov_len -= left;
-    }
-  }
-  return true;
-}
-
-bool WriteAll(int fd, const void* p, std::size_t n) {
-  iovec one{const_cast<void*>(p), n};
-  return WriteAll(fd, std::span<iovec>(&one, 1));
-}
-
-bool ReadAllAt(int fd, uint64_t at, void* out, std::size_t n) {
-  char* p = static_cast<char*>(out);
-  while (n > 0) {
-    const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(at));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) {
-      errno = 0;  // the end of the file
-      return false;
-    }
-    p += r;
-    at += static_cast<uint64_t>(r);
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-absl::Status RecordFileName::Errno(absl::string_view op, int err) const {
-  return ErrnoError(io_error, absl::StrCat(label, " ", path, ": ", op), err);
+absl::Status RecordFileName::Failed(const absl::Status& env_status) const {
+  const absl::StatusCode code =
+      env_status.code() == absl::StatusCode::kResourceExhausted ? env_status.code() : io_error;
+  return absl::Status(code, absl::StrCat(label, " ", path, ": ", env_status.message()));
 }
 
 // ---- RecordWriter --------------------------------------------------------------------------
 
-absl::StatusOr<RecordWriter> RecordWriter::Create(RecordFileName name, absl::string_view magic,
-                                                  mode_t mode) {
-  FileDescriptor fd = FileDescriptor::Open(name.path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-  if (!fd.valid()) return name.Errno("create");
-  RecordWriter w(std::move(name), std::move(fd), 0);
+absl::StatusOr<RecordWriter> RecordWriter::Create(const Env& env, RecordFileName name,
+                                                  absl::string_view magic, uint32_t mode) {
+  absl::StatusOr<std::unique_ptr<WritableFile>> file =
+      env.NewWritableFile(name.path, {.permissions = mode});
+  if (!file.ok()) return name.Failed(file.status());
+  RecordWriter w(std::move(name), *std::move(file), 0);
   Pending& p = w.pending_.emplace_back();
   p.head_bytes = 0;
   p.fixed = std::string(magic);
   return w;
 }
 
-absl::StatusOr<RecordWriter> RecordWriter::Continue(RecordFileName name, uint64_t length) {
-  FileDescriptor fd = FileDescriptor::Open(name.path, O_WRONLY);
-  if (!fd.valid()) return name.Errno("open");
-  if (::ftruncate(fd.get(), static_cast<off_t>(length)) != 0) return name.Errno("truncate");
-  if (::lseek(fd.get(), static_cast<off_t>(length), SEEK_SET) < 0) return name.Errno("seek");
-  if (::fsync(fd.get()) != 0) return name.Errno("fsync");
-  return RecordWriter(std::move(name), std::move(fd), length);
+absl::StatusOr<RecordWriter> RecordWriter::Continue(const Env& env, RecordFileName name,
+                                                    uint64_t length) {
+  absl::StatusOr<std::unique_ptr<WritableFile>> file =
+      env.NewWritableFile(name.path, {.continue_at = length});
+  if (!file.ok()) return name.Failed(file.status());
+  return RecordWriter(std::move(name), *std::move(file), length);
 }
 
 void RecordWriter::Add(uint32_t type, std::string fixed, std::vector<Buffer> parts) {
@@ -142,12 +55,12 @@ void RecordWriter::Add(uint32_t type, std::string fixed, std::vector<Buffer> par
   p.parts = std::move(parts);
 }
 
-std::vector<iovec> RecordWriter::Gather(uint64_t* total) const {
-  std::vector<iovec> iov;
+std::vector<absl::string_view> RecordWriter::Gather(uint64_t* total) const {
+  std::vector<absl::string_view> pieces;
   *total = 0;
   auto add = [&](const void* p, std::size_t n) {
     if (n == 0) return;
-    iov.push_back({const_cast<void*>(p), n});
+    pieces.emplace_back(static_cast<const char*>(p), n);
     *total += n;
   };
   for (const Pending& p : pending_) {
@@ -155,15 +68,16 @@ std::vector<iovec> RecordWriter::Gather(uint64_t* total) const {
     add(p.fixed.data(), p.fixed.size());
     for (const Buffer& b : p.parts) add(b.data(), b.size_bytes());
   }
-  return iov;
+  return pieces;
 }
 
 absl::Status RecordWriter::Flush() {
   if (!broken_.ok()) return broken_;
   if (pending_.empty()) return absl::OkStatus();
   uint64_t total = 0;
-  std::vector<iovec> iov = Gather(&total);
-  if (!WriteAll(fd_.get(), iov)) return Broken("write");
+  if (file_ == nullptr) return absl::FailedPreconditionError("the record file is closed");
+  const std::vector<absl::string_view> pieces = Gather(&total);
+  if (absl::Status s = file_->Append(pieces); !s.ok()) return Broken(s);
   pending_.clear();
   bytes_ += total;
   return absl::OkStatus();
@@ -171,34 +85,37 @@ absl::Status RecordWriter::Flush() {
 
 absl::Status RecordWriter::Sync(bool data_only) {
   if (!broken_.ok()) return broken_;
-  const int rc = data_only ? ::fdatasync(fd_.get()) : ::fsync(fd_.get());
-  if (rc != 0) return Broken(data_only ? "fdatasync" : "fsync");
+  if (file_ == nullptr) return absl::FailedPreconditionError("the record file is closed");
+  if (absl::Status s = file_->Sync(data_only); !s.ok()) return Broken(s);
   return absl::OkStatus();
 }
 
 absl::Status RecordWriter::Close() {
-  if (!fd_.Close()) return name_.Errno("close");
+  if (file_ == nullptr) return absl::OkStatus();
+  const absl::Status s = file_->Close();
+  file_.reset();
+  if (!s.ok()) return name_.Failed(s);
   return absl::OkStatus();
 }
 
-absl::Status RecordWriter::Broken(absl::string_view op) {
-  broken_ = name_.Errno(op);
+absl::Status RecordWriter::Broken(const absl::Status& env_status) {
+  broken_ = name_.Failed(env_status);
   return broken_;
 }
 
 // ---- RecordReader --------------------------------------------------------------------------
 
-absl::StatusOr<RecordReader> RecordReader::Open(RecordFileName name, RecordReaderOptions options) {
-  FileDescriptor fd = FileDescriptor::Open(name.path, O_RDONLY);
-  if (!fd.valid()) {
-    if (errno == ENOENT)
+absl::StatusOr<RecordReader> RecordReader::Open(const Env& env, RecordFileName name,
+                                                RecordReaderOptions options) {
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = env.NewRandomAccessFile(name.path);
+  if (!file.ok()) {
+    if (absl::IsNotFound(file.status()))
       return absl::NotFoundError(absl::StrCat("no ", name.label, " at ", name.path));
-    return name.Errno("open");
+    return name.Failed(file.status());
   }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return name.Errno("stat");
-  RecordReader r(std::move(name), options, std::move(fd));
-  r.size_ = static_cast<uint64_t>(st.st_size);
+  const uint64_t size = (*file)->size();
+  RecordReader r(std::move(name), options, *std::move(file));
+  r.size_ = size;
   KAIROS_RETURN_IF_ERROR(r.CheckMagic());
   return r;
 }
@@ -206,7 +123,7 @@ absl::StatusOr<RecordReader> RecordReader::Open(RecordFileName name, RecordReade
 absl::Status RecordReader::CheckMagic() {
   if (size_ >= kRecordMagicBytes) {
     char magic[kRecordMagicBytes];
-    if (!ReadAllAt(fd_.get(), 0, magic, sizeof(magic))) return ReadFailed(0);
+    KAIROS_RETURN_IF_ERROR(ReadAt(0, sizeof(magic), magic));
     for (const RecordFormat& f : options_.formats) {
       if (f.magic == absl::string_view(magic, sizeof(magic))) {
         format_ = &f;
@@ -226,7 +143,7 @@ absl::StatusOr<std::optional<RecordHead>> RecordReader::Next() {
   const uint64_t at = at_;
   if (size_ - at < kRecordHeadBytes) return Tail(at, "the file ends inside a record's head");
   char head[kRecordHeadBytes];
-  if (!ReadAllAt(fd_.get(), at, head, sizeof(head))) return ReadFailed(at);
+  KAIROS_RETURN_IF_ERROR(ReadAt(at, sizeof(head), head));
   RecordHead h;
   h.offset = at;
   std::memcpy(&h.type, head, 4);
@@ -269,7 +186,7 @@ absl::Status RecordReader::Read(void* out, std::size_t n) {
   }
   if (n == 0) return absl::OkStatus();  // (zlib's crc32 of no buffer restarts from 0)
   const uint64_t at = head_.offset + kRecordHeadBytes + read_;
-  if (!ReadAllAt(fd_.get(), at, out, n)) return ReadFailed(at);
+  KAIROS_RETURN_IF_ERROR(ReadAt(at, n, out));
   crc_ = format_->checksum(crc_, out, n);
   read_ += n;
   return absl::OkStatus();
@@ -305,16 +222,19 @@ absl::Status RecordReader::Corrupt(uint64_t at, absl::string_view what) const {
       absl::StrCat(name_.label, " ", name_.path, " is torn or corrupt at byte ", at, ": ", what));
 }
 
-absl::Status RecordReader::ReadFailed(uint64_t at) const {
-  if (errno == 0) return Corrupt(at, "the file ends early (it shrank while it was read)");
-  return name_.Errno("read");
+absl::Status RecordReader::ReadAt(uint64_t at, std::size_t n, void* out) const {
+  const absl::Status s = file_->ReadAt(at, n, static_cast<char*>(out));
+  if (absl::IsOutOfRange(s))
+    return Corrupt(at, "the file ends early (it shrank while it was read)");
+  if (!s.ok()) return name_.Failed(s);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> RecordReader::ZerosToTheEnd(uint64_t at) const {
   char buf[1 << 16];
   while (at < size_) {
     const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(sizeof(buf), size_ - at));
-    if (!ReadAllAt(fd_.get(), at, buf, n)) return ReadFailed(at);
+    KAIROS_RETURN_IF_ERROR(ReadAt(at, n, buf));
     if (std::any_of(buf, buf + n, [](char c) { return c != 0; })) return false;
     at += n;
   }

@@ -20,21 +20,17 @@
 // torn tail: the reader stops before it and says how many bytes it holds. Any other bad
 // record is corruption: DataLoss naming the file and the record's byte offset.
 //
-// Also here, for those files and their callers: ErrnoError (a failed system call as a
-// status), FileDescriptor (owns one), WriteAll (every byte, through EINTR and short
-// writes) and ReadAllAt.
+// Every file operation goes through the Env given (kairos/env.h), so that tests can fail
+// them.
 //
 // Thread-safety: the classes are thread-compatible; the functions are thread-safe.
 
 #ifndef KAIROS_COMMON_RECORD_FILE_H_
 #define KAIROS_COMMON_RECORD_FILE_H_
 
-#include <sys/types.h>
-#include <sys/uio.h>
-
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,49 +42,9 @@
 #include "absl/strings/string_view.h"
 #include "common/crc32c.h"
 #include "kairos/buffer.h"
+#include "kairos/env.h"
 
 namespace kairos::internal {
-
-// ---- The system --------------------------------------------------------------------------
-
-// A failed system call as a status: "<what>: <strerror(err)>", of code `code`, but
-// ResourceExhausted for a full disk (ENOSPC, EDQUOT), which its caller may free.
-absl::Status ErrnoError(absl::StatusCode code, absl::string_view what, int err = errno);
-
-// Owns one file descriptor and closes it on destruction. Movable, not copyable.
-class FileDescriptor {
- public:
-  FileDescriptor() = default;
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() { Reset(); }
-  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-
-  // open(2) with O_CLOEXEC added; an invalid descriptor, with errno set, on failure.
-  static FileDescriptor Open(const std::string& path, int flags, mode_t mode = 0644);
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  // Closes it now: false, with errno set, when close(2) fails (a write-back error may be
-  // reported only there). The descriptor is released either way.
-  bool Close();
-
- private:
-  void Reset();
-  int fd_ = -1;
-};
-
-// Writes every byte `iov` points at to `fd`, in order: writev(2), IOV_MAX entries at a time,
-// going on after short writes and EINTR. `iov` is used up (its entries are advanced). False,
-// with errno set, on failure: then part of it may have been written.
-bool WriteAll(int fd, std::span<iovec> iov);
-bool WriteAll(int fd, const void* p, std::size_t n);
-
-// Reads exactly n bytes at offset `at` (pread(2), through EINTR and short reads). False at
-// the end of the file (errno 0) or on an error (errno set).
-bool ReadAllAt(int fd, uint64_t at, void* out, std::size_t n);
 
 // ---- Records -----------------------------------------------------------------------------
 
@@ -106,13 +62,15 @@ struct RecordFormat {
 };
 
 // How a file names itself in errors, "<label> <path>: <what>", and the status code of its
-// failed system calls (ErrnoError's `code`).
+// failed file operations (RecordFileName::Failed).
 struct RecordFileName {
   std::string path;
   std::string label;  // "update log", "checkpoint"
   absl::StatusCode io_error = absl::StatusCode::kInternal;
 
-  absl::Status Errno(absl::string_view op, int err = errno) const;
+  // An Env's failed call as this file's error: "<label> <path>: <env's message>", of code
+  // ResourceExhausted when the env's is (a full disk), io_error otherwise.
+  absl::Status Failed(const absl::Status& env_status) const;
 };
 
 // Appends records (CRC-32C) to a file. Records are queued by Add and written by Flush,
@@ -122,11 +80,12 @@ class RecordWriter {
  public:
   // Creates the file (replacing any; a new one gets `mode`, e.g. 0600 for one that holds
   // secrets) and queues its magic, written by the first Flush.
-  static absl::StatusOr<RecordWriter> Create(RecordFileName name, absl::string_view magic,
-                                             mode_t mode = 0644);
+  static absl::StatusOr<RecordWriter> Create(const Env& env, RecordFileName name,
+                                             absl::string_view magic, uint32_t mode = 0644);
   // Opens the file to append after its first `length` bytes; what follows them is cut off
   // (and the cut synced) before this returns.
-  static absl::StatusOr<RecordWriter> Continue(RecordFileName name, uint64_t length);
+  static absl::StatusOr<RecordWriter> Continue(const Env& env, RecordFileName name,
+                                               uint64_t length);
 
   // Queues a record whose body is `fixed`, then the bytes of `parts`: shared, not copied,
   // written from their own memory by Flush. Its checksum is computed here.
@@ -150,13 +109,13 @@ class RecordWriter {
     std::vector<Buffer> parts;
   };
 
-  RecordWriter(RecordFileName name, FileDescriptor fd, uint64_t bytes)
-      : name_(std::move(name)), fd_(std::move(fd)), bytes_(bytes) {}
-  std::vector<iovec> Gather(uint64_t* total) const;
-  absl::Status Broken(absl::string_view op);
+  RecordWriter(RecordFileName name, std::unique_ptr<WritableFile> file, uint64_t bytes)
+      : name_(std::move(name)), file_(std::move(file)), bytes_(bytes) {}
+  std::vector<absl::string_view> Gather(uint64_t* total) const;
+  absl::Status Broken(const absl::Status& env_status);
 
   RecordFileName name_;
-  FileDescriptor fd_;
+  std::unique_ptr<WritableFile> file_;  // null once closed
   uint64_t bytes_ = 0;
   std::vector<Pending> pending_;
   absl::Status broken_;
@@ -188,7 +147,8 @@ class RecordReader {
  public:
   // Opens the file and checks its magic: NotFound ("no <label> at <path>") when there is
   // no file; DataLoss when its magic is none of `options.formats`'.
-  static absl::StatusOr<RecordReader> Open(RecordFileName name, RecordReaderOptions options);
+  static absl::StatusOr<RecordReader> Open(const Env& env, RecordFileName name,
+                                           RecordReaderOptions options);
 
   // The next record's head; nullopt at the end of the file, or of the good records when
   // the rest is a torn tail (torn_bytes() > 0). Corruption: a body longer than max_body,
@@ -214,16 +174,18 @@ class RecordReader {
   uint64_t torn_bytes() const { return torn_bytes_; }      // the torn tail's length (0: none)
 
  private:
-  RecordReader(RecordFileName name, RecordReaderOptions options, FileDescriptor fd)
-      : name_(std::move(name)), options_(options), fd_(std::move(fd)) {}
+  RecordReader(RecordFileName name, RecordReaderOptions options,
+               std::unique_ptr<RandomAccessFile> file)
+      : name_(std::move(name)), options_(options), file_(std::move(file)) {}
   absl::Status CheckMagic();
-  absl::Status ReadFailed(uint64_t at) const;
+  // Reads n bytes at `at`: a file that ends early is corruption, another failure an error.
+  absl::Status ReadAt(uint64_t at, std::size_t n, void* out) const;
   absl::StatusOr<bool> ZerosToTheEnd(uint64_t at) const;
   absl::StatusOr<std::optional<RecordHead>> Tail(uint64_t at, absl::string_view what);
 
   RecordFileName name_;
   RecordReaderOptions options_;
-  FileDescriptor fd_;
+  std::unique_ptr<RandomAccessFile> file_;
   const RecordFormat* format_ = nullptr;
   uint64_t size_ = 0;
   uint64_t at_ = kRecordMagicBytes;  // where the next record starts

@@ -46,7 +46,7 @@ void CoordinatorImpl::HandleBarrier(NodeRecord& node, PeerId from, const wire::H
   } else {
     Count(&RefusalCounts::waits_capped);
   }
-  w.deadline = clock_.Now() + wait;
+  w.deadline = env_.Now() + wait;
   if (std::optional<BarrierWaiter> old = barrier_.Arrive(std::move(w))) {
     Reply(old->peer, old->request, wire::ERROR,
           absl::AbortedError(absl::StrFormat(
@@ -184,7 +184,7 @@ void CoordinatorImpl::HandleFailed(NodeRecord& node, const wire::Header& h) {
 }
 
 void CoordinatorImpl::DeclareDead(NodeRecord& n, const std::string& what) {
-  const absl::Time now = clock_.Now();
+  const absl::Time now = env_.Now();
   SetState(n, NodeState::kDead);
   n.death = what;
   log_->warn("coordinator: {}: declared dead", what);

@@ -31,9 +31,9 @@ constexpr absl::Duration kStopWait = absl::Seconds(5);
 
 CoordinatorImpl::CoordinatorImpl(const CoordinatorOptions& options)
     : options_(options),
-      clock_(ClockOf(options_)),
+      env_(EnvOf(options_)),
       log_(MakeLogger(options)),
-      created_(clock_.Now()),
+      created_(env_.Now()),
       roster_(options.num_servers, options.num_workers, options.job) {
   stats_.servers_expected = options.num_servers;
   stats_.workers_expected = options.num_workers;
@@ -66,7 +66,7 @@ absl::Status CoordinatorImpl::Init() {
     KAIROS_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(options_.metrics_listen,
                                                              [this] { return RenderMetrics(); }));
   }
-  join_deadline_ = clock_.Now() + options_.join_timeout;
+  join_deadline_ = env_.Now() + options_.join_timeout;
   if (!resumed) {
     absl::StatusOr<Credential> id = NewCredential();
     if (!id.ok()) return id.status();
@@ -199,7 +199,7 @@ void CoordinatorImpl::OnMessage(PeerId from, Message m) {
   // What may change the kept state (state_dir); a barrier call changes it only when it
   // releases the barrier (MaybeReleaseBarrier), heartbeats never.
   if (h.kind() != wire::HEARTBEAT && h.kind() != wire::BARRIER) dirty_ = true;
-  node->last_seen = clock_.Now();
+  node->last_seen = env_.Now();
   if (node->role == wire::SERVER && node->state == NodeState::kDead && away_.contains(node->rank) &&
       !restarting_.contains(node->id)) {
     // Declared dead (silent past the heartbeat timeout: a stalled disk, a paused VM) and
@@ -248,7 +248,7 @@ void CoordinatorImpl::Reply(PeerId to, const wire::Header& request, wire::Kind k
 
 std::string CoordinatorImpl::RenderMetrics() const {
   PrometheusWriter out;
-  RenderNodeMetrics(BuildInfo(clock_.Now() - created_), out);
+  RenderNodeMetrics(BuildInfo(env_.Now() - created_), out);
   RenderCoordinatorMetrics(stats(), handshakes_refused(), stragglers(), out);
   return out.Take();
 }

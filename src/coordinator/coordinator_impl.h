@@ -35,7 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
+#include "common/env.h"
 #include "common/limits.h"
 #include "common/logging.h"
 #include "common/thread_checker.h"
@@ -242,9 +242,9 @@ class CoordinatorImpl final : public Coordinator {
   void ExpireBarrierWaiters(absl::Time now);
 
   const CoordinatorOptions options_;
-  const Clock& clock_;  // options_.clock keeps it alive
+  const Env& env_;  // options_.env keeps it alive
   std::shared_ptr<spdlog::logger> log_;
-  const absl::Time created_;  // on the node's clock: kairos_uptime_seconds
+  const absl::Time created_;  // in the node's time: kairos_uptime_seconds
   std::unique_ptr<Transport> transport_;
   bool running_ = false;  // the I/O thread was started (set once, in Init)
   std::string endpoint_;

@@ -39,7 +39,7 @@ void CoordinatorImpl::HandleJoin(PeerId from, const wire::Header& h) {
     return DeadIfReplaced(h.join());
   }
   NodeRecord& node = roster_.Add(h.join().role(), *rank, ReachableEndpoint(from, h), from,
-                                 clock_.Now(), *credential);
+                                 env_.Now(), *credential);
   node.incarnation = h.join().incarnation();
   node.keeps_log = h.join().keeps_log();
   CountJoin(node);
@@ -49,7 +49,7 @@ void CoordinatorImpl::HandleJoin(PeerId from, const wire::Header& h) {
 
 void CoordinatorImpl::DeadIfReplaced(const wire::Join& join) {
   if (phase_ != Phase::kRunning || join.role() != wire::SERVER) return;
-  const absl::Time now = clock_.Now();
+  const absl::Time now = env_.Now();
   // What would admit a restart (the shard named, another process, the old one silent for
   // rejoin_silence) proves the old server gone, whatever refused this one.
   absl::StatusOr<int> shard = roster_.AdmitServerRestart(join, now, options_.rejoin_silence);
@@ -157,9 +157,8 @@ void CoordinatorImpl::HandleReady(NodeRecord& node, const wire::Header& h) {
 }
 
 void CoordinatorImpl::HandleRejoin(PeerId from, const wire::Header& h) {
-  absl::StatusOr<int> rank =
-      roster_.AdmitRejoin(h.join(), rejoins_.contains(h.join().requested_rank()), clock_.Now(),
-                          options_.rejoin_silence);
+  absl::StatusOr<int> rank = roster_.AdmitRejoin(
+      h.join(), rejoins_.contains(h.join().requested_rank()), env_.Now(), options_.rejoin_silence);
   absl::StatusOr<Credential> credential =
       rank.ok() ? NewCredential() : absl::StatusOr<Credential>(rank.status());
   if (!credential.ok()) return RefuseComeback(from, h, credential.status(), "a worker's rejoin");
@@ -167,8 +166,7 @@ void CoordinatorImpl::HandleRejoin(PeerId from, const wire::Header& h) {
   const bool was_active = old.active();
   Retire(old, was_active ? "replaced by a new incarnation"
                          : "replaced by a new incarnation after it was declared dead");
-  NodeRecord& node =
-      roster_.Add(wire::WORKER, *rank, std::string(), from, clock_.Now(), *credential);
+  NodeRecord& node = roster_.Add(wire::WORKER, *rank, std::string(), from, env_.Now(), *credential);
   node.incarnation = h.join().incarnation();
   {
     absl::MutexLock lock(&mu_);
@@ -237,12 +235,12 @@ void CoordinatorImpl::SendRejoin(PeerId to, const NodeRecord& node, int rank, ui
 
 void CoordinatorImpl::HandleServerRestart(PeerId from, const wire::Header& h) {
   absl::StatusOr<int> shard =
-      roster_.AdmitServerRestart(h.join(), clock_.Now(), options_.rejoin_silence);
+      roster_.AdmitServerRestart(h.join(), env_.Now(), options_.rejoin_silence);
   if (!shard.ok()) return RefuseComeback(from, h, shard.status(), "a server's restart");
   NodeRecord& old = roster_.node(roster_.servers().at(*shard));
   if (old.active()) {
     // Restarted faster than the heartbeat timeout: the old process is gone.
-    DeclareDead(old, Silence(old, clock_.Now()));
+    DeclareDead(old, Silence(old, env_.Now()));
     if (phase_ == Phase::kDone) {
       return RefuseComeback(from, h,
                             absl::FailedPreconditionError(
@@ -250,8 +248,8 @@ void CoordinatorImpl::HandleServerRestart(PeerId from, const wire::Header& h) {
                             "a server's restart");
     }
   }
-  NodeRecord& node = roster_.Add(wire::SERVER, *shard, ReachableEndpoint(from, h), from,
-                                 clock_.Now(), Credential());
+  NodeRecord& node =
+      roster_.Add(wire::SERVER, *shard, ReachableEndpoint(from, h), from, env_.Now(), Credential());
   node.incarnation = h.join().incarnation();
   node.keeps_log = h.join().keeps_log();
   {

@@ -92,7 +92,7 @@ void CoordinatorImpl::Send(PeerId to, Message m) {
 
 void CoordinatorImpl::Flush() {
   if (dirty_ && !options_.state_dir.empty() && !state_failed_ && phase_ != Phase::kJoining) {
-    if (absl::Status s = WriteCoordinatorState(options_.state_dir, StateOf()); !s.ok()) {
+    if (absl::Status s = WriteCoordinatorState(env_, options_.state_dir, StateOf()); !s.ok()) {
       state_failed_ = true;
       // What waits in the outbox was decided on a state that is not on disk: a restarted
       // coordinator would not know it. It goes nowhere; the job ends, and says why.
@@ -124,7 +124,7 @@ wire::CoordinatorState CoordinatorImpl::StateOf() const {
 absl::Status CoordinatorImpl::Restore() {
   if (options_.state_dir.empty()) return absl::OkStatus();
   KAIROS_ASSIGN_OR_RETURN(std::optional<wire::CoordinatorState> state,
-                          ReadCoordinatorState(options_.state_dir));
+                          ReadCoordinatorState(env_, options_.state_dir));
   // None, or the state of a job that has ended: this coordinator starts a new job, whose
   // state replaces it once the job starts.
   if (!state.has_value() || state->phase() == static_cast<int>(Phase::kDone)) {
@@ -150,7 +150,7 @@ absl::Status CoordinatorImpl::Restore() {
   std::set<uint32_t> current, restarting;
   absl::StatusOr<std::vector<NodeRecord>> nodes = NodesOf(*state, &current, &restarting);
   if (!nodes.ok()) return absl::DataLossError(absl::StrCat(where, ": ", nodes.status().message()));
-  const absl::Time now = clock_.Now();
+  const absl::Time now = env_.Now();
   for (NodeRecord& n : *nodes) {
     n.peer = 0;  // bound again by the node's resume JOIN
     n.last_seen = now;
@@ -221,7 +221,7 @@ void CoordinatorImpl::HandleResume(PeerId from, const wire::Header& h) {
   NodeRecord& node = it->second;
   const bool rebound = node.peer != from;
   node.peer = from;
-  node.last_seen = clock_.Now();
+  node.last_seen = env_.Now();
   SendJoinReply(from, h, node);
   if (phase_ == Phase::kDone) {
     // It binds after the job's end: it is told the end as every other node was.

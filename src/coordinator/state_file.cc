@@ -2,15 +2,10 @@
 
 #include "coordinator/state_file.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <string>
-#include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "common/file_sync.h"
 #include "common/record_file.h"
 #include "kairos/status.h"
 
@@ -32,10 +27,11 @@ RecordFileName StateName(const std::string& path) {
 
 }  // namespace
 
-absl::Status WriteCoordinatorState(const std::string& dir, const wire::CoordinatorState& state) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+absl::Status WriteCoordinatorState(const Env& env, const std::string& dir,
+                                   const wire::CoordinatorState& state) {
+  if (absl::Status s = env.CreateDirs(dir); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot create ", dir, ": ", s.message()));
+  }
   const std::string final_path = (fs::path(dir) / kCoordinatorStateFile).string();
   const std::string temp_path = final_path + ".tmp";
   std::string body;
@@ -44,25 +40,26 @@ absl::Status WriteCoordinatorState(const std::string& dir, const wire::Coordinat
   }
   {
     // 0600: the state holds the workers' credentials.
-    ::unlink(temp_path.c_str());  // one left by a crash keeps its mode: made anew
+    (void)env.RemoveFile(temp_path);  // one left by a crash keeps its mode: made anew
     KAIROS_ASSIGN_OR_RETURN(RecordWriter out,
-                            RecordWriter::Create(StateName(temp_path), kMagic, 0600));
+                            RecordWriter::Create(env, StateName(temp_path), kMagic, 0600));
     out.Add(kStateRecord, std::move(body));
     KAIROS_RETURN_IF_ERROR(out.Flush());
     KAIROS_RETURN_IF_ERROR(out.Sync(/*data_only=*/true));
     KAIROS_RETURN_IF_ERROR(out.Close());
   }
-  if (std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    return StateName(final_path).Errno("rename");
+  if (absl::Status s = env.RenameFile(temp_path, final_path); !s.ok()) {
+    return StateName(final_path).Failed(s);
   }
-  if (!SyncDirectory(dir)) return StateName(dir).Errno("sync directory");
+  if (absl::Status s = env.SyncDir(dir); !s.ok()) return StateName(dir).Failed(s);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<wire::CoordinatorState>> ReadCoordinatorState(const std::string& dir) {
+absl::StatusOr<std::optional<wire::CoordinatorState>> ReadCoordinatorState(const Env& env,
+                                                                           const std::string& dir) {
   const std::string path = (fs::path(dir) / kCoordinatorStateFile).string();
   absl::StatusOr<RecordReader> opened =
-      RecordReader::Open(StateName(path), {kFormats, kMaxStateBytes, /*torn_tail=*/false});
+      RecordReader::Open(env, StateName(path), {kFormats, kMaxStateBytes, /*torn_tail=*/false});
   if (absl::IsNotFound(opened.status())) return std::nullopt;
   if (!opened.ok()) return opened.status();
   RecordReader& in = *opened;

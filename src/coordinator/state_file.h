@@ -8,6 +8,8 @@
 // crash leaves the old state or the new one, never a mix. The file is readable by its owner
 // alone (0600): it holds the workers' credentials.
 //
+// Every file operation goes through `env`.
+//
 // Thread-safety: the functions are thread-safe; one writer per directory.
 
 #ifndef KAIROS_COORDINATOR_STATE_FILE_H_
@@ -18,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kairos/env.h"
 #include "wire/kairos.pb.h"
 
 namespace kairos::internal {
@@ -26,11 +29,13 @@ inline constexpr char kCoordinatorStateFile[] = "coordinator.state";
 
 // Replaces <dir>/coordinator.state with `state`, creating `dir` if need be. An error names
 // the file and the failed call (a full disk is ResourceExhausted).
-absl::Status WriteCoordinatorState(const std::string& dir, const wire::CoordinatorState& state);
+absl::Status WriteCoordinatorState(const Env& env, const std::string& dir,
+                                   const wire::CoordinatorState& state);
 
 // The state in <dir>/coordinator.state; nullopt when there is none. DataLoss naming the file
 // when it is damaged (a wrong checksum, a torn record, a body that does not parse).
-absl::StatusOr<std::optional<wire::CoordinatorState>> ReadCoordinatorState(const std::string& dir);
+absl::StatusOr<std::optional<wire::CoordinatorState>> ReadCoordinatorState(const Env& env,
+                                                                           const std::string& dir);
 
 }  // namespace kairos::internal
 

@@ -17,7 +17,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "common/byte_io.h"
-#include "common/file_sync.h"
 #include "common/partition.h"
 #include "common/record_file.h"
 #include "kairos/status.h"
@@ -315,20 +314,21 @@ bool ParseFileName(const std::string& name, int* shard, int* of) {
 }
 
 // The files of one checkpoint directory, in shard order, when all are there.
-absl::StatusOr<std::vector<std::string>> CompleteFiles(const fs::path& dir) {
+absl::StatusOr<std::vector<std::string>> CompleteFiles(const Env& env, const fs::path& dir) {
   std::map<int, std::string> by_shard;
   std::set<int> counts;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+  absl::StatusOr<std::vector<std::string>> names = env.GetChildren(dir.string());
+  if (!names.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot list ", dir.string(), ": ", names.status().message()));
+  }
+  for (const std::string& name : *names) {
     int shard = 0, of = 0;
-    if (!e.is_regular_file() || !ParseFileName(e.path().filename().string(), &shard, &of)) {
-      continue;
-    }
-    by_shard[shard] = e.path().string();
+    const std::string path = (dir / name).string();
+    if (!ParseFileName(name, &shard, &of) || env.IsDirectory(path)) continue;
+    by_shard[shard] = path;
     counts.insert(of);
   }
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot list ", dir.string(), ": ",
-                                                     ec.message()));
   if (counts.empty()) {
     return absl::NotFoundError(absl::StrCat("no checkpoint files in ", dir.string()));
   }
@@ -371,21 +371,19 @@ std::string CheckpointFileName(int shard, int num_shards) {
   return absl::StrFormat("shard-%05d-of-%05d.kcp", shard, num_shards);
 }
 
-absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::string& root,
-                                            bool sync) {
+absl::StatusOr<std::string> WriteCheckpoint(const Env& env, const ShardSnapshot& s,
+                                            const std::string& root, bool sync) {
   const fs::path dir = fs::path(root) / CheckpointDirName(s.clock);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
+  if (absl::Status made = env.CreateDirs(dir.string()); !made.ok()) {
     return absl::UnavailableError(
-        absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+        absl::StrCat("cannot create ", dir.string(), ": ", made.message()));
   }
   const std::string name = CheckpointFileName(s.shard, s.num_shards);
   const std::string final_path = (dir / name).string();
   const std::string temp_path = (dir / (name + ".tmp")).string();
   {
     KAIROS_ASSIGN_OR_RETURN(RecordWriter out,
-                            RecordWriter::Create(CheckpointName(temp_path), kMagic));
+                            RecordWriter::Create(env, CheckpointName(temp_path), kMagic));
     KAIROS_ASSIGN_OR_RETURN(const uint64_t records, WriteRecords(out, s));
     ByteWriter end;
     end.Put<uint64_t>(records);
@@ -394,19 +392,21 @@ absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::s
     if (sync) KAIROS_RETURN_IF_ERROR(out.Sync());
     KAIROS_RETURN_IF_ERROR(out.Close());
   }
-  if (std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    return CheckpointName(final_path).Errno("rename");
+  if (absl::Status moved = env.RenameFile(temp_path, final_path); !moved.ok()) {
+    return CheckpointName(final_path).Failed(moved);
   }
-  if (sync && !SyncDirectory(dir.string())) {
-    return CheckpointName(dir.string()).Errno("sync directory");
+  if (sync) {
+    if (absl::Status synced = env.SyncDir(dir.string()); !synced.ok()) {
+      return CheckpointName(dir.string()).Failed(synced);
+    }
   }
   return final_path;
 }
 
-absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path) {
-  KAIROS_ASSIGN_OR_RETURN(
-      RecordReader in,
-      RecordReader::Open(CheckpointName(path), {kFormats, kMaxRecordBytes, /*torn_tail=*/false}));
+absl::StatusOr<ShardSnapshot> ReadCheckpoint(const Env& env, const std::string& path) {
+  KAIROS_ASSIGN_OR_RETURN(RecordReader in,
+                          RecordReader::Open(env, CheckpointName(path),
+                                             {kFormats, kMaxRecordBytes, /*torn_tail=*/false}));
   ShardSnapshot s;
   uint64_t records = 0;
   std::string payload;
@@ -425,10 +425,10 @@ absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path) {
   }
 }
 
-absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const std::string& path) {
-  KAIROS_ASSIGN_OR_RETURN(
-      RecordReader in,
-      RecordReader::Open(CheckpointName(path), {kFormats, kMaxRecordBytes, /*torn_tail=*/false}));
+absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const Env& env, const std::string& path) {
+  KAIROS_ASSIGN_OR_RETURN(RecordReader in,
+                          RecordReader::Open(env, CheckpointName(path),
+                                             {kFormats, kMaxRecordBytes, /*torn_tail=*/false}));
   ShardSnapshot s;
   std::string payload;
   KAIROS_ASSIGN_OR_RETURN(std::optional<RecordHead> h, in.Next());
@@ -440,22 +440,21 @@ absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const std::string& path) {
   return s;
 }
 
-absl::StatusOr<std::vector<std::string>> CheckpointChain(const std::string& path) {
+absl::StatusOr<std::vector<std::string>> CheckpointChain(const Env& env, const std::string& path) {
   std::vector<std::string> chain = {path};
-  KAIROS_ASSIGN_OR_RETURN(ShardSnapshot head, ReadCheckpointHeader(path));
+  KAIROS_ASSIGN_OR_RETURN(ShardSnapshot head, ReadCheckpointHeader(env, path));
   const fs::path root = fs::path(path).parent_path().parent_path();
   // Each parent's clock is below its child's (ParseHeader), so the walk ends.
   while (head.delta_of >= 0) {
     const std::string parent =
         (root / CheckpointDirName(head.delta_of) / CheckpointFileName(head.shard, head.num_shards))
             .string();
-    std::error_code ec;
-    if (!fs::is_regular_file(parent, ec)) {
+    if (!env.FileExists(parent) || env.IsDirectory(parent)) {
       return absl::FailedPreconditionError(
           absl::StrCat(chain.back(), " is a delta of the checkpoint of clock ", head.delta_of,
                        ", whose file ", parent, " is missing"));
     }
-    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot up, ReadCheckpointHeader(parent));
+    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot up, ReadCheckpointHeader(env, parent));
     if (up.shard != head.shard || up.num_shards != head.num_shards || up.clock != head.delta_of) {
       return absl::FailedPreconditionError(absl::StrCat(parent, " is shard ", up.shard, " of ",
                                                         up.num_shards, " at clock ", up.clock,
@@ -468,22 +467,25 @@ absl::StatusOr<std::vector<std::string>> CheckpointChain(const std::string& path
   return chain;
 }
 
-absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
+absl::StatusOr<std::vector<std::string>> FindCheckpoint(const Env& env, const std::string& path) {
+  if (!env.IsDirectory(path)) {
     return absl::NotFoundError(absl::StrCat("no checkpoint directory ", path));
   }
   int64_t clock = 0;
-  if (ParseDirName(fs::path(path).filename().string(), &clock)) return CompleteFiles(path);
+  if (ParseDirName(fs::path(path).filename().string(), &clock)) return CompleteFiles(env, path);
   // A root: the complete checkpoint of the highest clock.
   std::map<int64_t, fs::path, std::greater<>> dirs;
-  for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-    if (e.is_directory() && ParseDirName(e.path().filename().string(), &clock)) {
-      dirs[clock] = e.path();
-    }
+  absl::StatusOr<std::vector<std::string>> names = env.GetChildren(path);
+  if (!names.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot list ", path, ": ", names.status().message()));
+  }
+  for (const std::string& name : *names) {
+    const fs::path dir = fs::path(path) / name;
+    if (ParseDirName(name, &clock) && env.IsDirectory(dir.string())) dirs[clock] = dir;
   }
   for (const auto& [c, dir] : dirs) {
-    absl::StatusOr<std::vector<std::string>> files = CompleteFiles(dir);
+    absl::StatusOr<std::vector<std::string>> files = CompleteFiles(env, dir);
     if (files.ok()) return files;
   }
   return absl::NotFoundError(absl::StrCat("no complete checkpoint in ", path));
@@ -562,13 +564,13 @@ void ResetReads(Shard& shard) {
 
 }  // namespace
 
-absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConfig& job,
-                                     const std::vector<std::string>& files) {
+absl::StatusOr<int64_t> RestoreShard(const Env& env, Shard& shard, int num_shards,
+                                     const JobConfig& job, const std::vector<std::string>& files) {
   const std::vector<CheckpointTable> tables = CheckpointTables(job, shard);
   std::optional<int64_t> clock;
   std::vector<bool> seen(files.size(), false);
   for (const std::string& path : files) {
-    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(path));
+    KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(env, path));
     if (s.num_shards != static_cast<int>(files.size()) || seen[s.shard]) {
       return absl::FailedPreconditionError(absl::StrCat(
           path, " is shard ", s.shard, " of ", s.num_shards, ", in a checkpoint of ",
@@ -582,9 +584,9 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
     clock = s.clock;
     KAIROS_RETURN_IF_ERROR(CheckTables(s, tables, path));
     // A delta: the files it builds on first, whole one first; then the delta itself.
-    KAIROS_ASSIGN_OR_RETURN(const std::vector<std::string> chain, CheckpointChain(path));
+    KAIROS_ASSIGN_OR_RETURN(const std::vector<std::string> chain, CheckpointChain(env, path));
     for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
-      KAIROS_ASSIGN_OR_RETURN(ShardSnapshot part, ReadCheckpoint(chain[i]));
+      KAIROS_ASSIGN_OR_RETURN(ShardSnapshot part, ReadCheckpoint(env, chain[i]));
       KAIROS_RETURN_IF_ERROR(CheckTables(part, tables, chain[i]));
       Apply(shard, num_shards, part);
     }
@@ -594,9 +596,9 @@ absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConf
   return clock.value_or(0);
 }
 
-absl::Status RestoreOwnShard(Shard& shard, int num_shards, const JobConfig& job,
+absl::Status RestoreOwnShard(const Env& env, Shard& shard, int num_shards, const JobConfig& job,
                              const std::string& path) {
-  KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(path));
+  KAIROS_ASSIGN_OR_RETURN(ShardSnapshot s, ReadCheckpoint(env, path));
   if (s.shard != shard.index() || s.num_shards != num_shards) {
     return absl::FailedPreconditionError(absl::StrCat(path, " is shard ", s.shard, " of ",
                                                       s.num_shards, ", not shard ",

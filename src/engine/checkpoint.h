@@ -39,6 +39,7 @@
 #include "engine/shard.h"
 #include "kairos/buffer.h"
 #include "kairos/checkpoint.h"
+#include "kairos/env.h"
 #include "kairos/job.h"
 
 namespace kairos::internal {
@@ -95,26 +96,26 @@ std::string CheckpointFileName(int shard, int num_shards);
 // Writes `s` as ROOT/clock-N/shard-i-of-S.kcp atomically (temporary file, fsync, rename,
 // fsync of the directory) and returns its path. `sync`: false skips both fsyncs (tests).
 // Errors name the path and the system's reason.
-absl::StatusOr<std::string> WriteCheckpoint(const ShardSnapshot& s, const std::string& root,
-                                            bool sync = true);
+absl::StatusOr<std::string> WriteCheckpoint(const Env& env, const ShardSnapshot& s,
+                                            const std::string& root, bool sync = true);
 
 // Reads one file, checking the magic, every record's checksum and bounds, and the END.
 // DataLoss naming the file and the byte offset for a torn or corrupt file.
-absl::StatusOr<ShardSnapshot> ReadCheckpoint(const std::string& path);
+absl::StatusOr<ShardSnapshot> ReadCheckpoint(const Env& env, const std::string& path);
 // Reads only the HEADER of a file (shard, clock, parent, tables; nothing else is checked).
-absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const std::string& path);
+absl::StatusOr<ShardSnapshot> ReadCheckpointHeader(const Env& env, const std::string& path);
 
 // The files to load, in order, for the checkpoint file `path`: the whole one its chain of
 // deltas starts from, then each delta up to `path` itself (only `path` when it is whole).
 // FailedPrecondition naming the file a delta needs when it is missing or not that
 // checkpoint's (another shard, another clock); the headers' errors.
-absl::StatusOr<std::vector<std::string>> CheckpointChain(const std::string& path);
+absl::StatusOr<std::vector<std::string>> CheckpointChain(const Env& env, const std::string& path);
 
 // The files of the checkpoint to restore from `path`: a checkpoint directory (clock-N) with
 // every shard's file, or a root holding clock-N directories (the one with the highest clock
 // whose files are all there). NotFound when there is none; FailedPrecondition for a
 // directory whose files are of different shard counts or missing.
-absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path);
+absl::StatusOr<std::vector<std::string>> FindCheckpoint(const Env& env, const std::string& path);
 
 // Loads a checkpoint (`files`, as FindCheckpoint returns them; of a delta checkpoint, each
 // file's chain) into shard `shard` of a new job (its tables freshly built for `job`): the
@@ -123,13 +124,13 @@ absl::StatusOr<std::vector<std::string>> FindCheckpoint(const std::string& path)
 // anything of it is loaded. FailedPrecondition when the job's tables differ from the
 // checkpoint's (naming the table and what differs). Call before the shard serves anything.
 // Returns the checkpoint's clock.
-absl::StatusOr<int64_t> RestoreShard(Shard& shard, int num_shards, const JobConfig& job,
-                                     const std::vector<std::string>& files);
+absl::StatusOr<int64_t> RestoreShard(const Env& env, Shard& shard, int num_shards,
+                                     const JobConfig& job, const std::vector<std::string>& files);
 
 // Loads the file of this very shard (`path`: shard shard.index() of `num_shards`, as the
 // server writes for its update log's base, docs/durability.md) into `shard`. Errors: the
 // file's (ReadCheckpoint), another shard's file, a delta, tables that differ.
-absl::Status RestoreOwnShard(Shard& shard, int num_shards, const JobConfig& job,
+absl::Status RestoreOwnShard(const Env& env, Shard& shard, int num_shards, const JobConfig& job,
                              const std::string& path);
 
 }  // namespace kairos::internal

@@ -231,7 +231,7 @@ class ShardEngine {
   // Loads a whole checkpoint (FindCheckpoint's files) into the shard: call before any
   // request. Returns the checkpoint's clock, from which later snapshots are named (the
   // workers' clocks start at 0 again). Errors: RestoreShard's.
-  absl::StatusOr<int64_t> Restore(const std::vector<std::string>& files);
+  absl::StatusOr<int64_t> Restore(const Env& env, const std::vector<std::string>& files);
   // The clock Snapshot would name now: the restored clock plus the smallest clock of an
   // active worker (when none is active: the largest clock).
   int64_t SnapshotClock() const;
@@ -254,7 +254,7 @@ class ShardEngine {
   ClockState clock_state() const;
   // Loads this shard's own snapshot file `path` (written by Snapshot) and `state`: the
   // shard as it was when both were taken. Call before any event.
-  absl::Status Rebase(const std::string& path, const ClockState& state);
+  absl::Status Rebase(const Env& env, const std::string& path, const ClockState& state);
 
   // ------------------------------------------------------------------ engine thread
   bool active(int rank) const { return clocks().active(rank); }

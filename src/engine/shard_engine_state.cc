@@ -154,9 +154,10 @@ void ShardEngine::Snapshot(SnapshotOptions options,
   finish();
 }
 
-absl::StatusOr<int64_t> ShardEngine::Restore(const std::vector<std::string>& files) {
+absl::StatusOr<int64_t> ShardEngine::Restore(const Env& env,
+                                             const std::vector<std::string>& files) {
   try {
-    absl::StatusOr<int64_t> clock = RestoreShard(*shard_, num_shards_, job_, files);
+    absl::StatusOr<int64_t> clock = RestoreShard(env, *shard_, num_shards_, job_, files);
     if (clock.ok()) clock_base_ = *clock;
     return clock;
   } catch (const std::bad_alloc&) {
@@ -193,14 +194,14 @@ ShardEngine::ClockState ShardEngine::clock_state() const {
   return s;
 }
 
-absl::Status ShardEngine::Rebase(const std::string& path, const ClockState& state) {
+absl::Status ShardEngine::Rebase(const Env& env, const std::string& path, const ClockState& state) {
   if (static_cast<int>(state.clocks.size()) != num_workers_ ||
       state.states.size() != state.clocks.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "a base of %d workers for a shard of %d", state.clocks.size(), num_workers_));
   }
   try {
-    KAIROS_RETURN_IF_ERROR(RestoreOwnShard(*shard_, num_shards_, job_, path));
+    KAIROS_RETURN_IF_ERROR(RestoreOwnShard(env, *shard_, num_shards_, job_, path));
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("shard %d: out of memory while loading %s", shard_->index(), path));

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/byte_io.h"
-#include "common/file_sync.h"
 #include "kairos/status.h"
 
 namespace kairos::internal {
@@ -32,10 +31,10 @@ RecordFileName LogName(const std::string& path) {
   return {path, "update log", absl::StatusCode::kInternal};
 }
 
-absl::StatusOr<RecordReader> OpenLog(const std::string& path) {
+absl::StatusOr<RecordReader> OpenLog(const Env& env, const std::string& path) {
   KAIROS_ASSIGN_OR_RETURN(
       RecordReader in,
-      RecordReader::Open(LogName(path), {kFormats, kMaxLogRecordBytes, /*torn_tail=*/true}));
+      RecordReader::Open(env, LogName(path), {kFormats, kMaxLogRecordBytes, /*torn_tail=*/true}));
   if (in.format().magic == kOldMagic) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "update log %s is of an earlier kairos (format KULOG001; this build reads KULOG002): "
@@ -240,15 +239,17 @@ std::string UpdateLogName(int shard, uint64_t segment) {
   return absl::StrFormat("shard-%05d.%06d.kul", shard, segment);
 }
 
-std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const std::string& dir, int shard) {
+std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const Env& env,
+                                                                const std::string& dir, int shard) {
   std::vector<std::pair<uint64_t, std::string>> out;
-  std::error_code ec;
   const std::string first = UpdateLogName(shard);
   const std::string prefix = absl::StrFormat("shard-%05d.", shard);
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  absl::StatusOr<std::vector<std::string>> names = env.GetChildren(dir);
+  if (!names.ok()) return out;  // no directory: no segments
+  for (const std::string& name : *names) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
     if (name == first) {
-      out.push_back({0, e.path().string()});
+      out.push_back({0, path});
       continue;
     }
     // shard-SSSSS.NNNNNN.kul
@@ -262,21 +263,22 @@ std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const std::strin
       if (name[i] < '0' || name[i] > '9') digits = false;
       n = n * 10 + static_cast<uint64_t>(name[i] - '0');
     }
-    if (digits && n > 0) out.push_back({n, e.path().string()});
+    if (digits && n > 0) out.push_back({n, path});
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-absl::StatusOr<LogHeader> ReadUpdateLogHeader(const std::string& path) {
-  KAIROS_ASSIGN_OR_RETURN(RecordReader in, OpenLog(path));
+absl::StatusOr<LogHeader> ReadUpdateLogHeader(const Env& env, const std::string& path) {
+  KAIROS_ASSIGN_OR_RETURN(RecordReader in, OpenLog(env, path));
   return ReadHeader(in);
 }
 
-absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader& expected,
+absl::StatusOr<LogReplay> ReadUpdateLog(const Env& env, const std::string& path,
+                                        const LogHeader& expected,
                                         const std::function<void(LogRecord)>& visit,
                                         uint64_t max_records) {
-  KAIROS_ASSIGN_OR_RETURN(RecordReader in, OpenLog(path));
+  KAIROS_ASSIGN_OR_RETURN(RecordReader in, OpenLog(env, path));
   KAIROS_ASSIGN_OR_RETURN(LogHeader header, ReadHeader(in));
   if (!(header == expected)) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -300,10 +302,11 @@ absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Create(const std::string& path,
+absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Create(const Env& env,
+                                                             const std::string& path,
                                                              const LogHeader& header,
                                                              LogSync sync) {
-  KAIROS_ASSIGN_OR_RETURN(RecordWriter writer, RecordWriter::Create(LogName(path), kMagic));
+  KAIROS_ASSIGN_OR_RETURN(RecordWriter writer, RecordWriter::Create(env, LogName(path), kMagic));
   ByteWriter w;
   w.Put<uint32_t>(kFormatVersion);
   w.Put<uint64_t>(header.job_id);
@@ -318,13 +321,15 @@ absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Create(const std::string& 
   const std::string dir = slash == std::string::npos ? "."
                           : slash == 0               ? "/"
                                                      : path.substr(0, slash);
-  if (!SyncDirectory(dir)) return LogName(dir).Errno("sync directory");
+  if (absl::Status synced = env.SyncDir(dir); !synced.ok()) return LogName(dir).Failed(synced);
   return std::unique_ptr<UpdateLog>(new UpdateLog(std::move(writer), sync));
 }
 
-absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Continue(const std::string& path,
+absl::StatusOr<std::unique_ptr<UpdateLog>> UpdateLog::Continue(const Env& env,
+                                                               const std::string& path,
                                                                uint64_t valid_bytes, LogSync sync) {
-  KAIROS_ASSIGN_OR_RETURN(RecordWriter writer, RecordWriter::Continue(LogName(path), valid_bytes));
+  KAIROS_ASSIGN_OR_RETURN(RecordWriter writer,
+                          RecordWriter::Continue(env, LogName(path), valid_bytes));
   return std::unique_ptr<UpdateLog>(new UpdateLog(std::move(writer), sync));
 }
 

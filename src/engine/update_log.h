@@ -84,8 +84,8 @@ inline constexpr int kMaxLogFrames = 2;
 // "shard-00001.kul" (segment 0, from the job's start), "shard-00001.000003.kul".
 std::string UpdateLogName(int shard, uint64_t segment = 0);
 // The segments of shard `shard`'s log in `dir`, by segment number.
-std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const std::string& dir,
-                                                               int shard);
+std::vector<std::pair<uint64_t, std::string>> UpdateLogSegments(const Env& env,
+                                                                const std::string& dir, int shard);
 
 // The largest body a record may have: what one message may carry, plus the fixed fields.
 inline constexpr uint64_t kMaxLogRecordBytes = (uint64_t{1} << 31) + 4096;
@@ -102,25 +102,25 @@ struct LogReplay {
 // DataLoss ("update log /d/shard-00000.kul: byte 4096: the record's checksum does not match
 // (...)"). NotFound when there is no file.
 // At most `max_records` records are read (the first record alone: 1).
-absl::StatusOr<LogReplay> ReadUpdateLog(const std::string& path, const LogHeader& expected,
+absl::StatusOr<LogReplay> ReadUpdateLog(const Env& env, const std::string& path,
+                                        const LogHeader& expected,
                                         const std::function<void(LogRecord)>& visit,
                                         uint64_t max_records = UINT64_MAX);
 
 // The header of the log at `path` (its first record).
-absl::StatusOr<LogHeader> ReadUpdateLogHeader(const std::string& path);
+absl::StatusOr<LogHeader> ReadUpdateLogHeader(const Env& env, const std::string& path);
 
 class UpdateLog {
  public:
   // Starts a new log at `path` (replacing any file there) with `header`, written and
   // synced before this returns.
-  static absl::StatusOr<std::unique_ptr<UpdateLog>> Create(const std::string& path,
-                                                           const LogHeader& header,
-                                                           LogSync sync);
+  static absl::StatusOr<std::unique_ptr<UpdateLog>> Create(const Env& env, const std::string& path,
+                                                           const LogHeader& header, LogSync sync);
   // Continues the log at `path` after its replay: the file is cut to `valid_bytes` (a torn
   // tail goes) and records are appended after it.
-  static absl::StatusOr<std::unique_ptr<UpdateLog>> Continue(const std::string& path,
-                                                             uint64_t valid_bytes,
-                                                             LogSync sync);
+  static absl::StatusOr<std::unique_ptr<UpdateLog>> Continue(const Env& env,
+                                                             const std::string& path,
+                                                             uint64_t valid_bytes, LogSync sync);
   ~UpdateLog();
   UpdateLog(const UpdateLog&) = delete;
   UpdateLog& operator=(const UpdateLog&) = delete;

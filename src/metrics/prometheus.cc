@@ -177,7 +177,7 @@ void RenderNodeMetrics(const NodeInfo& node, PrometheusWriter& out) {
   out.Sample("kairos_build_info", {{"version", node.version}, {"build_type", node.build_type}},
              uint64_t{1});
   out.Family("kairos_uptime_seconds", Type::kGauge,
-             "Seconds since the node was created, on the node's clock.");
+             "Seconds since the node was created, in the node's time.");
   out.Sample("kairos_uptime_seconds", {}, absl::ToDoubleSeconds(node.uptime));
 }
 

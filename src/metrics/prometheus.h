@@ -32,7 +32,7 @@ namespace kairos::internal {
 struct NodeInfo {
   std::string version;     // kairos's version, e.g. "0.1.0"
   std::string build_type;  // CMAKE_BUILD_TYPE of the build ("Release", ...), or "unknown"
-  absl::Duration uptime;   // since the node was created, on the node's clock
+  absl::Duration uptime;   // since the node was created, in the node's time (its Env)
 };
 
 // The version and build type this library was built with, and `uptime`.

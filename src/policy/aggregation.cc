@@ -33,7 +33,7 @@ class ImmediateAggregation final : public Aggregation {
 // with divisor = the number of distinct workers that pushed into it. With W workers that
 // each push once per round that is the mean of the W gradients, so after round r the
 // parameters equal r sequential steps on the round means; a worker that pushes twice in a
-// round (e.g. two calls before its Clock()) is counted once, so its pushes add up as one
+// round (e.g. two calls before its AdvanceClock()) is counted once, so its pushes add up as one
 // contribution instead of diluting the others'. A push that arrives for a round already
 // taken (possible only from a worker that is not active) opens that bucket again; it is
 // ready at the next TakeReady and applied alone. Not thread-safe (see policy.h).

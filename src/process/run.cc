@@ -35,13 +35,13 @@ using internal::PublishRendezvous;
 using internal::WithHost;
 using Role = LaunchEnvironment::Role;
 
-const char* Env(const char* name) {
+const char* GetEnv(const char* name) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
 absl::StatusOr<std::optional<CurveKeys>> KeysFromEnvironment() {
-  const char* dir = Env("KAIROS_KEYS");
+  const char* dir = GetEnv("KAIROS_KEYS");
   if (dir == nullptr) return std::optional<CurveKeys>();
   absl::StatusOr<CurveKeys> keys = LoadCurveKeys(dir);
   if (!keys.ok()) {
@@ -54,14 +54,14 @@ absl::StatusOr<std::optional<CurveKeys>> KeysFromEnvironment() {
 // KAIROS_SEND_DELAY_US into `delay` (NodeOptions::send_delay) when it is set.
 absl::Status SendDelayFromEnvironment(absl::Duration& delay) {
   KAIROS_ASSIGN_OR_RETURN(std::optional<absl::Duration> d,
-                          internal::ReadSendDelay([](const char* name) { return Env(name); }));
+                          internal::ReadSendDelay([](const char* name) { return GetEnv(name); }));
   if (d.has_value()) delay = *d;
   return absl::OkStatus();
 }
 
 // KAIROS_LOG_LEVEL into `level` (NodeOptions::log_level) when it is set.
 absl::Status LogLevelFromEnvironment(LogLevel& level) {
-  const char* name = Env("KAIROS_LOG_LEVEL");
+  const char* name = GetEnv("KAIROS_LOG_LEVEL");
   if (name == nullptr) return absl::OkStatus();
   absl::StatusOr<LogLevel> parsed = ParseLogLevel(name);
   if (!parsed.ok()) {
@@ -164,7 +164,7 @@ absl::Status RunWorker(const LaunchEnvironment& env, const ClusterOptions& optio
 }  // namespace
 
 absl::StatusOr<LaunchEnvironment> DetectLaunch() {
-  return internal::ReadLaunchEnvironment([](const char* name) { return Env(name); },
+  return internal::ReadLaunchEnvironment([](const char* name) { return GetEnv(name); },
                                          static_cast<unsigned>(::getuid()));
 }
 
@@ -175,12 +175,12 @@ bool LaunchedByKairos() {
 
 absl::StatusOr<WorkerOptions> WorkerOptionsFromEnvironment(const WorkerOptions& base) {
   WorkerOptions options = base;
-  const char* coordinator = Env("KAIROS_COORDINATOR");
+  const char* coordinator = GetEnv("KAIROS_COORDINATOR");
   if (coordinator == nullptr) {
     return absl::InvalidArgumentError("KAIROS_COORDINATOR is not set");
   }
   options.coordinator = coordinator;
-  if (const char* rank = Env("KAIROS_RANK")) {
+  if (const char* rank = GetEnv("KAIROS_RANK")) {
     int r = -1;
     if (!absl::SimpleAtoi(rank, &r) || r < 0) {
       return absl::InvalidArgumentError(

@@ -2,19 +2,14 @@
 
 #include "server/apply_pool.h"
 
-#include <pthread.h>
-
 #include <new>
 
 namespace kairos::internal {
 
-ApplyPool::ApplyPool(int threads) {
+ApplyPool::ApplyPool(const Env& env, int threads) {
   for (int i = 0; i < threads; ++i) {
     auto lane = std::make_unique<Lane>();
-    lane->thread = std::thread([this, raw = lane.get()] {
-      pthread_setname_np(pthread_self(), "kairos-apply");  // as seen by top and perf
-      Work(raw);
-    });
+    lane->thread = env.StartThread("kairos-apply", [this, raw = lane.get()] { Work(raw); });
     lanes_.push_back(std::move(lane));
   }
 }

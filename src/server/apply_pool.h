@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "kairos/env.h"
 
 namespace kairos::internal {
 
@@ -23,8 +24,8 @@ namespace kairos::internal {
 // then joins the threads.
 class ApplyPool {
  public:
-  // REQUIRES: threads >= 1.
-  explicit ApplyPool(int threads);
+  // Starts `threads` threads with `env` (named "kairos-apply"). REQUIRES: threads >= 1.
+  ApplyPool(const Env& env, int threads);
   ~ApplyPool();
   ApplyPool(const ApplyPool&) = delete;
   ApplyPool& operator=(const ApplyPool&) = delete;

@@ -9,9 +9,10 @@
 
 namespace kairos::internal {
 
-Checkpointer::Checkpointer(Options options, std::function<void(std::function<void()>)> post,
+Checkpointer::Checkpointer(const Env& env, Options options,
+                           std::function<void(std::function<void()>)> post,
                            std::shared_ptr<spdlog::logger> log)
-    : options_(std::move(options)), post_(std::move(post)), log_(std::move(log)) {}
+    : env_(env), options_(std::move(options)), post_(std::move(post)), log_(std::move(log)) {}
 
 Checkpointer::~Checkpointer() {
   if (writer_.joinable()) writer_.join();
@@ -57,8 +58,8 @@ void Checkpointer::Request(Done done) {
 
 void Checkpointer::Write(std::shared_ptr<ShardSnapshot> snap) {
   if (writer_.joinable()) writer_.join();  // the previous one has finished
-  writer_ = std::thread([this, snap = std::move(snap)] {
-    absl::StatusOr<std::string> path = WriteCheckpoint(*snap, options_.dir, options_.sync);
+  writer_ = env_.StartThread("kairos-ckpt", [this, snap = std::move(snap)] {
+    absl::StatusOr<std::string> path = WriteCheckpoint(env_, *snap, options_.dir, options_.sync);
     const int64_t clock = snap->clock;
     const bool delta = snap->delta_of >= 0;
     post_([this, path = std::move(path), clock, delta] { Written(path, clock, delta); });

@@ -56,7 +56,8 @@ class Checkpointer {
   using TakeSnapshot =
       std::function<void(int64_t delta_of, std::function<void(std::shared_ptr<ShardSnapshot>)>)>;
 
-  Checkpointer(Options options, std::function<void(std::function<void()>)> post,
+  // `env` (the server's; it outlives this) writes the files and starts the writer thread.
+  Checkpointer(const Env& env, Options options, std::function<void(std::function<void()>)> post,
                std::shared_ptr<spdlog::logger> log);
   // Joins the writer thread. The owner makes sure nothing posted by it runs afterwards
   // (the server stops its transport first).
@@ -89,6 +90,7 @@ class Checkpointer {
   void Written(const absl::StatusOr<std::string>& path, int64_t clock, bool delta);
   void TakeLast();
 
+  const Env& env_;
   const Options options_;
   const std::function<void(std::function<void()>)> post_;
   const std::shared_ptr<spdlog::logger> log_;

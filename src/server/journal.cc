@@ -11,8 +11,9 @@
 #include "kairos/status.h"
 
 namespace kairos::internal {
-Journal::Journal(Options options, JournalHost* host, std::shared_ptr<spdlog::logger> log)
-    : options_(std::move(options)), host_(host), log_text_(std::move(log)) {}
+Journal::Journal(const Env& env, Options options, JournalHost* host,
+                 std::shared_ptr<spdlog::logger> log)
+    : env_(env), options_(std::move(options)), host_(host), log_text_(std::move(log)) {}
 
 Journal::~Journal() {
   if (rebase_writer_.joinable()) rebase_writer_.join();
@@ -33,15 +34,13 @@ absl::Status Journal::Open(const LogHeader& header, int num_workers) {
   replayed_of_rank_.assign(num_workers, {});
   base_highest_.assign(num_workers, 0);
   if (options_.state_dir.empty()) return absl::OkStatus();
-  std::error_code ec;
-  std::filesystem::create_directories(options_.state_dir, ec);
-  if (ec) {
+  if (absl::Status made = env_.CreateDirs(options_.state_dir); !made.ok()) {
     return absl::InternalError(absl::StrFormat("cannot create the state directory %s: %s",
-                                               options_.state_dir, ec.message()));
+                                               options_.state_dir, made.message()));
   }
-  const Segments segments = UpdateLogSegments(options_.state_dir, header.shard);
+  const Segments segments = UpdateLogSegments(env_, options_.state_dir, header.shard);
   if (!segments.empty()) {
-    absl::StatusOr<LogHeader> found = ReadUpdateLogHeader(segments.front().second);
+    absl::StatusOr<LogHeader> found = ReadUpdateLogHeader(env_, segments.front().second);
     if (!found.ok()) return found.status();
     if (*found == header) return Restart(segments);
     log_text_->info(
@@ -51,7 +50,7 @@ absl::Status Journal::Open(const LogHeader& header, int num_workers) {
     DropSegments(segments, UINT64_MAX);
   }
   segment_ = 0;
-  KAIROS_ASSIGN_OR_RETURN(log_, UpdateLog::Create(SegmentPath(0), header, options_.sync));
+  KAIROS_ASSIGN_OR_RETURN(log_, UpdateLog::Create(env_, SegmentPath(0), header, options_.sync));
   bytes_.store(log_->bytes());
   return absl::OkStatus();
 }
@@ -65,7 +64,7 @@ absl::StatusOr<std::size_t> Journal::NewestBase(const Segments& segments,
     if (segments[i].first == 0) break;
     std::optional<LogRecord> first;
     absl::StatusOr<LogReplay> head = ReadUpdateLog(
-        segments[i].second, header_, [&first](LogRecord r) { first = std::move(r); }, 1);
+        env_, segments[i].second, header_, [&first](LogRecord r) { first = std::move(r); }, 1);
     if (!head.ok()) return head.status();
     if (!first.has_value() || first->type != LogRecord::Type::kBase) {
       return absl::DataLossError(
@@ -76,7 +75,7 @@ absl::StatusOr<std::size_t> Journal::NewestBase(const Segments& segments,
       return absl::DataLossError(absl::StrCat("update log segment ", segments[i].second, ": ",
                                               decoded.status().message()));
     }
-    if (std::filesystem::exists(decoded->path)) {
+    if (env_.FileExists(decoded->path)) {
       *base = *std::move(decoded);
       return i;
     }
@@ -93,8 +92,8 @@ absl::StatusOr<std::size_t> Journal::NewestBase(const Segments& segments,
 absl::StatusOr<LogReplay> Journal::ReplaySegments(const Segments& segments, std::size_t from) {
   LogReplay last;
   for (std::size_t i = from; i < segments.size(); ++i) {
-    absl::StatusOr<LogReplay> replay =
-        ReadUpdateLog(segments[i].second, header_, [this](LogRecord r) { Visit(std::move(r)); });
+    absl::StatusOr<LogReplay> replay = ReadUpdateLog(env_, segments[i].second, header_,
+                                                     [this](LogRecord r) { Visit(std::move(r)); });
     if (!replay.ok()) return replay.status();
     if (replay->torn_bytes > 0 && i + 1 < segments.size()) {
       return absl::DataLossError(
@@ -154,7 +153,7 @@ absl::Status Journal::Restart(const Segments& segments) {
   DropSegments(segments, segments[from].first);
   segment_ = segments.back().first;
   KAIROS_ASSIGN_OR_RETURN(
-      log_, UpdateLog::Continue(segments.back().second, last->valid_bytes, options_.sync));
+      log_, UpdateLog::Continue(env_, segments.back().second, last->valid_bytes, options_.sync));
   bytes_.store(log_->bytes());
   log_text_->info("server {}: restarted into job {:016x}: replayed {} events from {}{}",
                   header_.shard, header_.job_id, replayed_.load(), options_.state_dir,
@@ -258,7 +257,7 @@ void Journal::MaybeRebase() {
                CheckpointFileName(header_.shard, header_.num_shards))
                   .string();
   absl::StatusOr<std::unique_ptr<UpdateLog>> log =
-      UpdateLog::Create(SegmentPath(next), header_, options_.sync);
+      UpdateLog::Create(env_, SegmentPath(next), header_, options_.sync);
   if (log.ok()) {
     LogRecord record;
     record.type = LogRecord::Type::kBase;
@@ -269,8 +268,7 @@ void Journal::MaybeRebase() {
   if (!log.ok()) {
     log_text_->error("server {}: cannot start a new update log segment: {}", header_.shard,
                      std::string(log.status().message()));
-    std::error_code ec;
-    std::filesystem::remove(SegmentPath(next), ec);
+    (void)env_.RemoveFile(SegmentPath(next));
     return;
   }
   log_ = *std::move(log);
@@ -280,8 +278,8 @@ void Journal::MaybeRebase() {
   host_->Snapshot([this, root, next](std::shared_ptr<ShardSnapshot> snap) {
     host_->PostToNode([this, root, next, snap = std::move(snap)] {
       if (rebase_writer_.joinable()) rebase_writer_.join();
-      rebase_writer_ = std::thread([this, root, next, snap] {
-        absl::StatusOr<std::string> path = WriteCheckpoint(*snap, root, /*sync=*/true);
+      rebase_writer_ = env_.StartThread("kairos-base", [this, root, next, snap] {
+        absl::StatusOr<std::string> path = WriteCheckpoint(env_, *snap, root, /*sync=*/true);
         host_->PostToNode([this, path = std::move(path), next] { Rebased(path, next); });
       });
     });
@@ -298,7 +296,7 @@ void Journal::Rebased(const absl::StatusOr<std::string>& path, uint64_t segment)
     return;
   }
   rebases_.fetch_add(1);
-  DropSegments(UpdateLogSegments(options_.state_dir, header_.shard), segment);
+  DropSegments(UpdateLogSegments(env_, options_.state_dir, header_.shard), segment);
   log_text_->debug("server {}: update log rebased on {}", header_.shard, *path);
 }
 
@@ -317,9 +315,8 @@ std::string Journal::BaseRoot(uint64_t segment) const {
 void Journal::DropSegments(const Segments& segments, uint64_t keep_from) {
   for (const auto& [n, path] : segments) {
     if (n >= keep_from) continue;
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-    if (n > 0) std::filesystem::remove_all(BaseRoot(n), ec);
+    (void)env_.RemoveFile(path);
+    if (n > 0) (void)env_.RemoveAll(BaseRoot(n));
   }
 }
 

@@ -81,7 +81,8 @@ class Journal {
     uint64_t rebases = 0;                                     // bases written
   };
 
-  Journal(Options options, JournalHost* host, std::shared_ptr<spdlog::logger> log);
+  // `env` (the server's; it outlives this) keeps the files and starts the base writer.
+  Journal(const Env& env, Options options, JournalHost* host, std::shared_ptr<spdlog::logger> log);
   // Joins the base writer. The owner makes sure nothing it posted runs afterwards.
   ~Journal();
   Journal(const Journal&) = delete;
@@ -136,6 +137,7 @@ class Journal {
   std::string EncodeBase(const Base& b) const;
   absl::StatusOr<Base> DecodeBase(const std::string& data) const;
 
+  const Env& env_;
   const Options options_;
   JournalHost* const host_;
   const std::shared_ptr<spdlog::logger> log_text_;

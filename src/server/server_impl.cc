@@ -56,12 +56,13 @@ Journal::Options JournalOptionsOf(const ServerOptions& o) {
 ServerImpl::ServerImpl(const ServerOptions& options)
     : options_(options),
       log_(MakeLogger(options)),
-      created_(ClockOf(options_).Now()),
-      pool_(options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()),
+      created_(EnvOf(options_).Now()),
+      pool_(EnvOf(options_),
+            options.apply_threads > 0 ? options.apply_threads : DefaultApplyThreads()),
       checkpointer_(
-          CheckpointerOptionsOf(options),
+          EnvOf(options_), CheckpointerOptionsOf(options),
           [this](std::function<void()> task) { transport_->Post(std::move(task)); }, log_),
-      journal_(JournalOptionsOf(options), this, log_) {}
+      journal_(EnvOf(options_), JournalOptionsOf(options), this, log_) {}
 
 ServerImpl::~ServerImpl() {
   if (metrics_ != nullptr) metrics_->Stop();  // its threads read the state below
@@ -276,7 +277,7 @@ void ServerImpl::Dispatch(const EngineRequest& r, Buffer values, absl::Time now)
 }
 
 absl::Status ServerImpl::LoadBase(const std::string& path, const JournalBase& base) {
-  KAIROS_RETURN_IF_ERROR(engine_->Rebase(path, base.clocks));
+  KAIROS_RETURN_IF_ERROR(engine_->Rebase(EnvOf(options_), path, base.clocks));
   window_of_rank_ = base.windows;
   return absl::OkStatus();
 }

@@ -37,7 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
+#include "common/env.h"
 #include "common/limits.h"
 #include "common/thread_checker.h"
 #include "engine/shard_engine.h"
@@ -80,7 +80,7 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   void RequestCheckpoint() override;
 
  private:
-  absl::Time Now() const { return ClockOf(options_).Now(); }
+  absl::Time Now() const { return EnvOf(options_).Now(); }
 
   // ------------------------------------------------------ the job (server_job.cc, I/O)
   // JOIN, again at each tick while the coordinator answers "not yet" (a restarted server
@@ -205,11 +205,11 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
 
   const ServerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
-  const absl::Time created_;  // on the node's clock: kairos_uptime_seconds
+  const absl::Time created_;  // in the node's time: kairos_uptime_seconds
   ApplyPool pool_;
   std::unique_ptr<Transport> transport_;
   std::string endpoint_;
-  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, EnvOf(options_)};
   PeerId coordinator_ = 0;
   std::atomic<int> shard_index_{-1};
   std::atomic<uint32_t> node_id_{0};  // set on the I/O thread before START; read by lanes

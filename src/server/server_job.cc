@@ -171,9 +171,10 @@ void ServerImpl::HandleStart(const wire::Start& start) {
     credential_of_rank_[n.rank()] = Credential{n.token_hi(), n.token_lo()};
   }
   if (!options_.restore_from.empty()) {
-    absl::StatusOr<std::vector<std::string>> files = FindCheckpoint(options_.restore_from);
-    absl::StatusOr<int64_t> restored =
-        files.ok() ? (*engine)->Restore(*files) : absl::StatusOr<int64_t>(files.status());
+    absl::StatusOr<std::vector<std::string>> files =
+        FindCheckpoint(EnvOf(options_), options_.restore_from);
+    absl::StatusOr<int64_t> restored = files.ok() ? (*engine)->Restore(EnvOf(options_), *files)
+                                                  : absl::StatusOr<int64_t>(files.status());
     if (!restored.ok()) {
       const absl::Status s(restored.status().code(),
                            absl::StrFormat("server %d: cannot restore from %s: %s", shard,

@@ -11,7 +11,7 @@ namespace kairos::internal {
 
 absl::Status CoordinatorLink::Connect(Transport& transport) {
   KAIROS_ASSIGN_OR_RETURN(peer_, transport.Connect(endpoint_));
-  last_heard_ = clock_.Now();
+  last_heard_ = env_.Now();
   return absl::OkStatus();
 }
 

@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
+#include "common/env.h"
 #include "transport/transport.h"
 
 namespace kairos::internal {
@@ -31,12 +31,12 @@ class CoordinatorLink {
   // silence.
   static constexpr int kLostIntervals = 3;
 
-  // `clock` (the node's; it outlives the link) dates the connection's opening.
+  // `env` (the node's; it outlives the link) dates the connection's opening.
   CoordinatorLink(std::string endpoint, absl::Duration heartbeat_interval,
-                  const Clock& clock = RealClock::Get())
-      : endpoint_(std::move(endpoint)), interval_(heartbeat_interval), clock_(clock) {}
+                  const Env& env = Env::Default())
+      : endpoint_(std::move(endpoint)), interval_(heartbeat_interval), env_(env) {}
 
-  // Opens the connection (the coordinator counts as heard from now on the clock).
+  // Opens the connection (the coordinator counts as heard from now on).
   // REQUIRES: called once, before the transport's I/O thread runs.
   absl::Status Connect(Transport& transport);
   PeerId peer() const { return peer_; }
@@ -69,7 +69,7 @@ class CoordinatorLink {
  private:
   const std::string endpoint_;
   const absl::Duration interval_;
-  const Clock& clock_;
+  const Env& env_;
   PeerId peer_ = 0;
   absl::Time last_heard_;
   absl::Time last_sent_ = absl::InfinitePast();

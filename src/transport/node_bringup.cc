@@ -33,7 +33,7 @@ TransportOptions NodeTransportOptions(const NodeOptions& o, std::string name) {
   t.keys = o.keys;
   t.log_level = o.log_level;
   t.log_sink = o.log_sink;
-  t.clock = o.clock;
+  t.env = o.env;
   t.send_delay = o.send_delay;
   return t;
 }

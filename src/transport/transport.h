@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "kairos/clock.h"
+#include "kairos/env.h"
 #include "kairos/keys.h"
 #include "kairos/log.h"
 #include "kairos/transport_context.h"
@@ -40,13 +40,13 @@ struct TransportOptions {
   // Payloads smaller than this are copied into the message rather than referenced (the
   // reference costs an allocation and a callback).
   int64_t zero_copy_min_bytes = 4096;
-  // Period of the tick callback (heartbeats, deadline scans) on a clock that moves by
-  // itself. On a virtual clock (Clock::IsVirtual) the tick runs instead once each time the
-  // clock moves, and never otherwise.
+  // Period of the tick callback (heartbeats, deadline scans) where time moves by itself.
+  // On virtual time (Env::IsVirtual) the tick runs instead once each time it moves, and
+  // never otherwise.
   absl::Duration tick_period = absl::Milliseconds(100);
-  // The time the tick handler is given, and every timestamp the transport takes (the node's
-  // clock: NodeOptions::clock). Null: the real clock.
-  std::shared_ptr<const Clock> clock;
+  // The node's environment (NodeOptions::env): the time the tick handler is given and every
+  // timestamp the transport takes, and its I/O thread. Null: Env::Default().
+  std::shared_ptr<const Env> env;
   // Names the node in error messages, e.g. "server 1".
   std::string name = "node";
   // Connections to the listening endpoint that the transport keeps a PeerId for. When a
@@ -67,7 +67,7 @@ struct TransportOptions {
   LogLevel log_level = LogLevel::kWarning;
   LogSink log_sink;
   // How long the I/O thread, out of work, keeps polling its sockets and queue without
-  // waiting before it sleeps, on a clock that moves by itself (never on a virtual one). A
+  // waiting before it sleeps, where time moves by itself (never on virtual time). A
   // spin that finds work saves the wake-up of a sleeping thread; spins that find nothing back
   // off (transport/idle_spin.h). Zero: the thread sleeps at once. Never past the next tick.
   absl::Duration idle_spin = absl::ZeroDuration();

@@ -267,7 +267,7 @@ bool ZmqTransport::ListenerEvents() {
   for (int i = 0; i < kMaxMessagesPerWake; ++i) {
     if (!NextEvent(listener_monitor_, &event, &value)) return false;
     const uint64_t refused = handshakes_refused_.fetch_add(1) + 1;
-    const absl::Time now = clock_.Now();
+    const absl::Time now = env_.Now();
     if (now - last_refusal_log_ < kRefusalLogPeriod) continue;
     last_refusal_log_ = now;
     log_->warn(

@@ -29,7 +29,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/logging.h"
-#include "kairos/clock.h"
+#include "kairos/env.h"
 #include "transport/curve_keys.h"
 #include "transport/transport.h"
 #include "wire/message.h"
@@ -42,7 +42,7 @@ ZmqTransport::ZmqTransport(const TransportOptions& options,
     : options_(options),
       context_(std::move(context)),
       wake_fd_(wake_fd),
-      clock_(options.clock != nullptr ? *options.clock : RealClock::Get()),
+      env_(options.env != nullptr ? *options.env : Env::Default()),
       log_(MakeLogger(options.log_level, options.log_sink)) {
   if (options_.keys.has_value()) curve_ = DecodeCurveKeys(*options_.keys);
 }
@@ -77,16 +77,15 @@ void ZmqTransport::Start(MessageHandler on_message, MalformedHandler on_malforme
   // A virtual clock: a tick when the loop starts (a move just before the watch would
   // otherwise go unseen), then one each time it moves (the watcher only flags it and
   // wakes the loop; the tick runs on the I/O thread).
-  if (clock_.IsVirtual()) {
-    watch_id_ = clock_.Watch([this] {
+  if (env_.IsVirtual()) {
+    watch_id_ = env_.Watch([this] {
       clock_moved_.store(true);
       Wake();
     });
     clock_moved_.store(true);
   }
   absl::Notification started;
-  io_thread_ = std::thread([this, &started] {
-    pthread_setname_np(pthread_self(), "kairos-io");  // as seen by top and perf
+  io_thread_ = env_.StartThread("kairos-io", [this, &started] {
     io_thread_id_.store(std::this_thread::get_id());
     started.Notify();
     Loop();
@@ -104,7 +103,7 @@ void ZmqTransport::Send(PeerId to, Message message) {
 
 void ZmqTransport::Stop() {
   if (watch_id_ != 0) {
-    clock_.Unwatch(watch_id_);
+    env_.Unwatch(watch_id_);
     watch_id_ = 0;
   }
   if (!io_thread_.joinable()) return;
@@ -290,7 +289,7 @@ int ZmqTransport::SpinBeforeSleep(absl::Time next_tick) {
 }
 
 void ZmqTransport::Loop() {
-  const bool virtual_time = clock_.IsVirtual();
+  const bool virtual_time = env_.IsVirtual();
   absl::Time next_tick = absl::Now() + options_.tick_period;
   while (!stop_.load()) {
     // The queue first, every round: commands posted while the loop was busy (answers
@@ -313,7 +312,7 @@ void ZmqTransport::Loop() {
     // A socket with messages left, or commands queued since RunCommands: look without
     // waiting. Otherwise sleeping_ is set, and the next command wakes the poll.
     if (more) timeout_ms = 0;
-    // Out of work on a real clock: first a spin, which may find the next work itself.
+    // Out of work where time moves by itself: first a spin, which may find the next work itself.
     int ready = timeout_ms != 0 && !virtual_time ? SpinBeforeSleep(next_tick) : 0;
     if (ready > 0) timeout_ms = 0;
     if (timeout_ms != 0 && !MaySleep()) timeout_ms = 0;
@@ -337,7 +336,7 @@ void ZmqTransport::Loop() {
     if (virtual_time) {
       if (clock_moved_.exchange(false) && on_tick_) {
         std::fill(pending_.begin(), pending_.end(), 1);
-        on_tick_(clock_.Now());
+        on_tick_(env_.Now());
       }
       continue;
     }
@@ -345,7 +344,7 @@ void ZmqTransport::Loop() {
     if (real_now >= next_tick) {
       next_tick = real_now + options_.tick_period;
       std::fill(pending_.begin(), pending_.end(), 1);  // the backstop (see above)
-      if (on_tick_) on_tick_(clock_.Now());
+      if (on_tick_) on_tick_(env_.Now());
     }
   }
   CloseSockets();

@@ -53,7 +53,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "kairos/buffer.h"
-#include "kairos/clock.h"
+#include "kairos/env.h"
 #include "kairos/transport_context.h"
 #include "spdlog/logger.h"
 #include "transport/curve_keys.h"
@@ -258,7 +258,7 @@ class ZmqTransport final : public Transport {
   const TransportOptions options_;
   const std::shared_ptr<TransportContext> context_;
   const int wake_fd_;
-  const Clock& clock_;     // options_.clock keeps it alive
+  const Env& env_;         // options_.env keeps it alive
   uint64_t watch_id_ = 0;  // the virtual clock's watcher (Start to Stop)
   std::atomic<bool> clock_moved_{false};
 

@@ -55,10 +55,10 @@ std::string RequestLabel::ToString() const {
 }
 
 RequestState::RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin,
-                           std::shared_ptr<WaitTuning> tuning, const Clock& clock)
+                           std::shared_ptr<WaitTuning> tuning, const Env& env)
     : label_(std::move(label)),
       deadline_(deadline),
-      real_deadline_(clock.IsVirtual() ? absl::Now() + (deadline - clock.Now()) : deadline),
+      real_deadline_(env.IsVirtual() ? absl::Now() + (deadline - env.Now()) : deadline),
       tuning_(parts > 0 ? std::move(tuning) : nullptr),
       outstanding_(parts) {
   if (parts <= 0) {

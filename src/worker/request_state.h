@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
+#include "common/env.h"
 #include "kairos/buffer.h"
 
 namespace kairos::internal {
@@ -74,19 +74,18 @@ class RequestState {
   // completes) and sets how long the spin lasts. Wait spins only when this request was the
   // only one at its issue (a synchronous call): behind a pipeline of requests the answer is
   // not microseconds away, and the spin would take a core from the threads that produce it.
-  // `deadline` is on `clock` (the worker's), which the I/O thread's tick compares it with;
+  // `deadline` is on `env`'s time (the worker's), which the I/O thread's tick compares it with;
   // Request::Wait's real-time backstop is derived from it (see backstop()).
   RequestState(RequestLabel label, absl::Time deadline, int parts, bool spin = false,
-               std::shared_ptr<WaitTuning> tuning = nullptr,
-               const Clock& clock = RealClock::Get());
+               std::shared_ptr<WaitTuning> tuning = nullptr, const Env& env = Env::Default());
 
   // A completed request (e.g. refused before anything was sent).
   static std::shared_ptr<RequestState> Failed(absl::Status status);
 
   const RequestLabel& label() const { return label_; }
   absl::Time deadline() const { return deadline_; }
-  // The deadline in real time: now + (deadline - clock now) at construction; the same as
-  // deadline() on the real clock. Waits of the caller are bounded in real time by it.
+  // The deadline in real time: now + (deadline - env now) at construction; the same as
+  // deadline() in real time. Waits of the caller are bounded in real time by it.
   absl::Time real_deadline() const { return real_deadline_; }
 
   // Where a pull's values go, set before any part is sent: caller memory at `out`, or

@@ -20,11 +20,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "kairos/status.h"
-#include "kairos/worker.h"
-#include "common/clock.h"
+#include "common/env.h"
 #include "common/logging.h"
 #include "kairos/job.h"
+#include "kairos/status.h"
+#include "kairos/worker.h"
 #include "worker/request_state.h"
 #include "worker/routing.h"
 #include "worker/sparse_routing.h"
@@ -68,7 +68,7 @@ class WorkerImpl {
   ~WorkerImpl() {
     if (node_.joined() && !finished_.load() && node_.EndStatus().ok()) {
       CallOptions o;
-      o.deadline = ClockOf(options_).Now() + options_.destructor_shutdown_timeout;
+      o.deadline = EnvOf(options_).Now() + options_.destructor_shutdown_timeout;
       if (absl::Status s = Shutdown(o); !s.ok()) {
         MakeLogger(options_)->warn("worker {}: shutdown at destruction failed: {}", rank(),
                                    std::string(s.message()));
@@ -276,7 +276,7 @@ class WorkerImpl {
     const int parts = static_cast<int>(shards.size());
     auto state = std::make_shared<RequestState>(
         RequestLabel{"set learning rate", info.name, 0, info.size},
-        deadline + options_.deadline_grace, parts, /*spin=*/false, nullptr, ClockOf(options_));
+        deadline + options_.deadline_grace, parts, /*spin=*/false, nullptr, EnvOf(options_));
     const Stamp stamp{.sender = node_.node_id(),
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),
@@ -349,14 +349,14 @@ class WorkerImpl {
   }
 
   absl::Time DeadlineOf(const CallOptions& options) const {
-    return options.deadline.value_or(ClockOf(options_).Now() + options_.request_timeout);
+    return options.deadline.value_or(EnvOf(options_).Now() + options_.request_timeout);
   }
 
   // How long a server may hold a read or a control request: until the call's deadline
   // (at least 1 ms, as 0 means the server's own limit).
   uint64_t TimeoutMs(absl::Time deadline) const {
     return static_cast<uint64_t>(
-        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - ClockOf(options_).Now())));
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - EnvOf(options_).Now())));
   }
 
   // An assign whose values were checked.
@@ -408,7 +408,7 @@ class WorkerImpl {
         RequestLabel{verb, info.name, call.offset, call.offset + call.length},
         deadline + options_.deadline_grace, parts,
         /*spin=*/call.length * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(),
-        ClockOf(options_));
+        EnvOf(options_));
     if (call.target.gather != nullptr) state->GatherInto(call.target.gather, call.length);
     if (call.target.out != nullptr) state->ReceiveInto(call.target.out);
     const Stamp stamp{.sender = node_.node_id(),
@@ -471,9 +471,8 @@ class WorkerImpl {
     const int parts = static_cast<int>(plan.groups.size());
     const uint64_t values = plan.distinct.size() * width;
     auto state = std::make_shared<RequestState>(
-        RequestLabel{verb, info.name, 0, keys.size()}, deadline + options_.deadline_grace,
-        parts, /*spin=*/values * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(),
-        ClockOf(options_));
+        RequestLabel{verb, info.name, 0, keys.size()}, deadline + options_.deadline_grace, parts,
+        /*spin=*/values * sizeof(float) <= kSpinMaxBytes, node_.wait_tuning(), EnvOf(options_));
     if (!push) {
       // The rows arrive in plan order into `gathered`; Wait then copies each caller key's
       // row into place.
@@ -507,7 +506,7 @@ class WorkerImpl {
     const int n = to_servers ? num_servers() : 1;
     auto state = std::make_shared<RequestState>(RequestLabel{what, "", 0, 0, rank()},
                                                 deadline + options_.deadline_grace, n,
-                                                /*spin=*/false, nullptr, ClockOf(options_));
+                                                /*spin=*/false, nullptr, EnvOf(options_));
     const Stamp stamp{.sender = node_.node_id(),
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),

@@ -98,7 +98,7 @@ absl::Status WorkerNode::SendJoin() {
   });
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
-  join_deadline_ = ClockOf(options_).Now() + options_.join_timeout;
+  join_deadline_ = EnvOf(options_).Now() + options_.join_timeout;
   StartOnIoThread(
       *transport_, io_thread_, [this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
       [this](PeerId, const absl::Status& why, const wire::Header*) {
@@ -143,8 +143,8 @@ void WorkerNode::HandleResumeReply(const wire::Header& h) {
 }
 
 absl::Status WorkerNode::AwaitStart() {
-  // The tick ends the wait at join_deadline_ on the node's clock; the real-time wait is the
-  // same bound on a real clock and a backstop on a virtual one.
+  // The tick ends the wait at join_deadline_ in the node's time; the real-time wait is the
+  // same bound where time moves by itself and a backstop on virtual time.
   if (!started_.WaitForNotificationWithTimeout(options_.join_timeout)) return JoinTimedOut();
   return EndStatus();
 }
@@ -217,7 +217,7 @@ void WorkerNode::Dispatch(Batch& batch) {
 void WorkerNode::OnMessage(PeerId from, Message m) {
   const wire::Header& h = m.header;
   if (from == coordinator_) {
-    link_.Heard(ClockOf(options_).Now());
+    link_.Heard(EnvOf(options_).Now());
     switch (h.kind()) {
       case wire::JOIN_REPLY:
         if (link_.resuming()) return HandleResumeReply(h);
@@ -385,7 +385,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
     servers_[s] = *peer;
     server_endpoints_[s] = shard_nodes[s]->endpoint();
   }
-  started_at_ = ClockOf(options_).Now();
+  started_at_ = EnvOf(options_).Now();
   // A worker that rejoined the running job continues from start_clock_; every shard learns
   // it before any request (a shard that re-admitted it at a lower clock raises it).
   if (start_clock_ > 0) {

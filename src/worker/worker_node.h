@@ -31,12 +31,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/env.h"
 #include "common/logging.h"
 #include "common/partition.h"
+#include "common/thread_checker.h"
 #include "kairos/options.h"
 #include "kairos/worker.h"
-#include "common/clock.h"
-#include "common/thread_checker.h"
 #include "transport/coordinator_link.h"
 #include "transport/node_bringup.h"
 #include "transport/transport.h"
@@ -161,7 +161,7 @@ class WorkerNode {
   std::shared_ptr<spdlog::logger> log_;
   const std::shared_ptr<WaitTuning> wait_tuning_ = std::make_shared<WaitTuning>();
   std::unique_ptr<Transport> transport_;
-  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, ClockOf(options_)};
+  CoordinatorLink link_{options_.coordinator, options_.heartbeat_interval, EnvOf(options_)};
   PeerId coordinator_ = 0;
   std::atomic<uint64_t> next_id_{1};
   // Written by SendJoin before the transport starts; read by the I/O thread.

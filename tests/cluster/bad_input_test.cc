@@ -340,29 +340,29 @@ TEST(CoordinatorTest, JobThatNeverStartsEndsWithADeadlineNamingWhoIsMissing) {
   co.num_workers = 3;
   co.join_timeout = absl::Milliseconds(300);
   // On a manual clock: the deadline passes when the test moves the clock past it.
-  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(1000));
-  co.clock = clock;
+  auto env = std::make_shared<kairos::testing::ManualEnv>(absl::FromUnixSeconds(1000));
+  co.env = env;
   auto coordinator = Coordinator::Create(co);
   ASSERT_TRUE(coordinator.ok());
-  clock->Advance(absl::Milliseconds(301));
+  env->Advance(absl::Milliseconds(301));
   absl::Status s = (*coordinator)->Wait(absl::Seconds(10));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(s.message()), HasSubstr("0 of 2 servers and 0 of 3 workers"));
 }
 
-// A worker's join deadline is on its clock: on a ManualClock moved past it, Create fails
-// although far less real time passed than the join_timeout.
+// A worker's join deadline is on its clock: on a kairos::testing::ManualEnv moved past it, Create
+// fails although far less real time passed than the join_timeout.
 TEST(CoordinatorTest, WorkerJoinDeadlineFollowsItsClock) {
   CoordinatorOptions co;
   co.job = Job();
   co.num_workers = 2;  // the job never starts: only one worker comes
   auto coordinator = Coordinator::Create(co);
   ASSERT_TRUE(coordinator.ok());
-  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(1000));
+  auto env = std::make_shared<kairos::testing::ManualEnv>(absl::FromUnixSeconds(1000));
   WorkerOptions wo;
   wo.coordinator = (*coordinator)->endpoint();
   wo.job = *co.job;
-  wo.clock = clock;
+  wo.env = env;
   wo.join_timeout = absl::Seconds(30);
   absl::Notification created;
   absl::Status status;
@@ -376,7 +376,7 @@ TEST(CoordinatorTest, WorkerJoinDeadlineFollowsItsClock) {
   const absl::Time give_up = absl::Now() + absl::Seconds(20);
   while (!created.WaitForNotificationWithTimeout(absl::Milliseconds(10)) &&
          absl::Now() < give_up) {
-    clock->Advance(absl::Seconds(1));
+    env->Advance(absl::Seconds(1));
   }
   joiner.join();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;

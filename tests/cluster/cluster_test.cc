@@ -15,11 +15,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "engine/initializer.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
-#include "engine/initializer.h"
 #include "tests/cluster/cluster_harness.h"
-#include "fakes/faulty_transport.h"
+#include "transport/faulty_transport.h"
 
 namespace kairos {
 namespace {

@@ -26,7 +26,7 @@
 #include "kairos/kairos.h"
 #include "tests/cluster/virtual_time.h"
 #include "tests/common/param_name.h"
-#include "fakes/faulty_transport.h"
+#include "transport/faulty_transport.h"
 #include "worker/worker_internal.h"
 
 namespace kairos {

@@ -6,9 +6,9 @@
 // pushed into it.
 //
 // Every cluster here runs on virtual time (virtual_time.h): heartbeats, the heartbeat
-// timeout and deadlines pass in steps of a ManualClock that move only when nothing is in
-// flight, so a death is declared exactly when its silence passes the timeout, however
-// loaded the machine, and nothing sleeps.
+// timeout and deadlines pass in steps of a kairos::testing::ManualEnv that move only when nothing
+// is in flight, so a death is declared exactly when its silence passes the timeout, however loaded
+// the machine, and nothing sleeps.
 
 #include <functional>
 #include <iostream>

@@ -23,10 +23,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/metrics/busy_port.h"
 #include "httplib.h"
 #include "kairos/kairos.h"
+#include "kairos/testing/manual_env.h"
 #include "tests/cluster/cluster_harness.h"
+#include "tests/metrics/busy_port.h"
 
 namespace kairos {
 namespace {
@@ -86,7 +87,7 @@ void ExpectConsistentHistogram(const Samples& m, const std::string& name,
 
 class MetricsClusterTest : public ::testing::Test {
  protected:
-  // A coordinator (on `clock_`, so its uptime is exact) and two servers, each serving its
+  // A coordinator (on `env_`, so its uptime is exact) and two servers, each serving its
   // metrics; then two workers, which join in parallel (Create returns once the job runs).
   void SetUp() override {
     const std::string base = "inproc://metrics-cluster-" + std::to_string(::getpid());
@@ -96,7 +97,7 @@ class MetricsClusterTest : public ::testing::Test {
     co.num_workers = 2;
     co.job = Job();
     co.context = context_;
-    co.clock = clock_;
+    co.env = env_;
     co.metrics_listen = "127.0.0.1:0";
     auto coordinator = Coordinator::Create(co);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
@@ -130,7 +131,7 @@ class MetricsClusterTest : public ::testing::Test {
   }
 
   std::shared_ptr<TransportContext> context_ = TransportContext::Create();
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<kairos::testing::ManualEnv> env_ = std::make_shared<kairos::testing::ManualEnv>();
   std::unique_ptr<Coordinator> coordinator_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -203,7 +204,7 @@ TEST_F(MetricsClusterTest, ScrapesExactCountersDuringTheJob) {
   std::thread other([&w0] { EXPECT_TRUE(w0.Barrier().ok()); });
   EXPECT_TRUE(w1.Barrier().ok());
   other.join();
-  clock_->Advance(absl::Milliseconds(2500));
+  env_->Advance(absl::Milliseconds(2500));
   c = Scrape(coordinator_->metrics_endpoint());
   EXPECT_EQ(At(c, "kairos_coordinator_barriers_total"), "1");
   EXPECT_EQ(At(c, "kairos_coordinator_barrier_waiting"), "0");

@@ -5,7 +5,8 @@
 // (docs/policies.md, "Membership") and its pushes count again, exactly; a job that
 // tolerates worker failures ends OK without a dead worker. Every cluster runs on virtual
 // time (virtual_time.h): the silence before a still-active worker may be replaced, the
-// heartbeat timeout and every deadline pass in steps of a ManualClock, and nothing sleeps.
+// heartbeat timeout and every deadline pass in steps of a kairos::testing::ManualEnv, and nothing
+// sleeps.
 
 #include <atomic>
 #include <functional>

@@ -1,7 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// VirtualTime: runs a LocalCluster on one ManualClock, moved by a pacer thread, so that
-// heartbeats, timeouts and deadlines pass in virtual time and no test sleeps.
+// VirtualTime: runs a LocalCluster on one kairos::testing::ManualEnv, moved by a pacer thread, so
+// that heartbeats, timeouts and deadlines pass in virtual time and no test sleeps.
 //
 // Every node's transport is a FaultyTransport (with the plan's faults, or none) around a
 // WatchedTransport (watched_transport.h), which the pacer watches. The pacer moves the clock
@@ -40,10 +40,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "kairos/clock.h"
 #include "kairos/options.h"
+#include "kairos/testing/manual_env.h"
 #include "tests/cluster/watched_transport.h"
-#include "fakes/faulty_transport.h"
+#include "transport/faulty_transport.h"
 
 namespace kairos::test_support {
 
@@ -59,9 +59,9 @@ class VirtualTime {
         factory_(std::make_shared<internal::FaultyTransportFactory>(std::move(plan), watched_)) {
     // A sleeper whose time has come is awake from the moment the clock moves (not from
     // when its thread runs), so the pacer never sees it idle before it acted.
-    watch_ = clock_->Watch([this] {
+    watch_ = env_->Watch([this] {
       absl::MutexLock lock(&mu_);
-      now_ = clock_->Now();
+      now_ = env_->Now();
       for (auto it = sleepers_.begin(); it != sleepers_.end();) {
         if (it->second <= now_) {
           awake_.insert(it->first);
@@ -74,7 +74,7 @@ class VirtualTime {
   }
   ~VirtualTime() {
     Stop();
-    clock_->Unwatch(watch_);
+    env_->Unwatch(watch_);
   }
   VirtualTime(const VirtualTime&) = delete;
   VirtualTime& operator=(const VirtualTime&) = delete;
@@ -83,14 +83,14 @@ class VirtualTime {
   // started (Start) once the cluster is created: joining needs no time, and a clock
   // running while the nodes are being made would pass the join timeout.
   void Apply(ClusterOptions& options) {
-    options.clock = clock_;
+    options.env = env_;
     options.transport_factory = factory_;
   }
 
   // The same for one node made by hand (NodeOptions, CoordinatorOptions).
   template <typename NodeOptionsT>
   void ApplyTo(NodeOptionsT& options) {
-    options.clock = clock_;
+    options.env = env_;
     options.transport_factory = factory_;
   }
 
@@ -163,9 +163,9 @@ class VirtualTime {
     return kinds;
   }
 
-  ManualClock& clock() { return *clock_; }
+  kairos::testing::ManualEnv& env() { return *env_; }
   internal::FaultLog& log() { return *factory_->log(); }
-  absl::Time Now() const { return clock_->Now(); }
+  absl::Time Now() const { return env_->Now(); }
 
  private:
   // Waits until every thread woken by a move (or entered) sleeps again or left.
@@ -201,9 +201,9 @@ class VirtualTime {
         log.AwaitHeld(absl::InfiniteDuration(), mode_changed, JoinKinds());
         continue;
       }
-      clock_->Advance(step_);
-      if (!log.AwaitTicked(clock_->Now(), kStuckLimit) && !stop_.load()) {
-        ADD_FAILURE() << "virtual time: a running node did not tick at " << clock_->Now()
+      env_->Advance(step_);
+      if (!log.AwaitTicked(env_->Now(), kStuckLimit) && !stop_.load()) {
+        ADD_FAILURE() << "virtual time: a running node did not tick at " << env_->Now()
                       << " within " << kStuckLimit;
       }
     }
@@ -211,13 +211,13 @@ class VirtualTime {
 
   const absl::Duration step_;
   // Any fixed start; far from the real time, so that a real-time stamp shows up as wrong.
-  const std::shared_ptr<ManualClock> clock_ =
-      std::make_shared<ManualClock>(absl::FromUnixSeconds(1'000'000));
+  const std::shared_ptr<kairos::testing::ManualEnv> env_ =
+      std::make_shared<kairos::testing::ManualEnv>(absl::FromUnixSeconds(1'000'000));
   const std::shared_ptr<WatchedTransportFactory> watched_;
   const std::shared_ptr<internal::FaultyTransportFactory> factory_;
   uint64_t watch_ = 0;
   absl::Mutex mu_;
-  absl::Time now_ ABSL_GUARDED_BY(mu_) = clock_->Now();  // as of the clock's last move
+  absl::Time now_ ABSL_GUARDED_BY(mu_) = env_->Now();  // as of the clock's last move
   absl::flat_hash_map<std::thread::id, absl::Time> sleepers_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::thread::id> awake_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};

@@ -26,8 +26,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/crc32c.h"
+#include "common/posix_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kairos/testing/faulty_env.h"
 #include "tests/common/scratch_dir.h"
 
 namespace kairos::internal {
@@ -56,7 +58,7 @@ class RecordFileTest : public ::testing::Test {
   // Writes records of types 1..n, record i holding `Body(i)`; returns each record's offset
   // and, last, the file's length.
   std::vector<uint64_t> WriteRecords(int n) {
-    auto w = RecordWriter::Create(Name(), "TESTREC2");
+    auto w = RecordWriter::Create(Env::Default(), Name(), "TESTREC2");
     EXPECT_TRUE(w.ok()) << w.status();
     std::vector<uint64_t> offsets;
     for (int i = 1; i <= n; ++i) {
@@ -72,7 +74,7 @@ class RecordFileTest : public ::testing::Test {
   static std::string Body(int i) { return std::string(10 + i, static_cast<char>('a' + i)); }
 
   absl::StatusOr<RecordReader> Open(bool torn_tail, uint64_t max_body = 1 << 20) {
-    return RecordReader::Open(Name(), {kFormats, max_body, torn_tail});
+    return RecordReader::Open(Env::Default(), Name(), {kFormats, max_body, torn_tail});
   }
 
   // Reads every record's body (checking its checksum) until the end or an error.
@@ -110,7 +112,7 @@ TEST_F(RecordFileTest, RecordsComeBackAsWrittenWithGatheredPartsInPlace) {
   const Buffer a = Buffer::CopyOf(std::vector<float>{1.5f, -2.0f, 3.25f});
   const Buffer b = Buffer::CopyOf(std::vector<float>{7.0f});
   {
-    auto w = RecordWriter::Create(Name(), "TESTREC2");
+    auto w = RecordWriter::Create(Env::Default(), Name(), "TESTREC2");
     ASSERT_TRUE(w.ok()) << w.status();
     w->Add(7, "fixed");
     w->Add(8, "");
@@ -186,7 +188,7 @@ TEST_F(RecordFileTest, EachRecordCarriesTheCrc32cOfItsTypeLengthAndBody) {
 }
 
 TEST_F(RecordFileTest, MoreThanIovMaxPiecesAreWrittenWhole) {
-  auto w = RecordWriter::Create(Name(), "TESTREC2");
+  auto w = RecordWriter::Create(Env::Default(), Name(), "TESTREC2");
   ASSERT_TRUE(w.ok());
   std::vector<float> values(1000);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
@@ -304,7 +306,7 @@ TEST_F(RecordFileTest, TheMagicChoosesTheFormatAndItsChecksum) {
     out.write(reinterpret_cast<const char*>(&sum), 4);
     out.write(reinterpret_cast<const char*>(&length), 8).write("old", 3);
   }
-  auto r = RecordReader::Open(Name(), {kBothFormats, 64, false});
+  auto r = RecordReader::Open(Env::Default(), Name(), {kBothFormats, 64, false});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->format().magic, "TESTREC1");
   absl::StatusOr<std::vector<std::string>> bodies = ReadAll(*r);
@@ -316,13 +318,14 @@ TEST_F(RecordFileTest, TheMagicChoosesTheFormatAndItsChecksum) {
   EXPECT_THAT(old.message(), HasSubstr("not a kairos test file (no TESTREC2 magic)"));
   // Under the new magic, the old checksum does not match.
   Poke(7, '2');
-  r = RecordReader::Open(Name(), {kBothFormats, 64, false});
+  r = RecordReader::Open(Env::Default(), Name(), {kBothFormats, 64, false});
   ASSERT_TRUE(r.ok());
   EXPECT_THAT(ReadAll(*r).status().message(), HasSubstr("checksum"));
 
   std::ofstream(path_, std::ios::trunc) << "short";
-  EXPECT_THAT(RecordReader::Open(Name(), {kBothFormats, 64, true}).status().message(),
-              HasSubstr("no TESTREC2 or TESTREC1 magic"));
+  EXPECT_THAT(
+      RecordReader::Open(Env::Default(), Name(), {kBothFormats, 64, true}).status().message(),
+      HasSubstr("no TESTREC2 or TESTREC1 magic"));
   fs::remove(path_);
   const absl::Status none = Open(true).status();
   EXPECT_EQ(none.code(), absl::StatusCode::kNotFound);
@@ -337,7 +340,7 @@ TEST_F(RecordFileTest, ContinueCutsATornTailAndAppendsAfterTheLastGoodRecord) {
   ASSERT_TRUE(ReadAll(*r).ok());
   const uint64_t good = r->size() - r->torn_bytes();
   EXPECT_EQ(good, at[2]);
-  auto w = RecordWriter::Continue(Name(), good);
+  auto w = RecordWriter::Continue(Env::Default(), Name(), good);
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_EQ(w->bytes(), at[2]);
   w->Add(3, "again");
@@ -354,11 +357,47 @@ TEST_F(RecordFileTest, ContinueCutsATornTailAndAppendsAfterTheLastGoodRecord) {
 TEST_F(RecordFileTest, SystemErrorsNameTheFileAndTheCall) {
   RecordFileName missing{(scratch_.path() / "no-dir" / "file.rec").string(), "checkpoint",
                          absl::StatusCode::kUnavailable};
-  const absl::Status s = RecordWriter::Create(missing, "TESTREC2").status();
+  const absl::Status s = RecordWriter::Create(Env::Default(), missing, "TESTREC2").status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(s.message(),
             absl::StrCat("checkpoint ", missing.path, ": create: ", std::strerror(ENOENT)));
-  EXPECT_EQ(RecordWriter::Continue(missing, 0).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(RecordWriter::Continue(Env::Default(), missing, 0).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+// Every file operation goes through the Env: a fault injected there is the writer's error,
+// named after the file, and the writer stays broken; the reader reports one as well.
+TEST_F(RecordFileTest, TheEnvironmentsFailuresAreTheFilesErrors) {
+  kairos::testing::FaultyEnv env;
+  env.Add({.op = kairos::testing::FileOp::kAppend,
+           .error = kairos::testing::FaultyEnv::DiskFull(),
+           .skip = 1});
+  RecordFileName name{path_, "update log", absl::StatusCode::kInternal};
+  absl::StatusOr<RecordWriter> w = RecordWriter::Create(env, name, "TESTREC2");
+  ASSERT_TRUE(w.ok()) << w.status();
+  w->Add(1, Body(1));
+  ASSERT_TRUE(w->Flush().ok());  // the magic and record 1: the first append, let through
+  w->Add(2, Body(2));
+  const absl::Status full = w->Flush();
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.message(),
+            absl::StrCat("update log ", path_, ": injected fault: No space left on device"));
+  env.Clear();
+  EXPECT_EQ(w->Flush(), full);  // broken: nothing more is written
+  EXPECT_EQ(w->Sync(), full);
+  ASSERT_TRUE(w->Close().ok());
+
+  env.Add({.op = kairos::testing::FileOp::kRead});
+  const absl::Status read =
+      RecordReader::Open(env, name, {kFormats, 1 << 20, /*torn_tail=*/true}).status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(read.message(), HasSubstr("injected fault"));
+  env.Clear();
+  absl::StatusOr<RecordReader> r = RecordReader::Open(env, name, {kFormats, 1 << 20, true});
+  ASSERT_TRUE(r.ok()) << r.status();  // the positive control: record 1 is there
+  absl::StatusOr<std::optional<RecordHead>> h = r->Next();
+  ASSERT_TRUE(h.ok() && h->has_value());
+  EXPECT_EQ((*h)->type, 1u);
 }
 
 TEST(ErrnoErrorTest, AFullDiskIsResourceExhaustedAnythingElseTheCallersCode) {

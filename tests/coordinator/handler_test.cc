@@ -1,7 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The coordinator's message handler over the FakeTransport, on a ManualClock: the test plays
-// every node and the I/O thread, delivers their messages and moves the clock itself, and
+// The coordinator's message handler over the FakeTransport, on a kairos::testing::ManualEnv: the
+// test plays every node and the I/O thread, delivers their messages and moves the clock itself, and
 // reads what the coordinator sent. No socket, no sleep. (tests/fuzz/coordinator_fuzzer.cc
 // drives the same seam with the input's operations.)
 
@@ -18,10 +18,10 @@
 #include "fakes/fake_transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kairos/clock.h"
 #include "kairos/coordinator.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
+#include "kairos/testing/manual_env.h"
 #include "tests/common/scratch_dir.h"
 #include "transport/node_bringup.h"
 #include "transport/transport.h"
@@ -55,7 +55,7 @@ class CoordinatorHandlerTest : public ::testing::Test {
     o.rejoin_silence = absl::Milliseconds(500);
     o.server_restart_timeout = server_restart_timeout;
     o.state_dir = state_dir_;
-    o.clock = clock_;
+    o.env = env_;
     auto transport = std::make_unique<FakeTransport>("coordinator");
     t_ = transport.get();
     o.transport_factory = OneTransportFactory(std::move(transport));
@@ -74,8 +74,8 @@ class CoordinatorHandlerTest : public ::testing::Test {
   static PeerId Peer(int i) { return FakeTransport::IncomingPeer(static_cast<uint64_t>(i)); }
 
   void Advance(absl::Duration d) {
-    clock_->Advance(d);
-    t_->Tick(clock_->Now());
+    env_->Advance(d);
+    t_->Tick(env_->Now());
   }
 
   // Delivers `m` from `peer` and returns what the coordinator sent in answer.
@@ -138,8 +138,8 @@ class CoordinatorHandlerTest : public ::testing::Test {
     ASSERT_EQ(coordinator_->stats().phase, JobPhase::kRunning);
   }
 
-  std::shared_ptr<ManualClock> clock_ =
-      std::make_shared<ManualClock>(absl::UnixEpoch() + absl::Hours(1));
+  std::shared_ptr<kairos::testing::ManualEnv> env_ =
+      std::make_shared<kairos::testing::ManualEnv>(absl::UnixEpoch() + absl::Hours(1));
   FakeTransport* t_ = nullptr;  // owned by coordinator_
   std::unique_ptr<Coordinator> coordinator_;
   uint64_t next_id_ = 1;

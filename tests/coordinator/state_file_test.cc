@@ -54,16 +54,18 @@ std::string Read(const std::string& path) {
 
 TEST(CoordinatorStateFileTest, NoFileIsNoState) {
   testing::UniqueTempDir dir("kairos-coordinator-state-");
-  absl::StatusOr<std::optional<wire::CoordinatorState>> read = ReadCoordinatorState(dir.path());
+  absl::StatusOr<std::optional<wire::CoordinatorState>> read =
+      ReadCoordinatorState(Env::Default(), dir.path());
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_FALSE(read->has_value());
 }
 
 TEST(CoordinatorStateFileTest, WhatIsWrittenReadsBackAndAWriteReplacesItWhole) {
   testing::UniqueTempDir dir("kairos-coordinator-state-");
-  ASSERT_TRUE(WriteCoordinatorState(dir.path(), State(3)).ok());
-  ASSERT_TRUE(WriteCoordinatorState(dir.path(), State(2)).ok());
-  absl::StatusOr<std::optional<wire::CoordinatorState>> read = ReadCoordinatorState(dir.path());
+  ASSERT_TRUE(WriteCoordinatorState(Env::Default(), dir.path(), State(3)).ok());
+  ASSERT_TRUE(WriteCoordinatorState(Env::Default(), dir.path(), State(2)).ok());
+  absl::StatusOr<std::optional<wire::CoordinatorState>> read =
+      ReadCoordinatorState(Env::Default(), dir.path());
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ((*read)->SerializeAsString(), State(2).SerializeAsString());
@@ -75,14 +77,15 @@ TEST(CoordinatorStateFileTest, WhatIsWrittenReadsBackAndAWriteReplacesItWhole) {
 
 TEST(CoordinatorStateFileTest, ADamagedFileIsRefusedNamingIt) {
   testing::UniqueTempDir dir("kairos-coordinator-state-");
-  ASSERT_TRUE(WriteCoordinatorState(dir.path(), State(3)).ok());
+  ASSERT_TRUE(WriteCoordinatorState(Env::Default(), dir.path(), State(3)).ok());
   const std::string path = dir.path() + "/coordinator.state";
   std::string bytes = Read(path);
   // Positive control: the file as written reads.
-  ASSERT_TRUE(ReadCoordinatorState(dir.path()).ok());
+  ASSERT_TRUE(ReadCoordinatorState(Env::Default(), dir.path()).ok());
   bytes[bytes.size() - 5] ^= 0x20;  // inside the body: the checksum no longer matches
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  absl::StatusOr<std::optional<wire::CoordinatorState>> read = ReadCoordinatorState(dir.path());
+  absl::StatusOr<std::optional<wire::CoordinatorState>> read =
+      ReadCoordinatorState(Env::Default(), dir.path());
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(read.status().message(), HasSubstr(path));
@@ -92,7 +95,8 @@ TEST(CoordinatorStateFileTest, ADamagedFileIsRefusedNamingIt) {
 TEST(CoordinatorStateFileTest, AFileOfAnotherKindIsRefused) {
   testing::UniqueTempDir dir("kairos-coordinator-state-");
   std::ofstream(dir.path() + "/coordinator.state", std::ios::binary) << "KULOG002 and the rest";
-  absl::StatusOr<std::optional<wire::CoordinatorState>> read = ReadCoordinatorState(dir.path());
+  absl::StatusOr<std::optional<wire::CoordinatorState>> read =
+      ReadCoordinatorState(Env::Default(), dir.path());
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(read.status().message(), HasSubstr("coordinator state"));

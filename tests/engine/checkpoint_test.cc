@@ -271,7 +271,7 @@ class CheckpointTest : public ::testing::Test {
   std::vector<std::string> Write(const std::vector<std::shared_ptr<ShardSnapshot>>& snaps) {
     std::vector<std::string> files;
     for (const auto& s : snaps) {
-      auto path = WriteCheckpoint(*s, root_.string(), /*sync=*/false);
+      auto path = WriteCheckpoint(Env::Default(), *s, root_.string(), /*sync=*/false);
       EXPECT_TRUE(path.ok()) << path.status();
       files.push_back(*path);
     }
@@ -291,7 +291,7 @@ TEST_F(CheckpointTest, FileRoundTripHoldsEverything) {
   EXPECT_EQ(fs::path(files[0]).parent_path().filename(), "clock-000000000000");
   std::vector<std::shared_ptr<ShardSnapshot>> read;
   for (const std::string& f : files) {
-    auto s = ReadCheckpoint(f);
+    auto s = ReadCheckpoint(Env::Default(), f);
     ASSERT_TRUE(s.ok()) << s.status();
     read.push_back(std::make_shared<ShardSnapshot>(*std::move(s)));
   }
@@ -315,12 +315,12 @@ TEST_F(CheckpointTest, RestoreRepartitionsExactly) {
       before.PushAll(0, 0);
       before.PushAll(1, 0);
       Write(before.Snapshots());
-      auto files = FindCheckpoint(root_.string());
+      auto files = FindCheckpoint(Env::Default(), root_.string());
       ASSERT_TRUE(files.ok()) << files.status();
       ASSERT_EQ(files->size(), static_cast<std::size_t>(from));
       Cluster after(to);
       for (auto& e : after.engines) {
-        auto clock = e->Restore(*files);
+        auto clock = e->Restore(Env::Default(), *files);
         ASSERT_TRUE(clock.ok()) << clock.status();
       }
       EXPECT_EQ(Collect(after.Snapshots()), Collect(before.Snapshots()));
@@ -347,7 +347,7 @@ TEST_F(CheckpointTest, TornCorruptOrForeignFilesAreRefusedAndNamed) {
   // Torn: the file ends inside a record, or before the END.
   for (std::size_t keep : {bytes.size() - 1, bytes.size() - 24, bytes.size() / 2, 8ul, 3ul}) {
     write(bytes.substr(0, keep));
-    auto s = ReadCheckpoint(file);
+    auto s = ReadCheckpoint(Env::Default(), file);
     EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << keep;
     EXPECT_THAT(s.status().message(), HasSubstr(file));
   }
@@ -356,26 +356,26 @@ TEST_F(CheckpointTest, TornCorruptOrForeignFilesAreRefusedAndNamed) {
     std::string b = bytes;
     b[at] ^= 0x10;
     write(b);
-    auto s = ReadCheckpoint(file);
+    auto s = ReadCheckpoint(Env::Default(), file);
     EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << at;
   }
   write(bytes + "x");
-  EXPECT_THAT(ReadCheckpoint(file).status().message(), HasSubstr("after the END"));
+  EXPECT_THAT(ReadCheckpoint(Env::Default(), file).status().message(), HasSubstr("after the END"));
   write("not a checkpoint at all");
-  EXPECT_THAT(ReadCheckpoint(file).status().message(), HasSubstr("magic"));
+  EXPECT_THAT(ReadCheckpoint(Env::Default(), file).status().message(), HasSubstr("magic"));
   write(bytes);
-  ASSERT_TRUE(ReadCheckpoint(file).ok());
+  ASSERT_TRUE(ReadCheckpoint(Env::Default(), file).ok());
   // Another job: a table of another size or updater.
   JobConfig other = Job();
   other.tables[0].size = 11;
   Cluster wrong(1, other);
-  auto restored = wrong.engines[0]->Restore({file});
+  auto restored = wrong.engines[0]->Restore(Env::Default(), {file});
   EXPECT_EQ(restored.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(restored.status().message(), HasSubstr("table 0 is 'w' (dense, size 10"));
   other = Job();
   other.tables[1].updater.name = "adam";
   Cluster wrong2(1, other);
-  EXPECT_THAT(wrong2.engines[0]->Restore({file}).status().message(),
+  EXPECT_THAT(wrong2.engines[0]->Restore(Env::Default(), {file}).status().message(),
               HasSubstr("updater adagrad"));
 }
 
@@ -417,24 +417,24 @@ TEST_F(CheckpointTest, AFileOfThePreviousFormatStillRestores) {
   for (const std::string& f : files) {
     WriteFile(f, Frame("KCKPT001", WithVersion1Header(Records(ReadFile(f))), &ZlibCrc));
     ASSERT_EQ(ReadFile(f).substr(0, 8), "KCKPT001");
-    auto s = ReadCheckpoint(f);
+    auto s = ReadCheckpoint(Env::Default(), f);
     ASSERT_TRUE(s.ok()) << s.status();
   }
-  auto found = FindCheckpoint(root_.string());
+  auto found = FindCheckpoint(Env::Default(), root_.string());
   ASSERT_TRUE(found.ok()) << found.status();
   for (int to : {1, 3}) {
     Cluster after(to);
     for (auto& e : after.engines) {
-      auto clock = e->Restore(*found);
+      auto clock = e->Restore(Env::Default(), *found);
       ASSERT_TRUE(clock.ok()) << clock.status();
     }
     EXPECT_EQ(Collect(after.Snapshots()), Collect(before.Snapshots())) << to << " shards";
   }
   // Written again, it is of the current format.
-  auto again = ReadCheckpoint(files[0]);
+  auto again = ReadCheckpoint(Env::Default(), files[0]);
   ASSERT_TRUE(again.ok());
   again->clock = 9;
-  auto rewritten = WriteCheckpoint(*again, root_.string(), /*sync=*/false);
+  auto rewritten = WriteCheckpoint(Env::Default(), *again, root_.string(), /*sync=*/false);
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
   EXPECT_EQ(ReadFile(*rewritten).substr(0, 8), "KCKPT002");
 }
@@ -447,16 +447,18 @@ TEST_F(CheckpointTest, TheMagicChoosesTheChecksum) {
   for (const auto& [magic, sum] :
        {std::pair{"KCKPT001", &Crc32cOf}, std::pair{"KCKPT002", &ZlibCrc}}) {
     WriteFile(file, Frame(magic, records, sum));
-    auto s = ReadCheckpoint(file);
+    auto s = ReadCheckpoint(Env::Default(), file);
     EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << magic;
     EXPECT_THAT(s.status().message(), HasSubstr("at byte 8: checksum mismatch")) << magic;
   }
   WriteFile(file, Frame("KCKPT003", records, &Crc32cOf));
-  EXPECT_THAT(ReadCheckpoint(file).status().message(), HasSubstr("no KCKPT002 or KCKPT001 magic"));
+  EXPECT_THAT(ReadCheckpoint(Env::Default(), file).status().message(),
+              HasSubstr("no KCKPT002 or KCKPT001 magic"));
 }
 
 TEST_F(CheckpointTest, FindCheckpointTakesTheLatestCompleteOne) {
-  EXPECT_EQ(FindCheckpoint(root_.string()).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(FindCheckpoint(Env::Default(), root_.string()).status().code(),
+            absl::StatusCode::kNotFound);
   Cluster c(2);
   auto snaps = c.Snapshots();
   Write(snaps);  // clock 0, complete
@@ -465,16 +467,17 @@ TEST_F(CheckpointTest, FindCheckpointTakesTheLatestCompleteOne) {
   Write(snaps);  // clock 4, complete
   snaps[0]->clock = 8;
   Write({snaps[0]});  // clock 8: shard 1's file is missing (it was still being written)
-  auto files = FindCheckpoint(root_.string());
+  auto files = FindCheckpoint(Env::Default(), root_.string());
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT((*files)[0], HasSubstr("clock-000000000004"));
   // Named directly, the incomplete one is an error that says what is missing.
-  auto partial = FindCheckpoint((root_ / "clock-000000000008").string());
+  auto partial = FindCheckpoint(Env::Default(), (root_ / "clock-000000000008").string());
   EXPECT_EQ(partial.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(partial.status().message(), HasSubstr("1 of its 2 shard files"));
   // A temporary file left by a crash is not a shard file.
   std::ofstream(root_ / "clock-000000000008" / "shard-00001-of-00002.kcp.tmp") << "torn";
-  EXPECT_THAT(FindCheckpoint(root_.string()).value()[0], HasSubstr("clock-000000000004"));
+  EXPECT_THAT(FindCheckpoint(Env::Default(), root_.string()).value()[0],
+              HasSubstr("clock-000000000004"));
 }
 
 // Keys of `snaps`' sparse parts, and of their removed lists, sorted.
@@ -568,16 +571,16 @@ TEST_F(CheckpointTest, ABaseAndItsDeltasRestoreTheLiveTablesBitForBit) {
       ASSERT_EQ(last[0]->delta_of, 2);
       Write(last);
 
-      auto files = FindCheckpoint(root_.string());
+      auto files = FindCheckpoint(Env::Default(), root_.string());
       ASSERT_TRUE(files.ok()) << files.status();
       EXPECT_THAT((*files)[0], HasSubstr("clock-000000000003"));
-      auto chain = CheckpointChain((*files)[0]);
+      auto chain = CheckpointChain(Env::Default(), (*files)[0]);
       ASSERT_TRUE(chain.ok()) << chain.status();
       ASSERT_EQ(chain->size(), 3u);
       EXPECT_THAT((*chain)[0], HasSubstr("clock-000000000001"));
       Cluster after(to);
       for (auto& e : after.engines) {
-        auto clock = e->Restore(*files);
+        auto clock = e->Restore(Env::Default(), *files);
         ASSERT_TRUE(clock.ok()) << clock.status();
         EXPECT_EQ(*clock, 3);
       }
@@ -603,7 +606,7 @@ TEST_F(CheckpointTest, ABrokenChainIsRefusedAndNamed) {
   c.Clock();
   const std::string delta = Write(c.Snapshots({.checkpoint = true, .delta_of = 1}))[0];
 
-  auto own = RestoreOwnShard(c.engines[0]->shard(), 1, Job(), delta);
+  auto own = RestoreOwnShard(Env::Default(), c.engines[0]->shard(), 1, Job(), delta);
   EXPECT_EQ(own.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(own.message(), HasSubstr("is a delta checkpoint"));
 
@@ -616,12 +619,12 @@ TEST_F(CheckpointTest, ABrokenChainIsRefusedAndNamed) {
   const std::string foreign = Write({other[0]})[0];
   fs::rename(foreign, base);
   Cluster after(1);
-  auto wrong = after.engines[0]->Restore({delta});
+  auto wrong = after.engines[0]->Restore(Env::Default(), {delta});
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(wrong.status().message(), HasSubstr("not the parent of " + delta));
 
   fs::remove(base);
-  auto missing = after.engines[0]->Restore({delta});
+  auto missing = after.engines[0]->Restore(Env::Default(), {delta});
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(missing.status().message(),
               HasSubstr(delta + " is a delta of the checkpoint of clock 1, whose file " + base +
@@ -630,7 +633,7 @@ TEST_F(CheckpointTest, ABrokenChainIsRefusedAndNamed) {
   // Put back, the chain restores.
   WriteFile(base, saved);
   Cluster good(1);
-  EXPECT_TRUE(good.engines[0]->Restore({delta}).ok());
+  EXPECT_TRUE(good.engines[0]->Restore(Env::Default(), {delta}).ok());
   EXPECT_EQ(Collect(good.Snapshots()), Collect(c.Snapshots()));
 }
 

@@ -49,7 +49,7 @@ class UpdateLogTest : public ::testing::Test {
 
   // Writes records 1..n (each a push of 3 floats) and returns the file's size after each.
   std::vector<uint64_t> WriteLog(int n) {
-    auto log = UpdateLog::Create(path_, header_, LogSync::kProcess);
+    auto log = UpdateLog::Create(Env::Default(), path_, header_, LogSync::kProcess);
     EXPECT_TRUE(log.ok()) << log.status();
     std::vector<uint64_t> sizes{(*log)->bytes()};
     for (int i = 1; i <= n; ++i) {
@@ -62,7 +62,8 @@ class UpdateLogTest : public ::testing::Test {
   }
 
   absl::StatusOr<LogReplay> Read(std::vector<LogRecord>* out) {
-    return ReadUpdateLog(path_, header_, [out](LogRecord r) { out->push_back(std::move(r)); });
+    return ReadUpdateLog(Env::Default(), path_, header_,
+                         [out](LogRecord r) { out->push_back(std::move(r)); });
   }
 
   void Poke(uint64_t at, char byte) {
@@ -78,7 +79,7 @@ class UpdateLogTest : public ::testing::Test {
 };
 
 TEST_F(UpdateLogTest, EveryRecordComesBackAsWrittenInOrder) {
-  auto log = UpdateLog::Create(path_, header_, LogSync::kMachine);
+  auto log = UpdateLog::Create(Env::Default(), path_, header_, LogSync::kMachine);
   ASSERT_TRUE(log.ok()) << log.status();
   (*log)->Append(Push(5, 1, {0.5f, -1.25f}));
   LogRecord sparse;
@@ -158,7 +159,7 @@ TEST_F(UpdateLogTest, ARecordCutShortIsATornTailCutOffAndAppendingGoesOnAfterIt)
   EXPECT_EQ(replay->valid_bytes, sizes[3]);
   EXPECT_EQ(replay->torn_bytes, 5u);
 
-  auto more = UpdateLog::Continue(path_, replay->valid_bytes, LogSync::kProcess);
+  auto more = UpdateLog::Continue(Env::Default(), path_, replay->valid_bytes, LogSync::kProcess);
   ASSERT_TRUE(more.ok()) << more.status();
   (*more)->Append(Push(9, 0, {4.0f}));
   ASSERT_TRUE((*more)->Commit().ok());
@@ -224,7 +225,8 @@ TEST_F(UpdateLogTest, ALogOfTheEarlierFormatIsRefusedByName) {
   EXPECT_EQ(replay.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(replay.status().message(), HasSubstr(path_));
   EXPECT_THAT(replay.status().message(), HasSubstr("format KULOG001"));
-  EXPECT_EQ(ReadUpdateLogHeader(path_).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReadUpdateLogHeader(Env::Default(), path_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(got.empty());
   Poke(7, '2');  // positive control: the same file in this format reads
   EXPECT_TRUE(Read(&got).ok());
@@ -235,18 +237,19 @@ TEST_F(UpdateLogTest, AnotherJobsLogOrNoLogIsToldApart) {
   WriteLog(1);
   LogHeader other = header_;
   other.job_id = 99;
-  absl::StatusOr<LogReplay> replay = ReadUpdateLog(path_, other, [](LogRecord) {});
+  absl::StatusOr<LogReplay> replay = ReadUpdateLog(Env::Default(), path_, other, [](LogRecord) {});
   ASSERT_FALSE(replay.ok());
   EXPECT_EQ(replay.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(replay.status().message(), HasSubstr("belongs to job 1234abcd5678ef00"));
-  absl::StatusOr<LogHeader> header = ReadUpdateLogHeader(path_);
+  absl::StatusOr<LogHeader> header = ReadUpdateLogHeader(Env::Default(), path_);
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(*header, header_);
 
-  EXPECT_EQ(ReadUpdateLogHeader((dir_ / "none.kul").string()).status().code(),
+  EXPECT_EQ(ReadUpdateLogHeader(Env::Default(), (dir_ / "none.kul").string()).status().code(),
             absl::StatusCode::kNotFound);
   std::ofstream((dir_ / "junk.kul").string()) << "not a log at all";
-  const absl::Status junk = ReadUpdateLogHeader((dir_ / "junk.kul").string()).status();
+  const absl::Status junk =
+      ReadUpdateLogHeader(Env::Default(), (dir_ / "junk.kul").string()).status();
   EXPECT_EQ(junk.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(junk.message(), HasSubstr("magic"));
 }

@@ -3,11 +3,11 @@
 // libFuzzer target: a coordinator's whole message handler, behind the transport seam.
 //
 // Each input builds a fresh coordinator (Coordinator::Create) whose transport is a
-// FakeTransport (handed over by a TransportFactory) and whose clock is a ManualClock: the
-// harness plays every peer and the I/O thread, all on this thread, and moves the clock
-// only at the input's ticks, so an input replays the same way (only the random job id and
-// worker credentials differ between runs, and nothing the harness checks depends on their
-// values). The job: 1 or 2 servers, 1 to 3 workers, with or without a fixed job
+// FakeTransport (handed over by a TransportFactory) and whose clock is a
+// kairos::testing::ManualEnv: the harness plays every peer and the I/O thread, all on this thread,
+// and moves the clock only at the input's ticks, so an input replays the same way (only the random
+// job id and worker credentials differ between runs, and nothing the harness checks depends on
+// their values). The job: 1 or 2 servers, 1 to 3 workers, with or without a fixed job
 // configuration, tolerate_worker_failures on or off, server restarts allowed or not
 // (the config byte); join timeout 10 s, heartbeat timeout 2 s, rejoin silence 500 ms,
 // server restart timeout 3 s, barrier cap 5 s.
@@ -77,13 +77,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "fakes/fake_transport.h"
 #include "google/protobuf/stubs/logging.h"
-#include "kairos/clock.h"
 #include "kairos/coordinator.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
+#include "kairos/testing/manual_env.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "fakes/fake_transport.h"
 #include "transport/node_bringup.h"
 #include "transport/transport.h"
 #include "wire/convert.h"
@@ -345,8 +345,8 @@ class Harness {
     options_.max_barrier_wait = kMaxBarrierWait;
     options_.log_level = LogLevel::kOff;  // thousands of refusals a second
     now_ = absl::UnixEpoch() + absl::Hours(24);
-    clock_ = std::make_shared<ManualClock>(now_);
-    options_.clock = clock_;
+    env_ = std::make_shared<kairos::testing::ManualEnv>(now_);
+    options_.env = env_;
     auto transport = std::make_unique<FakeTransport>("coordinator");
     transport_ = transport.get();
     options_.transport_factory = internal::OneTransportFactory(std::move(transport));
@@ -462,7 +462,7 @@ class Harness {
 
   void Tick(absl::Time t) {
     now_ = t;
-    clock_->Set(now_);
+    env_->Set(now_);
     phase_before_ = phase_;
     transport_->Tick(now_);
     CheckSent(/*from=*/std::nullopt, nullptr);
@@ -968,7 +968,7 @@ class Harness {
   }
 
   CoordinatorOptions options_;
-  std::shared_ptr<ManualClock> clock_;
+  std::shared_ptr<kairos::testing::ManualEnv> env_;
   FakeTransport* transport_ = nullptr;  // owned by coordinator_
   std::unique_ptr<Coordinator> coordinator_;
   // KAIROS_FUZZ_VERBOSE=1: print every operation and message (to replay an input).

@@ -2,8 +2,8 @@
 //
 // A coordinator resuming a job from a state file of arbitrary content
 // (src/coordinator/coordinator_resume.cc; docs/durability.md, "Coordinator restarts"), over
-// the FakeTransport on a ManualClock. The state is read like any input: it may be another
-// job's, or damaged in ways its checksum cannot see.
+// the FakeTransport on a kairos::testing::ManualEnv. The state is read like any input: it may be
+// another job's, or damaged in ways its checksum cannot see.
 //
 // Input: a byte of the coordinator's own counts (1 or 2 servers, 1 to 3 workers), then the
 // body of the state's record, a wire::CoordinatorState in protobuf's encoding (an input
@@ -35,10 +35,10 @@
 #include "coordinator/state_file.h"
 #include "fakes/fake_transport.h"
 #include "google/protobuf/stubs/logging.h"
-#include "kairos/clock.h"
 #include "kairos/coordinator.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
+#include "kairos/testing/manual_env.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "transport/node_bringup.h"
 #include "wire/convert.h"
@@ -82,8 +82,8 @@ void Run(const uint8_t* data, std::size_t size) {
   o.state_dir = StateDir();
   o.heartbeat_timeout = absl::Seconds(2);
   o.log_level = LogLevel::kOff;
-  auto clock = std::make_shared<ManualClock>(absl::UnixEpoch() + absl::Hours(24));
-  o.clock = clock;
+  auto env = std::make_shared<kairos::testing::ManualEnv>(absl::UnixEpoch() + absl::Hours(24));
+  o.env = env;
   auto owned = std::make_unique<FakeTransport>("coordinator");
   FakeTransport* t = owned.get();
   o.transport_factory = internal::OneTransportFactory(std::move(owned));
@@ -131,8 +131,8 @@ void Run(const uint8_t* data, std::size_t size) {
   }
   // Past every timeout the job ends, so the destructor has nothing to wait for.
   for (int i = 0; i < 3; ++i) {
-    clock->Advance(absl::Hours(1));
-    t->Tick(clock->Now());
+    env->Advance(absl::Hours(1));
+    t->Tick(env->Now());
   }
   Require((*c)->stats().phase == JobPhase::kDone, "past every timeout the job has ended");
 }

@@ -83,7 +83,7 @@ void Run(const uint8_t* data, std::size_t size) {
   // Written again, the good records read back the same.
   const std::string again = "/tmp/update_log_fuzzer." + std::to_string(::getpid());
   {
-    auto log = UpdateLog::Create(again, kHeader, LogSync::kProcess);
+    auto log = UpdateLog::Create(Env::Default(), again, kHeader, LogSync::kProcess);
     Require(log.ok(), "a new log can be written");
     for (const LogRecord& r : records) (*log)->Append(r);
     Require((*log)->Commit().ok(), "the records can be written again");
@@ -102,7 +102,7 @@ void Run(const uint8_t* data, std::size_t size) {
 std::string LogBytes(const std::vector<LogRecord>& records) {
   const std::string path = "/tmp/update_log_fuzzer_seed." + std::to_string(::getpid());
   {
-    auto log = UpdateLog::Create(path, kHeader, LogSync::kProcess);
+    auto log = UpdateLog::Create(Env::Default(), path, kHeader, LogSync::kProcess);
     Require(log.ok(), "a seed log can be written");
     for (const LogRecord& r : records) (*log)->Append(r);
     Require((*log)->Commit().ok(), "a seed log can be written");

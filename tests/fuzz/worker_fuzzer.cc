@@ -3,8 +3,8 @@
 // libFuzzer target: a worker's whole message handler (WorkerNode, src/worker/worker_node.h),
 // behind the transport seam.
 //
-// Each input builds a fresh WorkerNode over a FakeTransport on a ManualClock; the harness
-// plays the coordinator and the servers. It answers the JOIN (with a rejoin clock or not)
+// Each input builds a fresh WorkerNode over a FakeTransport on a kairos::testing::ManualEnv; the
+// harness plays the coordinator and the servers. It answers the JOIN (with a rejoin clock or not)
 // and sends a START for a small job the input shapes (tables "w" of 10, "b" of 3 and "one"
 // of 1 element, a sparse table "emb" of rows of 2 or not; 1 or 2 servers; chunks of 1 to 4
 // elements; server restarts on or off; a tight flow-control budget or not), or a START
@@ -75,11 +75,11 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "kairos/clock.h"
+#include "fakes/fake_transport.h"
 #include "kairos/job.h"
 #include "kairos/options.h"
+#include "kairos/testing/manual_env.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "fakes/fake_transport.h"
 #include "wire/convert.h"
 #include "wire/message.h"
 #include "worker/request_state.h"
@@ -235,7 +235,8 @@ struct RequestModel {
 
 class Harness {
  public:
-  Harness() : clock_(std::make_shared<ManualClock>(absl::UnixEpoch() + absl::Hours(1))) {}
+  Harness()
+      : env_(std::make_shared<kairos::testing::ManualEnv>(absl::UnixEpoch() + absl::Hours(1))) {}
 
   ~Harness() {
     // The node first (it fails what is outstanding), then the requests' memory.
@@ -255,7 +256,7 @@ class Harness {
     o.heartbeat_interval = kHeartbeat;
     o.request_timeout = kRequestTimeout;
     o.max_bytes_in_flight_per_server = (shape_ & kTightBudget) ? 1 : int64_t{1} << 20;
-    o.clock = clock_;
+    o.env = env_;
     o.log_level = LogLevel::kOff;  // thousands of refusals a second
     options_ = o;
     auto transport = std::make_unique<FakeTransport>("worker");
@@ -346,8 +347,8 @@ class Harness {
       case kTick + 1: {
         uint32_t ms = in.U16();
         if (ms & 0x8000) ms = (ms & 0x7fff) * 100;
-        clock_->Advance(absl::Milliseconds(ms));
-        t_->Tick(clock_->Now());
+        env_->Advance(absl::Milliseconds(ms));
+        t_->Tick(env_->Now());
         break;
       }
       default: {
@@ -461,12 +462,12 @@ class Harness {
 
   absl::Time Deadline(ByteReader& in) {
     const uint8_t d = in.U8();
-    return clock_->Now() + (d == 0 ? kRequestTimeout : absl::Milliseconds(10 * d));
+    return env_->Now() + (d == 0 ? kRequestTimeout : absl::Milliseconds(10 * d));
   }
 
   uint64_t TimeoutMs(absl::Time deadline) const {
     return static_cast<uint64_t>(
-        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - clock_->Now())));
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - env_->Now())));
   }
 
   // Registers the batch's parts and posts it, as WorkerImpl does.
@@ -512,7 +513,7 @@ class Harness {
     r.what = verb;
     r.state = std::make_shared<RequestState>(
         RequestLabel{verb, t->info.name, offset, offset + length},
-        deadline + options_.deadline_grace, parts, /*spin=*/true, node_->wait_tuning(), *clock_);
+        deadline + options_.deadline_grace, parts, /*spin=*/true, node_->wait_tuning(), *env_);
     internal::RangeRoute route;
     route.kind = kind == kPull ? wire::PULL : kind == kAssign ? wire::ASSIGN : wire::PUSH;
     route.table = t->info.id;
@@ -570,7 +571,7 @@ class Harness {
     r.what = verb;
     r.state = std::make_shared<RequestState>(RequestLabel{verb, t->info.name, 0, n},
                                              deadline + options_.deadline_grace, parts,
-                                             /*spin=*/true, node_->wait_tuning(), *clock_);
+                                             /*spin=*/true, node_->wait_tuning(), *env_);
     if (!push) {
       // As WorkerImpl::IssueSparse: the rows arrive in plan order into `gathered`; Wait then
       // copies each caller key's row into place.
@@ -625,7 +626,7 @@ class Harness {
       r.what = "learning rate change";
       r.state = std::make_shared<RequestState>(
           RequestLabel{"set learning rate", t->info.name, 0, t->info.size},
-          deadline + options_.deadline_grace, parts, false, nullptr, *clock_);
+          deadline + options_.deadline_grace, parts, false, nullptr, *env_);
       const internal::Stamp stamp{.sender = node_->node_id(),
                                   .clock = clock_value_,
                                   .timeout_ms = TimeoutMs(deadline),
@@ -639,7 +640,7 @@ class Harness {
       r.what = which == 1 ? "barrier" : "finish";
       r.state = std::make_shared<RequestState>(RequestLabel{r.what, "", 0, 0, 1},
                                                deadline + options_.deadline_grace, n, false,
-                                               nullptr, *clock_);
+                                               nullptr, *env_);
       const internal::Stamp stamp{.sender = node_->node_id(),
                                   .clock = clock_value_,
                                   .timeout_ms = TimeoutMs(deadline),
@@ -971,7 +972,7 @@ class Harness {
       if (r.checked && !again) continue;
       if (!r.state->done()) {
         Require(!r.checked, "a complete request stays complete");
-        Require(!ticked || r.state->deadline() > clock_->Now(),
+        Require(!ticked || r.state->deadline() > env_->Now(),
                 "the tick completes every request past its deadline");
         continue;
       }
@@ -1030,7 +1031,7 @@ class Harness {
     }
   }
 
-  const std::shared_ptr<ManualClock> clock_;
+  const std::shared_ptr<kairos::testing::ManualEnv> env_;
   const bool verbose_ = std::getenv("KAIROS_FUZZ_VERBOSE") != nullptr;
   uint8_t shape_ = 0;
   int num_servers_ = 1;

@@ -4,7 +4,8 @@
 #   2. checks the layout: headers, package files, and that every installed program finds
 #      libkairos inside the prefix through its RPATH;
 #   3. configures, builds and runs tests/install/consumer against that prefix only, and
-#      expects exit 0 and the line "consumer ok".
+#      expects exit 0 and the line "consumer ok" (and from its test on kairos::testing,
+#      "consumer testing ok").
 # Everything happens under one `mktemp -d` directory, removed on exit.
 #
 # Usage: run_consumer_test.sh --build-dir=DIR --consumer=DIR [--generator=NAME]
@@ -56,6 +57,8 @@ step install cmake "${install_args[@]}"
 
 # 2. Layout.
 [[ -f "$prefix/include/kairos/kairos.h" ]] || fail "include/kairos/kairos.h not installed"
+[[ -f "$prefix/include/kairos/testing/manual_env.h" ]] ||
+  fail "include/kairos/testing/manual_env.h not installed"
 config_file=$(find "$prefix" -path '*/cmake/kairos/kairosConfig.cmake' -print -quit)
 [[ -n "$config_file" ]] || fail "kairosConfig.cmake not installed"
 config_dir=$(dirname "$config_file")
@@ -103,4 +106,10 @@ output=$(cd "$work" && env -u LD_LIBRARY_PATH "$work/build/consumer" 2>&1) || st
 echo "$output"
 [[ $status -eq 0 ]] || fail "consumer exited with status $status"
 grep -qx 'consumer ok' <<<"$output" || fail "consumer did not print 'consumer ok'"
+status=0
+output=$(cd "$work" && env -u LD_LIBRARY_PATH "$work/build/consumer_testing" 2>&1) || status=$?
+echo "$output"
+[[ $status -eq 0 ]] || fail "consumer_testing exited with status $status"
+grep -qx 'consumer testing ok' <<<"$output" ||
+  fail "consumer_testing did not print 'consumer testing ok'"
 echo "install test passed"

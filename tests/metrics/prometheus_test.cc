@@ -168,8 +168,8 @@ TEST(PrometheusTest, NodeMetrics) {
             "build type of the node.\n"
             "# TYPE kairos_build_info gauge\n"
             "kairos_build_info{version=\"0.1.0\",build_type=\"Release\"} 1\n"
-            "# HELP kairos_uptime_seconds Seconds since the node was created, on the node's "
-            "clock.\n"
+            "# HELP kairos_uptime_seconds Seconds since the node was created, in the node's "
+            "time.\n"
             "# TYPE kairos_uptime_seconds gauge\n"
             "kairos_uptime_seconds 2.5\n");
   const NodeInfo info = BuildInfo(absl::Seconds(3));

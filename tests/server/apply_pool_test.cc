@@ -21,12 +21,12 @@ namespace {
 constexpr absl::Duration kWait = absl::Seconds(10);
 
 TEST(ApplyPoolTest, HasTheRequestedThreads) {
-  ApplyPool pool(3);
+  ApplyPool pool(Env::Default(), 3);
   EXPECT_EQ(pool.threads(), 3);
 }
 
 TEST(ApplyPoolTest, JobsOfOneKeyRunInSubmissionOrder) {
-  ApplyPool pool(4);
+  ApplyPool pool(Env::Default(), 4);
   std::vector<int> order;  // touched only by key 5's lane, read after `done`
   absl::Notification done;
   for (int i = 0; i < 1000; ++i) pool.Run(5, [&order, i] { order.push_back(i); });
@@ -37,7 +37,7 @@ TEST(ApplyPoolTest, JobsOfOneKeyRunInSubmissionOrder) {
 }
 
 TEST(ApplyPoolTest, JobsOfOneKeyNeverOverlap) {
-  ApplyPool pool(2);
+  ApplyPool pool(Env::Default(), 2);
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
   absl::Notification done;
@@ -56,7 +56,7 @@ TEST(ApplyPoolTest, JobsOfOneKeyNeverOverlap) {
 }
 
 TEST(ApplyPoolTest, DifferentKeysRunInParallel) {
-  ApplyPool pool(2);
+  ApplyPool pool(Env::Default(), 2);
   absl::Notification a_started;
   absl::Notification release_a;
   absl::Notification a_finished;
@@ -76,7 +76,7 @@ TEST(ApplyPoolTest, DifferentKeysRunInParallel) {
 }
 
 TEST(ApplyPoolTest, JobsRunOffTheCallingThread) {
-  ApplyPool pool(1);
+  ApplyPool pool(Env::Default(), 1);
   std::thread::id ran_on;
   absl::Notification done;
   pool.Run(0, [&] {
@@ -91,7 +91,7 @@ TEST(ApplyPoolTest, DestructorRunsQueuedJobs) {
   std::atomic<int> ran{0};
   absl::Notification release;
   {
-    ApplyPool pool(2);
+    ApplyPool pool(Env::Default(), 2);
     // Both lanes start blocked, so most of the rest is still queued at destruction.
     pool.Run(0, [&] { release.WaitForNotificationWithTimeout(kWait); });
     pool.Run(1, [&] { release.WaitForNotificationWithTimeout(kWait); });
@@ -102,7 +102,7 @@ TEST(ApplyPoolTest, DestructorRunsQueuedJobs) {
 }
 
 TEST(ApplyPoolTest, StopRunsWhatWasQueuedThenIsIdempotent) {
-  ApplyPool pool(2);
+  ApplyPool pool(Env::Default(), 2);
   absl::Notification release;
   std::atomic<int> ran{0};
   pool.Run(0, [&] {
@@ -119,7 +119,7 @@ TEST(ApplyPoolTest, StopRunsWhatWasQueuedThenIsIdempotent) {
 }
 
 TEST(ApplyPoolTest, AJobOutOfMemoryIsCountedAndTheLaneGoesOn) {
-  ApplyPool pool(1);
+  ApplyPool pool(Env::Default(), 1);
   std::atomic<int> ran{0};
   pool.Run(0, [] { throw std::bad_alloc(); });
   pool.Run(0, [&ran] { ++ran; });

@@ -18,6 +18,7 @@
 #include "common/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kairos/testing/faulty_env.h"
 #include "tests/common/scratch_dir.h"
 #include "tests/server/post_queue.h"
 
@@ -38,8 +39,9 @@ class CheckpointerTest : public ::testing::Test {
     return o;
   }
 
-  std::unique_ptr<Checkpointer> Make(Checkpointer::Options o) {
-    return std::make_unique<Checkpointer>(std::move(o), queue_.poster(), MakeLogger(NodeOptions()));
+  std::unique_ptr<Checkpointer> Make(Checkpointer::Options o, const Env& env = Env::Default()) {
+    return std::make_unique<Checkpointer>(env, std::move(o), queue_.poster(),
+                                          MakeLogger(NodeOptions()));
   }
 
   // Begins `c` with snapshots of the clock in `clock_` at the time each is taken.
@@ -102,6 +104,37 @@ TEST_F(CheckpointerTest, ARequestWritesTheSnapshotAndTellsItsPath) {
   EXPECT_FALSE(c->busy());
   EXPECT_EQ(c->counters().written, 1u);
   EXPECT_EQ(c->counters().last_clock, 7);
+}
+
+// The files go through the server's Env: a rename that fails leaves no checkpoint under
+// the final name, is the waiter's error naming the file, and is counted; the next one,
+// once the fault is gone, is written (the positive control).
+TEST_F(CheckpointerTest, AFailedRenameIsTheRequestsErrorAndLeavesNoCheckpoint) {
+  testing::FaultyEnv env;
+  env.Add({.op = testing::FileOp::kRename, .path_contains = ".kcp", .times = 1});
+  auto c = Make(Options(), env);
+  Begin(*c);
+  clock_ = 3;
+  absl::StatusOr<std::string> got;
+  c->Request([&got](absl::StatusOr<std::string> p) { got = std::move(p); });
+  FinishOne();
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(got.status().message(), HasSubstr(CheckpointDirName(3)));
+  EXPECT_THAT(got.status().message(), HasSubstr("injected fault"));
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path() / CheckpointDirName(3))) {
+    EXPECT_NE(e.path().extension(), ".kcp") << e.path();  // only the .tmp file
+  }
+  EXPECT_EQ(c->counters().failed, 1u);
+  EXPECT_EQ(c->counters().written, 0u);
+
+  clock_ = 4;
+  c->Request([&got](absl::StatusOr<std::string> p) { got = std::move(p); });
+  FinishOne();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(std::filesystem::exists(*got));
+  EXPECT_EQ(c->counters().written, 1u);
+  EXPECT_EQ(env.failures(testing::FileOp::kRename), 1);
+  EXPECT_EQ(env.calls(testing::FileOp::kRename), 2);
 }
 
 TEST_F(CheckpointerTest, OneAtATimeWaitersShareItAndPeriodicOnesAreSkipped) {

@@ -86,7 +86,8 @@ class JournalTest : public ::testing::Test {
   }
   std::unique_ptr<Journal> Open(Journal::Options o, FakeHost& host,
                                 const LogHeader& header = kHeader) {
-    auto j = std::make_unique<Journal>(std::move(o), &host, MakeLogger(NodeOptions()));
+    auto j =
+        std::make_unique<Journal>(Env::Default(), std::move(o), &host, MakeLogger(NodeOptions()));
     EXPECT_TRUE(j->Open(header, kWorkers).ok());
     return j;
   }
@@ -217,7 +218,7 @@ TEST_F(JournalTest, ABaseStartsASegmentDropsTheOldAndARestartLoadsIt) {
     ASSERT_TRUE(queue_.RunNext());  // the snapshot reaches the I/O thread: the writer starts
     ASSERT_TRUE(queue_.RunNext());  // written: segment 0 goes
     EXPECT_EQ(j->counters().rebases, 1u);
-    EXPECT_EQ(UpdateLogSegments(dir_.path().string(), 0).size(), 1u);
+    EXPECT_EQ(UpdateLogSegments(Env::Default(), dir_.path().string(), 0).size(), 1u);
     host.can_rebase = false;
     LogPush(*j, 1, 8, 0, 0);  // in segment 1, after its base
   }
@@ -247,7 +248,7 @@ TEST_F(JournalTest, ALogThatCannotBeReadFailsTheOpenByName) {
     std::fclose(f);
   }
   FakeHost host(&queue_);
-  Journal j(Options(), &host, MakeLogger(NodeOptions()));
+  Journal j(Env::Default(), Options(), &host, MakeLogger(NodeOptions()));
   const absl::Status s = j.Open(kHeader, kWorkers);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), ::testing::HasSubstr(path));

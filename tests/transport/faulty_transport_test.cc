@@ -1,20 +1,20 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Tests of FaultyTransport over the in-process FakeTransport and a ManualClock: each fault
-// does what it says to the messages of the kinds and directions it names, keeps every
+// Tests of FaultyTransport over the in-process FakeTransport and a kairos::testing::ManualEnv: each
+// fault does what it says to the messages of the kinds and directions it names, keeps every
 // connection's FIFO order, lets other connections overtake, and replays from its seed.
 
-#include "fakes/faulty_transport.h"
+#include "transport/faulty_transport.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "fakes/fake_transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kairos/clock.h"
-#include "fakes/fake_transport.h"
+#include "kairos/testing/manual_env.h"
 
 namespace kairos::internal {
 namespace {
@@ -39,15 +39,15 @@ Message Numbered(wire::Kind kind, uint64_t id) {
   return m;
 }
 
-// A FaultyTransport named "worker#0" around a FakeTransport, on a ManualClock; records
-// what the node receives and what reaches the (fake) network.
+// A FaultyTransport named "worker#0" around a FakeTransport, on a kairos::testing::ManualEnv;
+// records what the node receives and what reaches the (fake) network.
 class FaultyTransportTest : public ::testing::Test {
  protected:
   void Make(FaultPlan plan) {
     auto fake = std::make_unique<FakeTransport>("node");
     fake_ = fake.get();
-    faulty_ = std::make_unique<FaultyTransport>(std::move(fake), std::move(plan), "worker#0",
-                                                clock_, log_);
+    faulty_ =
+        std::make_unique<FaultyTransport>(std::move(fake), std::move(plan), "worker#0", env_, log_);
     faulty_->Start([this](PeerId from, Message m) { received_.emplace_back(from, m.header.request_id()); },
                    nullptr, [this](absl::Time now) { ticks_.push_back(now); });
     ASSERT_EQ(*faulty_->Connect("inproc://a"), kOut0);
@@ -69,11 +69,12 @@ class FaultyTransportTest : public ::testing::Test {
 
   // The node's tick, as its I/O thread would run it once the clock moved.
   void AdvanceAndTick(absl::Duration d) {
-    clock_->Advance(d);
-    fake_->Tick(clock_->Now());
+    env_->Advance(d);
+    fake_->Tick(env_->Now());
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kStart);
+  std::shared_ptr<kairos::testing::ManualEnv> env_ =
+      std::make_shared<kairos::testing::ManualEnv>(kStart);
   std::shared_ptr<FaultLog> log_ = std::make_shared<FaultLog>();
   FakeTransport* fake_ = nullptr;
   std::unique_ptr<FaultyTransport> faulty_;

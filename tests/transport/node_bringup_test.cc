@@ -15,9 +15,10 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "fakes/fake_transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "fakes/fake_transport.h"
+#include "kairos/testing/manual_env.h"
 
 namespace kairos::internal {
 namespace {
@@ -37,7 +38,7 @@ Options Unusual() {
   o.keys = CurveKeys{"public", "secret"};
   o.log_level = LogLevel::kDebug;
   o.log_sink = [](LogLevel, std::string_view) {};
-  o.clock = std::make_shared<ManualClock>(absl::UnixEpoch());
+  o.env = std::make_shared<kairos::testing::ManualEnv>(absl::UnixEpoch());
   o.send_delay = absl::Milliseconds(3);
   return o;
 }
@@ -53,7 +54,7 @@ void ExpectTakenFrom(const TransportOptions& t, const Options& o, const std::str
   EXPECT_EQ(t.log_level, o.log_level);
   ASSERT_TRUE(t.log_sink != nullptr);
   EXPECT_EQ(t.log_sink.target_type(), o.log_sink.target_type());  // the lambda of Unusual
-  EXPECT_EQ(t.clock, o.clock);
+  EXPECT_EQ(t.env, o.env);
   EXPECT_EQ(t.send_delay, o.send_delay);
   // What is not a node option keeps the transport's default.
   EXPECT_EQ(t.idle_spin, TransportOptions().idle_spin);

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <optional>
-#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,9 +25,9 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kairos/clock.h"
 #include "kairos/job.h"
 #include "kairos/status.h"
+#include "kairos/testing/manual_env.h"
 #include "transport/transport.h"
 #include "zmq.hpp"
 
@@ -434,11 +434,11 @@ TEST(ZmqTransportTest, TickHandlerRunsOnTheIoThread) {
 
 // On a virtual clock the tick runs once at the start and once per move of the clock, with
 // the clock's time, and never on its own (the tick period is real time and does not apply).
-TEST(ZmqTransportTest, OnAManualClockTicksOncePerMoveWithItsTime) {
-  auto clock = std::make_shared<ManualClock>(absl::FromUnixSeconds(100));
+TEST(ZmqTransportTest, OnAManualEnvTicksOncePerMoveWithItsTime) {
+  auto env = std::make_shared<kairos::testing::ManualEnv>(absl::FromUnixSeconds(100));
   TransportOptions options;
   options.tick_period = absl::Milliseconds(1);
-  options.clock = clock;
+  options.env = env;
   absl::StatusOr<std::unique_ptr<Transport>> made = MakeZmqTransport(options);
   ASSERT_TRUE(made.ok()) << made.status();
   Transport* t = made->get();
@@ -455,16 +455,16 @@ TEST(ZmqTransportTest, OnAManualClockTicksOncePerMoveWithItsTime) {
     return ticks.size();
   };
   ASSERT_EQ(count_is(1), 1u);
-  clock->Advance(absl::Seconds(3));
+  env->Advance(absl::Seconds(3));
   ASSERT_EQ(count_is(2), 2u);
-  clock->Set(absl::FromUnixSeconds(200));
+  env->Set(absl::FromUnixSeconds(200));
   ASSERT_EQ(count_is(3), 3u);
   // A round trip through the I/O thread: any tick it had run on its own would show now.
   absl::Notification posted;
   t->Post([&] { posted.Notify(); });
   ASSERT_TRUE(posted.WaitForNotificationWithTimeout(kWait));
   t->Stop();
-  clock->Advance(absl::Seconds(1));  // after Stop: no watcher, no tick
+  env->Advance(absl::Seconds(1));  // after Stop: no watcher, no tick
   absl::MutexLock lock(&mu);
   EXPECT_THAT(ticks, ElementsAre(absl::FromUnixSeconds(100), absl::FromUnixSeconds(103),
                                  absl::FromUnixSeconds(200)));

@@ -11,17 +11,19 @@
 // later message of its connection (same peer, same direction) until it is released.
 // "Reorder" therefore means messages of different connections overtaking each other: a
 // held message is released once `reorder_after` later messages of other connections have
-// passed (or at the next tick). Delays are measured on the node's clock (options.clock)
-// and released by the tick, so on a ManualClock a delay ends when the test moves the clock.
+// passed (or at the next tick). Delays are measured on the node's time (options.env)
+// and released by the tick, so on a ManualEnv a delay ends when the test moves the time.
 //
 // Use: give a FaultyTransportFactory as the nodes' transport_factory (ClusterOptions has
-// one for every node of a LocalCluster). Each transport it makes is named "<name>#<i>"
-// ("worker#2": the third worker transport made) in its events and selectors.
+// one for every node of a LocalCluster); the public front is kairos::testing::FaultyNetwork
+// (kairos/testing/faulty_network.h, src/api/faulty_network.cc). Each transport it makes is
+// named "<name>#<i>" ("worker#2": the third worker transport made) in its events and
+// selectors.
 //
 // Thread-safety: as Transport; the factory and the FaultLog are thread-safe.
 
-#ifndef KAIROS_FAKES_FAULTY_TRANSPORT_H_
-#define KAIROS_FAKES_FAULTY_TRANSPORT_H_
+#ifndef KAIROS_TRANSPORT_FAULTY_TRANSPORT_H_
+#define KAIROS_TRANSPORT_FAULTY_TRANSPORT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -35,37 +37,26 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "kairos/testing/faulty_network.h"
 #include "transport/transport.h"
 
 namespace kairos::internal {
 
-enum class FaultAction { kDrop, kDelay, kDuplicate, kReorder, kPartition };
-enum class FaultDirection { kSend, kReceive, kBoth };
+// The public plan's actions and directions (kairos/testing/faulty_network.h).
+using FaultAction = ::kairos::testing::FaultAction;
+using FaultDirection = ::kairos::testing::FaultDirection;
 
-// One kind of fault and the messages it hits.
+// One kind of fault and the messages it hits: each field as kairos::testing::NetworkFault's
+// (kairos/testing/faulty_network.h), but the kinds as wire::Kind (empty: every kind).
 struct FaultRule {
   FaultAction action = FaultAction::kDrop;
-  // The message kinds it hits; empty: every kind. (kPartition ignores kinds: a partition
-  // cuts everything.)
   std::vector<wire::Kind> kinds;
   FaultDirection direction = FaultDirection::kBoth;
-  // Transports it applies to: a prefix of their name ("worker" for every worker,
-  // "worker#1", "server", "coordinator"); empty: all.
   std::string node;
-  // Chance that a matching message is hit (0..1).
   double probability = 1.0;
-  // Hits at most this many messages per transport; -1: no limit.
   int64_t max_hits = -1;
-  // kDelay: how long a hit message is held (on the node's clock).
   absl::Duration delay = absl::Milliseconds(10);
-  // kReorder: a hit message is released after this many later messages of other
-  // connections (same direction) passed it, or at the next tick.
   int reorder_after = 1;
-  // kPartition: the window [partition_start, partition_start + partition_length) on the
-  // node's clock in which every message to or from the node is lost. With
-  // partition_after_messages >= 0 the window starts instead at the node's message of that
-  // number (sent and received counted together, from 0), so that it lands mid-job
-  // whatever the job's start time.
   absl::Time partition_start = absl::InfinitePast();
   absl::Duration partition_length = absl::ZeroDuration();
   int64_t partition_after_messages = -1;
@@ -143,9 +134,9 @@ class FaultLog {
 
 class FaultyTransport final : public Transport {
  public:
-  // `clock`: the node's (null: the real clock). `log` collects the events (may be shared).
+  // `env`: the node's (null: Env::Default()). `log` collects the events (may be shared).
   FaultyTransport(std::unique_ptr<Transport> inner, FaultPlan plan, std::string name,
-                  std::shared_ptr<const Clock> clock, std::shared_ptr<FaultLog> log);
+                  std::shared_ptr<const Env> env, std::shared_ptr<FaultLog> log);
   ~FaultyTransport() override;
 
   absl::StatusOr<std::string> Listen(const std::string& endpoint) override {
@@ -213,8 +204,8 @@ class FaultyTransport final : public Transport {
                                                Message message, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes every releasable head (repeatedly) of `direction`'s connections.
-  std::vector<std::pair<PeerId, Message>> TakeReleasable(FaultDirection direction,
-                                                         absl::Time now, bool tick)
+  std::vector<std::pair<PeerId, Message>> TakeReleasable(FaultDirection direction, absl::Time now,
+                                                         bool tick)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Record(FaultAction action, FaultDirection direction, const Message& m, PeerId peer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -228,8 +219,8 @@ class FaultyTransport final : public Transport {
   std::unique_ptr<Transport> inner_;
   const FaultPlan plan_;
   const std::string name_;
-  const std::shared_ptr<const Clock> clock_holder_;
-  const Clock& clock_;
+  const std::shared_ptr<const Env> env_holder_;
+  const Env& env_;
   const std::shared_ptr<FaultLog> log_;
 
   MessageHandler on_message_;
@@ -250,7 +241,8 @@ class FaultyTransport final : public Transport {
 // node do not depend on how the others' messages interleave with its own.
 class FaultyTransportFactory final : public TransportFactory {
  public:
-  explicit FaultyTransportFactory(FaultPlan plan, std::shared_ptr<TransportFactory> inner = nullptr);
+  explicit FaultyTransportFactory(FaultPlan plan,
+                                  std::shared_ptr<TransportFactory> inner = nullptr);
   absl::StatusOr<std::unique_ptr<Transport>> Make(const TransportOptions& options) override;
   const std::shared_ptr<FaultLog>& log() const { return log_; }
 
@@ -262,8 +254,9 @@ class FaultyTransportFactory final : public TransportFactory {
   std::map<std::string, int> made_ ABSL_GUARDED_BY(mu_);  // per name
 };
 
-std::string FaultActionName(FaultAction action);
+std::string FaultActionName(FaultAction action);           // "drop"
+std::string FaultDirectionName(FaultDirection direction);  // "send"
 
 }  // namespace kairos::internal
 
-#endif  // KAIROS_FAKES_FAULTY_TRANSPORT_H_
+#endif  // KAIROS_TRANSPORT_FAULTY_TRANSPORT_H_

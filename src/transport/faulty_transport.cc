@@ -1,6 +1,6 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "fakes/faulty_transport.h"
+#include "transport/faulty_transport.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/clock.h"
+#include "common/env.h"
 #include "kairos/status.h"
 
 namespace kairos::internal {
@@ -33,15 +33,13 @@ uint64_t NextRandom(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-double Uniform(uint64_t& state) {
-  return static_cast<double>(NextRandom(state) >> 11) * 0x1.0p-53;
-}
-
-const char* DirectionName(FaultDirection d) {
-  return d == FaultDirection::kSend ? "send" : d == FaultDirection::kReceive ? "receive" : "both";
-}
+double Uniform(uint64_t& state) { return static_cast<double>(NextRandom(state) >> 11) * 0x1.0p-53; }
 
 }  // namespace
+
+std::string FaultDirectionName(FaultDirection d) {
+  return d == FaultDirection::kSend ? "send" : d == FaultDirection::kReceive ? "receive" : "both";
+}
 
 std::string FaultActionName(FaultAction action) {
   switch (action) {
@@ -61,7 +59,7 @@ std::string FaultActionName(FaultAction action) {
 
 std::string FaultEvent::ToString() const {
   return absl::StrFormat("%s: %s %s %s peer %d", node, FaultActionName(action),
-                         DirectionName(direction), wire::Kind_Name(kind), peer);
+                         FaultDirectionName(direction), wire::Kind_Name(kind), peer);
 }
 
 // ------------------------------------------------------------------------- FaultLog
@@ -85,7 +83,7 @@ int64_t FaultLog::Count(FaultAction action, std::optional<wire::Kind> kind) cons
 std::string FaultLog::Summary() const {
   std::map<std::string, int> counts;
   for (const FaultEvent& e : events()) {
-    ++counts[absl::StrCat(FaultActionName(e.action), " ", DirectionName(e.direction), " ",
+    ++counts[absl::StrCat(FaultActionName(e.action), " ", FaultDirectionName(e.direction), " ",
                           wire::Kind_Name(e.kind))];
   }
   if (counts.empty()) return "no faults";
@@ -180,14 +178,13 @@ void FaultLog::Stopped(const std::string& name) {
 }
 
 // ------------------------------------------------------------------ FaultyTransport
-FaultyTransport::FaultyTransport(std::unique_ptr<Transport> inner, FaultPlan plan,
-                                 std::string name, std::shared_ptr<const Clock> clock,
-                                 std::shared_ptr<FaultLog> log)
+FaultyTransport::FaultyTransport(std::unique_ptr<Transport> inner, FaultPlan plan, std::string name,
+                                 std::shared_ptr<const Env> env, std::shared_ptr<FaultLog> log)
     : inner_(std::move(inner)),
       plan_(std::move(plan)),
       name_(std::move(name)),
-      clock_holder_(std::move(clock)),
-      clock_(clock_holder_ != nullptr ? *clock_holder_ : RealClock::Get()),
+      env_holder_(std::move(env)),
+      env_(env_holder_ != nullptr ? *env_holder_ : Env::Default()),
       log_(log != nullptr ? std::move(log) : std::make_shared<FaultLog>()),
       rng_state_(plan_.seed ^ HashName(name_)),
       hits_(plan_.rules.size(), 0),
@@ -242,8 +239,7 @@ FaultyTransport::Verdict FaultyTransport::Decide(FaultDirection direction, const
     if (r.action == FaultAction::kPartition) {
       absl::Time start = r.partition_start;
       if (r.partition_after_messages >= 0) {
-        if (partition_started_[i] == absl::InfinitePast() &&
-            seen >= r.partition_after_messages) {
+        if (partition_started_[i] == absl::InfinitePast() && seen >= r.partition_after_messages) {
           partition_started_[i] = now;
         }
         start = partition_started_[i] == absl::InfinitePast() ? absl::InfiniteFuture()
@@ -284,8 +280,7 @@ FaultyTransport::Verdict FaultyTransport::Decide(FaultDirection direction, const
   return v;
 }
 
-FaultyTransport::Connection& FaultyTransport::ConnectionOf(FaultDirection direction,
-                                                           PeerId peer) {
+FaultyTransport::Connection& FaultyTransport::ConnectionOf(FaultDirection direction, PeerId peer) {
   for (Connection& c : connections_) {
     if (c.direction == direction && c.peer == peer) return c;
   }
@@ -300,8 +295,8 @@ void FaultyTransport::Passed(FaultDirection direction, PeerId peer) {
   }
 }
 
-std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(
-    FaultDirection direction, absl::Time now, bool tick) {
+std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(FaultDirection direction,
+                                                                        absl::Time now, bool tick) {
   std::vector<std::pair<PeerId, Message>> out;
   for (Connection& c : connections_) {
     if (c.direction != direction) continue;
@@ -319,9 +314,8 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::TakeReleasable(
   return out;
 }
 
-std::vector<std::pair<PeerId, Message>> FaultyTransport::Pass(FaultDirection direction,
-                                                              PeerId peer, Message message,
-                                                              absl::Time now) {
+std::vector<std::pair<PeerId, Message>> FaultyTransport::Pass(FaultDirection direction, PeerId peer,
+                                                              Message message, absl::Time now) {
   std::vector<std::pair<PeerId, Message>> out;
   const Verdict v = Decide(direction, message, peer, now);
   if (v.partition || v.drop) return out;
@@ -334,8 +328,8 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::Pass(FaultDirection dir
     const bool hold = !c.queue.empty() || (first && (v.due > now || v.overtakes > 0));
     if (hold) {
       log_->AddHeld(m.header.kind(), 1);
-      c.queue.push_back(Held{std::move(m), first ? v.due : absl::InfinitePast(),
-                             first ? v.overtakes : 0});
+      c.queue.push_back(
+          Held{std::move(m), first ? v.due : absl::InfinitePast(), first ? v.overtakes : 0});
     } else {
       out.emplace_back(peer, std::move(m));
     }
@@ -353,7 +347,7 @@ std::vector<std::pair<PeerId, Message>> FaultyTransport::Pass(FaultDirection dir
 void FaultyTransport::Send(PeerId to, Message message) {
   absl::MutexLock lock(&mu_);
   if (stopped_) return inner_->Send(to, std::move(message));  // dropped and counted there
-  for (auto& [peer, m] : Pass(FaultDirection::kSend, to, std::move(message), clock_.Now())) {
+  for (auto& [peer, m] : Pass(FaultDirection::kSend, to, std::move(message), env_.Now())) {
     SendOut(peer, std::move(m));
   }
 }
@@ -392,7 +386,7 @@ void FaultyTransport::OnReceive(PeerId from, Message message) {
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
-    deliver = Pass(FaultDirection::kReceive, from, std::move(message), clock_.Now());
+    deliver = Pass(FaultDirection::kReceive, from, std::move(message), env_.Now());
   }
   // Without the lock: the node's handler sends (through this transport).
   for (auto& [peer, m] : deliver) Deliver(peer, std::move(m));
@@ -431,8 +425,8 @@ absl::StatusOr<std::unique_ptr<Transport>> FaultyTransportFactory::Make(
     absl::MutexLock lock(&mu_);
     name = absl::StrCat(options.name, "#", made_[options.name]++);
   }
-  return std::make_unique<FaultyTransport>(std::move(inner), plan_, std::move(name),
-                                           options.clock, log_);
+  return std::make_unique<FaultyTransport>(std::move(inner), plan_, std::move(name), options.env,
+                                           log_);
 }
 
 }  // namespace kairos::internal
