@@ -34,6 +34,7 @@ JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
     table.size = table_floats;
   }
   table.updater.name = settings.updater;
+  table.compression = settings.compression;
   job.tables.push_back(table);
   job.policy = settings.policy;
   job.chunk_elements = settings.chunk_elements;

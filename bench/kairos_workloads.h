@@ -55,6 +55,8 @@ struct ClusterSettings {
   RowEviction sparse_eviction;
   // The table's server-side optimizer (UpdaterSpec::name).
   std::string updater = "sgd";
+  // The table's TableSpec::compression (--compression of kairos_transport_bench).
+  Compression compression = Compression::kNone;
   // ServerOptions::checkpoint_dir of every server (empty: none; the checkpoint workload).
   std::string checkpoint_dir;
   // ServerOptions::state_dir and ::log_sync of every server (empty: no update log; the log

@@ -99,6 +99,10 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "ServerOptions::inline_apply_bytes of every server (-1: the library default)")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--compression", f.compression,
+                 "TableSpec::compression of the kairos workloads' table: none, fp16, bf16 or "
+                 "int8 (MB/s still counts float32 value bytes)")
+      ->capture_default_str();
   app.add_option("--io-spin-us", f.io_spin_us,
                  "WorkerOptions::io_spin of every worker in microseconds: how long its I/O "
                  "thread polls before it sleeps (-1: the library default; 0: never)")
@@ -233,6 +237,12 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
   p.cluster.apply_threads = f.apply_threads;
   p.cluster.inline_apply_bytes = f.inline_apply_bytes;
   p.cluster.io_spin_us = f.io_spin_us;
+  absl::StatusOr<Compression> compression = ParseCompression(f.compression);
+  if (!compression.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--compression: ", compression.status().message()));
+  }
+  p.cluster.compression = *compression;
   return p;
 }
 
@@ -265,9 +275,10 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
                       f.warmup, f.seconds, f.repetitions, f.raw_repetitions,
                       f.grid_raw_repetitions),
       absl::StrFormat("kairos:     window %d requests (<= %s) per worker; chunk %d floats; "
-                      "policy asp; server apply_threads %s, inline_apply_bytes %s; worker "
-                      "io_spin %s",
+                      "policy asp; compression %s; server apply_threads %s, "
+                      "inline_apply_bytes %s; worker io_spin %s",
                       f.window, FormatSize(p.pipeline.max_window_bytes), f.chunk_elements,
+                      f.compression,
                       f.apply_threads < 0 ? "default" : absl::StrCat(f.apply_threads),
                       f.inline_apply_bytes < 0 ? "default" : FormatSize(f.inline_apply_bytes),
                       f.io_spin_us < 0 ? absl::FormatDuration(WorkerOptions().io_spin)

@@ -48,6 +48,7 @@ struct Flags {
   int apply_threads = -1;
   int64_t inline_apply_bytes = -1;
   int io_spin_us = -1;
+  std::string compression = "none";
   std::size_t latency_samples = 200000;
   std::vector<std::string> curve_sizes = {"4K", "1M"};
   std::vector<std::string> memory_sizes = {"64M", "256M"};

@@ -13,6 +13,9 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
 namespace kairos {
 
 // How a table's elements are set when the servers create it. Element i's value depends only
@@ -146,6 +149,40 @@ struct EvictedRows {
   std::span<const uint64_t> keys;
 };
 
+// How a table's values travel (docs/performance.md, "Compression"): pushes from the workers
+// and the values of pulls, never assigns, checkpoints or the update log. kNone (the
+// default) is exact float32. kFp16 (IEEE half, saturating at +-65504) and kBf16 (bfloat16)
+// halve the bytes; kInt8 quarters them with a float scale per block of 256 values (the
+// block's largest magnitude / 127). A dense table's pushes keep error feedback on the worker:
+// what the rounding took from one push is added to the next push of the same elements, so
+// the server's sum of the pushes stays within one rounding step of the true sum.
+enum class Compression : uint8_t { kNone = 0, kFp16 = 1, kBf16 = 2, kInt8 = 3 };
+
+// "none", "fp16", "bf16", "int8" (and "unknown" for a value that names none of them).
+inline std::string_view CompressionName(Compression c) {
+  switch (c) {
+    case Compression::kNone:
+      return "none";
+    case Compression::kFp16:
+      return "fp16";
+    case Compression::kBf16:
+      return "bf16";
+    case Compression::kInt8:
+      return "int8";
+  }
+  return "unknown";
+}
+
+// The inverse of CompressionName; InvalidArgument naming the choices for anything else.
+inline absl::StatusOr<Compression> ParseCompression(std::string_view name) {
+  for (Compression c :
+       {Compression::kNone, Compression::kFp16, Compression::kBf16, Compression::kInt8}) {
+    if (name == CompressionName(c)) return c;
+  }
+  return absl::InvalidArgumentError("unknown compression '" + std::string(name) +
+                                    "' (choose none, fp16, bf16 or int8)");
+}
+
 struct TableSpec {
   std::string name;       // unique within the job; 1..128 printable characters
   // Dense: number of float32 elements, 1..kMaxTableElements (job.h). Sparse: 0 (every
@@ -166,6 +203,8 @@ struct TableSpec {
   // Sparse: which keys get a row, and which rows are removed. Dense: the defaults.
   RowAdmission admission{};
   RowEviction eviction{};
+  // How its pushes and pulls travel (Compression above); kNone: exact float32.
+  Compression compression = Compression::kNone;
 
   // A sparse table of rows of `row_width` floats.
   static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},

@@ -78,6 +78,8 @@ struct TableInfo {
   // A sparse table (docs/sparse.md): rows of row_width floats by uint64_t key; size is 0.
   bool sparse = false;
   uint32_t row_width = 0;
+  // How its pushes and pulls travel (TableSpec::compression).
+  Compression compression = Compression::kNone;
 };
 
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its

@@ -262,6 +262,7 @@ class ShardEngine {
   const policy::WorkerClocks& clocks() const { return gates_[0]->clocks(); }
   Shard& shard() { return *shard_; }
   int num_workers() const { return num_workers_; }
+  const JobConfig& job() const { return job_; }
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   // The waiting reads and whom each waits for, for a stall message.
   std::string DescribeWaiting() const;

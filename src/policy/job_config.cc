@@ -222,6 +222,10 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
           "table '%s': unknown non-finite policy %d", t.name, static_cast<int>(t.nonfinite)));
     }
     if (absl::Status s = CheckRowPolicies(t); !s.ok()) return s;
+    if (static_cast<int>(t.compression) > static_cast<int>(Compression::kInt8)) {
+      return absl::InvalidArgumentError(absl::StrFormat("table '%s': unknown compression %d",
+                                                        t.name, static_cast<int>(t.compression)));
+    }
     if (t.policy.size() > kMaxPolicyLength || !Printable(t.policy)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s': the policy spec must be at most %d printable characters",
@@ -300,6 +304,10 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     }
     if (!(b.eviction == a.eviction)) {
       return differs(where + " eviction", EvictionName(b.eviction), EvictionName(a.eviction));
+    }
+    if (b.compression != a.compression) {
+      return differs(where + " compression", std::string(CompressionName(b.compression)),
+                     std::string(CompressionName(a.compression)));
     }
     if (b.nonfinite != a.nonfinite) {
       return differs(where + " nonfinite policy", NonFiniteName(b.nonfinite),

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "wire/encoding.h"
+
 namespace kairos::internal {
 
 EngineRequest ToEngine(PeerId from, const wire::Header& h, int rank) {
@@ -114,6 +116,15 @@ Message ToMessage(EngineAnswer a, uint32_t self) {
       break;
   }
   return reply;
+}
+
+void EncodeReplyValues(Compression compression, Message& reply) {
+  if (compression == Compression::kNone || reply.header.kind() != wire::PULL_REPLY ||
+      reply.payloads.size() != 1) {
+    return;
+  }
+  reply.payloads[0] = Encode(compression, reply.payloads[0].span());
+  reply.header.set_encoding(static_cast<uint32_t>(compression));
 }
 
 }  // namespace kairos::internal

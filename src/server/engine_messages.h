@@ -30,6 +30,10 @@ wire::Header RequestHeader(const EngineRequest& r);
 // (errors are the node's to word).
 Message ToMessage(EngineAnswer a, uint32_t self);
 
+// A compressed table's read (TableSpec::compression): the PULL_REPLY's values encoded
+// (wire/encoding.h). Nothing changes for kNone or for another kind of message.
+void EncodeReplyValues(Compression compression, Message& reply);
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_SERVER_ENGINE_MESSAGES_H_

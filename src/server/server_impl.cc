@@ -211,7 +211,11 @@ void ServerImpl::Answer(EngineAnswer a) {
   if (a.kind == EngineAnswer::Kind::kError) {
     return ReplyError(to, RequestHeader(a.request), a.status);
   }
-  transport_->Send(to, ToMessage(std::move(a), node_id_.load(std::memory_order_relaxed)));
+  const uint32_t table = a.request.table;
+  Message reply = ToMessage(std::move(a), node_id_.load(std::memory_order_relaxed));
+  const std::vector<TableSpec>& tables = engine_->job().tables;
+  if (table < tables.size()) EncodeReplyValues(tables[table].compression, reply);
+  transport_->Send(to, std::move(reply));
 }
 
 void ServerImpl::OnMessage(PeerId from, Message m) {

@@ -51,6 +51,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_evict_max_bytes(t.eviction.max_bytes);
     w->set_evict_order(static_cast<int32_t>(t.eviction.order));
     w->set_evict_idle_seconds(t.eviction.max_idle_seconds);
+    w->set_compression(static_cast<int32_t>(t.compression));
   }
 }
 
@@ -85,6 +86,10 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.eviction.max_bytes = w.evict_max_bytes();
     t.eviction.order = static_cast<RowEviction::Order>(w.evict_order());
     t.eviction.max_idle_seconds = w.evict_idle_seconds();
+    // Compression's underlying type is 8 bits: a wider value becomes 255, which names
+    // nothing either.
+    t.compression = static_cast<Compression>(
+        w.compression() >= 0 && w.compression() <= 255 ? w.compression() : 255);
     out.tables.push_back(std::move(t));
   }
   return out;

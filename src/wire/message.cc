@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "kairos/job.h"
+#include "wire/encoding.h"
 
 namespace kairos::internal {
 namespace {
@@ -76,6 +77,8 @@ absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& f
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: expects 1 payload frame, got %d", Describe(h), payloads));
     }
+    // An encoded payload's values are counted once it is decoded (Decode).
+    if (h.encoding() != 0) return absl::OkStatus();
     // Compared in values, not bytes: length * 4 wraps for lengths of 2^62 and more.
     if (frames[1].size / sizeof(float) != h.length()) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -85,6 +88,28 @@ absl::Status CheckPayloads(const wire::Header& h, const std::vector<RawFrame>& f
   } else if (CarriesNoPayload(h.kind()) && payloads != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: expects no payload, got %d frames", Describe(h), payloads));
+  }
+  return absl::OkStatus();
+}
+
+// The frame of an encoded payload (wire/encoding.h), or 0: PUSH and PULL_REPLY carry their
+// values in frame 1, PUSH_SPARSE its rows in frame 2. Any other kind is never encoded.
+std::size_t EncodedFrame(const wire::Header& h) {
+  if (h.kind() == wire::PUSH || h.kind() == wire::PULL_REPLY) return 1;
+  if (h.kind() == wire::PUSH_SPARSE) return 2;
+  return 0;
+}
+
+absl::Status CheckEncoding(const wire::Header& h) {
+  if (h.encoding() == 0) return absl::OkStatus();
+  if (EncodedFrame(h) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: this kind of message carries no encoded values (encoding %d)",
+                        Describe(h), h.encoding()));
+  }
+  if (h.encoding() > static_cast<uint32_t>(Compression::kInt8)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: unknown encoding %d", Describe(h), h.encoding()));
   }
   return absl::OkStatus();
 }
@@ -100,7 +125,25 @@ absl::Status CheckHeader(const wire::Header& h, const std::vector<RawFrame>& fra
         absl::StrFormat("message #%d from node %d has no valid kind (%d)", h.request_id(),
                         h.sender(), static_cast<int>(h.kind())));
   }
+  if (absl::Status s = CheckEncoding(h); !s.ok()) return s;
   return CheckPayloads(h, frames);
+}
+
+// The encoded payload of `frame`, as float32; for PUSH and PULL_REPLY exactly the header's
+// `length` values.
+absl::StatusOr<Buffer> DecodedPayload(const wire::Header& h, const RawFrame& frame) {
+  absl::StatusOr<Buffer> values =
+      DecodeValues(static_cast<Compression>(h.encoding()), frame.data, frame.size);
+  if (!values.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s", Describe(h), values.status().message()));
+  }
+  if (h.kind() != wire::PUSH_SPARSE && values->size() != h.length()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: header says %d values but the encoded payload holds %d", Describe(h),
+                        h.length(), values->size()));
+  }
+  return values;
 }
 
 }  // namespace
@@ -121,7 +164,20 @@ absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
     return s;
   }
   m.payloads.reserve(frames.size() - 1);
-  for (std::size_t i = 1; i < frames.size(); ++i) m.payloads.push_back(PayloadFrom(frames[i]));
+  const std::size_t encoded = m.header.encoding() != 0 ? EncodedFrame(m.header) : 0;
+  for (std::size_t i = 1; i < frames.size(); ++i) {
+    if (i != encoded) {
+      m.payloads.push_back(PayloadFrom(frames[i]));
+      continue;
+    }
+    absl::StatusOr<Buffer> values = DecodedPayload(m.header, frames[i]);
+    if (!values.ok()) {
+      if (parsed_header != nullptr) *parsed_header = std::move(m.header);
+      return values.status();
+    }
+    m.payloads.push_back(*std::move(values));
+  }
+  m.header.set_encoding(0);  // every payload is float32 now
   return m;
 }
 

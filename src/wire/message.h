@@ -37,8 +37,10 @@ struct RawFrame {
 // exactly one payload of `length` values; PUSH_SPARSE (2 payloads) and PULL_SPARSE (1)
 // carry 1..kMaxSparseKeys keys (`length`) in a first frame of exactly 8 x length bytes;
 // every other kind carries none. Payloads are used
-// in place when they are float-aligned and copied otherwise. InvalidArgument says what is
-// wrong.
+// in place when they are float-aligned and copied otherwise. A compressed table's values
+// (header encoding, set on PUSH, PULL_REPLY and PUSH_SPARSE's rows; wire/encoding.h) are
+// checked (their count, for PUSH and PULL_REPLY the header's length) and decoded to float32
+// here, and the decoded header's encoding is 0. InvalidArgument says what is wrong.
 // On failure, `*parsed_header` (when given) holds the header if it parsed, so that the
 // receiver can still answer the sender's request id; it stays empty otherwise.
 absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,

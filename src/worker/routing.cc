@@ -45,7 +45,13 @@ Batch RouteRange(const RangeRoute& route, std::span<const Chunk> chunks, const S
     // Flow control counts what crosses the link both ways: the pushed values, and the
     // values the reply brings back.
     part.bytes = (carries ? bytes : 0) + (reads ? bytes : 0);
-    if (carries) m.payloads.push_back(route.payload.Slice(begin - route.offset, end - begin));
+    if (push && route.residual != nullptr) {
+      const Buffer slice = route.payload.Slice(begin - route.offset, end - begin);
+      m.payloads.push_back(route.residual->Encode(begin, slice.span()));
+      m.header.set_encoding(static_cast<uint32_t>(route.residual->compression()));
+    } else if (carries) {
+      m.payloads.push_back(route.payload.Slice(begin - route.offset, end - begin));
+    }
     if (reads) {
       m.header.set_timeout_ms(stamp.timeout_ms);
       part.reads = true;

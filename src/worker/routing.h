@@ -23,6 +23,7 @@
 #include "common/partition.h"
 #include "kairos/buffer.h"
 #include "kairos/worker.h"
+#include "wire/encoding.h"
 #include "wire/message.h"
 #include "worker/request_state.h"
 
@@ -63,6 +64,8 @@ struct RangeRoute {
   // the push (pull_after), the shard's report goes here, and `scale` multiplies the update.
   PushPullReply* eager = nullptr;
   float scale = 1.0f;
+  // A push to a compressed table: each message's values are encoded with error feedback.
+  PushResidual* residual = nullptr;
 };
 
 // Checks that [offset, offset + length) is a non-empty range of the table `info`;

@@ -88,4 +88,13 @@ Batch RouteSparse(wire::Kind kind, uint32_t table, uint32_t width, const SparseP
   return batch;
 }
 
+void EncodeSparseRows(Compression compression, Batch& batch) {
+  if (compression == Compression::kNone) return;
+  for (auto& [part, m] : batch) {
+    if (m.header.kind() != wire::PUSH_SPARSE || m.payloads.size() != 2) continue;
+    m.payloads[1] = Encode(compression, m.payloads[1].span());
+    m.header.set_encoding(static_cast<uint32_t>(compression));
+  }
+}
+
 }  // namespace kairos::internal

@@ -45,6 +45,11 @@ Batch RouteSparse(wire::Kind kind, uint32_t table, uint32_t width, const SparseP
                   const Buffer& rows, const Stamp& stamp,
                   const std::shared_ptr<RequestState>& state);
 
+// A compressed table's push (TableSpec::compression): each PUSH_SPARSE's rows encoded
+// (wire/encoding.h), without error feedback: a row's residual would have to be kept for
+// every key the worker ever pushed. Nothing changes for kNone.
+void EncodeSparseRows(Compression compression, Batch& batch);
+
 }  // namespace kairos::internal
 
 #endif  // KAIROS_WORKER_SPARSE_ROUTING_H_

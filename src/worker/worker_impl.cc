@@ -415,15 +415,17 @@ class WorkerImpl {
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),
                       .first_id = node_.ReserveIds(parts)};
-    node_.Post(RouteRange(RangeRoute{.kind = call.kind,
-                                     .table = info.id,
-                                     .offset = call.offset,
-                                     .length = call.length,
-                                     .payload = std::move(call.payload),
-                                     .eager = call.eager,
-                                     .scale = call.scale},
-                          chunks, stamp, state),
-               verb);
+    node_.Post(
+        RouteRange(RangeRoute{.kind = call.kind,
+                              .table = info.id,
+                              .offset = call.offset,
+                              .length = call.length,
+                              .payload = std::move(call.payload),
+                              .eager = call.eager,
+                              .scale = call.scale,
+                              .residual = call.kind == wire::PUSH ? (*t)->residual.get() : nullptr},
+                   chunks, stamp, state),
+        verb);
     return Request(state);
   }
 
@@ -495,7 +497,9 @@ class WorkerImpl {
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),
                       .first_id = node_.ReserveIds(parts)};
-    node_.Post(RouteSparse(kind, info.id, info.row_width, plan, summed, stamp, state), verb);
+    Batch batch = RouteSparse(kind, info.id, info.row_width, plan, summed, stamp, state);
+    if (push) EncodeSparseRows(info.compression, batch);
+    node_.Post(std::move(batch), verb);
     return Request(state);
   }
 

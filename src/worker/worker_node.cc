@@ -400,12 +400,15 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   job_ = FromWire(start.job());
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
     const TableSpec& ts = job_.tables[id];
-    tables_.emplace(ts.name,
-                    TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate,
-                                         ts.sparse(), ts.row_width},
-                               // A sparse table has no ranges; its partition is unused.
-                               TablePartition(ts.sparse() ? 1 : ts.size, num_servers_,
-                                              job_.chunk_elements)});
+    tables_.emplace(
+        ts.name,
+        TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate, ts.sparse(),
+                             ts.row_width, ts.compression},
+                   // A sparse table has no ranges; its partition is unused.
+                   TablePartition(ts.sparse() ? 1 : ts.size, num_servers_, job_.chunk_elements),
+                   ts.compression != Compression::kNone && !ts.sparse()
+                       ? std::make_shared<PushResidual>(ts.compression, ts.size)
+                       : nullptr});
   }
   started_.Notify();
 }

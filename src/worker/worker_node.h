@@ -52,6 +52,8 @@ namespace kairos::internal {
 struct TableEntry {
   TableInfo info;
   TablePartition partition;
+  // A compressed dense table: its pushes' error feedback (wire/encoding.h); null otherwise.
+  std::shared_ptr<PushResidual> residual;
 };
 
 class WorkerNode {

@@ -62,6 +62,8 @@ JobConfig SampleJob() {
   job.tables.back().admission = {3, 0.5f, 4096, false};
   job.tables.back().eviction = {10, 0.25f, 2, 1 << 20, RowEviction::Order::kLeastFrequent};
   job.tables.back().eviction.max_idle_seconds = 2.5;  // with clocks too: not validated here
+  job.tables.back().compression = Compression::kBf16;
+  job.tables[0].compression = Compression::kInt8;
   return job;
 }
 
@@ -108,7 +110,23 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(4).evict_max_bytes(), 1u << 20);
   EXPECT_EQ(w.tables(4).evict_order(), 1);
   EXPECT_EQ(w.tables(4).evict_idle_seconds(), 2.5);
+  EXPECT_EQ(w.tables(4).compression(), 2);
+  EXPECT_EQ(w.tables(0).compression(), 3);
+  EXPECT_EQ(w.tables(1).compression(), 0);
   EXPECT_FALSE(w.tables(0).admit_read_zeros()) << "the defaults: initial values";
+}
+
+// A compression value wider than the enum's 8 bits becomes 255, which ValidateJobConfig
+// refuses as naming nothing, as it refuses 4 to 254.
+TEST(ConvertTest, ACompressionBeyondEightBitsNamesNothing) {
+  wire::JobConfig w;
+  ToWire(SampleJob(), &w);
+  w.mutable_tables(0)->set_compression(300);
+  EXPECT_EQ(static_cast<int>(FromWire(w).tables[0].compression), 255);
+  w.mutable_tables(0)->set_compression(-1);
+  EXPECT_EQ(static_cast<int>(FromWire(w).tables[0].compression), 255);
+  w.mutable_tables(0)->set_compression(2);
+  EXPECT_EQ(FromWire(w).tables[0].compression, Compression::kBf16);
 }
 
 // A peer that sends no schedule (an empty field) means the constant one.

@@ -180,6 +180,21 @@ TEST(ValidateJobConfigTest, InitializerAndUpdaterParametersAreFinite) {
   ExpectInvalid(ValidateJobConfig(job), "unknown non-finite policy 5");
 }
 
+TEST(ValidateJobConfigTest, RefusesACompressionThatNamesNothing) {
+  JobConfig job = ValidJob();
+  job.tables[0].compression = Compression::kInt8;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].compression = static_cast<Compression>(4);
+  ExpectInvalid(ValidateJobConfig(job), "unknown compression 4");
+}
+
+TEST(CompareJobConfigTest, NamesDifferentCompression) {
+  JobConfig theirs = ValidJob();
+  theirs.tables[1].compression = Compression::kFp16;
+  ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
+                "table 1 ('b') compression is fp16 here but none in the job");
+}
+
 TEST(CompareJobConfigTest, NamesDifferentNonFinitePolicy) {
   JobConfig theirs = ValidJob();
   theirs.tables[1].nonfinite = NonFinitePolicy::kSkip;

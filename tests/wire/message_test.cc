@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/job.h"
+#include "wire/encoding.h"
 
 namespace kairos::internal {
 namespace {
@@ -83,6 +84,54 @@ TEST(DecodeTest, AcceptsPushWithItsPayload) {
   EXPECT_EQ(m->header.clock(), 5);
   ASSERT_EQ(m->payloads.size(), 1u);
   EXPECT_THAT(m->payloads[0].span(), ElementsAre(1.0f, -2.5f, 3.0f));
+}
+
+std::string EncodedBytes(Compression c, const std::vector<float>& values) {
+  const Buffer b = Encode(c, values);
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size_bytes());
+}
+
+// A compressed table's values arrive encoded and leave Decode as float32, the header's
+// encoding cleared; a count that is not the header's length, an encoding on a kind that
+// carries no values and an unknown encoding are refused.
+TEST(DecodeTest, DecodesACompressedPushAndPullReply) {
+  for (wire::Kind kind : {wire::PUSH, wire::PULL_REPLY}) {
+    wire::Header h = Header(kind, 3, 1);
+    h.set_encoding(static_cast<uint32_t>(Compression::kBf16));
+    absl::StatusOr<Message> m =
+        Decode(Frames(h, {EncodedBytes(Compression::kBf16, {1.0f, -2.5f, 3.0f})}));
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(m->header.encoding(), 0u);
+    ASSERT_EQ(m->payloads.size(), 1u);
+    EXPECT_THAT(m->payloads[0].span(), ElementsAre(1.0f, -2.5f, 3.0f));
+  }
+  wire::Header sparse = Header(wire::PUSH_SPARSE, 2, 2);
+  sparse.set_encoding(static_cast<uint32_t>(Compression::kInt8));
+  const uint64_t keys[] = {5, 9};
+  absl::StatusOr<Message> rows =
+      Decode(Frames(sparse, {std::string(reinterpret_cast<const char*>(keys), sizeof(keys)),
+                             EncodedBytes(Compression::kInt8, {127.0f, -1.0f, 0.0f, 64.0f})}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->payloads.size(), 2u);
+  EXPECT_THAT(rows->payloads[1].span(), ElementsAre(127.0f, -1.0f, 0.0f, 64.0f));
+}
+
+TEST(DecodeTest, RefusesEncodedValuesThatDoNotFit) {
+  wire::Header h = Header(wire::PUSH, 4, 1);
+  h.set_encoding(static_cast<uint32_t>(Compression::kFp16));
+  std::optional<wire::Header> parsed;
+  ExpectInvalid(Decode(Frames(h, {EncodedBytes(Compression::kFp16, {1.0f, 2.0f, 3.0f})}), &parsed),
+                "header says 4 values but the encoded payload holds 3");
+  EXPECT_TRUE(parsed.has_value());  // the sender can be answered
+  ExpectInvalid(Decode(Frames(h, {FloatBytes({1.0f, 2.0f, 3.0f, 4.0f})})), "fp16 payload");
+  wire::Header clock = Header(wire::CLOCK, 0, 0);
+  clock.set_encoding(1);
+  ExpectInvalid(Decode(Frames(clock, {})), "carries no encoded values");
+  wire::Header assign = Header(wire::ASSIGN, 1, 1);
+  assign.set_encoding(1);
+  ExpectInvalid(Decode(Frames(assign, {FloatBytes({1.0f})})), "carries no encoded values");
+  h.set_encoding(9);
+  ExpectInvalid(Decode(Frames(h, {FloatBytes({1.0f, 2.0f, 3.0f, 4.0f})})), "unknown encoding 9");
 }
 
 TEST(DecodeTest, AcceptsPullWithoutPayload) {
