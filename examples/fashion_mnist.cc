@@ -38,6 +38,7 @@ struct Flags {
   int servers = 2;
   std::string slowdown;
   std::string shards = "random";
+  std::string compression = "none";
   std::string csv;
   std::string data_dir = fmnist::kDefaultDataDir;
   std::string transport = "inproc";
@@ -203,6 +204,11 @@ int main(int argc, char **argv) {
                  "the classes, a non-IID split)")
       ->check(CLI::IsMember({"random", "by-class"}))
       ->capture_default_str();
+  app.add_option("--compression", f.compression,
+                 "how the model's pushes and pulls travel: none (float32), fp16, bf16 or int8 "
+                 "(TableSpec::compression, docs/performance.md)")
+      ->check(CLI::IsMember({"none", "fp16", "bf16", "int8"}))
+      ->capture_default_str();
   app.add_option("--csv", f.csv, "write one row per evaluation to FILE (docs/examples.md)");
   app.add_option("--data-dir", f.data_dir, "the directory of the four Fashion-MNIST IDX files")
       ->capture_default_str();
@@ -269,6 +275,7 @@ int main(int argc, char **argv) {
     f.train.slowdown.push_back(factor);
   }
   f.train.shards_by_class = f.shards == "by-class";
+  f.train.compression = *kairos::ParseCompression(f.compression);  // checked by the flag
   if (f.train.slowdown.size() > static_cast<size_t>(f.workers)) {
     std::fprintf(stderr, "--slowdown has %zu factors for %d workers\n", f.train.slowdown.size(),
                  f.workers);
@@ -327,7 +334,7 @@ int main(int argc, char **argv) {
         "kairos Fashion-MNIST: model %s, policy %s, %d servers, %d workers%s\n"
         "  %d epochs of %d iterations per worker (batch %d, ~%d examples per "
         "shard), "
-        "optimizer %s, lr %g, pace %s, slowdown %s, shards %s, seed %llu\n"
+        "optimizer %s, lr %g, pace %s, slowdown %s, shards %s, compression %s, seed %llu\n"
         "  data: %d training and %d test examples from %s\n",
         f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
                                : "softmax",
@@ -335,7 +342,7 @@ int main(int argc, char **argv) {
         std::max(1, shard / batch), batch, shard, f.train.optimizer.c_str(),
         static_cast<double>(f.train.learning_rate),
         f.train.pace_ms > 0 ? absl::StrCat(f.train.pace_ms, " ms").c_str() : "none",
-        f.slowdown.empty() ? "none" : f.slowdown.c_str(), f.shards.c_str(),
+        f.slowdown.empty() ? "none" : f.slowdown.c_str(), f.shards.c_str(), f.compression.c_str(),
         static_cast<unsigned long long>(f.train.seed), data->train.num_examples(),
         data->test.num_examples(), f.data_dir.c_str());
     std::fflush(stdout);

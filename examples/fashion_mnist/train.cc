@@ -281,6 +281,7 @@ absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig &conf
           ? absl::StrCat("cosine:steps=", std::max<int64_t>(1, planned_iterations))
           : config.schedule;
   std::vector<kairos::TableSpec> tables = model->Tables(updater, config.seed);
+  for (kairos::TableSpec& t : tables) t.compression = config.compression;
   kairos::TableSpec control;
   control.name = kControlTable;
   control.size = 1;

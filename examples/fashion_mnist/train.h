@@ -118,6 +118,8 @@ struct TrainConfig {
   int eval_every = 0;             // rank 0's iterations between snapshots; 0: each epoch
   double snapshot_s = 0.0;        // > 0: a snapshot every this many seconds instead
   double average_s = 0.0;         // > 0: evaluate the mean of this many seconds' snapshots
+  // How the model's tables travel (TableSpec::compression); the control table stays exact.
+  kairos::Compression compression = kairos::Compression::kNone;
 };
 
 // The pace model of `config` (its pace_ms, slowdown, jitter, stragglers and seed).

@@ -111,8 +111,9 @@ TEST_P(CompressionTest, DenseAndSparseValuesTravelWithinTheEncodingsBound) {
 
 // Error feedback through the job: a thousand pushes of 0.0007 (asynchronous, so each is
 // applied at once) move every element by 0.7 to within the pull's rounding and one push's.
-// Without the residual, bf16 would lose 1.9e-6 a push (0.0007 rounds to 0.00070190), 1.9e-3
-// in all: beyond this bound (wire/encoding_test.cc tests the residual exactly).
+// Without the residual, bf16 would add 1.9e-6 too much a push (0.0007 rounds to
+// 0.00070190), 1.9e-3 in all: beyond this bound (wire/encoding_test.cc tests the residual
+// exactly).
 TEST_P(CompressionTest, ManySmallPushesAddUpToTheirSum) {
   const Compression c = GetParam();
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(Options(c, "asp"));
