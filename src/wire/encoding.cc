@@ -9,6 +9,7 @@
 #include <limits>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -122,8 +123,18 @@ __attribute__((target("avx,f16c"))) std::size_t FromHalfF16c(const unsigned char
   return i;
 }
 
+// CPUID leaf 1: F16C, AVX and OSXSAVE; then XGETBV: the system saves the YMM registers.
+// (Clang 14's __builtin_cpu_supports does not know "f16c".)
 bool HasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+    constexpr unsigned kOsxsave = 1u << 27, kAvx = 1u << 28, kF16c = 1u << 29;
+    if ((c & (kOsxsave | kAvx | kF16c)) != (kOsxsave | kAvx | kF16c)) return false;
+    unsigned lo = 0, hi = 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6u) == 6u;
+  }();
   return has;
 }
 #else
@@ -288,10 +299,12 @@ absl::StatusOr<Buffer> DecodeValues(Compression c, const void* data, std::size_t
   return out;
 }
 
-Buffer PushResidual::Encode(uint64_t offset, std::span<const float> gradient) {
+Buffer PushResidual::Encode(uint64_t chunk_begin, uint64_t chunk_end, uint64_t offset,
+                            std::span<const float> gradient) {
   absl::MutexLock lock(&mu_);
-  if (residual_.empty()) residual_.assign(size_, 0.0f);
-  const std::span<float> r(residual_.data() + offset, gradient.size());
+  std::vector<float>& chunk = residual_[chunk_begin];
+  if (chunk.empty()) chunk.assign(chunk_end - chunk_begin, 0.0f);
+  const std::span<float> r(chunk.data() + (offset - chunk_begin), gradient.size());
   for (std::size_t i = 0; i < r.size(); ++i) r[i] += gradient[i];
   return EncodeKeepingRest(c_, r);
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "kairos/buffer.h"
@@ -49,22 +50,24 @@ Buffer EncodeKeepingRest(Compression c, std::span<float> values);
 absl::StatusOr<Buffer> DecodeValues(Compression c, const void* data, std::size_t bytes);
 
 // Error feedback for a dense table's compressed pushes (TableSpec::compression): what the
-// encoding took from each element is kept, and added to that element's next push.
+// encoding took from each element is kept, and added to that element's next push. The
+// residual of a chunk (the table partition's, common/partition.h) is allocated at its first
+// push: a worker holds one float per element of the chunks it pushed to.
 class PushResidual {
  public:
-  PushResidual(Compression c, uint64_t table_size) : c_(c), size_(table_size) {}
+  explicit PushResidual(Compression c) : c_(c) {}
 
-  // The payload of a push of `gradient` to elements [offset, offset + gradient.size()):
-  // the gradient plus their residual, encoded; the residual becomes what that encoding
-  // left out. REQUIRES: the range is inside the table.
-  Buffer Encode(uint64_t offset, std::span<const float> gradient);
+  // The payload of a push of `gradient` to elements [offset, offset + gradient.size()) of
+  // the chunk [chunk_begin, chunk_end): the gradient plus their residual, encoded; the
+  // residual becomes what that encoding left out. REQUIRES: the range is inside the chunk.
+  Buffer Encode(uint64_t chunk_begin, uint64_t chunk_end, uint64_t offset,
+                std::span<const float> gradient);
   Compression compression() const { return c_; }
 
  private:
   const Compression c_;
-  const uint64_t size_;
   absl::Mutex mu_;
-  std::vector<float> residual_ ABSL_GUARDED_BY(mu_);  // allocated at the first push
+  absl::flat_hash_map<uint64_t, std::vector<float>> residual_ ABSL_GUARDED_BY(mu_);  // by begin
 };
 
 }  // namespace kairos::internal

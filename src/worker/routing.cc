@@ -47,7 +47,7 @@ Batch RouteRange(const RangeRoute& route, std::span<const Chunk> chunks, const S
     part.bytes = (carries ? bytes : 0) + (reads ? bytes : 0);
     if (push && route.residual != nullptr) {
       const Buffer slice = route.payload.Slice(begin - route.offset, end - begin);
-      m.payloads.push_back(route.residual->Encode(begin, slice.span()));
+      m.payloads.push_back(route.residual->Encode(c.begin, c.end, begin, slice.span()));
       m.header.set_encoding(static_cast<uint32_t>(route.residual->compression()));
     } else if (carries) {
       m.payloads.push_back(route.payload.Slice(begin - route.offset, end - begin));

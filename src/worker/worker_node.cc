@@ -407,7 +407,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
                    // A sparse table has no ranges; its partition is unused.
                    TablePartition(ts.sparse() ? 1 : ts.size, num_servers_, job_.chunk_elements),
                    ts.compression != Compression::kNone && !ts.sparse()
-                       ? std::make_shared<PushResidual>(ts.compression, ts.size)
+                       ? std::make_shared<PushResidual>(ts.compression)
                        : nullptr});
   }
   started_.Notify();

@@ -11,8 +11,9 @@
 // message has a valid kind and this protocol version, one payload per announced frame with
 // exactly the frame's bytes at a float-aligned address, one payload of `length` floats for
 // PUSH, ASSIGN and PULL_REPLY, `length` keys first for PUSH_SPARSE (keys, rows) and
-// PULL_SPARSE (keys), and none for other kinds, and it survives EncodeHeader and a second
-// Decode unchanged; a refused one is InvalidArgument, with the header handed back exactly
+// PULL_SPARSE (keys), and none for other kinds, an encoded payload (a compressed table's,
+// wire/encoding.h) turned into exactly the float32 values it encodes and the encoding
+// cleared, and it survives EncodeHeader and a second Decode unchanged; a refused one is InvalidArgument, with the header handed back exactly
 // when frame 0 parses.
 //
 // `decode_fuzzer --write-seeds=DIR` writes the seed corpus (tests/fuzz/corpus/decode).
@@ -28,6 +29,7 @@
 #include "kairos/job.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "wire/convert.h"
+#include "wire/encoding.h"
 #include "wire/message.h"
 
 namespace kairos::fuzz {
@@ -47,8 +49,21 @@ RawFrame Place(const std::string& bytes, int shift) {
   return RawFrame{storage, at, bytes.size()};
 }
 
-void CheckDecoded(const Message& m, const std::vector<std::string>& frames) {
+// The frame whose values `sent` (frame 0) says are encoded (wire/encoding.h), or 0.
+std::size_t EncodedFrame(const wire::Header& sent) {
+  if (sent.encoding() == 0) return 0;
+  return sent.kind() == wire::PUSH_SPARSE ? 2 : 1;
+}
+
+std::string Bytes(const Buffer& b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size_bytes());
+}
+
+void CheckDecoded(const Message& m, const std::vector<std::string>& frames,
+                  const wire::Header& sent) {
   const wire::Header& h = m.header;
+  Require(h.encoding() == 0, "a decoded message's payloads are float32");
+  const std::size_t encoded = EncodedFrame(sent);
   Require(h.protocol_version() == kProtocolVersion, "decoded with another protocol version");
   Require(h.kind() != wire::KIND_UNSPECIFIED && wire::Kind_IsValid(h.kind()),
           "decoded with an invalid kind");
@@ -57,11 +72,18 @@ void CheckDecoded(const Message& m, const std::vector<std::string>& frames) {
   for (std::size_t i = 0; i < m.payloads.size(); ++i) {
     const Buffer& p = m.payloads[i];
     const std::string& f = frames[i + 1];
+    Require(reinterpret_cast<std::uintptr_t>(p.data()) % alignof(float) == 0,
+            "a payload is float-aligned");
+    if (i + 1 == encoded) {
+      absl::StatusOr<Buffer> values = internal::DecodeValues(
+          static_cast<Compression>(sent.encoding()), f.data(), f.size());
+      Require(values.ok() && Bytes(*values) == Bytes(p),
+              "an encoded payload becomes the values it encodes");
+      continue;
+    }
     Require(p.size_bytes() == f.size(), "a payload has its frame's size");
     Require(f.empty() || std::memcmp(p.data(), f.data(), f.size()) == 0,
             "a payload has its frame's bytes");
-    Require(reinterpret_cast<std::uintptr_t>(p.data()) % alignof(float) == 0,
-            "a payload is float-aligned");
   }
   switch (h.kind()) {
     case wire::PUSH:
@@ -87,7 +109,7 @@ void CheckDecoded(const Message& m, const std::vector<std::string>& frames) {
   Message copy = m;
   const std::string header = internal::EncodeHeader(copy);
   std::vector<RawFrame> again{Place(header, 0)};
-  for (std::size_t i = 1; i < frames.size(); ++i) again.push_back(Place(frames[i], 0));
+  for (const Buffer& p : m.payloads) again.push_back(Place(Bytes(p), 0));
   absl::StatusOr<Message> second = internal::Decode(std::move(again));
   Require(second.ok(), "a decoded message decodes again after EncodeHeader");
   Require(second->header.SerializeAsString() == h.SerializeAsString(),
@@ -115,7 +137,7 @@ void Run(const uint8_t* data, std::size_t size) {
                       reference.ParseFromArray(frames[0].data(), static_cast<int>(frames[0].size()));
   if (m.ok()) {
     Require(parses, "decoded a header that does not parse");
-    CheckDecoded(*m, frames);
+    CheckDecoded(*m, frames, reference);
     return;
   }
   Require(m.status().code() == absl::StatusCode::kInvalidArgument, "refusals are InvalidArgument");
@@ -141,6 +163,10 @@ std::string Input(uint8_t flags, const Message& m, const std::vector<std::string
 
 std::string Floats(std::vector<float> v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+std::string Encoded(Compression c, const std::vector<float>& v) {
+  return Bytes(internal::Encode(c, v));
 }
 
 Message Header(wire::Kind kind, uint32_t payload_frames, uint64_t length = 0) {
@@ -172,6 +198,22 @@ Seeds MakeSeeds() {
                  Input(0, Header(wire::PUSH_SPARSE, 2, 2), {key_frame, Floats({1, 2, 3, 4})})});
     s.push_back({"pull-sparse", Input(5, Header(wire::PULL_SPARSE, 1, 2), {key_frame})});
     s.push_back({"sparse-no-keys", Input(4, Header(wire::PULL_SPARSE, 1, 0), {""})});
+    Message rows = Header(wire::PUSH_SPARSE, 2, 2);
+    rows.header.set_encoding(static_cast<uint32_t>(Compression::kBf16));
+    s.push_back({"push-sparse-bf16", Input(0, rows, {key_frame, Encoded(Compression::kBf16,
+                                                                        {1, -2, 3, 0.5f})})});
+  }
+  {
+    Message push = Header(wire::PUSH, 1, 3);
+    push.header.set_encoding(static_cast<uint32_t>(Compression::kFp16));
+    s.push_back({"push-fp16", Input(1, push, {Encoded(Compression::kFp16, {1, 2, 3})})});
+    Message reply = Header(wire::PULL_REPLY, 1, 300);
+    reply.header.set_encoding(static_cast<uint32_t>(Compression::kInt8));
+    s.push_back({"pull-reply-int8",
+                 Input(0, reply, {Encoded(Compression::kInt8, std::vector<float>(300, 0.25f))})});
+    Message wrong = Header(wire::PUSH, 1, 4);
+    wrong.header.set_encoding(static_cast<uint32_t>(Compression::kFp16));
+    s.push_back({"push-fp16-short", Input(0, wrong, {Encoded(Compression::kFp16, {1, 2, 3})})});
   }
   {
     Message m = Header(wire::JOIN, 0);

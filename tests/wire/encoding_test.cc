@@ -157,11 +157,11 @@ TEST(EncodingTest, AMalformedPayloadIsRefusedSayingWhy) {
 // and the sum drifts by a thousand of them (the positive control).
 TEST(PushResidualTest, TheSumOfManyPushesStaysWithinOneRoundingStep) {
   for (Compression c : {Compression::kFp16, Compression::kBf16, Compression::kInt8}) {
-    PushResidual residual(c, /*table_size=*/8);
+    PushResidual residual(c);
     const std::vector<float> g = {0.1f, 0.1f, 0.3f};
     double with = 0, without = 0;
     for (int i = 0; i < 1000; ++i) {
-      const Buffer sent = residual.Encode(/*offset=*/4, g);
+      const Buffer sent = residual.Encode(/*chunk_begin=*/2, /*chunk_end=*/10, /*offset=*/4, g);
       absl::StatusOr<Buffer> got = DecodeValues(c, sent.data(), sent.size_bytes());
       ASSERT_TRUE(got.ok());
       with += got->span()[0];
