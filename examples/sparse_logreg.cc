@@ -48,6 +48,7 @@ struct Flags {
   std::string weights_file;
   bool generate = false;
   std::string transport = "inproc";
+  std::string compression = "none";
   uint64_t evict_mb = 0;
 };
 
@@ -210,6 +211,11 @@ int main(int argc, char **argv) {
   app.add_option("--evict-mb", f.evict_mb,
                  "bound each server's weight rows to N MiB, least recently updated go (0: none)")
       ->capture_default_str();
+  app.add_option("--compression", f.compression,
+                 "how the tables' pushes and pulls travel: none (float32), fp16, bf16 or int8 "
+                 "(TableSpec::compression, docs/performance.md)")
+      ->check(CLI::IsMember({"none", "fp16", "bf16", "int8"}))
+      ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
       ->check([](const std::string& s) {
         const absl::StatusOr<kairos::TransportKind> kind = kairos::ParseTransportKind(s);
@@ -357,6 +363,7 @@ int main(int argc, char **argv) {
   options.transport = *kairos::ParseTransportKind(f.transport);  // checked by the flag
   options.job.policy = f.policy;
   f.train.eviction.max_bytes = f.evict_mb << 20;
+  f.train.compression = *kairos::ParseCompression(f.compression);  // checked by the flag
   options.job.tables = logreg::JobTables(f.train);
   // Embedded servers report their removed rows here (launched ones count them in metrics).
   std::atomic<uint64_t> evicted{0};

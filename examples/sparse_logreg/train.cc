@@ -155,11 +155,13 @@ std::vector<kairos::TableSpec> JobTables(const TrainConfig &config) {
       kairos::TableSpec::Sparse(kWeightsTable, 1, kairos::Initializer::Zeros(), updater));
   tables.back().admission = config.admission;
   tables.back().eviction = config.eviction;
+  tables.back().compression = config.compression;
   kairos::TableSpec bias;
   bias.name = kBiasTable;
   bias.size = 1;
   bias.init = kairos::Initializer::Zeros();
   bias.updater = updater;
+  bias.compression = config.compression;
   tables.push_back(bias);
   return tables;
 }

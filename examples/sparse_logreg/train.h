@@ -76,6 +76,8 @@ struct TrainConfig {
   // eviction"): the defaults keep every id pushed.
   kairos::RowAdmission admission;
   kairos::RowEviction eviction;
+  // How both tables' pushes and pulls travel (TableSpec::compression).
+  kairos::Compression compression = kairos::Compression::kNone;
 };
 
 // InvalidArgument naming the first flag out of range.
