@@ -390,9 +390,10 @@ inline absl::Status Push(Worker& worker, std::string_view table, const TensorSou
   if (const float* p = values.contiguous()) {
     return worker.Push(table, std::span<const float>(p, values.size()), options);
   }
+  // A strided expression is gathered first; the whole-table form checks its size.
   Buffer b = Buffer::Allocate(values.size());
   values.CopyTo(b.data());
-  return worker.PushAsync(table, 0, std::move(b), options).Wait();
+  return worker.Push(table, std::span<const float>(b.span()), options);
 }
 
 // Pushes `values` as the gradient of elements [offset, offset + values.size()).

@@ -303,7 +303,8 @@ enum class TransportKind { kInproc, kTcp, kIpc };
 
 // "inproc", "tcp" or "ipc".
 KAIROS_EXPORT std::string_view TransportKindName(TransportKind kind);
-// The kind of one of those names; InvalidArgument naming the three otherwise.
+// The kind of one of those names, in any case ("TCP"); InvalidArgument naming the three
+// otherwise.
 KAIROS_EXPORT absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name);
 
 // LocalCluster: a coordinator, servers and workers inside this process.

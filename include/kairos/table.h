@@ -7,6 +7,7 @@
 #ifndef KAIROS_TABLE_H_
 #define KAIROS_TABLE_H_
 
+#include <cctype>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -173,14 +174,17 @@ inline std::string_view CompressionName(Compression c) {
   return "unknown";
 }
 
-// The inverse of CompressionName; InvalidArgument naming the choices for anything else.
+// The inverse of CompressionName, in any case ("BF16"); InvalidArgument naming the choices
+// for anything else.
 inline absl::StatusOr<Compression> ParseCompression(std::string_view name) {
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (Compression c :
        {Compression::kNone, Compression::kFp16, Compression::kBf16, Compression::kInt8}) {
-    if (name == CompressionName(c)) return c;
+    if (lower == CompressionName(c)) return c;
   }
   return absl::InvalidArgumentError("unknown compression '" + std::string(name) +
-                                    "' (choose none, fp16, bf16 or int8)");
+                                    "'; use none, fp16, bf16 or int8");
 }
 
 struct TableSpec {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kairos/coordinator.h"
@@ -270,8 +271,9 @@ std::string_view TransportKindName(TransportKind kind) {
 }
 
 absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(std::string(name));
   for (TransportKind kind : {TransportKind::kInproc, TransportKind::kTcp, TransportKind::kIpc}) {
-    if (name == TransportKindName(kind)) return kind;
+    if (lower == TransportKindName(kind)) return kind;
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("unknown transport '%s'; use inproc, tcp or ipc", name));

@@ -134,9 +134,23 @@ INSTANTIATE_TEST_SUITE_P(Encodings, CompressionTest,
                                            Compression::kBf16, Compression::kInt8),
                          [](const auto& info) { return std::string(CompressionName(info.param)); });
 
-TEST(CompressionOptionTest, ANameIsParsedAndAValueThatNamesNothingIsRefused) {
-  EXPECT_EQ(*ParseCompression("bf16"), Compression::kBf16);
-  EXPECT_THAT(ParseCompression("fp8").status().message(), HasSubstr("choose none, fp16"));
+// Every Parse* of the API takes a name in any case and names the choices otherwise.
+TEST(OptionNamesTest, ParseTakesAnyCaseAndNamesTheChoices) {
+  for (Compression c :
+       {Compression::kNone, Compression::kFp16, Compression::kBf16, Compression::kInt8}) {
+    EXPECT_EQ(*ParseCompression(CompressionName(c)), c);
+  }
+  EXPECT_EQ(*ParseCompression("INT8"), Compression::kInt8);
+  EXPECT_THAT(ParseCompression("fp8").status().message(), HasSubstr("use none, fp16"));
+  for (TransportKind t : {TransportKind::kInproc, TransportKind::kTcp, TransportKind::kIpc}) {
+    EXPECT_EQ(*ParseTransportKind(TransportKindName(t)), t);
+  }
+  EXPECT_EQ(*ParseTransportKind("TCP"), TransportKind::kTcp);
+  EXPECT_THAT(ParseTransportKind("udp").status().message(), HasSubstr("use inproc, tcp or ipc"));
+  EXPECT_EQ(*ParseLogLevel("Warning"), LogLevel::kWarning);
+}
+
+TEST(CompressionOptionTest, AValueThatNamesNothingIsRefused) {
   ClusterOptions o = Options(Compression::kNone);
   o.job.tables[0].compression = static_cast<Compression>(7);
   absl::StatusOr<std::unique_ptr<LocalCluster>> c = LocalCluster::Create(o);

@@ -388,9 +388,13 @@ TEST(EigenClusterTest, WrongShapesAreRefusedBeforeAnythingIsSent) {
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("'layer9' is not in the job"));
 
-  // One table: the worker's own size check.
+  // One table: the worker's own size check, for a contiguous gradient and for a strided
+  // one (gathered first; it was once pushed as a range of the table instead of refused).
   s = Push(w, "layer1", Eigen::VectorXf::Zero(14));
   EXPECT_FALSE(s.ok());
+  Eigen::MatrixXf wide = Eigen::MatrixXf::Zero(2, 14);
+  s = Push(w, "layer1", wide.row(0));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   Eigen::VectorXf short_vector(14);
   s = Pull(w, "layer1", short_vector);
   EXPECT_FALSE(s.ok());
