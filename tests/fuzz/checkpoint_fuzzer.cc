@@ -205,7 +205,7 @@ void Run(const uint8_t* data, std::size_t size) {
   }
   MemFile f(file);
 
-  absl::StatusOr<ShardSnapshot> s = internal::ReadCheckpoint(f.path());
+  absl::StatusOr<ShardSnapshot> s = internal::ReadCheckpoint(Env::Default(), f.path());
   if (!s.ok()) {
     Require(absl::IsDataLoss(s.status()), "a refused file is DataLoss");
     Require(s.status().message().find(f.path()) != std::string::npos,
@@ -213,12 +213,12 @@ void Run(const uint8_t* data, std::size_t size) {
   } else {
     CheckSnapshot(*s);
     // Written again, the snapshot reads back to the same bytes (the format has one encoding).
-    absl::StatusOr<std::string> a = internal::WriteCheckpoint(*s, ScratchDir(), /*sync=*/false);
+    absl::StatusOr<std::string> a = internal::WriteCheckpoint(Env::Default(), *s, ScratchDir(), /*sync=*/false);
     Require(a.ok(), "a snapshot read is written again");
-    absl::StatusOr<ShardSnapshot> again = internal::ReadCheckpoint(*a);
+    absl::StatusOr<ShardSnapshot> again = internal::ReadCheckpoint(Env::Default(), *a);
     Require(again.ok(), "a snapshot written reads back");
     const std::string first = ReadAll(*a);
-    absl::StatusOr<std::string> b = internal::WriteCheckpoint(*again, ScratchDir(), false);
+    absl::StatusOr<std::string> b = internal::WriteCheckpoint(Env::Default(), *again, ScratchDir(), false);
     Require(b.ok() && ReadAll(*b) == first, "the snapshot reads back the same");
     // Of the current format, the one encoding of its snapshot; of the previous one, its
     // records are (only the framing changed).
@@ -237,7 +237,7 @@ void Run(const uint8_t* data, std::size_t size) {
   Host host;
   std::unique_ptr<ShardEngine> engine = MakeEngine(job, shard, shards, &host);
   absl::StatusOr<int64_t> restored =
-      internal::RestoreShard(engine->shard(), shards, job, {f.path()});
+      internal::RestoreShard(Env::Default(), engine->shard(), shards, job, {f.path()});
   if (!s.ok()) {
     Require(!restored.ok() && restored.status() == s.status(), "the reader's error, as it is");
   } else if (!restored.ok()) {
@@ -285,7 +285,7 @@ Seeds MakeSeeds() {
       e->Snapshot([&](std::shared_ptr<ShardSnapshot> got) { snap = std::move(got); });
       Require(snap != nullptr, "the snapshot is taken at once");
       snap->clock = 7;
-      absl::StatusOr<std::string> path = internal::WriteCheckpoint(*snap, ScratchDir(), false);
+      absl::StatusOr<std::string> path = internal::WriteCheckpoint(Env::Default(), *snap, ScratchDir(), false);
       Require(path.ok(), "the seed checkpoint is written");
       const std::string file = ReadAll(*path);
       const std::string name = "shard-" + std::to_string(shard) + "-of-" + std::to_string(shards);
@@ -314,7 +314,7 @@ Seeds MakeSeeds() {
           p.rows.resize(p.keys.size() * p.stride);
         }
         delta.removed.push_back({1, {4, 5}});
-        absl::StatusOr<std::string> at = internal::WriteCheckpoint(delta, ScratchDir(), false);
+        absl::StatusOr<std::string> at = internal::WriteCheckpoint(Env::Default(), delta, ScratchDir(), false);
         Require(at.ok(), "the seed delta is written");
         seeds.push_back(
             {"delta-" + name + "-whole", ByteWriter().U8(job_flags).Bytes(ReadAll(*at)).data()});

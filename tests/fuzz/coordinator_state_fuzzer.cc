@@ -73,7 +73,7 @@ void Run(const uint8_t* data, std::size_t size) {
   const uint8_t counts = in.U8();
   wire::CoordinatorState state;
   if (!state.ParseFromString(in.Bytes(in.remaining()))) return;
-  Require(internal::WriteCoordinatorState(StateDir(), state).ok(), "the state is written");
+  Require(internal::WriteCoordinatorState(Env::Default(), StateDir(), state).ok(), "the state is written");
 
   CoordinatorOptions o;
   o.listen = "fake://coordinator";

@@ -63,7 +63,7 @@ void Run(const uint8_t* data, std::size_t size) {
   MemFile file(bytes);
   std::vector<LogRecord> records;
   absl::StatusOr<LogReplay> replay =
-      internal::ReadUpdateLog(file.path(), kHeader, [&](LogRecord r) {
+      internal::ReadUpdateLog(Env::Default(), file.path(), kHeader, [&](LogRecord r) {
         Require(r.type == LogRecord::Type::kRequest || r.type == LogRecord::Type::kLeave ||
                     r.type == LogRecord::Type::kRejoin,
                 "a record of a known type");
@@ -90,7 +90,7 @@ void Run(const uint8_t* data, std::size_t size) {
   }
   std::vector<LogRecord> back;
   absl::StatusOr<LogReplay> reread =
-      internal::ReadUpdateLog(again, kHeader, [&](LogRecord r) { back.push_back(std::move(r)); });
+      internal::ReadUpdateLog(Env::Default(), again, kHeader, [&](LogRecord r) { back.push_back(std::move(r)); });
   std::filesystem::remove(again);
   Require(reread.ok() && reread->torn_bytes == 0, "the rewritten log reads back whole");
   Require(back.size() == records.size(), "as many records back");
