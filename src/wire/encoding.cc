@@ -182,7 +182,10 @@ void EncodeBody(Compression c, const float* in, std::size_t n, unsigned char* bo
         // non-finite policy sees it.
         const float scale = finite ? largest / 127.0f : std::nanf("");
         std::memcpy(body + 4 * b, &scale, 4);
-        const float inverse = finite && largest > 0.0f ? 127.0f / largest : 0.0f;
+        // Its int8 values stay 0 when the block is not finite (NaN x 0 decodes as NaN), all
+        // zero, or so small that its scale underflows (then every value decodes as 0).
+        const float inverse = 127.0f / largest;
+        if (!finite || !(scale > 0.0f) || !std::isfinite(inverse)) continue;
         for (std::size_t i = begin; i < end; ++i) {
           const float r = RoundEven(in[i] * inverse);
           q[i] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
