@@ -15,9 +15,11 @@ bool Matches(const FileFault& f, const std::string& path, const std::string& oth
          (!other.empty() && other.find(f.path_contains) != std::string::npos);
 }
 
-class FaultyWritableFile final : public WritableFile {
+}  // namespace
+
+class FaultyEnv::File final : public WritableFile {
  public:
-  FaultyWritableFile(const FaultyEnv& env, std::string path, std::unique_ptr<WritableFile> inner)
+  File(const FaultyEnv& env, std::string path, std::unique_ptr<WritableFile> inner)
       : env_(env), path_(std::move(path)), inner_(std::move(inner)) {}
 
   absl::Status Append(std::span<const absl::string_view> pieces) override {
@@ -40,10 +42,9 @@ class FaultyWritableFile final : public WritableFile {
   const std::unique_ptr<WritableFile> inner_;
 };
 
-class FaultyRandomAccessFile final : public RandomAccessFile {
+class FaultyEnv::Reader final : public RandomAccessFile {
  public:
-  FaultyRandomAccessFile(const FaultyEnv& env, std::string path,
-                         std::unique_ptr<RandomAccessFile> inner)
+  Reader(const FaultyEnv& env, std::string path, std::unique_ptr<RandomAccessFile> inner)
       : env_(env), path_(std::move(path)), inner_(std::move(inner)) {}
 
   uint64_t size() const override { return inner_->size(); }
@@ -57,8 +58,6 @@ class FaultyRandomAccessFile final : public RandomAccessFile {
   const std::string path_;
   const std::unique_ptr<RandomAccessFile> inner_;
 };
-
-}  // namespace
 
 absl::Status FaultyEnv::DiskFull() {
   return absl::ResourceExhaustedError("injected fault: No space left on device");
@@ -104,7 +103,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultyEnv::NewWritableFile(
   if (absl::Status s = Check(op, path); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<WritableFile>> file = target().NewWritableFile(path, options);
   if (!file.ok()) return file.status();
-  return std::make_unique<FaultyWritableFile>(*this, path, *std::move(file));
+  return std::make_unique<File>(*this, path, *std::move(file));
 }
 
 absl::StatusOr<std::unique_ptr<RandomAccessFile>> FaultyEnv::NewRandomAccessFile(
@@ -112,7 +111,7 @@ absl::StatusOr<std::unique_ptr<RandomAccessFile>> FaultyEnv::NewRandomAccessFile
   if (absl::Status s = Check(FileOp::kOpen, path); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = target().NewRandomAccessFile(path);
   if (!file.ok()) return file.status();
-  return std::make_unique<FaultyRandomAccessFile>(*this, path, *std::move(file));
+  return std::make_unique<Reader>(*this, path, *std::move(file));
 }
 
 absl::Status FaultyEnv::RenameFile(const std::string& from, const std::string& to) const {

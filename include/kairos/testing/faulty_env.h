@@ -90,10 +90,14 @@ class FaultyEnv final : public EnvWrapper {
   absl::StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) const override;
   absl::Status SyncDir(const std::string& dir) const override;
 
-  // The fault's verdict on one call (OK: it goes through), counted. For the wrapped files.
+ private:
+  // The files it hands out, which check their appends, syncs, closes and reads.
+  class File;
+  class Reader;
+
+  // The faults' verdict on one call (OK: it goes through), counted.
   absl::Status Check(FileOp op, const std::string& path, const std::string& other = {}) const;
 
- private:
   struct Armed {
     FileFault fault;
     int64_t seen = 0;  // matching calls so far
