@@ -14,12 +14,13 @@
 #endif
 
 #include "absl/strings/str_format.h"
+#include "kairos/job.h"
 
 namespace kairos::internal {
 
 namespace {
 
-constexpr uint64_t kMaxCount = uint64_t{1} << 40;
+constexpr uint64_t kMaxCount = UINT32_MAX;  // the payload's count is a u32
 
 uint64_t Blocks(uint64_t count) { return (count + kInt8Block - 1) / kInt8Block; }
 
@@ -255,11 +256,10 @@ std::optional<std::size_t> EncodedBytes(Compression c, uint64_t count) {
   return static_cast<std::size_t>((raw + 3) / 4 * 4);
 }
 
-Buffer Encode(Compression c, std::span<const float> values, std::span<float> decoded) {
+Buffer Encode(Compression c, std::span<const float> values) {
   unsigned char* body = nullptr;
   Buffer out = NewPayload(c, values.size(), &body);
   EncodeBody(c, values.data(), values.size(), body);
-  if (!decoded.empty()) DecodeBody(c, body, values.size(), decoded.data());
   return out;
 }
 
@@ -286,6 +286,11 @@ absl::StatusOr<Buffer> DecodeValues(Compression c, const void* data, std::size_t
         absl::StrFormat("a %s payload of %d bytes has no count", CompressionName(c), bytes));
   }
   std::memcpy(&count, p, 4);
+  if (count > kMaxChunkElements) {  // what it allocates stays within one message's values
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a %s payload says it holds %d values; a message carries at most %d",
+                        CompressionName(c), count, kMaxChunkElements));
+  }
   const std::optional<std::size_t> want = EncodedBytes(c, count);
   if (!want.has_value() || *want != bytes) {
     return absl::InvalidArgumentError(

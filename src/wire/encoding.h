@@ -33,20 +33,19 @@ namespace kairos::internal {
 inline constexpr std::size_t kInt8Block = 256;
 
 // The bytes of `count` values encoded with `c` (c != kNone), padding included; nullopt when
-// `count` is too large to describe (above 2^40).
+// `count` does not fit the payload's u32 count (a message holds at most kMaxChunkElements).
 std::optional<std::size_t> EncodedBytes(Compression c, uint64_t count);
 
 // Encodes `values` (c != kNone) into a payload of EncodedBytes(c, values.size()) bytes.
-// When `decoded` is not empty (values.size() floats), it receives what the receiver will
-// decode, for error feedback.
-Buffer Encode(Compression c, std::span<const float> values, std::span<float> decoded = {});
+Buffer Encode(Compression c, std::span<const float> values);
 
 // Encodes `values` (c != kNone) as Encode does, and leaves in each what the encoding took
 // from it (its value less the decoded one; 0 where that is not finite): error feedback.
 Buffer EncodeKeepingRest(Compression c, std::span<float> values);
 
 // Decodes a payload of `bytes` bytes encoded with `c`: InvalidArgument when it is not one
-// (too short, a count its size does not match exactly, nonzero padding).
+// (too short, more than kMaxChunkElements values, a count its size does not match exactly,
+// nonzero padding).
 absl::StatusOr<Buffer> DecodeValues(Compression c, const void* data, std::size_t bytes);
 
 // Error feedback for a dense table's compressed pushes (TableSpec::compression): what the
