@@ -194,13 +194,24 @@ int FakeTransport::RunPosted() {
     std::function<void()> fn;
     {
       absl::MutexLock lock(&mu_);
-      if (posted_.empty()) return ran;
+      if (posted_.empty()) break;
       fn = std::move(posted_.front());
       posted_.pop_front();
     }
     fn();
     ++ran;
   }
+  // With passes on, the functions run are one pass, which the batch handler ends; what it
+  // posts is the next pass.
+  if (ran == 0 || !on_batch_) return ran;
+  on_batch_();
+  return ran + RunPosted();
+}
+
+bool FakeTransport::SetBatchHandler(std::function<void()> on_batch) {
+  if (!passes_) return false;
+  on_batch_ = std::move(on_batch);
+  return true;
 }
 
 std::vector<FakeTransport::Sent> FakeTransport::sent() const {

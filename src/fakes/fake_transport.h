@@ -88,6 +88,9 @@ class FakeTransport final : public Transport {
   uint64_t dropped() const override { return dropped_.load(); }
   // Keeps the handler for FailConnect.
   void SetConnectErrorHandler(ConnectErrorHandler on_connect_error) override;
+  // False (messages are handed over one at a time) unless EnablePasses was called: then
+  // each RunPosted that ran something is a pass, ended by `on_batch`.
+  bool SetBatchHandler(std::function<void()> on_batch) override;
   // No handshakes here: always 0.
   uint64_t handshakes_refused() const override { return 0; }
 
@@ -109,8 +112,11 @@ class FakeTransport final : public Transport {
   // connect-error handler (when set) with `why` on the calling thread as the I/O thread.
   void FailConnect(PeerId peer, const absl::Status& why);
   // Runs the posted functions in order, including those they post, on the calling thread
-  // as the I/O thread. Returns how many ran.
+  // as the I/O thread, then (passes enabled) the batch handler. Returns how many ran.
   int RunPosted();
+  // Makes SetBatchHandler take its handler (a node that holds work until the end of a
+  // pass, such as a worker merging pushes, is then tested as over ZeroMQ). Before Start.
+  void EnablePasses() { passes_ = true; }
   // Waits, at most `timeout` of real time, until a function is posted (one waiting for
   // RunPosted counts at once) or the transport stopped; true when one is waiting. For a
   // test whose node posts from a thread of its own.
@@ -146,6 +152,8 @@ class FakeTransport final : public Transport {
   MalformedHandler on_malformed_;
   TickHandler on_tick_;
   ConnectErrorHandler on_connect_error_;
+  bool passes_ = false;             // EnablePasses
+  std::function<void()> on_batch_;  // set before Start when passes_
 
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;

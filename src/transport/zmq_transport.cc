@@ -235,9 +235,15 @@ bool ZmqTransport::DrainSockets() {
     more = more || pending_[i];
   }
   // A handler's send on a socket drained earlier in this pass.
-  more = more || listener_sent_;
-  for (const Dealer& d : dealers_) more = more || d.sent;
-  return more;
+  return more || SentSinceDrain();
+}
+
+bool ZmqTransport::SentSinceDrain() const {
+  if (listener_sent_) return true;
+  for (const Dealer& d : dealers_) {
+    if (d.sent) return true;
+  }
+  return false;
 }
 
 bool ZmqTransport::RunCommands() {
@@ -298,8 +304,11 @@ void ZmqTransport::Loop() {
     // Handlers may open connections (ConnectNow), which changes the poll set: rebuilt
     // here only, so the set stays put while DrainSockets walks it.
     if (poll_dirty_) RebuildPollItems();
-    const bool more = DrainSockets();
-    if (on_batch_) on_batch_();  // what the pass's handlers decided, acted on at once
+    bool more = DrainSockets();
+    if (on_batch_) {
+      on_batch_();                      // what the pass's handlers decided, acted on at once
+      more = more || SentSinceDrain();  // its sends: their sockets are drained before a sleep
+    }
     if (poll_dirty_) continue;  // a handler changed the poll set: drain the new one first
     const absl::Duration wait = next_tick - absl::Now();
     // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag

@@ -179,6 +179,9 @@ class ZmqTransport final : public Transport {
   // Drains the sockets that need it (see the I/O loop, zmq_transport.cc); true when one stopped at
   // the batch's end or was sent on after its drain (the loop then polls without waiting).
   bool DrainSockets();
+  // Whether a socket was sent on since its last drain (a handler's or the batch handler's
+  // send): it must be drained again before the loop sleeps.
+  bool SentSinceDrain() const;
 
   // Runs every queued command (those posted meanwhile wait for the next round). False
   // when the queue was empty.
