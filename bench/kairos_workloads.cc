@@ -35,6 +35,7 @@ JobConfig MakeJob(uint64_t table_floats, const ClusterSettings& settings) {
   }
   table.updater.name = settings.updater;
   table.compression = settings.compression;
+  table.merge_pushes = settings.merge_pushes;
   job.tables.push_back(table);
   job.policy = settings.policy;
   job.chunk_elements = settings.chunk_elements;

@@ -57,6 +57,8 @@ struct ClusterSettings {
   std::string updater = "sgd";
   // The table's TableSpec::compression (--compression of kairos_transport_bench).
   Compression compression = Compression::kNone;
+  // The table's TableSpec::merge_pushes (--merge-pushes of kairos_transport_bench).
+  bool merge_pushes = false;
   // ServerOptions::checkpoint_dir of every server (empty: none; the checkpoint workload).
   std::string checkpoint_dir;
   // ServerOptions::state_dir and ::log_sync of every server (empty: no update log; the log

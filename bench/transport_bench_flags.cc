@@ -103,6 +103,9 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "TableSpec::compression of the kairos workloads' table: none, fp16, bf16 or "
                  "int8 (MB/s still counts float32 value bytes)")
       ->capture_default_str();
+  app.add_flag("--merge-pushes", f.merge_pushes,
+               "TableSpec::merge_pushes of the kairos workloads' table: pushes that wait to "
+               "be sent are summed into one message (dense, uncompressed)");
   app.add_option("--io-spin-us", f.io_spin_us,
                  "WorkerOptions::io_spin of every worker in microseconds: how long its I/O "
                  "thread polls before it sleeps (-1: the library default; 0: never)")
@@ -243,6 +246,10 @@ absl::StatusOr<Plan> MakePlan(const Flags& f) {
         absl::StrCat("--compression: ", compression.status().message()));
   }
   p.cluster.compression = *compression;
+  p.cluster.merge_pushes = f.merge_pushes;
+  if (f.merge_pushes && p.cluster.compression != Compression::kNone) {
+    return absl::InvalidArgumentError("--merge-pushes: the table must not be compressed");
+  }
   return p;
 }
 
@@ -275,10 +282,10 @@ std::vector<std::string> SettingsLines(const Flags& f, const Plan& p) {
                       f.warmup, f.seconds, f.repetitions, f.raw_repetitions,
                       f.grid_raw_repetitions),
       absl::StrFormat("kairos:     window %d requests (<= %s) per worker; chunk %d floats; "
-                      "policy asp; compression %s; server apply_threads %s, "
+                      "policy asp; compression %s; merge_pushes %s; server apply_threads %s, "
                       "inline_apply_bytes %s; worker io_spin %s",
                       f.window, FormatSize(p.pipeline.max_window_bytes), f.chunk_elements,
-                      f.compression,
+                      f.compression, f.merge_pushes ? "on" : "off",
                       f.apply_threads < 0 ? "default" : absl::StrCat(f.apply_threads),
                       f.inline_apply_bytes < 0 ? "default" : FormatSize(f.inline_apply_bytes),
                       f.io_spin_us < 0 ? absl::FormatDuration(WorkerOptions().io_spin)

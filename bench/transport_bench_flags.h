@@ -49,6 +49,7 @@ struct Flags {
   int64_t inline_apply_bytes = -1;
   int io_spin_us = -1;
   std::string compression = "none";
+  bool merge_pushes = false;
   std::size_t latency_samples = 200000;
   std::vector<std::string> curve_sizes = {"4K", "1M"};
   std::vector<std::string> memory_sizes = {"64M", "256M"};

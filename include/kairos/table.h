@@ -209,6 +209,11 @@ struct TableSpec {
   RowEviction eviction{};
   // How its pushes and pulls travel (Compression above); kNone: exact float32.
   Compression compression = Compression::kNone;
+  // Dense, uncompressed: a worker sums pushes to the same range that wait to be sent
+  // into one message (docs/performance.md, "Merged pushes"). The servers apply the sum as one
+  // push: exactly the separate pushes' result under "sgd" without momentum or weight decay
+  // and "add", one step on the summed gradient under the other updaters.
+  bool merge_pushes = false;
 
   // A sparse table of rows of `row_width` floats.
   static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},

@@ -80,6 +80,8 @@ struct TableInfo {
   uint32_t row_width = 0;
   // How its pushes and pulls travel (TableSpec::compression).
   Compression compression = Compression::kNone;
+  // Pushes waiting to be sent are summed into one message (TableSpec::merge_pushes).
+  bool merge_pushes = false;
 };
 
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its

@@ -226,6 +226,12 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
       return absl::InvalidArgumentError(absl::StrFormat("table '%s': unknown compression %d",
                                                         t.name, static_cast<int>(t.compression)));
     }
+    if (t.merge_pushes && (t.sparse() || t.compression != Compression::kNone)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': merge_pushes applies to dense tables without compression (a sparse "
+          "push already sums its repeated keys; a compressed push is encoded as it is issued)",
+          t.name));
+    }
     if (t.policy.size() > kMaxPolicyLength || !Printable(t.policy)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s': the policy spec must be at most %d printable characters",
@@ -308,6 +314,10 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     if (b.compression != a.compression) {
       return differs(where + " compression", std::string(CompressionName(b.compression)),
                      std::string(CompressionName(a.compression)));
+    }
+    if (b.merge_pushes != a.merge_pushes) {
+      auto name = [](bool on) { return std::string(on ? "on" : "off"); };
+      return differs(where + " merge_pushes", name(b.merge_pushes), name(a.merge_pushes));
     }
     if (b.nonfinite != a.nonfinite) {
       return differs(where + " nonfinite policy", NonFiniteName(b.nonfinite),

@@ -52,6 +52,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_evict_order(static_cast<int32_t>(t.eviction.order));
     w->set_evict_idle_seconds(t.eviction.max_idle_seconds);
     w->set_compression(static_cast<int32_t>(t.compression));
+    w->set_merge_pushes(t.merge_pushes);
   }
 }
 
@@ -90,6 +91,7 @@ JobConfig FromWire(const wire::JobConfig& job) {
     // nothing either.
     t.compression = static_cast<Compression>(
         w.compression() >= 0 && w.compression() <= 255 ? w.compression() : 255);
+    t.merge_pushes = w.merge_pushes();
     out.tables.push_back(std::move(t));
   }
   return out;

@@ -45,6 +45,7 @@ void OutstandingParts::Expire(absl::Time now,
     ++visited_;
     if (it->second.state->deadline() <= now) {
       expired[it->second.state].push_back(it->second.shard);
+      for (const auto& follower : it->second.merged) expired[follower].push_back(it->second.shard);
       const uint64_t id = it->first;
       const Part part = std::move(it->second);
       parts_.erase(it++);
@@ -66,7 +67,10 @@ void OutstandingParts::Expire(absl::Time now,
 }
 
 void OutstandingParts::FailAll(const absl::Status& status) {
-  for (auto& [id, part] : parts_) part.state->Fail(status);
+  for (auto& [id, part] : parts_) {
+    part.state->Fail(status);
+    for (const auto& follower : part.merged) follower->Fail(status);
+  }
   parts_.clear();
 }
 
@@ -90,6 +94,7 @@ void CompletePart(const Part& part, Message& reply) {
     return part.state->PartDone(part.at, std::move(reply.payloads[0]));
   }
   part.state->PartDone(status);
+  for (const auto& follower : part.merged) follower->PartDone(status);
 }
 
 }  // namespace kairos::internal

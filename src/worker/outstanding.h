@@ -41,13 +41,15 @@ class OutstandingParts {
   // Removes the part of request id `id` and returns it. REQUIRES: Find(id) != nullptr.
   Part Take(uint64_t id);
 
-  // Removes every part whose request's deadline is at or before `now`, calling
+  // Removes every part whose request's deadline is at or before `now` (a merged message's
+  // is its first push's, the earliest of them), calling
   // `released(id, part)` for each, then fails each of those requests with DeadlineExceeded
   // naming the nodes that did not answer ("server 0, server 2", "the coordinator"; a server
   // as `describe(shard)` says when given, e.g. with the address that was tried).
   void Expire(absl::Time now, absl::FunctionRef<void(uint64_t id, const Part&)> released,
               const std::function<std::string(int shard)>& describe = nullptr);
-  // Fails every part's request with `status` and forgets every part.
+  // Fails every part's request (and those of the pushes merged into it) with `status` and
+  // forgets every part.
   void FailAll(const absl::Status& status);
 
   std::size_t size() const { return parts_.size(); }
@@ -66,7 +68,8 @@ class OutstandingParts {
 // checking it holds the part's length, and merging an eager push's report into its
 // PushPullReply first, so the caller sees both once Wait returns), and any other OK answer
 // to a reading part fails it (Internal: a read is complete only with its values); any
-// other answer completes the part with the status it carries.
+// other answer completes the part with the status it carries. The pushes merged into the
+// part's message (Part::merged) complete with it.
 void CompletePart(const Part& part, Message& reply);
 
 }  // namespace kairos::internal

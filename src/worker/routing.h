@@ -38,6 +38,9 @@ struct Part {
   uint64_t bytes = 0;              // payload bytes it moves (push and reply): flow control
   bool reads = false;              // the reply carries values: elements [at, at + length) of
   uint64_t at = 0;                 // the request's result (RequestState::PartDone)
+  // Pushes summed into this one's message (worker/push_merger.h): each completes, or fails,
+  // with it.
+  std::vector<std::shared_ptr<RequestState>> merged{};
 };
 
 // A request's messages, each with its Part, in the order they are to be sent.

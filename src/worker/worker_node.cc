@@ -61,6 +61,7 @@ WorkerNode::WorkerNode(const WorkerOptions& options, std::unique_ptr<Transport> 
 WorkerNode::~WorkerNode() {
   if (transport_ != nullptr) transport_->Stop();
   parts_.FailAll(absl::CancelledError("worker destroyed"));
+  if (merger_.has_value()) merger_->FailAll(absl::CancelledError("worker destroyed"));
 }
 
 absl::Status WorkerNode::Join() {
@@ -95,6 +96,11 @@ absl::Status WorkerNode::SendJoin() {
       if (servers_[s] == peer) who = absl::StrCat("server ", s);
     }
     End(absl::Status(why.code(), absl::StrCat("worker: the ", who, " at ", why.message())));
+  });
+  // Pushes that wait to be merged leave at the end of each pass over the sockets.
+  batched_ = transport_->SetBatchHandler([this] {
+    KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
+    ReleaseAllMerged();
   });
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
@@ -184,6 +190,7 @@ void WorkerNode::PostClock(int64_t clock) {
       m.header.set_kind(wire::CLOCK);
       m.header.set_sender(node_id_);
       m.header.set_clock(clock);
+      ReleaseMerged(s);
       flow_->Submit(s, std::move(m), /*bytes=*/0);  // behind the pushes it ends
     }
   });
@@ -193,6 +200,7 @@ void WorkerNode::Crash() {
   end_.End(absl::UnavailableError(absl::StrFormat("worker %d was killed", rank_)));
   transport_->Stop();
   parts_.FailAll(EndStatus());
+  if (merger_.has_value()) merger_->FailAll(EndStatus());
 }
 
 // ------------------------------------------------------------------------ I/O thread
@@ -201,17 +209,36 @@ void WorkerNode::Crash() {
 // through its flow control.
 void WorkerNode::Dispatch(Batch& batch) {
   for (auto& [part, message] : batch) {
-    const int shard = part.shard;
-    const uint64_t bytes = part.bytes;
-    parts_.Add(message.header.request_id(), std::move(part));
-    if (shard < 0) {
+    if (part.shard < 0) {
       // Kept until answered, to be sent again to a restarted coordinator.
       if (link_.resumable()) to_coordinator_[message.header.request_id()] = message;
+      parts_.Add(message.header.request_id(), std::move(part));
       transport_->Send(coordinator_, std::move(message));
+    } else if (merger_.has_value() && PushMerger::Mergeable(part, message) &&
+               message.header.table() < merges_pushes_.size() &&
+               merges_pushes_[message.header.table()]) {
+      merger_->Hold(std::move(part), std::move(message), Submitter());
     } else {
-      flow_->Submit(shard, std::move(message), bytes);
+      ReleaseMerged(part.shard);
+      SubmitToShard(std::move(part), std::move(message));
     }
   }
+  if (!batched_) ReleaseAllMerged();
+}
+
+void WorkerNode::SubmitToShard(Part part, Message message) {
+  const int shard = part.shard;
+  const uint64_t bytes = part.bytes;
+  parts_.Add(message.header.request_id(), std::move(part));
+  flow_->Submit(shard, std::move(message), bytes);
+}
+
+void WorkerNode::ReleaseMerged(int shard) {
+  if (merger_.has_value() && !merger_->empty()) merger_->Release(shard, Submitter());
+}
+
+void WorkerNode::ReleaseAllMerged() {
+  if (merger_.has_value() && !merger_->empty()) merger_->ReleaseAll(Submitter());
 }
 
 void WorkerNode::OnMessage(PeerId from, Message m) {
@@ -398,12 +425,17 @@ void WorkerNode::HandleStart(const wire::Start& start) {
     }
   }
   job_ = FromWire(start.job());
+  merges_pushes_.assign(job_.tables.size(), false);
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
     const TableSpec& ts = job_.tables[id];
+    if (ts.merge_pushes) {
+      merges_pushes_[id] = true;
+      if (!merger_.has_value()) merger_.emplace(num_servers_);
+    }
     tables_.emplace(
         ts.name,
         TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate, ts.sparse(),
-                             ts.row_width, ts.compression},
+                             ts.row_width, ts.compression, ts.merge_pushes},
                    // A sparse table has no ranges; its partition is unused.
                    TablePartition(ts.sparse() ? 1 : ts.size, num_servers_, job_.chunk_elements),
                    ts.compression != Compression::kNone && !ts.sparse()
@@ -416,6 +448,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
 void WorkerNode::End(const absl::Status& status) {
   if (!end_.End(status)) return;
   parts_.FailAll(status);
+  if (merger_.has_value()) merger_->FailAll(status);
   // Nothing queued is sent any more: its request has just failed.
   if (flow_.has_value()) flow_->Clear();
   for (auto& kept : sent_) kept.clear();

@@ -43,6 +43,7 @@
 #include "wire/credential.h"
 #include "worker/flow_control.h"
 #include "worker/outstanding.h"
+#include "worker/push_merger.h"
 #include "worker/request_state.h"
 #include "worker/routing.h"
 
@@ -130,6 +131,17 @@ class WorkerNode {
  private:
   // I/O thread.
   void Dispatch(Batch& batch);
+  // Registers a shard's message and hands it to the shard's flow control.
+  void SubmitToShard(Part part, Message message);
+  // Sends the push waiting to be merged for `shard`, if any (before anything else to it).
+  void ReleaseMerged(int shard);
+  // Sends every push waiting to be merged (the end of a pass).
+  void ReleaseAllMerged();
+  // SubmitToShard, as the merger's PushMerger::Send.
+  auto Submitter() {
+    return
+        [this](Part part, Message message) { SubmitToShard(std::move(part), std::move(message)); };
+  }
   void OnMessage(PeerId from, Message m);
   void SendJoinMessage();
   void HandleJoinReply(const wire::Header& h);
@@ -196,6 +208,11 @@ class WorkerNode {
   // I/O thread only (and the destructor and Crash, once the transport has stopped).
   OutstandingParts parts_;
   std::optional<FlowControl> flow_;  // from START
+  // Pushes of merging tables waiting for the end of the pass (from START); sent after each
+  // posted batch instead where the transport has no passes (batched_ false).
+  std::optional<PushMerger> merger_;
+  bool batched_ = false;             // written by SendJoin before the transport starts
+  std::vector<bool> merges_pushes_;  // by table id (TableSpec::merge_pushes), from START
 
   // Server restarts (START's server_restart_timeout_ms > 0): per shard, a copy of every
   // message sent and not yet answered, by request id, and the last clock sent; a restarted

@@ -64,6 +64,7 @@ JobConfig SampleJob() {
   job.tables.back().eviction.max_idle_seconds = 2.5;  // with clocks too: not validated here
   job.tables.back().compression = Compression::kBf16;
   job.tables[0].compression = Compression::kInt8;
+  job.tables[1].merge_pushes = true;
   return job;
 }
 
@@ -113,6 +114,8 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(4).compression(), 2);
   EXPECT_EQ(w.tables(0).compression(), 3);
   EXPECT_EQ(w.tables(1).compression(), 0);
+  EXPECT_TRUE(w.tables(1).merge_pushes());
+  EXPECT_FALSE(w.tables(0).merge_pushes());
   EXPECT_FALSE(w.tables(0).admit_read_zeros()) << "the defaults: initial values";
 }
 

@@ -188,6 +188,26 @@ TEST(ValidateJobConfigTest, RefusesACompressionThatNamesNothing) {
   ExpectInvalid(ValidateJobConfig(job), "unknown compression 4");
 }
 
+TEST(ValidateJobConfigTest, MergesPushesOfDenseUncompressedTablesOnly) {
+  JobConfig job = ValidJob();
+  job.tables[0].merge_pushes = true;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].compression = Compression::kBf16;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': merge_pushes applies to dense tables",
+                "without compression");
+  job.tables[0] = TableSpec::Sparse("w", 8);
+  job.tables[0].merge_pushes = true;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': merge_pushes applies to dense tables",
+                "a sparse push already sums its repeated keys");
+}
+
+TEST(CompareJobConfigTest, NamesDifferentMergePushes) {
+  JobConfig theirs = ValidJob();
+  theirs.tables[1].merge_pushes = true;
+  ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
+                "table 1 ('b') merge_pushes is on here but off in the job");
+}
+
 TEST(CompareJobConfigTest, NamesDifferentCompression) {
   JobConfig theirs = ValidJob();
   theirs.tables[1].compression = Compression::kFp16;

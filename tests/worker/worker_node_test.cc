@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,9 +19,9 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "fakes/fake_transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "fakes/fake_transport.h"
 #include "wire/convert.h"
 
 namespace kairos::internal {
@@ -35,11 +36,12 @@ constexpr PeerId kCoordinator = 0;  // the node's first connection
 PeerId ServerPeer(int shard) { return 1 + static_cast<PeerId>(shard); }  // connected at START
 
 // One table "w" of 12 elements in chunks of 3 over 2 servers: [0, 6) on shard 0, [6, 12)
-// on shard 1.
-JobConfig Job() {
+// on shard 1; `merge`: its pushes are merged (TableSpec::merge_pushes).
+JobConfig Job(bool merge = false) {
   TableSpec w;
   w.name = "w";
   w.size = 12;
+  w.merge_pushes = merge;
   JobConfig job;
   job.tables.push_back(w);
   job.chunk_elements = 3;
@@ -48,12 +50,17 @@ JobConfig Job() {
 
 class WorkerNodeTest : public ::testing::Test {
  protected:
-  // Creates the node over a FakeTransport and sends its JOIN.
-  void Create(WorkerOptions options = {}) {
+  // Creates the node over a FakeTransport and sends its JOIN. `merge`: the job merges the
+  // table's pushes; `passes` (by default as `merge`): the transport has passes, each
+  // RunPosted one.
+  void Create(WorkerOptions options = {}, bool merge = false,
+              std::optional<bool> passes = std::nullopt) {
+    merge_ = merge;
     options.coordinator = "fake://coordinator";
-    options.job = Job();
+    options.job = Job(merge);
     options.join_timeout = absl::Milliseconds(1);  // everything is delivered before waiting
     auto transport = std::make_unique<FakeTransport>("worker");
+    if (passes.value_or(merge)) transport->EnablePasses();
     t_ = transport.get();
     node_ = std::make_unique<WorkerNode>(options, std::move(transport));
     ASSERT_TRUE(node_->SendJoin().ok());
@@ -83,7 +90,7 @@ class WorkerNodeTest : public ::testing::Test {
     Message start;
     start.header.set_kind(wire::START);
     wire::Start* body = start.header.mutable_start();
-    ToWire(Job(), body->mutable_job());
+    ToWire(Job(merge_), body->mutable_job());
     body->set_num_servers(num_servers);
     body->set_num_workers(3);
     for (int s = 0; s < num_servers; ++s) {
@@ -98,10 +105,12 @@ class WorkerNodeTest : public ::testing::Test {
   }
 
   // Posts a push or pull of [offset, offset + length) of "w" as WorkerImpl would, and runs
-  // the I/O thread's dispatch.
+  // the I/O thread's dispatch (unless `run` is false: the test runs it, RunPosted).
+  // A push's values are `values` when given, else zeros.
   std::shared_ptr<RequestState> Issue(wire::Kind kind, uint64_t offset, uint64_t length,
                                       absl::Time deadline = absl::InfiniteFuture(),
-                                      std::vector<float>* out = nullptr) {
+                                      std::vector<float>* out = nullptr, bool run = true,
+                                      std::vector<float> values = {}) {
     const TableEntry* table = *node_->Table("w");
     std::span<const Chunk> chunks = table->partition.Overlapping(offset, offset + length);
     auto state = std::make_shared<RequestState>(
@@ -112,13 +121,25 @@ class WorkerNodeTest : public ::testing::Test {
     route.kind = kind;
     route.offset = offset;
     route.length = length;
-    if (kind == wire::PUSH) route.payload = Buffer::Zeros(length);
+    if (kind == wire::PUSH) {
+      route.payload = values.empty() ? Buffer::Zeros(length) : Buffer::CopyOf(values);
+    }
     Stamp stamp;
     stamp.sender = node_->node_id();
     stamp.first_id = node_->ReserveIds(static_cast<int>(chunks.size()));
     node_->Post(RouteRange(route, chunks, stamp, state), "req");
-    t_->RunPosted();
+    if (run) t_->RunPosted();
     return state;
+  }
+  // A push of `values` to [offset, offset + values.size()), posted and not yet run.
+  std::shared_ptr<RequestState> PostPush(uint64_t offset, std::vector<float> values,
+                                         absl::Time deadline = absl::InfiniteFuture()) {
+    const uint64_t length = values.size();
+    return Issue(wire::PUSH, offset, length, deadline, nullptr, /*run=*/false, std::move(values));
+  }
+  static std::vector<float> Values(const Message& m) {
+    return std::vector<float>(m.payloads.at(0).data(),
+                              m.payloads.at(0).data() + m.payloads.at(0).size());
   }
 
   // The answer of a server to `request`.
@@ -141,6 +162,7 @@ class WorkerNodeTest : public ::testing::Test {
 
   std::unique_ptr<WorkerNode> node_;
   FakeTransport* t_ = nullptr;  // owned by node_
+  bool merge_ = false;
 };
 
 TEST_F(WorkerNodeTest, JoinsWithItsJobAndLearnsTheServersAndTablesAtStart) {
@@ -505,6 +527,94 @@ TEST_F(WorkerNodeTest, ABatchThatNeverReachesTheIoThreadFailsAtOnce) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("worker 1 stopped before the push was sent"));
   EXPECT_THAT(node_->EndStatus().message(), HasSubstr("worker 1 was killed"));
+}
+
+}  // namespace
+}  // namespace kairos::internal
+
+namespace kairos::internal {
+namespace {
+
+// Client-side merging (TableSpec::merge_pushes, worker/push_merger.h) in the node: pushes
+// posted in one pass leave as one message per chunk, summed; the answer completes them all.
+TEST_F(WorkerNodeTest, PushesToOneRangeInOnePassLeaveAsOneSummedMessage) {
+  Create({}, /*merge=*/true);
+  ASSERT_TRUE(Start().ok());
+  t_->TakeSent();
+  auto a = PostPush(3, {1, 2, 3, 4, 5, 6});  // chunks [3, 6) on shard 0, [6, 9) on shard 1
+  auto b = PostPush(3, {10, 20, 30, 40, 50, 60});
+  auto c = PostPush(3, {100, 200, 300, 400, 500, 600});
+  t_->RunPosted();
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 2u) << "one message per chunk for the three pushes";
+  EXPECT_EQ(sent[0].to, ServerPeer(0));
+  EXPECT_THAT(Values(sent[0].message), ElementsAre(111, 222, 333));
+  EXPECT_EQ(sent[1].to, ServerPeer(1));
+  EXPECT_THAT(Values(sent[1].message), ElementsAre(444, 555, 666));
+  EXPECT_EQ(sent[0].message.header.token_hi(), kCredential.hi);
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  EXPECT_FALSE(c->done()) << "shard 1 has not answered";
+  ASSERT_TRUE(t_->Deliver(ServerPeer(1), Reply(sent[1].message)).ok());
+  for (const auto& s : {a, b, c}) EXPECT_TRUE(s->Wait(absl::InfinitePast()).ok());
+}
+
+TEST_F(WorkerNodeTest, APullOrAClockBetweenPushesKeepsThemApartAndInOrder) {
+  Create({}, /*merge=*/true);
+  ASSERT_TRUE(Start().ok());
+  t_->TakeSent();
+  PostPush(0, {1, 1, 1});
+  std::vector<float> out(3);
+  Issue(wire::PULL, 0, 3, absl::InfiniteFuture(), &out, /*run=*/false);
+  PostPush(0, {2, 2, 2});
+  node_->PostClock(1);
+  PostPush(0, {4, 4, 4});
+  PostPush(0, {8, 8, 8});
+  t_->RunPosted();
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  std::vector<wire::Kind> to_shard0;
+  for (const auto& s : sent) {
+    if (s.to == ServerPeer(0)) to_shard0.push_back(s.message.header.kind());
+  }
+  EXPECT_THAT(to_shard0, ElementsAre(wire::PUSH, wire::PULL, wire::PUSH, wire::CLOCK, wire::PUSH));
+  std::vector<std::vector<float>> pushed;
+  for (const auto& s : sent) {
+    if (s.message.header.kind() == wire::PUSH) pushed.push_back(Values(s.message));
+  }
+  EXPECT_THAT(pushed,
+              ElementsAre(ElementsAre(1, 1, 1), ElementsAre(2, 2, 2), ElementsAre(12, 12, 12)))
+      << "only the two pushes after the clock are summed";
+}
+
+TEST_F(WorkerNodeTest, WithoutPassesOrWithoutMergingEachPushLeavesOnItsOwn) {
+  // A table that does not merge, over passes; a merging one over a transport without
+  // passes, where each posted batch is sent at once.
+  for (const bool merge : {false, true}) {
+    Create({}, merge, /*passes=*/!merge);
+    ASSERT_TRUE(Start().ok());
+    t_->TakeSent();
+    PostPush(0, {1, 1, 1});
+    PostPush(0, {2, 2, 2});
+    t_->RunPosted();
+    EXPECT_EQ(t_->TakeSent().size(), 2u) << "merge " << merge;
+  }
+}
+
+TEST_F(WorkerNodeTest, MergedPushesExpireTogetherAtTheFirstOnesDeadline) {
+  WorkerOptions options;
+  options.heartbeat_interval = absl::Hours(1);
+  Create(options, /*merge=*/true);
+  ASSERT_TRUE(Start().ok());
+  t_->TakeSent();
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  auto a = PostPush(0, {1, 1, 1}, deadline);
+  auto b = PostPush(0, {2, 2, 2}, deadline + absl::Minutes(1));
+  t_->RunPosted();
+  ASSERT_EQ(t_->TakeSent().size(), 1u);
+  t_->Tick(deadline);
+  EXPECT_EQ(a->Wait(absl::InfinitePast()).code(), absl::StatusCode::kDeadlineExceeded);
+  const absl::Status s = b->Wait(absl::InfinitePast());
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("no answer before the deadline from server 0"));
 }
 
 }  // namespace
