@@ -206,7 +206,9 @@ void WorkerNode::Crash() {
 // ------------------------------------------------------------------------ I/O thread
 
 // Registers the parts and sends their messages: to the coordinator at once, to a shard
-// through its flow control.
+// through its flow control; a push of a merging table waits in the merger until the end of
+// the pass (or of this batch, without passes), anything else to a shard sends the shard's
+// waiting pushes first.
 void WorkerNode::Dispatch(Batch& batch) {
   for (auto& [part, message] : batch) {
     if (part.shard < 0) {

@@ -6,7 +6,8 @@
 // outstanding) on SHUTDOWN, a lost coordinator or a refused handshake. Requests come in as
 // batches of messages (worker/routing.h) posted from the callers' threads; on the I/O thread
 // each message is registered (worker/outstanding.h) and sent, to a shard through its flow
-// control (worker/flow_control.h); answers complete their parts, and the tick expires parts
+// control (worker/flow_control.h), pushes of merging tables after waiting for the end of the
+// pass (worker/push_merger.h); answers complete their parts, and the tick expires parts
 // past their deadline.
 //
 // Thread-safety: Join, then the accessors, Post, PostClock and Crash from any thread; the
