@@ -656,6 +656,9 @@ absl::Status Trainer::WorkerRun::End() {
   summary_.iterations = iterations_;
   summary_.stopped = stopping_;
   summary_.end_s = t_.wall_s();
+  const kairos::WorkerStats traffic = worker_.stats();
+  summary_.bytes_sent = traffic.bytes_sent;
+  summary_.bytes_received = traffic.bytes_received;
   if (t_.hooks_.on_worker_done) t_.hooks_.on_worker_done(summary_);
   if (rank_ != 0) {
     // The last step's request, before the caller finishes the worker.

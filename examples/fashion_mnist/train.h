@@ -155,6 +155,9 @@ struct WorkerSummary {
   // (the communication the computation did not hide).
   int64_t eager_waits = 0;
   double eager_wait_s = 0.0;
+  // What the worker sent and received over its run, in wire bytes (kairos::WorkerStats).
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
 };
 
 // What the servers' policies did to one worker so far, summed over the shards

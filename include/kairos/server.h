@@ -73,6 +73,11 @@ struct ServerStats {
   // New bases of the update log written (ServerOptions::log_rebase_bytes): each let the
   // segments before it go.
   uint64_t log_rebases = 0;
+  // Wire bytes through the server's socket, every peer together: each message's header and
+  // payloads as they travelled (encoded where a table compresses), without ZeroMQ's or
+  // TCP's framing. bytes_in and bytes_out above count float32 payload values after decoding.
+  uint64_t wire_bytes_in = 0;
+  uint64_t wire_bytes_out = 0;
   std::vector<WorkerMetrics> workers;  // per worker rank, once the job has started
   std::vector<int> stragglers;         // workers the straggler policy flags (SaPS), sorted
 };

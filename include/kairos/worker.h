@@ -84,6 +84,20 @@ struct TableInfo {
   bool merge_pushes = false;
 };
 
+// What a worker has sent and received so far (Worker::stats()), to the servers and the
+// coordinator together. Bytes are wire bytes: each message's header and payloads as they
+// crossed the socket (encoded where the table compresses), without ZeroMQ's or TCP's
+// framing; zeros under a transport of the program's own that does not count them.
+struct WorkerStats {
+  uint64_t messages_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t messages_received = 0;
+  uint64_t bytes_received = 0;
+  // Pushes summed into another push's message instead of being sent
+  // (TableSpec::merge_pushes).
+  uint64_t pushes_merged = 0;
+};
+
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its
 // Request completes.
 struct PushPullReply {
@@ -136,6 +150,8 @@ class KAIROS_EXPORT Worker final {
   int64_t clock() const;
   // The table named `name`, or NotFound.
   absl::StatusOr<TableInfo> table(std::string_view name) const;
+  // What this worker has sent and received so far (WorkerStats). Thread-safe.
+  WorkerStats stats() const;
 
   // Dense tables. Every verb has a whole-table form (the span's size must be the table's
   // size, else InvalidArgument) and a range form (elements [offset, offset + size)), each

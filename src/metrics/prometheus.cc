@@ -284,6 +284,12 @@ void RenderServerMetrics(const ServerStats& s, PrometheusWriter& out) {
   counter("kairos_server_pulls_total", "Pull messages the shard served (one per chunk).", s.pulls);
   counter("kairos_server_received_bytes_total", "Payload bytes received.", s.bytes_in);
   counter("kairos_server_sent_bytes_total", "Payload bytes sent.", s.bytes_out);
+  counter("kairos_server_wire_received_bytes_total",
+          "Bytes of the messages received, as they travelled (headers, encoded payloads).",
+          s.wire_bytes_in);
+  counter("kairos_server_wire_sent_bytes_total",
+          "Bytes of the messages sent, as they travelled (headers, encoded payloads).",
+          s.wire_bytes_out);
   counter("kairos_server_error_replies_total", "Requests answered with an error.",
           s.errors_replied);
   counter("kairos_server_dropped_messages_total",

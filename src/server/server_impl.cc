@@ -117,6 +117,11 @@ ServerStats ServerImpl::stats() const {
   s.errors_replied = errors_replied_.load();
   s.dropped = dropped_.load() + (transport_ ? transport_->dropped() : 0);
   s.handshakes_refused = transport_ ? transport_->handshakes_refused() : 0;
+  if (transport_ != nullptr) {
+    const TrafficCounts t = transport_->traffic();
+    s.wire_bytes_in = t.bytes_received;
+    s.wire_bytes_out = t.bytes_sent;
+  }
   {
     absl::MutexLock lock(&refused_mu_);
     s.refused = refused_;

@@ -69,6 +69,7 @@ class DelayedTransport final : public Transport {
   uint64_t peers_forgotten() const override { return inner_->peers_forgotten(); }
   uint64_t handshakes_refused() const override { return inner_->handshakes_refused(); }
   HandOffCounts hand_offs() const override { return inner_->hand_offs(); }
+  TrafficCounts traffic() const override { return inner_->traffic(); }
 
   absl::Duration delay() const { return delay_; }
 

@@ -162,6 +162,7 @@ class FaultyTransport final : public Transport {
   uint64_t peers_forgotten() const override { return inner_->peers_forgotten(); }
   uint64_t handshakes_refused() const override { return inner_->handshakes_refused(); }
   HandOffCounts hand_offs() const override { return inner_->hand_offs(); }
+  TrafficCounts traffic() const override { return inner_->traffic(); }
 
   const std::string& name() const { return name_; }
   // The wrapped transport (a test drives a FakeTransport through it).

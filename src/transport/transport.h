@@ -102,6 +102,16 @@ using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& 
 // command queued while the I/O thread is awake (or spinning: TransportOptions::idle_spin)
 // rides on its current round without a wake-up; the tests of the pipelined paths read them.
 // `spins`: the idle spins begun; `spins_found`: those that found work before their end.
+// What crossed a transport's sockets: whole messages, each counted as its frames' bytes
+// (the header and the payloads as they travelled, encoded where a table compresses), without
+// the routing frame, ZeroMQ's framing or TCP's. A malformed message received counts too.
+struct TrafficCounts {
+  uint64_t messages_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t messages_received = 0;
+  uint64_t bytes_received = 0;
+};
+
 struct HandOffCounts {
   uint64_t enqueued = 0;
   uint64_t wakes = 0;
@@ -169,6 +179,8 @@ class Transport {
   virtual uint64_t handshakes_refused() const = 0;
   // Zero for transports that do not count them (the fakes run everything at once).
   virtual HandOffCounts hand_offs() const { return {}; }
+  // What crossed the sockets so far (TrafficCounts); zeros where the transport has none.
+  virtual TrafficCounts traffic() const { return {}; }
 };
 
 // The ZeroMQ implementation: a ROUTER socket for the listening endpoint and one DEALER

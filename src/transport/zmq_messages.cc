@@ -6,6 +6,7 @@
 // addresses, and the forgetting of idle ones beyond max_peers).
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,11 @@
 
 namespace kairos::internal {
 namespace {
+
+// A counter only the I/O thread writes: a plain add, without a locked read-modify-write.
+void AddTo(std::atomic<uint64_t>& counter, uint64_t n) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 
 void ReleaseBuffer(void* /*data*/, void* hint) { delete static_cast<Buffer*>(hint); }
 
@@ -96,10 +102,14 @@ void ZmqTransport::SendNow(PeerId to, Message& message) {
   zmq_msg_init_size(&header, header_size);
   if (header_size > 0) EncodeHeaderTo(message, zmq_msg_data(&header));
   ok = SendFrame(s, &header, has_payloads);
+  std::size_t bytes = header_size;
   for (size_t i = 0; ok && i < message.payloads.size(); ++i) {
     ok = SendPayload(s, message.payloads[i], i + 1 < message.payloads.size());
+    bytes += message.payloads[i].size_bytes();
   }
-  if (!ok) Drop();
+  if (!ok) return Drop();
+  AddTo(messages_sent_, 1);
+  AddTo(bytes_sent_, bytes);
 }
 
 // -------------------------------------------------------------- receiving (I/O thread)
@@ -146,6 +156,8 @@ bool ZmqTransport::Drain(void* s, bool router, PeerId dealer) {
       frames.push_back(std::move(frame));
     }
     if (!router) from = dealer;
+    AddTo(messages_received_, 1);
+    for (const RawFrame& f : frames) AddTo(bytes_received_, f.size);
     std::optional<wire::Header> header;
     absl::StatusOr<Message> message = Decode(std::move(frames), &header);
     if (message.ok()) {

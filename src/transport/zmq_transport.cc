@@ -122,6 +122,13 @@ bool ZmqTransport::Connected(PeerId peer) const {
   return peer < dealers_.size() && dealers_[peer].connected;
 }
 
+TrafficCounts ZmqTransport::traffic() const {
+  return {messages_sent_.load(std::memory_order_relaxed),
+          bytes_sent_.load(std::memory_order_relaxed),
+          messages_received_.load(std::memory_order_relaxed),
+          bytes_received_.load(std::memory_order_relaxed)};
+}
+
 HandOffCounts ZmqTransport::hand_offs() const {
   return {enqueued_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
           spins_.load(std::memory_order_relaxed), spins_found_.load(std::memory_order_relaxed)};

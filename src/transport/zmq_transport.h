@@ -95,6 +95,7 @@ class ZmqTransport final : public Transport {
   uint64_t peers_forgotten() const override { return peers_forgotten_.load(); }
   uint64_t handshakes_refused() const override { return handshakes_refused_.load(); }
   HandOffCounts hand_offs() const override;
+  TrafficCounts traffic() const override;
 
  private:
   // The bit that marks a PeerId as a remote peer of the listening endpoint; without it a
@@ -293,6 +294,11 @@ class ZmqTransport final : public Transport {
   std::atomic<uint64_t> handshakes_refused_{0};
   std::atomic<uint64_t> enqueued_{0};  // commands queued (HandOffCounts)
   std::atomic<uint64_t> wakes_{0};     // eventfd writes
+  // TrafficCounts: written by the I/O thread alone (AddTo), read from any thread.
+  std::atomic<uint64_t> messages_sent_{0};
+  std::atomic<uint64_t> bytes_sent_{0};
+  std::atomic<uint64_t> messages_received_{0};
+  std::atomic<uint64_t> bytes_received_{0};
 
   // Owned by the I/O thread (or by the creating thread before Start).
   void* listener_ = nullptr;

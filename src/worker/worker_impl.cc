@@ -104,6 +104,7 @@ class WorkerImpl {
   int num_servers() const { return node_.num_servers(); }
   int64_t clock() const { return clock_.load(); }
   const JobConfig& job() const { return node_.job(); }
+  WorkerStats stats() const { return node_.stats(); }
 
   absl::StatusOr<TableInfo> table(std::string_view name) const {
     KAIROS_ASSIGN_OR_RETURN(const TableEntry* t, node_.Table(name));
@@ -557,6 +558,7 @@ int Worker::rank() const { return impl_->rank(); }
 int Worker::num_workers() const { return impl_->num_workers(); }
 int Worker::num_servers() const { return impl_->num_servers(); }
 const JobConfig& Worker::job() const { return impl_->job(); }
+WorkerStats Worker::stats() const { return impl_->stats(); }
 int64_t Worker::clock() const { return impl_->clock(); }
 absl::StatusOr<TableInfo> Worker::table(std::string_view name) const { return impl_->table(name); }
 

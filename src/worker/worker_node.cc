@@ -174,6 +174,15 @@ absl::StatusOr<const TableEntry*> WorkerNode::Table(std::string_view name) const
 
 absl::Status WorkerNode::EndStatus() const { return end_.status(); }
 
+WorkerStats WorkerNode::stats() const {
+  const TrafficCounts t = transport_ != nullptr ? transport_->traffic() : TrafficCounts{};
+  return {.messages_sent = t.messages_sent,
+          .bytes_sent = t.bytes_sent,
+          .messages_received = t.messages_received,
+          .bytes_received = t.bytes_received,
+          .pushes_merged = pushes_merged_.load(std::memory_order_relaxed)};
+}
+
 void WorkerNode::Post(Batch batch, const char* what) {
   auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);
   transport_->Post([this, posted] {
@@ -220,6 +229,7 @@ void WorkerNode::Dispatch(Batch& batch) {
                message.header.table() < merges_pushes_.size() &&
                merges_pushes_[message.header.table()]) {
       merger_->Hold(std::move(part), std::move(message), Submitter());
+      pushes_merged_.store(merger_->merged(), std::memory_order_relaxed);
     } else {
       ReleaseMerged(part.shard);
       SubmitToShard(std::move(part), std::move(message));

@@ -89,6 +89,8 @@ class WorkerNode {
   int num_workers() const { return num_workers_; }
   uint32_t node_id() const { return node_id_; }
   const JobConfig& job() const { return job_; }
+  // What the node has sent and received so far (Worker::stats()). Thread-safe.
+  WorkerStats stats() const;
   // The table named `name`, or NotFound listing the job's tables.
   absl::StatusOr<const TableEntry*> Table(std::string_view name) const;
 
@@ -214,6 +216,8 @@ class WorkerNode {
   std::optional<PushMerger> merger_;
   bool batched_ = false;             // written by SendJoin before the transport starts
   std::vector<bool> merges_pushes_;  // by table id (TableSpec::merge_pushes), from START
+  // The merger's count (PushMerger::merged), published for stats() on other threads.
+  std::atomic<uint64_t> pushes_merged_{0};
 
   // Server restarts (START's server_restart_timeout_ms > 0): per shard, a copy of every
   // message sent and not yet answered, by request id, and the last clock sent; a restarted

@@ -3,8 +3,8 @@
 // Compressed tables through a running job (TableSpec::compression), through the public API
 // alone: pulls and pushes of dense and sparse tables within each encoding's bound (exact
 // where the values are representable), error feedback keeping a dense table's many small
-// pushes within one rounding step of their sum, float32 exact (the positive control), and a
-// compression that names nothing refused.
+// pushes within one rounding step of their sum, float32 exact (the positive control), the
+// wire bytes following the encoding, and a compression that names nothing refused.
 
 #include <cmath>
 #include <memory>
@@ -126,6 +126,43 @@ TEST_P(CompressionTest, ManySmallPushesAddUpToTheirSum) {
   for (uint64_t i = 0; i < kSize; ++i) {
     ASSERT_NEAR(w[i], 0.5f - 0.7f, Bound(c, 0.2f) + 2 * Bound(c, 0.0007f) + 1e-4f) << i;
   }
+  ASSERT_TRUE((*cluster)->Shutdown().ok());
+}
+
+// The wire-byte meters (Worker::stats, ServerStats::wire_bytes_*) see the encoding: a push
+// of the 1000 values moves their encoded size (4000 B in float32, 2000 in fp16 and bf16,
+// 1000 and a scale per block of 256 in int8: 6 blocks in the 4 chunks of 300 and 200
+// values) plus the messages' headers and the encoded payloads' counts and padding, well
+// under 1000 B for the 4 messages (and a heartbeat that may fall in between); a pull brings
+// as much back, and the servers count what the worker sent.
+TEST_P(CompressionTest, TheWireBytesAreTheEncodedValuesAndTheHeaders) {
+  const Compression c = GetParam();
+  const uint64_t body = c == Compression::kNone                              ? 4000
+                        : c == Compression::kFp16 || c == Compression::kBf16 ? 2000
+                                                                             : 1000 + 6 * 4;
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(Options(c, "asp"));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& worker = (*cluster)->worker(0);
+  auto server_in = [&] {
+    return (*cluster)->server_stats(0).wire_bytes_in + (*cluster)->server_stats(1).wire_bytes_in;
+  };
+  const std::vector<float> g(kSize, 0.25f);
+  const WorkerStats before = worker.stats();
+  const uint64_t server_before = server_in();
+  ASSERT_TRUE(worker.Push("w", g).ok());
+  const WorkerStats pushed = worker.stats();
+  EXPECT_GE(pushed.messages_sent - before.messages_sent, 4u);
+  EXPECT_GE(pushed.bytes_sent - before.bytes_sent, body);
+  EXPECT_LT(pushed.bytes_sent - before.bytes_sent, body + 1000);
+  EXPECT_GE(server_in() - server_before, body) << "the servers count what reached them";
+  EXPECT_LT(server_in() - server_before, body + 1000);
+  std::vector<float> w(kSize);
+  ASSERT_TRUE(worker.Pull("w", w).ok());
+  const WorkerStats pulled = worker.stats();
+  EXPECT_GE(pulled.messages_received - pushed.messages_received, 4u);
+  EXPECT_GE(pulled.bytes_received - pushed.bytes_received, body);
+  EXPECT_LT(pulled.bytes_received - pushed.bytes_received, body + 1000);
+  EXPECT_EQ(pulled.pushes_merged, 0u);
   ASSERT_TRUE((*cluster)->Shutdown().ok());
 }
 

@@ -185,6 +185,8 @@ ServerStats SampleServerStats() {
   s.pulls = 5;
   s.bytes_in = 1000;
   s.bytes_out = 2000;
+  s.wire_bytes_in = 1100;
+  s.wire_bytes_out = 2100;
   s.errors_replied = 2;
   s.dropped = 1;
   s.version = 9;
@@ -240,6 +242,8 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_server_pulls_total{shard=\"1\"}"), "5");
   EXPECT_EQ(at("kairos_server_received_bytes_total{shard=\"1\"}"), "1000");
   EXPECT_EQ(at("kairos_server_sent_bytes_total{shard=\"1\"}"), "2000");
+  EXPECT_EQ(at("kairos_server_wire_received_bytes_total{shard=\"1\"}"), "1100");
+  EXPECT_EQ(at("kairos_server_wire_sent_bytes_total{shard=\"1\"}"), "2100");
   EXPECT_EQ(at("kairos_server_error_replies_total{shard=\"1\"}"), "2");
   EXPECT_EQ(at("kairos_server_dropped_messages_total{shard=\"1\"}"), "1");
   EXPECT_EQ(at("kairos_server_updates_total{shard=\"1\"}"), "9");
@@ -308,11 +312,11 @@ TEST(PrometheusTest, ServerMetricsNamesLabelsAndValues) {
   EXPECT_EQ(at("kairos_log_replayed_total{shard=\"1\"}"), "0");
   EXPECT_EQ(at("kairos_log_rebases_total{shard=\"1\"}"), "0");
   EXPECT_EQ(at("kairos_retries_answered_total{shard=\"1\"}"), "0");
-  // 10 shard counters and gauges, 3 checkpoint counters, 7 update-log counters, 12 refusal
-  // reasons, waits capped, handshakes; 5 sparse-table families and 3 eviction reasons for
-  // the one sparse table; 12 per-worker families and 3 histograms (17 bounds, +Inf, _sum,
-  // _count) for each of 2 workers.
-  EXPECT_EQ(m.size(), 10u + 3 + 7 + 12 + 1 + 1 + 5 + 3 + 2 * (12 + 3 * 20));
+  // 12 shard counters and gauges (2 of wire bytes), 3 checkpoint counters, 7 update-log
+  // counters, 12 refusal reasons, waits capped, handshakes; 5 sparse-table families and 3
+  // eviction reasons for the one sparse table; 12 per-worker families and 3 histograms (17
+  // bounds, +Inf, _sum, _count) for each of 2 workers.
+  EXPECT_EQ(m.size(), 12u + 3 + 7 + 12 + 1 + 1 + 5 + 3 + 2 * (12 + 3 * 20));
 }
 
 TEST(PrometheusTest, CheckpointClocksOnceThereAreAny) {
