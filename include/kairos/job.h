@@ -36,6 +36,8 @@ inline constexpr uint64_t kMaxChunkElements = uint64_t{1} << 28;
 // Chunks of all tables together (each costs a few hundred bytes of bookkeeping): 2^24.
 inline constexpr uint64_t kMaxJobChunks = uint64_t{1} << 24;
 inline constexpr std::size_t kMaxPolicyLength = 1024;
+// TableSpec::cache_clocks: how many clocks a worker's copy may serve reads.
+inline constexpr uint32_t kMaxCacheClocks = uint32_t{1} << 20;
 // An updater spec (UpdaterSpec::name, "adam:beta1=0.9,eps=1e-7") and a learning-rate
 // schedule (UpdaterSpec::schedule).
 inline constexpr std::size_t kMaxUpdaterNameLength = 256;

@@ -214,6 +214,11 @@ struct TableSpec {
   // push: exactly the separate pushes' result under "sgd" without momentum or weight decay
   // and "add", one step on the summed gradient under the other updaters.
   bool merge_pushes = false;
+  // Dense: a worker serves a pull of this table from the values it pulled before, without
+  // a message, while that copy is at most `cache_clocks` clocks older than the read and
+  // still within the table's staleness bound (docs/performance.md, "The read cache").
+  // 0 (the default): every pull goes to the servers.
+  uint32_t cache_clocks = 0;
 
   // A sparse table of rows of `row_width` floats.
   static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},

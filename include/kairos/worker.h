@@ -82,6 +82,9 @@ struct TableInfo {
   Compression compression = Compression::kNone;
   // Pushes waiting to be sent are summed into one message (TableSpec::merge_pushes).
   bool merge_pushes = false;
+  // Pulls are served from the worker's last copy within this many clocks
+  // (TableSpec::cache_clocks; 0: never).
+  uint32_t cache_clocks = 0;
 };
 
 // What a worker has sent and received so far (Worker::stats()), to the servers and the
@@ -96,6 +99,9 @@ struct WorkerStats {
   // Pushes summed into another push's message instead of being sent
   // (TableSpec::merge_pushes).
   uint64_t pushes_merged = 0;
+  // Pull messages served from the worker's read cache instead of being sent
+  // (TableSpec::cache_clocks).
+  uint64_t reads_cached = 0;
 };
 
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its

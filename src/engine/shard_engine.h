@@ -103,6 +103,9 @@ struct EngineAnswer {
   bool refresh = false;  // ... and asks the worker to refresh its values (SaPS)
   Buffer values;         // read: the values, shared with the chunk (copy on write)
   std::vector<int64_t> clocks;  // eager read: every worker's clock, by rank
+  // read: the smallest clock of an active worker when it was served (its own clock when
+  // none was active); the values hold every update of the clocks before it.
+  int64_t min_clock = 0;
 };
 
 // Where the engine's effects go.

@@ -87,8 +87,8 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   }
   chunk->OnRead(r.rank, read.eager);
   pulls_.fetch_add(1, std::memory_order_relaxed);
+  const policy::Tick min = clocks().MinActiveClock();
   {
-    const policy::Tick min = clocks().MinActiveClock();
     absl::MutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
     ++wm.pulls;
@@ -103,6 +103,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   a.kind = EngineAnswer::Kind::kRead;
   a.request = r;
   a.version = chunk->version;
+  a.min_clock = min == policy::kUnbounded ? r.clock : min;
   if (read.eager) {
     a.eager = true;
     a.dropped = read.dropped;

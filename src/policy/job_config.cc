@@ -232,6 +232,14 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
           "push already sums its repeated keys; a compressed push is encoded as it is issued)",
           t.name));
     }
+    if (t.cache_clocks > 0 && t.sparse()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': cache_clocks applies to dense tables (sparse rows are not cached)", t.name));
+    }
+    if (t.cache_clocks > kMaxCacheClocks) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': cache_clocks %d is more than %d", t.name, t.cache_clocks, kMaxCacheClocks));
+    }
     if (t.policy.size() > kMaxPolicyLength || !Printable(t.policy)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("table '%s': the policy spec must be at most %d printable characters",
@@ -314,6 +322,10 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     if (b.compression != a.compression) {
       return differs(where + " compression", std::string(CompressionName(b.compression)),
                      std::string(CompressionName(a.compression)));
+    }
+    if (b.cache_clocks != a.cache_clocks) {
+      return differs(where + " cache_clocks", absl::StrFormat("%d", b.cache_clocks),
+                     absl::StrFormat("%d", a.cache_clocks));
     }
     if (b.merge_pushes != a.merge_pushes) {
       auto name = [](bool on) { return std::string(on ? "on" : "off"); };

@@ -94,6 +94,7 @@ Message ToMessage(EngineAnswer a, uint32_t self) {
     case EngineAnswer::Kind::kRead:
       reply.header = ReplyHeader(request, wire::PULL_REPLY, self);
       reply.header.set_version(a.version);
+      reply.header.set_min_clock(a.min_clock);
       // The values it carries (a sparse read: keys x row_width, not the keys).
       reply.header.set_length(a.values.size());
       if (a.eager) {

@@ -53,6 +53,7 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_evict_idle_seconds(t.eviction.max_idle_seconds);
     w->set_compression(static_cast<int32_t>(t.compression));
     w->set_merge_pushes(t.merge_pushes);
+    w->set_cache_clocks(t.cache_clocks);
   }
 }
 
@@ -92,6 +93,7 @@ JobConfig FromWire(const wire::JobConfig& job) {
     t.compression = static_cast<Compression>(
         w.compression() >= 0 && w.compression() <= 255 ? w.compression() : 255);
     t.merge_pushes = w.merge_pushes();
+    t.cache_clocks = w.cache_clocks();
     out.tables.push_back(std::move(t));
   }
   return out;

@@ -41,6 +41,12 @@ struct Part {
   // Pushes summed into this one's message (worker/push_merger.h): each completes, or fails,
   // with it.
   std::vector<std::shared_ptr<RequestState>> merged{};
+  // A pull of a caching table (worker/read_cache.h): its reply is kept under the message's
+  // range of `table` from `offset`, read at `clock`.
+  bool cached_read = false;
+  uint32_t table = 0;
+  uint64_t offset = 0;
+  int64_t clock = 0;
 };
 
 // A request's messages, each with its Part, in the order they are to be sent.

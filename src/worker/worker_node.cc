@@ -180,7 +180,8 @@ WorkerStats WorkerNode::stats() const {
           .bytes_sent = t.bytes_sent,
           .messages_received = t.messages_received,
           .bytes_received = t.bytes_received,
-          .pushes_merged = pushes_merged_.load(std::memory_order_relaxed)};
+          .pushes_merged = pushes_merged_.load(std::memory_order_relaxed),
+          .reads_cached = reads_cached_.load(std::memory_order_relaxed)};
 }
 
 void WorkerNode::Post(Batch batch, const char* what) {
@@ -225,6 +226,8 @@ void WorkerNode::Dispatch(Batch& batch) {
       if (link_.resumable()) to_coordinator_[message.header.request_id()] = message;
       parts_.Add(message.header.request_id(), std::move(part));
       transport_->Send(coordinator_, std::move(message));
+    } else if (AnswerFromCache(part, message)) {
+      continue;
     } else if (merger_.has_value() && PushMerger::Mergeable(part, message) &&
                message.header.table() < merges_pushes_.size() &&
                merges_pushes_[message.header.table()]) {
@@ -236,6 +239,37 @@ void WorkerNode::Dispatch(Batch& batch) {
     }
   }
   if (!batched_) ReleaseAllMerged();
+}
+
+bool WorkerNode::AnswerFromCache(Part& part, const Message& message) {
+  const wire::Header& h = message.header;
+  if (!cache_.Caches(h.table())) return false;
+  if (h.kind() == wire::ASSIGN) {
+    cache_.Forget(h.table());  // this worker's own values must be read back
+    return false;
+  }
+  if (h.kind() != wire::PULL || !part.reads || part.eager != nullptr) return false;
+  const ReadCache::Key key{h.table(), h.offset(), h.length()};
+  if (const Buffer* copy = cache_.Find(key, h.clock())) {
+    part.state->PartDone(part.at, *copy);
+    reads_cached_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  part.cached_read = true;
+  part.table = h.table();
+  part.offset = h.offset();
+  part.clock = h.clock();
+  return false;
+}
+
+void WorkerNode::KeepCopy(const Part& part, const Message& reply) {
+  const wire::Header& h = reply.header;
+  if (h.kind() != wire::PULL_REPLY || !StatusOf(h).ok() || reply.payloads.size() != 1 ||
+      reply.payloads[0].size() != part.length) {
+    return;  // CompletePart fails the read
+  }
+  cache_.Store({part.table, part.offset, part.length}, reply.payloads[0], part.clock,
+               h.min_clock());
 }
 
 void WorkerNode::SubmitToShard(Part part, Message message) {
@@ -293,6 +327,7 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
   // Only the node a part was sent to answers it.
   if (from != (sent->shard < 0 ? coordinator_ : servers_[sent->shard])) return;
   const Part part = parts_.Take(h.request_id());
+  if (part.cached_read) KeepCopy(part, m);
   if (part.shard >= 0) {
     flow_->Complete(h.request_id());
     ForgetSent(part.shard, h.request_id());
@@ -444,10 +479,14 @@ void WorkerNode::HandleStart(const wire::Start& start) {
       merges_pushes_[id] = true;
       if (!merger_.has_value()) merger_.emplace(num_servers_);
     }
+    if (ts.cache_clocks > 0) {
+      cache_.SetBound(id, ts.cache_clocks,
+                      ReadCache::StalenessOf(ts.policy.empty() ? job_.policy : ts.policy));
+    }
     tables_.emplace(
         ts.name,
         TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate, ts.sparse(),
-                             ts.row_width, ts.compression, ts.merge_pushes},
+                             ts.row_width, ts.compression, ts.merge_pushes, ts.cache_clocks},
                    // A sparse table has no ranges; its partition is unused.
                    TablePartition(ts.sparse() ? 1 : ts.size, num_servers_, job_.chunk_elements),
                    ts.compression != Compression::kNone && !ts.sparse()

@@ -45,6 +45,7 @@
 #include "worker/flow_control.h"
 #include "worker/outstanding.h"
 #include "worker/push_merger.h"
+#include "worker/read_cache.h"
 #include "worker/request_state.h"
 #include "worker/routing.h"
 
@@ -134,6 +135,11 @@ class WorkerNode {
  private:
   // I/O thread.
   void Dispatch(Batch& batch);
+  // A pull of a caching table answered from the read cache (true: nothing to send), else
+  // marked so that its reply is kept.
+  bool AnswerFromCache(Part& part, const Message& message);
+  // Keeps a caching pull's reply in the read cache (a valid answer only).
+  void KeepCopy(const Part& part, const Message& reply);
   // Registers a shard's message and hands it to the shard's flow control.
   void SubmitToShard(Part part, Message message);
   // Sends the push waiting to be merged for `shard`, if any (before anything else to it).
@@ -218,6 +224,9 @@ class WorkerNode {
   std::vector<bool> merges_pushes_;  // by table id (TableSpec::merge_pushes), from START
   // The merger's count (PushMerger::merged), published for stats() on other threads.
   std::atomic<uint64_t> pushes_merged_{0};
+  // Copies of caching tables' pulls (bounds from START); pull messages it answered.
+  ReadCache cache_;
+  std::atomic<uint64_t> reads_cached_{0};
 
   // Server restarts (START's server_restart_timeout_ms > 0): per shard, a copy of every
   // message sent and not yet answered, by request id, and the last clock sent; a restarted

@@ -61,6 +61,23 @@ TEST(ShardEngineTest, BspAppliesTheRoundAverageBeforeServingTheNextRound) {
   EXPECT_EQ(f.engine->metrics()[0].blocked_time, absl::Seconds(2));
 }
 
+// A read says how far every active worker had come when it was served (the worker's read
+// cache bounds a copy's age with it): the smallest clock, the read's own with none active.
+TEST(ShardEngineTest, AReadCarriesTheSmallestClockOfAnActiveWorker) {
+  EngineFixture f("ssp:s=3", 2);
+  f.Clock(0, 2);
+  f.Clock(1, 1);
+  f.Pull(0, 2);
+  std::vector<EngineAnswer> a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kRead));
+  EXPECT_EQ(a[0].min_clock, 1);
+  f.Clock(1, 3);
+  f.Pull(1, 3);
+  a = f.host.Take();
+  ASSERT_THAT(Kinds(a), ElementsAre(Kind::kRead));
+  EXPECT_EQ(a[0].min_clock, 2);
+}
+
 // The order of a push: the aggregation decides at once, the weighting's multiplier where
 // the chunk's work runs. With the lane held, the bucket exists (the round is decided) but
 // nothing is added; the answer comes only once the work ran.

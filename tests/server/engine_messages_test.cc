@@ -51,6 +51,7 @@ TEST(EngineMessagesTest, AnEagerReadCarriesTheClocksAndWhatBecameOfThePush) {
   a.eager = true;
   a.dropped = true;
   a.clocks = {8, 6};
+  a.min_clock = 6;
   a.values = Buffer::CopyOf(std::vector<float>(50, 1.0f));
   const Message m = ToMessage(a, /*self=*/1);
   EXPECT_EQ(m.header.kind(), wire::PULL_REPLY);
@@ -60,6 +61,7 @@ TEST(EngineMessagesTest, AnEagerReadCarriesTheClocksAndWhatBecameOfThePush) {
   EXPECT_EQ(m.header.version(), 5u);
   EXPECT_TRUE(m.header.dropped());
   EXPECT_THAT(m.header.clocks(), ElementsAre(8, 6));
+  EXPECT_EQ(m.header.min_clock(), 6);
   ASSERT_EQ(m.payloads.size(), 1u);
   EXPECT_EQ(m.payloads[0].size(), 50u);
 }

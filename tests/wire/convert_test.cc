@@ -65,6 +65,7 @@ JobConfig SampleJob() {
   job.tables.back().compression = Compression::kBf16;
   job.tables[0].compression = Compression::kInt8;
   job.tables[1].merge_pushes = true;
+  job.tables[1].cache_clocks = 7;
   return job;
 }
 
@@ -116,6 +117,8 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_EQ(w.tables(1).compression(), 0);
   EXPECT_TRUE(w.tables(1).merge_pushes());
   EXPECT_FALSE(w.tables(0).merge_pushes());
+  EXPECT_EQ(w.tables(1).cache_clocks(), 7u);
+  EXPECT_EQ(w.tables(0).cache_clocks(), 0u);
   EXPECT_FALSE(w.tables(0).admit_read_zeros()) << "the defaults: initial values";
 }
 

@@ -201,6 +201,24 @@ TEST(ValidateJobConfigTest, MergesPushesOfDenseUncompressedTablesOnly) {
                 "a sparse push already sums its repeated keys");
 }
 
+TEST(ValidateJobConfigTest, CachesReadsOfDenseTablesWithinItsLimit) {
+  JobConfig job = ValidJob();
+  job.tables[0].cache_clocks = kMaxCacheClocks;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].cache_clocks = kMaxCacheClocks + 1;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': cache_clocks 1048577 is more than 1048576");
+  job.tables[0] = TableSpec::Sparse("w", 8);
+  job.tables[0].cache_clocks = 1;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': cache_clocks applies to dense tables");
+}
+
+TEST(CompareJobConfigTest, NamesDifferentCacheClocks) {
+  JobConfig theirs = ValidJob();
+  theirs.tables[1].cache_clocks = 3;
+  ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
+                "table 1 ('b') cache_clocks is 3 here but 0 in the job");
+}
+
 TEST(CompareJobConfigTest, NamesDifferentMergePushes) {
   JobConfig theirs = ValidJob();
   theirs.tables[1].merge_pushes = true;

@@ -1,0 +1,86 @@
+// Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ReadCache: a worker's copies of what its pulls of caching tables brought
+// (TableSpec::cache_clocks), one per pull message (a chunk's range), and the rule that says
+// when a copy may answer a read instead of a message to the shard.
+//
+// A copy is kept with the clock of the read that brought it (r) and the smallest clock of
+// an active worker when the shard served it (m, PULL_REPLY's min_clock): it holds every
+// update of the clocks before m. A read of the same range at clock c may take it when
+//
+//   c - r <= cache_clocks   (the table's own limit), and
+//   c - m <= s              (the staleness bound of the table's gate: SSP's s, 0 under BSP,
+//                            DSSP's lower bound s_L, PSP's s; none under ASP),
+//
+// the second being the rule the SSP gate applies to a read at clock c, so that a read the
+// cache answers is never staler than one the gate would let the shard serve. The copy does
+// not hold the updates applied after it was read, this worker's own pushes included.
+//
+// Thread-safety: none; the worker's I/O thread owns it.
+
+#ifndef KAIROS_WORKER_READ_CACHE_H_
+#define KAIROS_WORKER_READ_CACHE_H_
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "kairos/buffer.h"
+
+namespace kairos::internal {
+
+class ReadCache {
+ public:
+  // The range of one pull message.
+  struct Key {
+    uint32_t table = 0;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    friend bool operator==(const Key&, const Key&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.table, k.offset, k.length);
+    }
+  };
+
+  // Table `table` caches with `cache_clocks` > 0 under a gate whose staleness bound is
+  // `staleness` (>= 0; policy::kUnbounded under ASP). Set once per table, before any read.
+  void SetBound(uint32_t table, uint32_t cache_clocks, int64_t staleness);
+  bool Caches(uint32_t table) const {
+    return table < bounds_.size() && bounds_[table].cache_clocks > 0;
+  }
+
+  // The copy that may answer a read of `key` at `clock`, or null.
+  const Buffer* Find(const Key& key, int64_t clock) const;
+  // Keeps `values`, read at `read_clock` when the slowest active worker was at `min_clock`,
+  // for `key` (replacing an older copy). REQUIRES: Caches(key.table).
+  void Store(const Key& key, Buffer values, int64_t read_clock, int64_t min_clock);
+  // Forgets the table's copies (this worker assigned to it).
+  void Forget(uint32_t table);
+
+  std::size_t size() const { return copies_.size(); }
+
+  // The staleness bound of a policy spec's gate (SSP's s, BSP's 0, DSSP's s_L, PSP's s,
+  // policy::kUnbounded under ASP); 0 for a gate kairos does not know, whose reads the cache
+  // answers only at the clock they were read.
+  static int64_t StalenessOf(std::string_view policy);
+
+ private:
+  struct Bound {
+    uint32_t cache_clocks = 0;
+    int64_t staleness = 0;
+  };
+  struct Copy {
+    Buffer values;
+    int64_t read_clock = 0;
+    int64_t min_clock = 0;
+  };
+  std::vector<Bound> bounds_;  // by table id
+  absl::flat_hash_map<Key, Copy> copies_;
+};
+
+}  // namespace kairos::internal
+
+#endif  // KAIROS_WORKER_READ_CACHE_H_
