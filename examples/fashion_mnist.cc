@@ -218,6 +218,12 @@ int main(int argc, char **argv) {
                  "(TableSpec::compression, docs/performance.md)")
       ->check(CLI::IsMember({"none", "fp16", "bf16", "int8"}))
       ->capture_default_str();
+  app.add_option("--cache-clocks", f.train.cache_clocks,
+                 "serve a pull from the worker's last copy while it is at most this many "
+                 "clocks old and within the policy's staleness bound (TableSpec::cache_clocks, "
+                 "docs/performance.md; 0: every pull is a message)")
+      ->check(CLI::Range(0u, kairos::kMaxCacheClocks))
+      ->capture_default_str();
   app.add_option("--csv", f.csv, "write one row per evaluation to FILE (docs/examples.md)");
   app.add_option("--data-dir", f.data_dir, "the directory of the four Fashion-MNIST IDX files")
       ->capture_default_str();
@@ -343,7 +349,8 @@ int main(int argc, char **argv) {
         "kairos Fashion-MNIST: model %s, policy %s, %d servers, %d workers%s\n"
         "  %d epochs of %d iterations per worker (batch %d, ~%d examples per "
         "shard), "
-        "optimizer %s, lr %g, pace %s, slowdown %s, shards %s, compression %s, seed %llu\n"
+        "optimizer %s, lr %g, pace %s, slowdown %s, shards %s, compression %s, cache %u "
+        "clocks, seed %llu\n"
         "  data: %d training and %d test examples from %s\n",
         f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
                                : "softmax",
@@ -352,8 +359,8 @@ int main(int argc, char **argv) {
         static_cast<double>(f.train.learning_rate),
         f.train.pace_ms > 0 ? absl::StrCat(f.train.pace_ms, " ms").c_str() : "none",
         f.slowdown.empty() ? "none" : f.slowdown.c_str(), f.shards.c_str(), f.compression.c_str(),
-        static_cast<unsigned long long>(f.train.seed), data->train.num_examples(),
-        data->test.num_examples(), f.data_dir.c_str());
+        f.train.cache_clocks, static_cast<unsigned long long>(f.train.seed),
+        data->train.num_examples(), data->test.num_examples(), f.data_dir.c_str());
     std::fflush(stdout);
   }
 

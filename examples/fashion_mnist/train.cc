@@ -281,7 +281,10 @@ absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig &conf
           ? absl::StrCat("cosine:steps=", std::max<int64_t>(1, planned_iterations))
           : config.schedule;
   std::vector<kairos::TableSpec> tables = model->Tables(updater, config.seed);
-  for (kairos::TableSpec& t : tables) t.compression = config.compression;
+  for (kairos::TableSpec& t : tables) {
+    t.compression = config.compression;
+    t.cache_clocks = config.cache_clocks;
+  }
   kairos::TableSpec control;
   control.name = kControlTable;
   control.size = 1;

@@ -120,6 +120,9 @@ struct TrainConfig {
   double average_s = 0.0;         // > 0: evaluate the mean of this many seconds' snapshots
   // How the model's tables travel (TableSpec::compression); the control table stays exact.
   kairos::Compression compression = kairos::Compression::kNone;
+  // How many clocks a worker's copy of the model may answer its pulls
+  // (TableSpec::cache_clocks; 0: none).
+  uint32_t cache_clocks = 0;
 };
 
 // The pace model of `config` (its pace_ms, slowdown, jitter, stragglers and seed).

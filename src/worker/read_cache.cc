@@ -12,6 +12,32 @@ void ReadCache::SetBound(uint32_t table, uint32_t cache_clocks, int64_t stalenes
   bounds_[table] = Bound{cache_clocks, staleness};
 }
 
+void ReadCache::SetWriteThrough(uint32_t table, float learning_rate,
+                                policy::ScheduleSpec schedule) {
+  Bound& b = bounds_[table];
+  b.write_through = true;
+  b.learning_rate = learning_rate;
+  b.schedule = std::move(schedule);
+}
+
+void ReadCache::SetLearningRate(uint32_t table, float learning_rate) {
+  if (table < bounds_.size()) bounds_[table].learning_rate = learning_rate;
+}
+
+void ReadCache::Push(const Key& key, std::span<const float> gradient, int64_t clock) {
+  if (!Caches(key.table) || !bounds_[key.table].write_through) return;
+  auto it = copies_.find(key);
+  if (it == copies_.end() || it->second.values.size() != gradient.size()) return;
+  const Bound& b = bounds_[key.table];
+  // As the sgd updater computes it (float lr, the schedule's factor in double).
+  const float step =
+      static_cast<float>(b.learning_rate * policy::ScheduleFactor(b.schedule, clock));
+  const float* from = it->second.values.data();
+  Buffer next = Buffer::Allocate(gradient.size());
+  for (std::size_t i = 0; i < gradient.size(); ++i) next[i] = from[i] - step * gradient[i];
+  it->second.values = std::move(next);
+}
+
 const Buffer* ReadCache::Find(const Key& key, int64_t clock) const {
   if (!Caches(key.table)) return nullptr;
   auto it = copies_.find(key);
@@ -32,6 +58,13 @@ void ReadCache::Store(const Key& key, Buffer values, int64_t read_clock, int64_t
 
 void ReadCache::Forget(uint32_t table) {
   absl::erase_if(copies_, [table](const auto& kv) { return kv.first.table == table; });
+}
+
+bool ReadCache::WritesThrough(const TableSpec& table, std::string_view policy) {
+  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
+  return spec.ok() && table.updater.name == "sgd" && table.compression == Compression::kNone &&
+         spec->aggregation.kind == policy::AggregationSpec::Kind::kImmediate &&
+         spec->weighting.kind == policy::WeightingSpec::Kind::kConstant;
 }
 
 int64_t ReadCache::StalenessOf(std::string_view policy) {

@@ -14,7 +14,11 @@
 //
 // the second being the rule the SSP gate applies to a read at clock c, so that a read the
 // cache answers is never staler than one the gate would let the shard serve. The copy does
-// not hold the updates applied after it was read, this worker's own pushes included.
+// not hold the updates of other workers applied after it was read. This worker's own
+// pushes of the copy's range go into it as the servers apply them (w -= lr(t) * g) where
+// that is exactly what they do (write-through: the updater "sgd" without parameters,
+// uncompressed, constant weighting and immediate aggregation); otherwise they are missing
+// from it too.
 //
 // Thread-safety: none; the worker's I/O thread owns it.
 
@@ -22,12 +26,15 @@
 #define KAIROS_WORKER_READ_CACHE_H_
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "kairos/buffer.h"
+#include "kairos/table.h"
+#include "policy/optimizer_spec.h"
 
 namespace kairos::internal {
 
@@ -52,6 +59,15 @@ class ReadCache {
     return table < bounds_.size() && bounds_[table].cache_clocks > 0;
   }
 
+  // This worker's pushes to the table go into its copies as the servers apply them, at
+  // `learning_rate` times `schedule`'s factor at the push's clock. REQUIRES: SetBound.
+  void SetWriteThrough(uint32_t table, float learning_rate, policy::ScheduleSpec schedule);
+  // This worker set the table's learning rate (Worker::SetLearningRate).
+  void SetLearningRate(uint32_t table, float learning_rate);
+  // This worker pushes `gradient` to `key` at `clock`: a write-through table's copy of
+  // that range takes it (a new buffer: the old one may be shared with a reader).
+  void Push(const Key& key, std::span<const float> gradient, int64_t clock);
+
   // The copy that may answer a read of `key` at `clock`, or null.
   const Buffer* Find(const Key& key, int64_t clock) const;
   // Keeps `values`, read at `read_clock` when the slowest active worker was at `min_clock`,
@@ -62,6 +78,10 @@ class ReadCache {
 
   std::size_t size() const { return copies_.size(); }
 
+  // Whether the servers apply a push to `table` under `policy` (its effective spec) as
+  // exactly w -= lr(t) * g: the updater "sgd" without parameters, no compression, constant
+  // weighting and immediate aggregation.
+  static bool WritesThrough(const TableSpec& table, std::string_view policy);
   // The staleness bound of a policy spec's gate (SSP's s, BSP's 0, DSSP's s_L, PSP's s,
   // policy::kUnbounded under ASP); 0 for a gate kairos does not know, whose reads the cache
   // answers only at the clock they were read.
@@ -71,6 +91,9 @@ class ReadCache {
   struct Bound {
     uint32_t cache_clocks = 0;
     int64_t staleness = 0;
+    bool write_through = false;
+    float learning_rate = 0.0f;
+    policy::ScheduleSpec schedule{};
   };
   struct Copy {
     Buffer values;

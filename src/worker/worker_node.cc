@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "kairos/job.h"
 #include "kairos/status.h"
+#include "policy/optimizer_spec.h"
 #include "wire/convert.h"
 #include "wire/start_nodes.h"
 
@@ -248,11 +249,20 @@ bool WorkerNode::AnswerFromCache(Part& part, const Message& message) {
     cache_.Forget(h.table());  // this worker's own values must be read back
     return false;
   }
+  if (h.kind() == wire::SET_LEARNING_RATE) {
+    cache_.SetLearningRate(h.table(), h.learning_rate());
+    return false;
+  }
+  if (h.kind() == wire::PUSH && h.encoding() == 0 && message.payloads.size() == 1) {
+    cache_.Push({h.table(), h.offset(), h.length()}, message.payloads[0].span(), h.clock());
+    return false;
+  }
   if (h.kind() != wire::PULL || !part.reads || part.eager != nullptr) return false;
   const ReadCache::Key key{h.table(), h.offset(), h.length()};
   if (const Buffer* copy = cache_.Find(key, h.clock())) {
-    part.state->PartDone(part.at, *copy);
+    // Counted first: the caller, woken by PartDone, may read the count at once.
     reads_cached_.fetch_add(1, std::memory_order_relaxed);
+    part.state->PartDone(part.at, *copy);
     return true;
   }
   part.cached_read = true;
@@ -480,8 +490,12 @@ void WorkerNode::HandleStart(const wire::Start& start) {
       if (!merger_.has_value()) merger_.emplace(num_servers_);
     }
     if (ts.cache_clocks > 0) {
-      cache_.SetBound(id, ts.cache_clocks,
-                      ReadCache::StalenessOf(ts.policy.empty() ? job_.policy : ts.policy));
+      const std::string& policy = ts.policy.empty() ? job_.policy : ts.policy;
+      cache_.SetBound(id, ts.cache_clocks, ReadCache::StalenessOf(policy));
+      absl::StatusOr<policy::ScheduleSpec> schedule = policy::ParseSchedule(ts.updater.schedule);
+      if (ReadCache::WritesThrough(ts, policy) && schedule.ok()) {
+        cache_.SetWriteThrough(id, ts.updater.learning_rate, *schedule);
+      }
     }
     tables_.emplace(
         ts.name,

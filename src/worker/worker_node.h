@@ -135,8 +135,9 @@ class WorkerNode {
  private:
   // I/O thread.
   void Dispatch(Batch& batch);
-  // A pull of a caching table answered from the read cache (true: nothing to send), else
-  // marked so that its reply is kept.
+  // A message of a caching table through the read cache: a pull answered from it (true:
+  // nothing to send) or marked so that its reply is kept; a push written into the copy; an
+  // assign clearing the table's copies; a learning rate noted.
   bool AnswerFromCache(Part& part, const Message& message);
   // Keeps a caching pull's reply in the read cache (a valid answer only).
   void KeepCopy(const Part& part, const Message& reply);

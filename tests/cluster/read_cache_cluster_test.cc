@@ -19,7 +19,8 @@ namespace {
 
 constexpr uint64_t kSize = 4;
 
-ClusterOptions Options(const std::string& policy, uint32_t cache_clocks, int workers) {
+ClusterOptions Options(const std::string& policy, uint32_t cache_clocks, int workers,
+                       const std::string& updater = "sgd") {
   ClusterOptions o;
   o.num_servers = 1;
   o.num_workers = workers;
@@ -28,7 +29,7 @@ ClusterOptions Options(const std::string& policy, uint32_t cache_clocks, int wor
   w.name = "w";
   w.size = kSize;
   w.init = Initializer::Zeros();
-  w.updater.name = "sgd";
+  w.updater.name = updater;
   w.updater.learning_rate = 1.0f;
   w.cache_clocks = cache_clocks;
   o.job.tables.push_back(w);
@@ -93,23 +94,28 @@ TEST(ReadCacheClusterTest, UnderBspNothingIsCachedAcrossClocks) {
   EXPECT_EQ(n.cached, 0u);
 }
 
-// One worker under ASP with cache_clocks 3: the copy read at clock 4k answers clocks 4k + 1
-// to 4k + 3, and holds the 4k pushes before it.
+// One worker with cache_clocks 3: the copy read at clock 4k answers clocks 4k + 1 to
+// 4k + 3. With plain sgd the worker's own pushes go into it as the server applies them, so
+// every read is exact; with the "add" updater (the same updates here, pushing -1, but not
+// one the worker writes through) the copy holds the 4k pushes before it and no later one.
 TEST(ReadCacheClusterTest, TheCacheClocksLimitTheCopyExactly) {
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
-      LocalCluster::Create(Options("asp", /*cache_clocks=*/3, /*workers=*/1));
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  Worker& worker = (*cluster)->worker(0);
-  const std::vector<float> ones(kSize, 1.0f);
-  std::vector<float> w(kSize);
-  for (int64_t c = 0; c < 40; ++c) {
-    ASSERT_TRUE(worker.Pull("w", w).ok());
-    ASSERT_EQ(w[0], -static_cast<float>(c / 4 * 4)) << "clock " << c;
-    ASSERT_TRUE(worker.Push("w", ones).ok());
-    ASSERT_TRUE(worker.AdvanceClock().ok());
+  for (const bool write_through : {true, false}) {
+    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+        LocalCluster::Create(Options("asp", /*cache_clocks=*/3, 1, write_through ? "sgd" : "add"));
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    Worker& worker = (*cluster)->worker(0);
+    const std::vector<float> ones(kSize, write_through ? 1.0f : -1.0f);
+    std::vector<float> w(kSize);
+    for (int64_t c = 0; c < 40; ++c) {
+      ASSERT_TRUE(worker.Pull("w", w).ok());
+      const int64_t pushes_seen = write_through ? c : c / 4 * 4;
+      ASSERT_EQ(w[0], -static_cast<float>(pushes_seen)) << "clock " << c;
+      ASSERT_TRUE(worker.Push("w", ones).ok());
+      ASSERT_TRUE(worker.AdvanceClock().ok());
+    }
+    EXPECT_EQ(worker.stats().reads_cached, 30u);
+    EXPECT_EQ((*cluster)->server_stats(0).pulls, 10u);
   }
-  EXPECT_EQ(worker.stats().reads_cached, 30u);
-  EXPECT_EQ((*cluster)->server_stats(0).pulls, 10u);
 }
 
 TEST(ReadCacheClusterTest, AnAssignOfTheWorkersOwnIsReadBack) {

@@ -7,7 +7,9 @@
 
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "policy/optimizer_spec.h"
 #include "policy/policy.h"
 
 namespace kairos::internal {
@@ -60,6 +62,48 @@ TEST(ReadCacheTest, KeepsTheNewerCopyAndForgetsATable) {
   cache.Forget(0);
   EXPECT_EQ(cache.Find(kKey, 7), nullptr);
   EXPECT_NE(cache.Find({1, 0, 4}, 7), nullptr);
+}
+
+TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesIntoANewBuffer) {
+  ReadCache cache;
+  cache.SetBound(0, 10, policy::kUnbounded);
+  absl::StatusOr<policy::ScheduleSpec> step = policy::ParseSchedule("step:every=4,gamma=0.5");
+  ASSERT_TRUE(step.ok());
+  cache.SetWriteThrough(0, 0.5f, *step);
+  const Buffer shared = Values(1);  // a reader may hold the copy
+  cache.Store(kKey, shared, 0, 0);
+  cache.Push(kKey, std::vector<float>(4, 2.0f), /*clock=*/1);  // 1 - 0.5 * 2
+  EXPECT_EQ((*cache.Find(kKey, 1))[0], 0.0f);
+  cache.Push(kKey, std::vector<float>(4, 2.0f), /*clock=*/4);  // the schedule halves the rate
+  EXPECT_EQ((*cache.Find(kKey, 4))[3], -0.5f);
+  cache.SetLearningRate(0, 1.0f);
+  cache.Push(kKey, std::vector<float>(4, 1.0f), /*clock=*/4);
+  EXPECT_EQ((*cache.Find(kKey, 4))[0], -1.0f);
+  EXPECT_EQ(shared[0], 1.0f) << "the reader's values are not written";
+  cache.Push({0, 4, 4}, std::vector<float>(4, 1.0f), 4);  // no copy of that range: nothing
+  EXPECT_EQ(cache.size(), 1u);
+  // Without write-through the copy keeps what it was read with.
+  ReadCache plain;
+  plain.SetBound(0, 10, policy::kUnbounded);
+  plain.Store(kKey, Values(1), 0, 0);
+  plain.Push(kKey, std::vector<float>(4, 2.0f), 1);
+  EXPECT_EQ((*plain.Find(kKey, 1))[0], 1.0f);
+}
+
+TEST(ReadCacheTest, WritesThroughWhereTheServersApplyExactlyLrTimesTheGradient) {
+  TableSpec t;
+  t.name = "w";
+  t.size = 4;
+  EXPECT_TRUE(ReadCache::WritesThrough(t, "asp"));
+  EXPECT_TRUE(ReadCache::WritesThrough(t, "ssp:s=3"));
+  EXPECT_FALSE(ReadCache::WritesThrough(t, "bsp")) << "a round's mean";
+  EXPECT_FALSE(ReadCache::WritesThrough(t, "asp+weight=staleness"));
+  EXPECT_FALSE(ReadCache::WritesThrough(t, "not a policy"));
+  t.updater.name = "adam";
+  EXPECT_FALSE(ReadCache::WritesThrough(t, "asp"));
+  t.updater.name = "sgd";
+  t.compression = Compression::kBf16;
+  EXPECT_FALSE(ReadCache::WritesThrough(t, "asp"));
 }
 
 TEST(ReadCacheTest, TheBoundOfEachGate) {
