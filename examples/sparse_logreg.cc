@@ -29,6 +29,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "kairos/kairos.h"
 #include "kairos/run.h"
 #include "sparse_logreg/data.h"
@@ -60,6 +61,21 @@ std::string Number(double v, int decimals) {
 }
 
 std::string OrNone(double v, int decimals) { return std::isnan(v) ? "none" : Number(v, decimals); }
+
+// "worker 1: 937 iterations, compute 0.4 s, blocked 0.12 s, wire 2.1 KB sent and 1.9 KB
+// received per iteration" (kairos::WorkerStats).
+std::string WorkerLine(const logreg::WorkerSummary &s) {
+  std::string line =
+      absl::StrCat("worker ", s.rank, ": ", s.iterations, " iterations, compute ",
+                   Number(s.compute_s, 1), " s, blocked ", Number(s.blocked_s, 2), " s");
+  if (s.iterations > 0) {
+    const double n = static_cast<double>(s.iterations) * 1000.0;
+    absl::StrAppend(&line, ", wire ", Number(static_cast<double>(s.bytes_sent) / n, 1),
+                    " KB sent and ", Number(static_cast<double>(s.bytes_received) / n, 1),
+                    " KB received per iteration");
+  }
+  return line;
+}
 
 // The CSV of the evaluations (docs/examples.md): one row each, written by rank 0's thread.
 class CsvWriter {
@@ -390,8 +406,7 @@ int main(int argc, char **argv) {
     std::lock_guard<std::mutex> lock(print_mu);
     summaries.push_back(s);
     if (launched && s.rank != 0) {  // printed before this worker finishes, so before rank 0's end
-      std::printf("worker %d: %lld iterations, compute %.1f s, blocked %.2f s\n", s.rank,
-                  static_cast<long long>(s.iterations), s.compute_s, s.blocked_s);
+      std::printf("%s\n", WorkerLine(s).c_str());
       std::fflush(stdout);
     }
   };
@@ -427,8 +442,7 @@ int main(int argc, char **argv) {
   for (const logreg::WorkerSummary &s : summaries) {
     rows_pushed += s.rows_pushed;
     if (launched && s.rank != 0) continue;
-    std::printf("worker %d: %lld iterations, compute %.1f s, blocked %.2f s\n", s.rank,
-                static_cast<long long>(s.iterations), s.compute_s, s.blocked_s);
+    std::printf("%s\n", WorkerLine(s).c_str());
   }
   const logreg::EvalRecord &final_eval = trainer.final_eval();
   std::printf(

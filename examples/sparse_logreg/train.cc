@@ -334,6 +334,9 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
     }
   }
   summary.iterations = iterations;
+  const kairos::WorkerStats traffic = worker.stats();
+  summary.bytes_sent = traffic.bytes_sent;
+  summary.bytes_received = traffic.bytes_received;
   if (hooks_.on_worker_done) hooks_.on_worker_done(summary);
   if (rank != 0) return absl::OkStatus();  // the caller finishes it
 

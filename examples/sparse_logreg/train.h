@@ -114,6 +114,9 @@ struct WorkerSummary {
   double compute_s = 0.0;  // computing gradients
   double blocked_s = 0.0;  // in pulls
   int64_t rows_pushed = 0;  // weight rows pushed (key updates sent)
+  // What the worker sent and received over its run, in wire bytes (kairos::WorkerStats).
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
 };
 
 class Trainer {

@@ -278,6 +278,9 @@ void WorkerNode::KeepCopy(const Part& part, const Message& reply) {
       reply.payloads[0].size() != part.length) {
     return;  // CompletePart fails the read
   }
+  // The slowest active worker is at most where this one read, and no clock is negative: a
+  // server that says otherwise is not believed (the read is answered, its copy not kept).
+  if (h.min_clock() < 0 || h.min_clock() > part.clock) return;
   cache_.Store({part.table, part.offset, part.length}, reply.payloads[0], part.clock,
                h.min_clock());
 }

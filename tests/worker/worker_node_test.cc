@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,11 +38,12 @@ PeerId ServerPeer(int shard) { return 1 + static_cast<PeerId>(shard); }  // conn
 
 // One table "w" of 12 elements in chunks of 3 over 2 servers: [0, 6) on shard 0, [6, 12)
 // on shard 1; `merge`: its pushes are merged (TableSpec::merge_pushes).
-JobConfig Job(bool merge = false) {
+JobConfig Job(bool merge = false, uint32_t cache_clocks = 0) {
   TableSpec w;
   w.name = "w";
   w.size = 12;
   w.merge_pushes = merge;
+  w.cache_clocks = cache_clocks;
   JobConfig job;
   job.tables.push_back(w);
   job.chunk_elements = 3;
@@ -57,7 +59,7 @@ class WorkerNodeTest : public ::testing::Test {
               std::optional<bool> passes = std::nullopt) {
     merge_ = merge;
     options.coordinator = "fake://coordinator";
-    options.job = Job(merge);
+    options.job = Job(merge, cache_clocks_);
     options.join_timeout = absl::Milliseconds(1);  // everything is delivered before waiting
     auto transport = std::make_unique<FakeTransport>("worker");
     if (passes.value_or(merge)) transport->EnablePasses();
@@ -90,7 +92,7 @@ class WorkerNodeTest : public ::testing::Test {
     Message start;
     start.header.set_kind(wire::START);
     wire::Start* body = start.header.mutable_start();
-    ToWire(Job(merge_), body->mutable_job());
+    ToWire(Job(merge_, cache_clocks_), body->mutable_job());
     body->set_num_servers(num_servers);
     body->set_num_workers(3);
     for (int s = 0; s < num_servers; ++s) {
@@ -163,6 +165,7 @@ class WorkerNodeTest : public ::testing::Test {
   std::unique_ptr<WorkerNode> node_;
   FakeTransport* t_ = nullptr;  // owned by node_
   bool merge_ = false;
+  uint32_t cache_clocks_ = 0;  // of the table, for the next Create
 };
 
 TEST_F(WorkerNodeTest, JoinsWithItsJobAndLearnsTheServersAndTablesAtStart) {
@@ -615,6 +618,46 @@ TEST_F(WorkerNodeTest, MergedPushesExpireTogetherAtTheFirstOnesDeadline) {
   const absl::Status s = b->Wait(absl::InfinitePast());
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(s.message(), HasSubstr("no answer before the deadline from server 0"));
+}
+
+}  // namespace
+}  // namespace kairos::internal
+
+namespace kairos::internal {
+namespace {
+
+// The read cache keeps a reply's values only when its min_clock can be true: at most the
+// read's clock, never negative (a hostile server's value would otherwise stretch a copy's
+// life, or overflow the age computed from it).
+TEST_F(WorkerNodeTest, TheReadCacheKeepsACopyOnlyWithABelievableMinimumClock) {
+  cache_clocks_ = 5;
+  Create();
+  ASSERT_TRUE(Start().ok());
+  t_->TakeSent();
+  std::vector<float> out(3);
+  int64_t before = 0;  // the previous reply's min_clock (0: none yet)
+  for (const int64_t min_clock : {int64_t{7}, int64_t{-1}, std::numeric_limits<int64_t>::min()}) {
+    auto state = Issue(wire::PULL, 0, 3, absl::InfiniteFuture(), &out);
+    std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+    ASSERT_EQ(sent.size(), 1u) << "a copy was kept from a reply with min_clock " << before;
+    before = min_clock;
+    Message reply = Reply(sent[0].message);
+    reply.header.set_min_clock(min_clock);
+    ASSERT_TRUE(t_->Deliver(ServerPeer(0), std::move(reply)).ok());
+    ASSERT_TRUE(state->Wait(absl::InfinitePast()).ok()) << "the read itself is answered";
+  }
+  // The positive control: a min_clock of 0 at clock 0 is kept, and answers the next read.
+  auto state = Issue(wire::PULL, 0, 3, absl::InfiniteFuture(), &out);
+  std::vector<FakeTransport::Sent> sent = t_->TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  ASSERT_TRUE(t_->Deliver(ServerPeer(0), Reply(sent[0].message)).ok());
+  ASSERT_TRUE(state->Wait(absl::InfinitePast()).ok());
+  std::fill(out.begin(), out.end(), -1.0f);
+  state = Issue(wire::PULL, 0, 3, absl::InfiniteFuture(), &out);
+  EXPECT_TRUE(t_->TakeSent().empty());
+  ASSERT_TRUE(state->Wait(absl::InfinitePast()).ok());
+  EXPECT_THAT(out, ElementsAre(0, 1, 2));
+  EXPECT_EQ(node_->stats().reads_cached, 1u);
 }
 
 }  // namespace
