@@ -17,9 +17,8 @@ bool PushMerger::Mergeable(const Part& part, const Message& message) {
 bool PushMerger::Joins(const Waiting& w, const Part& part, const Message& next) {
   const wire::Header& a = w.message.header;
   const wire::Header& b = next.header;
-  return a.length() == b.length() && a.clock() == b.clock() &&
-         a.worker_scale() == b.worker_scale() && a.sender() == b.sender() &&
-         part.state->deadline() >= w.part.state->deadline();
+  return a.clock() == b.clock() && a.worker_scale() == b.worker_scale() &&
+         a.sender() == b.sender() && part.state->deadline() >= w.part.state->deadline();
 }
 
 void PushMerger::Add(Waiting& w, Part part, const Message& next) {
@@ -37,7 +36,7 @@ void PushMerger::Add(Waiting& w, Part part, const Message& next) {
 }
 
 void PushMerger::Hold(Part part, Message message, Send send) {
-  const Range range{part.shard, message.header.table(), message.header.offset()};
+  const std::pair<int, RangeKey> range{part.shard, RangeKey::Of(message.header)};
   std::vector<Waiting>& shard = waiting_[static_cast<std::size_t>(part.shard)];
   if (auto it = index_.find(range); it != index_.end()) {
     Waiting& w = shard[it->second];
@@ -55,7 +54,7 @@ void PushMerger::Release(int shard, Send send) {
   waiting_[static_cast<std::size_t>(shard)].clear();
   waiting_count_ -= static_cast<int>(pushes.size());
   for (Waiting& w : pushes) {
-    index_.erase(Range{shard, w.message.header.table(), w.message.header.offset()});
+    index_.erase(std::pair<int, RangeKey>{shard, RangeKey::Of(w.message.header)});
     send(std::move(w.part), std::move(w.message));
   }
 }

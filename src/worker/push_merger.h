@@ -28,6 +28,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "wire/message.h"
+#include "worker/range_key.h"
 #include "worker/routing.h"
 
 namespace kairos::internal {
@@ -44,10 +45,10 @@ class PushMerger {
   // caller checks that its table merges (TableInfo::merge_pushes).
   static bool Mergeable(const Part& part, const Message& message);
 
-  // Holds the push (REQUIRES: Mergeable): added into the waiting push of the same table
-  // and offset when that one has the same length, clock and scale and a deadline no later
-  // than this one's; otherwise, with one of the range waiting, the shard's waiting pushes go
-  // to `send` first; then this one waits.
+  // Holds the push (REQUIRES: Mergeable): added into the waiting push of the same range
+  // when that one has the same clock and scale and a deadline no later than this one's;
+  // otherwise, with one of the range waiting, the shard's waiting pushes go to `send`
+  // first; then this one waits.
   void Hold(Part part, Message message, Send send);
   // The shard's waiting pushes, if any, go to `send`: before anything else is sent to it.
   void Release(int shard, Send send);
@@ -71,19 +72,9 @@ class PushMerger {
   static bool Joins(const Waiting& w, const Part& part, const Message& next);
   void Add(Waiting& w, Part part, const Message& next);
 
-  // By shard, in the order they began to wait; `index_` finds one by its range.
+  // By shard, in the order they began to wait; `index_` finds one by its shard and range.
   std::vector<std::vector<Waiting>> waiting_;
-  struct Range {
-    int shard = 0;
-    uint32_t table = 0;
-    uint64_t offset = 0;
-    friend bool operator==(const Range&, const Range&) = default;
-    template <typename H>
-    friend H AbslHashValue(H h, const Range& r) {
-      return H::combine(std::move(h), r.shard, r.table, r.offset);
-    }
-  };
-  absl::flat_hash_map<Range, std::size_t> index_;  // -> position in waiting_[shard]
+  absl::flat_hash_map<std::pair<int, RangeKey>, std::size_t> index_;  // -> waiting_[shard]
   int waiting_count_ = 0;
   uint64_t merged_ = 0;
 };

@@ -35,22 +35,14 @@
 #include "kairos/buffer.h"
 #include "kairos/table.h"
 #include "policy/optimizer_spec.h"
+#include "worker/range_key.h"
 
 namespace kairos::internal {
 
 class ReadCache {
  public:
   // The range of one pull message.
-  struct Key {
-    uint32_t table = 0;
-    uint64_t offset = 0;
-    uint64_t length = 0;
-    friend bool operator==(const Key&, const Key&) = default;
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.table, k.offset, k.length);
-    }
-  };
+  using Key = RangeKey;
 
   // Table `table` caches with `cache_clocks` > 0 under a gate whose staleness bound is
   // `staleness` (>= 0; policy::kUnbounded under ASP). Set once per table, before any read.

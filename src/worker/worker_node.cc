@@ -227,7 +227,7 @@ void WorkerNode::Dispatch(Batch& batch) {
       if (link_.resumable()) to_coordinator_[message.header.request_id()] = message;
       parts_.Add(message.header.request_id(), std::move(part));
       transport_->Send(coordinator_, std::move(message));
-    } else if (AnswerFromCache(part, message)) {
+    } else if (ThroughCache(part, message)) {
       continue;
     } else if (merger_.has_value() && PushMerger::Mergeable(part, message) &&
                message.header.table() < merges_pushes_.size() &&
@@ -242,7 +242,7 @@ void WorkerNode::Dispatch(Batch& batch) {
   if (!batched_) ReleaseAllMerged();
 }
 
-bool WorkerNode::AnswerFromCache(Part& part, const Message& message) {
+bool WorkerNode::ThroughCache(Part& part, const Message& message) {
   const wire::Header& h = message.header;
   if (!cache_.Caches(h.table())) return false;
   if (h.kind() == wire::ASSIGN) {
@@ -254,12 +254,11 @@ bool WorkerNode::AnswerFromCache(Part& part, const Message& message) {
     return false;
   }
   if (h.kind() == wire::PUSH && h.encoding() == 0 && message.payloads.size() == 1) {
-    cache_.Push({h.table(), h.offset(), h.length()}, message.payloads[0].span(), h.clock());
+    cache_.Push(RangeKey::Of(h), message.payloads[0].span(), h.clock());
     return false;
   }
   if (h.kind() != wire::PULL || !part.reads || part.eager != nullptr) return false;
-  const ReadCache::Key key{h.table(), h.offset(), h.length()};
-  if (const Buffer* copy = cache_.Find(key, h.clock())) {
+  if (const Buffer* copy = cache_.Find(RangeKey::Of(h), h.clock())) {
     // Counted first: the caller, woken by PartDone, may read the count at once.
     reads_cached_.fetch_add(1, std::memory_order_relaxed);
     part.state->PartDone(part.at, *copy);

@@ -138,7 +138,7 @@ class WorkerNode {
   // A message of a caching table through the read cache: a pull answered from it (true:
   // nothing to send) or marked so that its reply is kept; a push written into the copy; an
   // assign clearing the table's copies; a learning rate noted.
-  bool AnswerFromCache(Part& part, const Message& message);
+  bool ThroughCache(Part& part, const Message& message);
   // Keeps a caching pull's reply in the read cache (a valid answer only).
   void KeepCopy(const Part& part, const Message& reply);
   // Registers a shard's message and hands it to the shard's flow control.
