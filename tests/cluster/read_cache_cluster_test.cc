@@ -118,6 +118,28 @@ TEST(ReadCacheClusterTest, TheCacheClocksLimitTheCopyExactly) {
   }
 }
 
+// Both options on one table, one worker: asynchronous pushes merge on their way out while
+// the pulls between them are answered from the copy, which the pushes are written into, so
+// every read holds exactly the pushes issued before it.
+TEST(ReadCacheClusterTest, WithMergedPushesEveryReadHoldsThePushesBeforeIt) {
+  ClusterOptions options = Options("asp", /*cache_clocks=*/2, /*workers=*/1);
+  options.job.tables[0].merge_pushes = true;
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& worker = (*cluster)->worker(0);
+  const Buffer ones = Buffer::CopyOf(std::vector<float>(kSize, 1.0f));
+  std::vector<float> w(kSize);
+  std::vector<Request> requests;
+  for (int64_t c = 0; c < 30; ++c) {
+    for (int k = 0; k < 3; ++k) requests.push_back(worker.PushAsync("w", 0, ones));
+    ASSERT_TRUE(worker.Pull("w", w).ok());
+    ASSERT_EQ(w[0], -static_cast<float>(requests.size())) << "clock " << c;
+    ASSERT_TRUE(worker.AdvanceClock().ok());
+  }
+  for (const Request& r : requests) ASSERT_TRUE(r.Wait().ok());
+  EXPECT_GT(worker.stats().reads_cached, 0u);
+}
+
 TEST(ReadCacheClusterTest, AnAssignOfTheWorkersOwnIsReadBack) {
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
       LocalCluster::Create(Options("asp", /*cache_clocks=*/100, /*workers=*/1));
