@@ -26,6 +26,7 @@ void ReadCache::SetLearningRate(uint32_t table, float learning_rate) {
 
 void ReadCache::Push(const Key& key, std::span<const float> gradient, int64_t clock) {
   if (!Caches(key.table) || !bounds_[key.table].write_through) return;
+  pushed_[key] = ++events_;
   auto it = copies_.find(key);
   if (it == copies_.end() || it->second.values.size() != gradient.size()) return;
   const Bound& b = bounds_[key.table];
@@ -50,7 +51,9 @@ const Buffer* ReadCache::Find(const Key& key, int64_t clock) const {
   return &c.values;
 }
 
-void ReadCache::Store(const Key& key, Buffer values, int64_t read_clock, int64_t min_clock) {
+void ReadCache::Store(const Key& key, Buffer values, int64_t read_clock, int64_t min_clock,
+                      uint64_t asked) {
+  if (auto p = pushed_.find(key); p != pushed_.end() && p->second > asked) return;
   Copy& c = copies_[key];
   if (!c.values.empty() && c.read_clock > read_clock) return;  // a newer copy is kept
   c = Copy{std::move(values), read_clock, min_clock};
@@ -58,6 +61,7 @@ void ReadCache::Store(const Key& key, Buffer values, int64_t read_clock, int64_t
 
 void ReadCache::Forget(uint32_t table) {
   absl::erase_if(copies_, [table](const auto& kv) { return kv.first.table == table; });
+  absl::erase_if(pushed_, [table](const auto& kv) { return kv.first.table == table; });
 }
 
 bool ReadCache::WritesThrough(const TableSpec& table, std::string_view policy) {

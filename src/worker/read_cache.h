@@ -18,7 +18,8 @@
 // pushes of the copy's range go into it as the servers apply them (w -= lr(t) * g) where
 // that is exactly what they do (write-through: the updater "sgd" without parameters,
 // uncompressed, constant weighting and immediate aggregation); otherwise they are missing
-// from it too.
+// from it too. A reply that left the shard before a push of its range that this worker
+// made after asking is not kept: the copy it would replace holds that push.
 //
 // Thread-safety: none; the worker's I/O thread owns it.
 
@@ -59,12 +60,16 @@ class ReadCache {
   // This worker pushes `gradient` to `key` at `clock`: a write-through table's copy of
   // that range takes it (a new buffer: the old one may be shared with a reader).
   void Push(const Key& key, std::span<const float> gradient, int64_t clock);
+  // A pull of `key` leaves now: the mark its reply is stored with (Store's `asked`).
+  uint64_t Asking() { return ++events_; }
 
   // The copy that may answer a read of `key` at `clock`, or null.
   const Buffer* Find(const Key& key, int64_t clock) const;
   // Keeps `values`, read at `read_clock` when the slowest active worker was at `min_clock`,
-  // for `key` (replacing an older copy). REQUIRES: Caches(key.table).
-  void Store(const Key& key, Buffer values, int64_t read_clock, int64_t min_clock);
+  // for `key` (replacing an older copy), unless this worker pushed to a write-through `key`
+  // after the pull left (`asked`, from Asking): the reply may miss that push, which the
+  // copy it would replace holds. REQUIRES: Caches(key.table).
+  void Store(const Key& key, Buffer values, int64_t read_clock, int64_t min_clock, uint64_t asked);
   // Forgets the table's copies (this worker assigned to it).
   void Forget(uint32_t table);
 
@@ -94,6 +99,9 @@ class ReadCache {
   };
   std::vector<Bound> bounds_;  // by table id
   absl::flat_hash_map<Key, Copy> copies_;
+  // Pulls asked and pushes written through, numbered in order; the latest push per range.
+  uint64_t events_ = 0;
+  absl::flat_hash_map<Key, uint64_t> pushed_;
 };
 
 }  // namespace kairos::internal

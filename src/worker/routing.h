@@ -42,11 +42,12 @@ struct Part {
   // with it.
   std::vector<std::shared_ptr<RequestState>> merged{};
   // A pull of a caching table (worker/read_cache.h): its reply is kept under the message's
-  // range of `table` from `offset`, read at `clock`.
+  // range of `table` from `offset`, read at `clock`, asked at the cache's mark `asked`.
   bool cached_read = false;
   uint32_t table = 0;
   uint64_t offset = 0;
   int64_t clock = 0;
+  uint64_t asked = 0;
 };
 
 // A request's messages, each with its Part, in the order they are to be sent.

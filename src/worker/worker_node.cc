@@ -268,6 +268,7 @@ bool WorkerNode::ThroughCache(Part& part, const Message& message) {
   part.table = h.table();
   part.offset = h.offset();
   part.clock = h.clock();
+  part.asked = cache_.Asking();
   return false;
 }
 
@@ -280,8 +281,8 @@ void WorkerNode::KeepCopy(const Part& part, const Message& reply) {
   // The slowest active worker is at most where this one read, and no clock is negative: a
   // server that says otherwise is not believed (the read is answered, its copy not kept).
   if (h.min_clock() < 0 || h.min_clock() > part.clock) return;
-  cache_.Store({part.table, part.offset, part.length}, reply.payloads[0], part.clock,
-               h.min_clock());
+  cache_.Store({part.table, part.offset, part.length}, reply.payloads[0], part.clock, h.min_clock(),
+               part.asked);
 }
 
 void WorkerNode::SubmitToShard(Part part, Message message) {

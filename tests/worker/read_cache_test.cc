@@ -23,7 +23,7 @@ TEST(ReadCacheTest, UnderSspACopyAnswersReadsUpToTheMinimumClockPlusS) {
   ReadCache cache;
   cache.SetBound(0, /*cache_clocks=*/10, /*staleness=*/2);
   EXPECT_EQ(cache.Find(kKey, 5), nullptr);
-  cache.Store(kKey, Values(1), /*read_clock=*/5, /*min_clock=*/4);
+  cache.Store(kKey, Values(1), /*read_clock=*/5, /*min_clock=*/4, cache.Asking());
   for (int64_t clock : {5, 6}) {
     const Buffer* copy = cache.Find(kKey, clock);
     ASSERT_NE(copy, nullptr) << clock;
@@ -37,13 +37,13 @@ TEST(ReadCacheTest, UnderSspACopyAnswersReadsUpToTheMinimumClockPlusS) {
 TEST(ReadCacheTest, TheTablesCacheClocksBoundItWhereTheGateDoesNot) {
   ReadCache cache;
   cache.SetBound(0, /*cache_clocks=*/3, policy::kUnbounded);  // ASP
-  cache.Store(kKey, Values(1), /*read_clock=*/5, /*min_clock=*/0);
+  cache.Store(kKey, Values(1), /*read_clock=*/5, /*min_clock=*/0, cache.Asking());
   EXPECT_NE(cache.Find(kKey, 8), nullptr);
   EXPECT_EQ(cache.Find(kKey, 9), nullptr);
   // BSP: only the clock it was read at.
   ReadCache bsp;
   bsp.SetBound(0, 10, 0);
-  bsp.Store(kKey, Values(1), 5, 5);
+  bsp.Store(kKey, Values(1), 5, 5, bsp.Asking());
   EXPECT_NE(bsp.Find(kKey, 5), nullptr);
   EXPECT_EQ(bsp.Find(kKey, 6), nullptr);
 }
@@ -52,12 +52,12 @@ TEST(ReadCacheTest, KeepsTheNewerCopyAndForgetsATable) {
   ReadCache cache;
   cache.SetBound(0, 10, policy::kUnbounded);
   cache.SetBound(1, 10, policy::kUnbounded);
-  cache.Store(kKey, Values(2), 6, 6);
-  cache.Store(kKey, Values(1), 5, 5);  // a late reply of an older read
+  cache.Store(kKey, Values(2), 6, 6, cache.Asking());
+  cache.Store(kKey, Values(1), 5, 5, cache.Asking());  // a late reply of an older read
   EXPECT_EQ((*cache.Find(kKey, 6))[0], 2.0f);
-  cache.Store(kKey, Values(3), 7, 7);
+  cache.Store(kKey, Values(3), 7, 7, cache.Asking());
   EXPECT_EQ((*cache.Find(kKey, 7))[0], 3.0f);
-  cache.Store({1, 0, 4}, Values(4), 7, 7);
+  cache.Store({1, 0, 4}, Values(4), 7, 7, cache.Asking());
   EXPECT_EQ(cache.size(), 2u);
   cache.Forget(0);
   EXPECT_EQ(cache.Find(kKey, 7), nullptr);
@@ -71,7 +71,7 @@ TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesIntoANewBuffer) {
   ASSERT_TRUE(step.ok());
   cache.SetWriteThrough(0, 0.5f, *step);
   const Buffer shared = Values(1);  // a reader may hold the copy
-  cache.Store(kKey, shared, 0, 0);
+  cache.Store(kKey, shared, 0, 0, cache.Asking());
   cache.Push(kKey, std::vector<float>(4, 2.0f), /*clock=*/1);  // 1 - 0.5 * 2
   EXPECT_EQ((*cache.Find(kKey, 1))[0], 0.0f);
   cache.Push(kKey, std::vector<float>(4, 2.0f), /*clock=*/4);  // the schedule halves the rate
@@ -85,9 +85,26 @@ TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesIntoANewBuffer) {
   // Without write-through the copy keeps what it was read with.
   ReadCache plain;
   plain.SetBound(0, 10, policy::kUnbounded);
-  plain.Store(kKey, Values(1), 0, 0);
+  plain.Store(kKey, Values(1), 0, 0, plain.Asking());
   plain.Push(kKey, std::vector<float>(4, 2.0f), 1);
   EXPECT_EQ((*plain.Find(kKey, 1))[0], 1.0f);
+}
+
+// A reply that left before a push this worker made after asking may miss it: the copy
+// that holds the push is kept instead; a pull asked after the push is stored.
+TEST(ReadCacheTest, AReplyAskedBeforeAWrittenThroughPushIsNotKept) {
+  ReadCache cache;
+  cache.SetBound(0, 10, policy::kUnbounded);
+  cache.SetWriteThrough(0, 1.0f, policy::ScheduleSpec{});
+  cache.Store(kKey, Values(0), 0, 0, cache.Asking());
+  const uint64_t asked = cache.Asking();             // a pull leaves
+  cache.Push(kKey, std::vector<float>(4, 1.0f), 0);  // then a push: the copy holds -1
+  cache.Store(kKey, Values(0), 0, 0, asked);         // the reply, without the push
+  EXPECT_EQ((*cache.Find(kKey, 0))[0], -1.0f);
+  cache.Store(kKey, Values(-1), 1, 1, cache.Asking());  // asked after it
+  EXPECT_EQ((*cache.Find(kKey, 1))[0], -1.0f);
+  cache.Store(kKey, Values(-5), 2, 2, cache.Asking());
+  EXPECT_EQ((*cache.Find(kKey, 2))[0], -5.0f);
 }
 
 TEST(ReadCacheTest, WritesThroughWhereTheServersApplyExactlyLrTimesTheGradient) {
