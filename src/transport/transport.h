@@ -102,6 +102,13 @@ using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& 
 // command queued while the I/O thread is awake (or spinning: TransportOptions::idle_spin)
 // rides on its current round without a wake-up; the tests of the pipelined paths read them.
 // `spins`: the idle spins begun; `spins_found`: those that found work before their end.
+struct HandOffCounts {
+  uint64_t enqueued = 0;
+  uint64_t wakes = 0;
+  uint64_t spins = 0;
+  uint64_t spins_found = 0;
+};
+
 // What crossed a transport's sockets: whole messages, each counted as its frames' bytes
 // (the header and the payloads as they travelled, encoded where a table compresses), without
 // the routing frame, ZeroMQ's framing or TCP's. A malformed message received counts too.
@@ -110,13 +117,6 @@ struct TrafficCounts {
   uint64_t bytes_sent = 0;
   uint64_t messages_received = 0;
   uint64_t bytes_received = 0;
-};
-
-struct HandOffCounts {
-  uint64_t enqueued = 0;
-  uint64_t wakes = 0;
-  uint64_t spins = 0;
-  uint64_t spins_found = 0;
 };
 
 // Thread-safety: every method is safe to call from any thread, including from inside the
