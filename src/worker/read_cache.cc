@@ -33,10 +33,12 @@ void ReadCache::Push(const Key& key, std::span<const float> gradient, int64_t cl
   // As the sgd updater computes it (float lr, the schedule's factor in double).
   const float step =
       static_cast<float>(b.learning_rate * policy::ScheduleFactor(b.schedule, clock));
-  const float* from = it->second.values.data();
-  Buffer next = Buffer::Allocate(gradient.size());
+  Buffer& values = it->second.values;
+  // Held here alone: nobody can take another reference meanwhile (this thread owns it).
+  Buffer next = values.use_count() == 1 ? values : Buffer::Allocate(gradient.size());
+  const float* from = values.data();
   for (std::size_t i = 0; i < gradient.size(); ++i) next[i] = from[i] - step * gradient[i];
-  it->second.values = std::move(next);
+  values = std::move(next);
 }
 
 const Buffer* ReadCache::Find(const Key& key, int64_t clock) const {

@@ -58,7 +58,8 @@ class ReadCache {
   // This worker set the table's learning rate (Worker::SetLearningRate).
   void SetLearningRate(uint32_t table, float learning_rate);
   // This worker pushes `gradient` to `key` at `clock`: a write-through table's copy of
-  // that range takes it (a new buffer: the old one may be shared with a reader).
+  // that range takes it, in place when nobody else holds the copy, else into a new buffer
+  // (a reader's ConstBuffer, or over inproc the server's chunk, may share the old one).
   void Push(const Key& key, std::span<const float> gradient, int64_t clock);
   // A pull of `key` leaves now: the mark its reply is stored with (Store's `asked`).
   uint64_t Asking() { return ++events_; }

@@ -64,7 +64,7 @@ TEST(ReadCacheTest, KeepsTheNewerCopyAndForgetsATable) {
   EXPECT_NE(cache.Find({1, 0, 4}, 7), nullptr);
 }
 
-TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesIntoANewBuffer) {
+TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesWithoutWritingAReadersValues) {
   ReadCache cache;
   cache.SetBound(0, 10, policy::kUnbounded);
   absl::StatusOr<policy::ScheduleSpec> step = policy::ParseSchedule("step:every=4,gamma=0.5");
@@ -80,6 +80,11 @@ TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesIntoANewBuffer) {
   cache.Push(kKey, std::vector<float>(4, 1.0f), /*clock=*/4);
   EXPECT_EQ((*cache.Find(kKey, 4))[0], -1.0f);
   EXPECT_EQ(shared[0], 1.0f) << "the reader's values are not written";
+  // Held by the cache alone, the copy is written in place.
+  const float* alone = cache.Find(kKey, 4)->data();
+  cache.Push(kKey, std::vector<float>(4, 1.0f), /*clock=*/4);
+  EXPECT_EQ(cache.Find(kKey, 4)->data(), alone);
+  EXPECT_EQ((*cache.Find(kKey, 4))[0], -1.5f);  // the rate 1, halved by the schedule
   cache.Push({0, 4, 4}, std::vector<float>(4, 1.0f), 4);  // no copy of that range: nothing
   EXPECT_EQ(cache.size(), 1u);
   // Without write-through the copy keeps what it was read with.
