@@ -14,9 +14,10 @@
 //   KAIROS_RETURN_IF_ERROR((*worker)->Shutdown());
 //
 // Semantics: a worker's requests to one shard are handled in order, so a Pull sees the
-// worker's own earlier Pushes (read-my-writes). A Pull issued at clock c is served when the
-// policy's gate admits clock c on every shard it reads from (BSP: when every live worker has
-// finished clock c - 1). Pushes are never gated.
+// worker's own earlier Pushes (read-my-writes; a Pull that a table's read cache answers,
+// TableSpec::cache_clocks, holds them only where the cache writes them through). A Pull
+// issued at clock c is served when the policy's gate admits clock c on every shard it reads
+// from (BSP: when every live worker has finished clock c - 1). Pushes are never gated.
 //
 // Thread-safety: a Worker is safe for concurrent use from several threads; calls from one
 // thread are issued in order. Memory passed to a call must stay valid (and, for a push,
