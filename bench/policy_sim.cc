@@ -68,6 +68,7 @@ struct Flags {
   double slow_factor = 4.0;
   std::vector<double> slowdown;  // per worker; replaces slow_factor when given
   double jitter = 0.2;
+  double jitter_shift = 1.0;
   double straggler_prob = 0.0;
   double straggler_factor = 5.0;
   std::string model = "quadratic";
@@ -80,6 +81,10 @@ struct Flags {
   double server_bandwidth_gbps = -1.0;
   double server_apply_ms = 0.0;
   double server_read_ms = 0.0;
+  bool push_waits = false;
+  double worker_send_delay_ms = 0.0;
+  double server_send_delay_ms = 0.0;
+  double worker_local_ms = 0.0;
   double sample_ms = 250.0;
   double max_time_s = 30.0;
   double target_gap = 0.05;
@@ -118,6 +123,11 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--jitter", f.jitter,
                  "Mean of the exponential jitter, as a fraction of the compute time")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_option("--jitter-shift", f.jitter_shift,
+                 "The jitter's fixed part: an iteration takes (shift + Exp(--jitter)) x its "
+                 "compute time; 1 - J with --jitter J keeps the mean")
+      ->check(CLI::Range(1e-9, 1e6))
+      ->capture_default_str();
   app.add_option("--straggler-prob", f.straggler_prob, "Probability that an iteration straggles")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--straggler-factor", f.straggler_factor, "Slowdown of a straggling iteration")
@@ -147,6 +157,15 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "With --serialize-links: the server's link, Gbit/s (0: infinite; < 0: "
                  "--bandwidth-gbps)")
       ->check(CLI::Range(-1.0, 1e9))->capture_default_str();
+  app.add_option("--worker-send-delay-ms", f.worker_send_delay_ms,
+                 "Added to the latency of every message a worker sends (a delay on the "
+                 "workers' side of their links, as the lab's shaped links add it)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--server-send-delay-ms", f.server_send_delay_ms,
+                 "Added to the latency of every message the server sends")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   app.add_option("--server-apply-ms", f.server_apply_ms,
                  "The server's thread is busy this long per push (docs/simulator.md)")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
@@ -154,6 +173,13 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "The server's thread is busy this long per served read, before its reply "
                  "leaves")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_flag("--push-waits", f.push_waits,
+               "Each worker waits for its push's acknowledgement before it reports its clock "
+               "and sends its next read, as a blocking Push does (docs/simulator.md)");
+  app.add_option("--worker-local-ms", f.worker_local_ms,
+                 "Each worker's own time per iteration outside its gradient and requests")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   app.add_option("--average-s", f.average_s,
                  "Evaluate the mean of worker 0's reads of the last this many virtual seconds "
                  "instead of the server's parameters (the lab's --average-s, docs/lab.md); "
@@ -266,13 +292,18 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.compute.compute_time = absl::Milliseconds(f.compute_ms);
   o.compute.slowdown = f.slowdown.empty() ? std::vector<double>{f.slow_factor} : f.slowdown;
   o.compute.jitter_mean = f.jitter;
+  o.compute.jitter_shift = f.jitter_shift;
   o.compute.straggler_prob = f.straggler_prob;
   o.compute.straggler_factor = f.straggler_factor;
   o.network.latency = absl::Milliseconds(f.latency_ms);
   o.network.bandwidth_bytes_per_s = f.bandwidth_gbps * 1e9 / 8;
   o.network.serialize_links = f.serialize_links;
+  o.network.worker_send_delay = absl::Microseconds(1000 * f.worker_send_delay_ms);
+  o.network.server_send_delay = absl::Microseconds(1000 * f.server_send_delay_ms);
   o.server_cost.apply = absl::Microseconds(1000 * f.server_apply_ms);
   o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);
+  o.worker_cost.push_waits = f.push_waits;
+  o.worker_cost.local = absl::Microseconds(1000 * f.worker_local_ms);
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
@@ -323,6 +354,9 @@ struct Row {
   double blocked_s = 0, pull_s = 0, mean_staleness = 0, end_s = 0, wall_ms = 0;
   uint64_t max_staleness = 0;
   int64_t max_lead = 0, iterations = 0;
+  // Worker 0's alone (a lab run through shaped links reports rank 0's figures).
+  int64_t iterations_0 = 0;
+  double pull_s_0 = 0;
 
   // A loss that is not finite or grew a thousandfold, or a gradient that was not finite
   // (the server refuses such pushes, so the values stay finite): the learning rate is too
@@ -347,6 +381,8 @@ Row Summarize(const Flags& f, const SimResult& r, absl::Duration wall) {
   row.iterations_per_s = row.end_s > 0 ? static_cast<double>(row.iterations) / row.end_s : 0;
   row.blocked_s = absl::ToDoubleSeconds(r.total_blocked_time);
   for (const SimWorkerResult& w : r.workers) row.pull_s += absl::ToDoubleSeconds(w.pull_time);
+  row.iterations_0 = r.workers.front().iterations;
+  row.pull_s_0 = absl::ToDoubleSeconds(r.workers.front().pull_time);
   row.mean_staleness = r.staleness.mean();
   row.max_staleness = r.staleness.max();
   row.max_lead = r.max_read_lead;
@@ -503,13 +539,14 @@ void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "policy,error,time_to_target_s,final_loss,final_accuracy,end_time_s,iterations,"
          "iterations_per_s,blocked_s,mean_staleness,max_staleness,max_read_lead,wall_ms,"
-         "seed,diverged,pull_s\n";
+         "seed,diverged,pull_s,iterations_0,pull_s_0\n";
   for (const Row& r : rows) {
     out << absl::StrFormat(
-        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f\n", r.policy,
-        r.error, r.to_target ? Target(r) : "", r.final_loss, r.final_accuracy, r.end_s,
+        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f,%d,%.6f\n",
+        r.policy, r.error, r.to_target ? Target(r) : "", r.final_loss, r.final_accuracy, r.end_s,
         r.iterations, r.iterations_per_s, r.blocked_s, r.mean_staleness, r.max_staleness,
-        r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0, r.pull_s);
+        r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0, r.pull_s,
+        r.iterations_0, r.pull_s_0);
   }
 }
 

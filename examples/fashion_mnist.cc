@@ -95,6 +95,16 @@ std::string TrafficNote(const fmnist::WorkerSummary &s) {
                       " KB received per iteration");
 }
 
+// "worker 1: 390 iterations, compute 0.2 s, blocked 0.25 s, pushing 0.28 s, paced 8.2 s,
+// 0 overruns, ..." (the worker's line at the end of a run, docs/examples.md).
+std::string WorkerLine(const fmnist::WorkerSummary &s) {
+  return absl::StrCat("worker ", s.rank, ": ", s.iterations, " iterations, compute ",
+                      Number(s.compute_s, 1), " s, blocked ", Number(s.blocked_s, 2),
+                      " s, pushing ", Number(s.push_s, 2), " s, paced ", Number(s.slowed_s, 1),
+                      " s, ", s.overruns, " overruns", EagerNote(s), TrafficNote(s),
+                      s.stopped ? ", stopped" : "");
+}
+
 std::string BlockedList(const std::vector<double> &blocked, const char *sep) {
   std::vector<std::string> parts;
   for (double b : blocked) parts.push_back(std::isnan(b) ? "?" : Number(b, 2));
@@ -386,12 +396,7 @@ int main(int argc, char **argv) {
     std::lock_guard<std::mutex> lock(print_mu);
     summaries.push_back(s);
     if (launched && s.rank != 0) {  // printed before this worker finishes, so before rank 0's end
-      std::printf(
-          "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
-          "paced %.1f s, %lld overruns%s%s%s\n",
-          s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
-          static_cast<long long>(s.overruns), EagerNote(s).c_str(), TrafficNote(s).c_str(),
-          s.stopped ? ", stopped" : "");
+      std::printf("%s\n", WorkerLine(s).c_str());
       std::fflush(stdout);
     }
   };
@@ -461,12 +466,7 @@ int main(int argc, char **argv) {
   std::vector<double> blocked(static_cast<size_t>(f.workers), fmnist::kUnknown);
   for (const fmnist::WorkerSummary &s : summaries) {
     if (launched && s.rank != 0) continue;
-    std::printf(
-        "worker %d: %lld iterations, compute %.1f s, blocked %.2f s, "
-        "paced %.1f s, %lld overruns%s%s%s\n",
-        s.rank, static_cast<long long>(s.iterations), s.compute_s, s.blocked_s, s.slowed_s,
-        static_cast<long long>(s.overruns), EagerNote(s).c_str(), TrafficNote(s).c_str(),
-        s.stopped ? ", stopped" : "");
+    std::printf("%s\n", WorkerLine(s).c_str());
   }
   int64_t iterations = 0;
   int64_t overruns = 0;

@@ -453,6 +453,7 @@ class Trainer::WorkerRun {
   int64_t blocked_ = 0;  // ns
   double compute_s_ = 0.0;
   double slowed_s_ = 0.0;
+  double push_s_ = 0.0;  // the last push and clock, on-demand pull only
 };
 
 absl::Status Trainer::WorkerRun::Begin() {
@@ -637,7 +638,10 @@ absl::Status Trainer::WorkerRun::Write() {
   absl::Status control_pushed = pushed_control.Wait();
   KAIROS_RETURN_IF_ERROR(pushed);
   KAIROS_RETURN_IF_ERROR(control_pushed);
-  return worker_.AdvanceClock();
+  KAIROS_RETURN_IF_ERROR(worker_.AdvanceClock());
+  push_s_ = SecondsBetween(push_start_, SteadyClock::now());
+  summary_.push_s += push_s_;
+  return absl::OkStatus();
 }
 
 void Trainer::WorkerRun::Report() const {
@@ -652,7 +656,7 @@ void Trainer::WorkerRun::Report() const {
        .local_s = SecondsBetween(pulled_at_, push_start_),
        .compute_s = compute_s_,
        .slowed_s = slowed_s_,
-       .push_s = schedule_ != nullptr ? std::max(0.0, step_s - blocked_s) : step_s});
+       .push_s = schedule_ != nullptr ? std::max(0.0, step_s - blocked_s) : push_s_});
 }
 
 absl::Status Trainer::WorkerRun::End() {

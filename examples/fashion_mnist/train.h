@@ -148,6 +148,9 @@ struct WorkerSummary {
   int64_t iterations = 0;
   double compute_s = 0.0;  // computing gradients
   double blocked_s = 0.0;  // in pulls
+  // In pushes and clocks, each waited for until acknowledged (0 under eager pull, whose
+  // push is part of its step).
+  double push_s = 0.0;
   double slowed_s = 0.0;   // waiting out the pace (slowdown, jitter, stragglers)
   int64_t straggled = 0;   // iterations that straggled (straggler_prob)
   int64_t overruns = 0;    // paced iterations whose gradient took longer than their pace

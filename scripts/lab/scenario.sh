@@ -38,9 +38,10 @@
 #
 # Writes under --out (default lab-out/<date>): runs.csv (every run, grid and seeds),
 # summary.csv (per scenario and policy over the seeds), each also as .tsv (tab-separated:
-# the policy specs' commas unquoted), evals/ (each run's snapshots), and
-# plots/<scenario>_{accuracy,time_to_target,throughput}.png (gnuplot). Prints the summary
-# table and the verdict of each scenario. Exit 1 if a run failed, 2 on bad arguments.
+# the policy specs' commas unquoted), evals/ (each run's snapshots),
+# plots/<scenario>_{accuracy,time_to_target,throughput}.png (gnuplot), and with --shaped,
+# links (its options). Prints the summary table and the verdict of each scenario. Exit 1 if
+# a run failed, 2 on bad arguments.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -111,6 +112,8 @@ fi
 [[ -x $example ]] || die "no example program at $example (build it, or give --example)"
 out=${out:-lab-out/$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out/evals" "$out/plots"
+# The link options, for scripts/lab/simulate.sh to replay the runs through the same links.
+if [[ -n $shaped ]]; then echo "$shaped" >"$out/links"; else rm -f "$out/links"; fi
 # The tables are kept tab-separated (a policy spec may hold commas: dssp:s=3,r=12) and
 # written again as CSV, with such fields quoted, after each change.
 runs="$out/runs.tsv"

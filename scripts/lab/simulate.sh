@@ -4,20 +4,29 @@
 # --out) on kairos_policy_sim with the lab's settings, and compares per scenario and policy
 # the iterations per second, the share of time blocked, the time to target and the winner.
 #
-#   scripts/lab/simulate.sh --lab DIR [--latency-ms 0.15] [--server-read-ms 0.4]
-#       [--server-apply-ms 0] [--bandwidth-mbps 0] [--target 0.84] [--average-s 2]
-#       [--snapshot-s 0.25] [--budget-s 30] [--jobs 2] [--out DIR/sim] [--sim PATH]
-#       [-- MORE FLAGS OF kairos_policy_sim]
+#   scripts/lab/simulate.sh --lab DIR [--latency-ms 0.03] [--server-read-ms 0.23]
+#       [--server-apply-ms 0.37] [--worker-local-ms 0.15] [--noise 0.01] [--bandwidth-mbps 0]
+#       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
+#       [--out DIR/sim] [--sim PATH] [-- MORE FLAGS OF kairos_policy_sim]
 #
 # The simulated runs: the example's MLP (its hidden units, batch, pace and data sizes read
 # from the lab runs' logs), each worker slowed as in the lab's scenario
 # (scripts/lab/scenarios.sh) with the same pace model and seeds, the mean of worker 0's
 # reads of the last --average-s evaluated every --snapshot-s, the lab's time to target
-# (kairos_policy_sim --smoothed-target), stopped there or at --budget-s. The network and
-# the server are the calibration: a one-way --latency-ms per message, the server's one
-# thread busy --server-read-ms per served read and --server-apply-ms per push, workers'
-# links of --bandwidth-mbps (0: infinite; with it, --serialize-links is a good addition
-# after --).
+# (kairos_policy_sim --smoothed-target), stopped there or at --budget-s; each worker waits
+# for its push's acknowledgement before its next read (--push-waits), as the lab's trainer
+# does. The network, the server and the worker's own time are the calibration: a one-way
+# --latency-ms per message, the server's one thread busy --server-read-ms per served read
+# and --server-apply-ms per push, --worker-local-ms per iteration, workers' links of
+# --bandwidth-mbps (0: infinite; with it, --serialize-links is a good addition after --).
+# --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
+# timing noise that keeps paced workers out of lockstep. The defaults are this machine's
+# calibration (docs/simulator_results.md#the-simulator-against-the-lab).
+#
+# Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
+# replayed through the same links: the workers' and the servers' rates (serialized links)
+# and their send delays on the sending side, and compared on rank 0's figures, the only
+# ones such a run reports. Links that differ between workers are refused.
 #
 # Writes under --out: <scenario>_<policy>.csv (kairos_policy_sim --csv, one row per seed)
 # and compare.tsv, one row per scenario and policy: the lab's and the simulator's median
@@ -27,16 +36,19 @@
 # server and both transfers) and the difference in points. Prints the table and per
 # scenario the two winners (the soonest median) and the lab's time of the simulator's pick
 # over the lab's best (the regret). Exit 1 if a simulation failed, 2 on bad arguments (and
-# for a directory of runs through shaped links, whose figures are rank 0's alone).
+# for runs through shaped links whose options are not known).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/lab/scenarios.sh
 source scripts/lab/sim_lib.sh
 
 lab=""
-latency_ms=0.15
-read_ms=0.4
-apply_ms=0
+frame_overhead=0.04
+noise=0.01
+latency_ms=0.03
+read_ms=0.23
+apply_ms=0.37
+local_ms=0.15
 bandwidth_mbps=0
 target=0.84
 average_s=2
@@ -54,6 +66,8 @@ while (($#)); do
     --latency-ms) latency_ms=$2; shift 2 ;;
     --server-read-ms) read_ms=$2; shift 2 ;;
     --server-apply-ms) apply_ms=$2; shift 2 ;;
+    --worker-local-ms) local_ms=$2; shift 2 ;;
+    --noise) noise=$2; shift 2 ;;
     --bandwidth-mbps) bandwidth_mbps=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
@@ -63,7 +77,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --sim) sim=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -74,13 +88,47 @@ done
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
+sim_worker_flags=(--push-waits --worker-local-ms "$local_ms")
+rank0=0
+links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
 log=$(ls "$lab"/evals/*.log | head -1)
-if grep -q '^kairos-coordinator listening' "$log"; then
-  die "$lab: its runs went through shaped links as separate processes, whose figures are rank 0's alone; simulate.sh compares runs of one process (docs/lab.md#the-simulator-against-the-lab)"
+if [[ -f $lab/links ]]; then
+  # RATE[:DELAY] of shaped_job.sh: the rate in Mbit/s (0: not shaped), the delay in ms.
+  link_rate() { echo "${1%%:*}"; }
+  link_delay() { [[ $1 == *:* ]] && echo "${1#*:}" || echo 0; }
+  worker_link=0:0 server_link=0:0
+  read -r -a link_options <"$lab/links"
+  for ((i = 0; i < ${#link_options[@]}; i += 2)); do
+    value=${link_options[i + 1]:-}
+    case ${link_options[i]} in
+      --worker-link)
+        IFS=, read -r -a specs <<<"$value"
+        for spec in "${specs[@]}"; do
+          [[ $spec == "${specs[0]}" ]] || die "$lab/links: the workers' links differ ($value); the simulator gives every worker one link"
+        done
+        worker_link=${specs[0]} ;;
+      --server-link) server_link=$value ;;
+      --coordinator-link) ;;
+      *) die "$lab/links: unknown option '${link_options[i]}'" ;;
+    esac
+  done
+  [[ $worker_link =~ ^[0-9]+(:[0-9.]+)?$ && $server_link =~ ^[0-9]+(:[0-9.]+)?$ ]] ||
+    die "$lab/links: not RATE[:DELAY_MS] links ('$worker_link', '$server_link')"
+  # The frames' headers take about 4 % of a shaped link (docs/lab.md#validated).
+  payload() { awk -v m="$1" -v o="$frame_overhead" 'BEGIN { print m / (1 + o) }'; }
+  bandwidth_mbps=$(payload "$(link_rate "$worker_link")")
+  sim_worker_flags+=(--serialize-links
+    --server-bandwidth-gbps "$(awk -v m="$(payload "$(link_rate "$server_link")")" 'BEGIN { print m / 1000 }')"
+    --worker-send-delay-ms "$(link_delay "$worker_link")"
+    --server-send-delay-ms "$(link_delay "$server_link")")
+  rank0=1
+  links="; links: workers $worker_link, servers $server_link (rank 0's figures)"
+elif grep -q '^kairos-coordinator listening' "$log"; then
+  die "$lab: its runs went through shaped links, but $lab/links (the options scenario.sh --shaped keeps) is missing"
 fi
 head2=$(grep -m1 -A2 '^kairos Fashion-MNIST:' "$log" || true)
-workers=$(sed -n 's/.* \([0-9][0-9]*\) workers$/\1/p' <<<"$head2" | head -1)
+workers=$(sed -n 's/.* \([0-9][0-9]*\) workers\( (launched)\)\{0,1\}$/\1/p' <<<"$head2" | head -1)
 hidden=$(sed -n 's/.*model mlp (\([0-9]*\) hidden).*/\1/p' <<<"$head2")
 batch=$(sed -n 's/.*(batch \([0-9]*\),.*/\1/p' <<<"$head2")
 pace_ms=$(sed -n 's/.*, pace \([0-9.]*\) ms.*/\1/p' <<<"$head2")
@@ -129,7 +177,7 @@ compare="$out/compare.tsv"
   done
 } >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, bandwidth ${bandwidth_mbps} Mbit/s ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration, bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
 awk -F'\t' '{ printf "%-12s %-42s %8s %10s %10s %10s %9s %9s %10s %11s %11s %14s\n",
   $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$compare"
 # Per scenario: the winners (the soonest median; "-" sorts last) and the regret.

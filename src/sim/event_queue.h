@@ -19,6 +19,8 @@ enum class EventKind {
   kReadArrives,     // a worker's read (pull) at `clock` reaches the server
   kPushArrives,     // a worker's push at `clock`, then its clock report, reach the server
   kPushSent,        // serialized links only: a worker's push at `clock` leaves it
+  kAckArrives,      // push_waits: the acknowledgement of a worker's push at `clock` is back
+  kClockArrives,    // push_waits: a worker's clock report (clock + 1) and next read arrive
   kFailureDetected  // the server learns that `worker` has died
 };
 

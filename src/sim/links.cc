@@ -6,9 +6,9 @@
 
 namespace kairos::sim {
 
-Links::Links(int num_workers, absl::Duration latency, double worker_bandwidth,
-             double server_bandwidth)
-    : latency_(latency), workers_(static_cast<size_t>(num_workers)) {
+Links::Links(int num_workers, absl::Duration to_server, absl::Duration to_worker,
+             double worker_bandwidth, double server_bandwidth)
+    : to_server_(to_server), to_worker_(to_worker), workers_(static_cast<size_t>(num_workers)) {
   for (Link& l : workers_) l.bandwidth = worker_bandwidth;
   server_.bandwidth = server_bandwidth;
 }
@@ -16,11 +16,12 @@ Links::Links(int num_workers, absl::Duration latency, double worker_bandwidth,
 absl::Time Links::Send(int from, int to, double bytes, absl::Time at) {
   Link& up = Of(from);
   Link& down = Of(to);
+  const absl::Duration latency = from == kServer ? to_worker_ : to_server_;
   const absl::Time up_start = std::max(at, up.up_free);
   const absl::Time up_end = up_start + up.Time(bytes);
   up.up_free = up_end;
-  const absl::Time down_start = std::max(up_start + latency_, down.down_free);
-  const absl::Time down_end = std::max(down_start + down.Time(bytes), up_end + latency_);
+  const absl::Time down_start = std::max(up_start + latency, down.down_free);
+  const absl::Time down_end = std::max(down_start + down.Time(bytes), up_end + latency);
   down.down_free = down_end;
   return down_end;
 }

@@ -4,9 +4,9 @@
 // node (the server and each worker) has a full-duplex link: an uplink for what it sends and
 // a downlink for what it receives, each carrying one message at a time at the node's
 // bandwidth, in the order the messages were sent. A message crosses the sender's uplink,
-// the latency, then the receiver's downlink, cut through: its bytes start down the receiver's
-// link as soon as they arrive (one latency after they started up), and it has arrived once
-// its last byte is down, no sooner than one latency after it left the uplink. Alone on both
+// the sender's latency, then the receiver's downlink, cut through: its bytes start down the
+// receiver's link as soon as they arrive (one latency after they started up), and it has arrived
+// once its last byte is down, no sooner than one latency after it left the uplink. Alone on both
 // links a message takes latency + bytes / bandwidth, as NetworkOptions says without
 // contention; the server's link, shared by every worker, is where their replies and pushes
 // queue (BSP's replies all leave at once, one after the other).
@@ -27,9 +27,11 @@ class Links {
  public:
   static constexpr int kServer = -1;
 
-  // `worker_bandwidth` and `server_bandwidth` in bytes per second, 0: infinite.
-  // REQUIRES: num_workers >= 1, latency >= 0, bandwidths >= 0.
-  Links(int num_workers, absl::Duration latency, double worker_bandwidth, double server_bandwidth);
+  // `worker_bandwidth` and `server_bandwidth` in bytes per second, 0: infinite; a message
+  // from a worker takes `to_server` of latency, one from the server `to_worker`.
+  // REQUIRES: num_workers >= 1, latencies >= 0, bandwidths >= 0.
+  Links(int num_workers, absl::Duration to_server, absl::Duration to_worker,
+        double worker_bandwidth, double server_bandwidth);
 
   // When a message of `bytes` sent by `from` to `to` at `at` has fully arrived (nodes:
   // kServer or a worker's index), with both links reserved for it.
@@ -46,7 +48,8 @@ class Links {
   };
   Link& Of(int node) { return node == kServer ? server_ : workers_[static_cast<size_t>(node)]; }
 
-  const absl::Duration latency_;
+  const absl::Duration to_server_;
+  const absl::Duration to_worker_;
   std::vector<Link> workers_;
   Link server_;
 };

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -71,8 +72,12 @@ absl::Status CheckCompute(const ComputeOptions& c, int num_workers) {
 }
 
 absl::Status CheckNetwork(const NetworkOptions& n) {
-  if (n.latency < absl::ZeroDuration() || n.latency == absl::InfiniteDuration()) {
-    return Bad("network.latency", ">= 0 and finite", absl::FormatDuration(n.latency));
+  for (const auto& [name, d] : {std::pair{"network.latency", n.latency},
+                                std::pair{"network.worker_send_delay", n.worker_send_delay},
+                                std::pair{"network.server_send_delay", n.server_send_delay}}) {
+    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
+    }
   }
   if (!(n.bandwidth_bytes_per_s >= 0.0) || !std::isfinite(n.bandwidth_bytes_per_s)) {
     return Bad("network.bandwidth_bytes_per_s", ">= 0 (0: infinite)",
@@ -107,6 +112,13 @@ absl::Status CheckServerCost(const ServerCostOptions& c) {
     if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
       return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckWorkerCost(const WorkerCostOptions& c) {
+  if (c.local < absl::ZeroDuration() || c.local == absl::InfiniteDuration()) {
+    return Bad("worker_cost.local", ">= 0 and finite", absl::FormatDuration(c.local));
   }
   return absl::OkStatus();
 }
@@ -150,9 +162,9 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
   if (o.average_window < absl::ZeroDuration() || o.average_window == absl::InfiniteDuration()) {
     return Bad("average_window", ">= 0 and finite", absl::FormatDuration(o.average_window));
   }
-  for (absl::Status s : {CheckIterations(o), CheckCompute(o.compute, o.num_workers),
-                         CheckNetwork(o.network), CheckServerCost(o.server_cost),
-                         CheckFailures(o)}) {
+  for (absl::Status s :
+       {CheckIterations(o), CheckCompute(o.compute, o.num_workers), CheckNetwork(o.network),
+        CheckServerCost(o.server_cost), CheckWorkerCost(o.worker_cost), CheckFailures(o)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -55,6 +55,8 @@ class Simulation {
     Eigen::VectorXf pending;                         // gradient of its push in flight
     absl::Duration compute_time;
     absl::Duration pull_time;  // SimWorkerResult::pull_time, the gate's wait not included
+    absl::Duration push_time;  // SimWorkerResult::push_time
+    absl::Time push_sent;      // push_waits: when its push in flight left
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
     // how long it took), when that gradient is done, the scale its push in flight
     // carries, and the latest clocks it was told (the foreign updates between its two
@@ -70,6 +72,9 @@ class Simulation {
   void Start();
   void Handle(const Event& e);
   void OnPushArrives(const Event& e);
+  // WorkerCostOptions::push_waits: the server takes w's clock `clock` + 1, then its next
+  // read (or its finish).
+  void OnClockArrives(WorkerId w, Tick clock);
   // When the reply to w's read, served now, is back at w (its links reserved for it).
   absl::Time ReplyArrives(WorkerId w);
   // w sends its push at `clock` at time `at`: it arrives one transfer later, or (serialized
@@ -97,7 +102,9 @@ class Simulation {
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
   const double message_bytes_;     // one parameter or gradient message: 4 per parameter
-  const absl::Duration transfer_;  // such a message without contention
+  // Such a message without contention, from a worker and from the server.
+  const absl::Duration transfer_up_;
+  const absl::Duration transfer_down_;
   std::optional<Links> links_;     // NetworkOptions::serialize_links
   absl::Time server_free_ = kStart;  // ServerCostOptions: when the server's thread is free
   const PaceModel pace_;           // the compute times, as a paced real worker's
@@ -123,9 +130,9 @@ class Simulation {
   bool reached_ = false;  // a sample met options_.stop_at_accuracy or stop_after
 };
 
-absl::Duration TransferTime(const NetworkOptions& n, double bytes) {
-  if (n.bandwidth_bytes_per_s == 0.0) return n.latency;
-  return n.latency + absl::Seconds(bytes / n.bandwidth_bytes_per_s);
+absl::Duration TransferTime(const NetworkOptions& n, absl::Duration latency, double bytes) {
+  if (n.bandwidth_bytes_per_s == 0.0) return latency;
+  return latency + absl::Seconds(bytes / n.bandwidth_bytes_per_s);
 }
 
 Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec,
@@ -134,7 +141,8 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       policy_(policy::ToString(spec)),
       model_(std::move(model)),
       message_bytes_(4.0 * model_->num_params()),
-      transfer_(TransferTime(options.network, message_bytes_)),
+      transfer_up_(TransferTime(options.network, options.network.to_server(), message_bytes_)),
+      transfer_down_(TransferTime(options.network, options.network.to_worker(), message_bytes_)),
       pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
@@ -154,7 +162,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
   }
   const NetworkOptions& n = options.network;
   if (n.serialize_links) {
-    links_.emplace(options.num_workers, n.latency, n.bandwidth_bytes_per_s,
+    links_.emplace(options.num_workers, n.to_server(), n.to_worker(), n.bandwidth_bytes_per_s,
                    n.server_bandwidth_bytes_per_s < 0 ? n.bandwidth_bytes_per_s
                                                       : n.server_bandwidth_bytes_per_s);
   }
@@ -167,14 +175,15 @@ absl::Time Simulation::ReplyArrives(WorkerId w) {
     leaves = std::max(now_, server_free_) + cost.read;
     server_free_ = leaves;
   }
-  if (!links_) return leaves + transfer_;
+  if (!links_) return leaves + transfer_down_;
   return links_->Send(Links::kServer, w, message_bytes_, leaves);
 }
 
 void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
+  workers_[static_cast<size_t>(w)].push_sent = at;
   if (!links_) {
-    queue_.Schedule({.time = at + transfer_, .kind = EventKind::kPushArrives, .worker = w,
-                     .clock = clock});
+    queue_.Schedule(
+        {.time = at + transfer_up_, .kind = EventKind::kPushArrives, .worker = w, .clock = clock});
     return;
   }
   queue_.Schedule({.time = at, .kind = EventKind::kPushSent, .worker = w, .clock = clock});
@@ -186,8 +195,10 @@ void Simulation::Start() {
       Compute(server_.OnLeave(w, MemberState::kFinished, kStart));
     } else {
       // A read request carries no payload: it takes the latency only.
-      queue_.Schedule({.time = kStart + options_.network.latency,
-                       .kind = EventKind::kReadArrives, .worker = w, .clock = 0});
+      queue_.Schedule({.time = kStart + options_.network.to_server(),
+                       .kind = EventKind::kReadArrives,
+                       .worker = w,
+                       .clock = 0});
     }
   }
   for (const WorkerFailure& f : options_.failures) {
@@ -243,6 +254,19 @@ void Simulation::Handle(const Event& e) {
                        .worker = e.worker,
                        .clock = e.clock});
       return;
+    case EventKind::kAckArrives: {
+      Worker& worker = workers_[static_cast<size_t>(e.worker)];
+      if (now_ > worker.fails_at) return;  // died before it could report its clock
+      worker.push_time += now_ - worker.push_sent;
+      queue_.Schedule({.time = now_ + options_.network.to_server(),
+                       .kind = EventKind::kClockArrives,
+                       .worker = e.worker,
+                       .clock = e.clock});
+      return;
+    }
+    case EventKind::kClockArrives:
+      OnClockArrives(e.worker, e.clock);
+      return;
     case EventKind::kFailureDetected:
       Compute(server_.OnLeave(e.worker, MemberState::kDead, now_));
       return;
@@ -260,16 +284,29 @@ void Simulation::OnPushArrives(const Event& e) {
     }
     server_free_ = now_ + options_.server_cost.apply;
   }
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  Compute(server_.OnPush(w, e.clock, worker.pending, now_, worker.pending_scale, eager_));
+  if (options_.worker_cost.push_waits && !eager_) {
+    // Acknowledged once applied; the clock report and the read follow the acknowledgement.
+    queue_.Schedule({.time = now_ + options_.server_cost.apply + options_.network.to_worker(),
+                     .kind = EventKind::kAckArrives,
+                     .worker = w,
+                     .clock = e.clock});
+    return;
+  }
   // The push, the clock report and the next read (or the finish) were sent back to back on
   // w's ordered link: the server handles them in that order, as server_impl.cc would.
   // An eager push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's.
-  Worker& worker = workers_[static_cast<size_t>(w)];
-  Compute(server_.OnPush(w, e.clock, worker.pending, now_, worker.pending_scale, eager_));
-  Compute(server_.OnClock(w, e.clock + 1, now_));
-  if (e.clock + 1 >= worker.target) {
+  OnClockArrives(w, e.clock);
+}
+
+void Simulation::OnClockArrives(WorkerId w, Tick clock) {
+  const Worker& worker = workers_[static_cast<size_t>(w)];
+  Compute(server_.OnClock(w, clock + 1, now_));
+  if (clock + 1 >= worker.target) {
     Compute(server_.OnLeave(w, MemberState::kFinished, now_));
   } else if (!eager_) {
-    Compute(server_.OnRead(w, e.clock + 1, now_));
+    Compute(server_.OnRead(w, clock + 1, now_));
   }
 }
 
@@ -286,8 +323,8 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
     const absl::Duration compute = DrawComputeTime(r.worker, r.clock);
     const absl::Time back = ReplyArrives(r.worker);
     // The request's latency, the server's queue and read, the reply's transfer.
-    worker.pull_time += options_.network.latency + (back - now_);
-    const absl::Time done = back + compute;
+    worker.pull_time += options_.network.to_server() + (back - now_);
+    const absl::Time done = back + options_.worker_cost.local + compute;
     if (done > worker.fails_at) continue;  // died before it could push
     worker.compute_time += compute;
     // The gradient is taken now, on the parameters served now: the worker computes on its
@@ -315,7 +352,7 @@ void Simulation::EagerStep(const ServedRead& r) {
     // The initial pull: compute g_0 on it; its reply carries no clocks (as EagerSchedule).
     worker.params = server_.params();
     worker.next_compute = DrawComputeTime(w, 0);
-    worker.next_done = back + worker.next_compute;
+    worker.next_done = back + options_.worker_cost.local + worker.next_compute;
     model_->Gradient(worker.params,
                      SampleBatch(options_.seed, w, 0, options_.batch_size,
                                  model_->num_examples()),
@@ -331,7 +368,7 @@ void Simulation::EagerStep(const ServedRead& r) {
   const absl::Time step = std::max(back, worker.next_done);
   // What the worker waits for: the reply, once its gradient is done (the first pull whole).
   worker.pull_time +=
-      r.clock == 0 ? options_.network.latency + (back - now_) : step - worker.next_done;
+      r.clock == 0 ? options_.network.to_server() + (back - now_) : step - worker.next_done;
   if (step > worker.fails_at) return;  // died before it could push
   worker.compute_time += worker.next_compute;
   const float scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
@@ -345,7 +382,7 @@ void Simulation::EagerStep(const ServedRead& r) {
   }
   if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
   worker.next_compute = DrawComputeTime(w, r.clock + 1);
-  worker.next_done = step + worker.next_compute;
+  worker.next_done = step + options_.worker_cost.local + worker.next_compute;
   model_->Gradient(worker.params,
                    SampleBatch(options_.seed, w, r.clock + 1, options_.batch_size,
                                model_->num_examples()),
@@ -446,6 +483,7 @@ SimResult Simulation::Collect() const {
     // Under eager pull the gate's wait is already in the wait for the reply.
     wr.pull_time =
         workers_[i].pull_time + (eager_ ? absl::ZeroDuration() : wr.metrics.blocked_time);
+    wr.push_time = workers_[i].push_time;
     wr.dropped_pushes = wr.metrics.dropped;
     r.staleness.Merge(wr.metrics.staleness);
     r.max_read_lead = std::max(r.max_read_lead, wr.metrics.max_read_lead);

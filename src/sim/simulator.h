@@ -22,7 +22,11 @@
 //   5. the push travels (latency + bytes / bandwidth); on arrival the server applies it
 //      (straggler policy, weighting, aggregation, SGD), then takes the worker's clock c + 1
 //      (Gate::OnClock, ready buckets applied, waiting reads re-checked), then the worker's
-//      next read, sent right behind on the same ordered link, or its finish.
+//      next read, sent right behind on the same ordered link, or its finish. With
+//      WorkerCostOptions::push_waits the worker first waits for the push's acknowledgement
+//      (a latency back once it is applied); its clock report and next read then travel a
+//      latency to the server.
+// WorkerCostOptions::local adds the worker's own time per iteration between step 3 and 4.
 // Under pull=eager (PS+) a worker does not wait for its own push: its step t (once g_t is
 // computed on x_t and the reply to its previous request is back, W_t and the clocks it
 // carried) sends the push of g_t at clock t, scaled by policy::EagerLearningRateScale of
@@ -98,6 +102,15 @@ struct NetworkOptions {
   // The server's link under serialize_links, bytes per second (0: infinite); < 0: the
   // workers' bandwidth_bytes_per_s.
   double server_bandwidth_bytes_per_s = -1.0;
+  // Added to the latency of every message a worker sends, and of every message the server
+  // sends: a link whose delay sits on one side, as the lab's shaped links add theirs at the
+  // sender (docs/lab.md). >= 0 and finite.
+  absl::Duration worker_send_delay = absl::ZeroDuration();
+  absl::Duration server_send_delay = absl::ZeroDuration();
+
+  // One way, worker to server and server to worker.
+  absl::Duration to_server() const { return latency + worker_send_delay; }
+  absl::Duration to_worker() const { return latency + server_send_delay; }
 };
 
 // What the server's one thread spends per request (a calibration, docs/simulator.md): a
@@ -106,6 +119,22 @@ struct NetworkOptions {
 struct ServerCostOptions {
   absl::Duration apply = absl::ZeroDuration();  // >= 0
   absl::Duration read = absl::ZeroDuration();   // >= 0
+};
+
+// What the worker does around its computation (a calibration, docs/simulator.md). The
+// defaults are a worker that costs nothing and sends its next read right behind its push.
+struct WorkerCostOptions {
+  // The worker waits for each push's acknowledgement before it reports its clock and sends
+  // its next read, as a program that calls the blocking Worker::Push does (the lab's
+  // trainer): the acknowledgement leaves once the server has applied the push and takes a
+  // latency back (its few bytes are not serialized on the links), then the clock report
+  // and the read take a latency to the server, where the gate sees the clock. No effect
+  // under eager pull, whose push carries the next read.
+  bool push_waits = false;
+  // The worker's own time per iteration outside its gradient and its requests (batch
+  // gathering, bookkeeping), the same on every worker (not scaled by slowdowns), spent
+  // between the reply and the computation. >= 0 and finite.
+  absl::Duration local = absl::ZeroDuration();
 };
 
 // Worker `worker` stops at virtual time `at` (since the start).
@@ -144,6 +173,7 @@ struct SimOptions {
   ComputeOptions compute;
   NetworkOptions network;
   ServerCostOptions server_cost;
+  WorkerCostOptions worker_cost;
   std::vector<WorkerFailure> failures;  // at most one per worker
   // How long after a failure the server is told (a heartbeat timeout). >= 0.
   absl::Duration detection_delay = absl::Seconds(1);
@@ -185,6 +215,9 @@ struct SimWorkerResult {
   // the reply's transfer; under eager pull, each step's wait for the previous reply after
   // its gradient was done.
   absl::Duration pull_time;
+  // With WorkerCostOptions::push_waits, its time waiting for pushes to be acknowledged (the
+  // push's transfer, the server's queue and apply, the acknowledgement's latency); else 0.
+  absl::Duration push_time;
   uint64_t dropped_pushes = 0;      // pushes the straggler policy dropped
 };
 

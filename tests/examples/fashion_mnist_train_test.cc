@@ -322,7 +322,7 @@ TEST(TrainTest, OnIterationTimesEveryIteration) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.iterations.size(), 60u);
   for (const WorkerSummary &w : r.workers) {
-    double pull = 0, compute = 0, slowed = 0;
+    double pull = 0, push = 0, compute = 0, slowed = 0;
     int64_t next = 0;
     double last_start = -1;
     for (const IterationRecord &it : r.iterations) {
@@ -334,6 +334,7 @@ TEST(TrainTest, OnIterationTimesEveryIteration) {
       EXPECT_GE(it.push_s, 0.0);
       EXPECT_GE(it.local_s, it.compute_s + it.slowed_s);
       pull += it.pull_s;
+      push += it.push_s;
       compute += it.compute_s;
       slowed += it.slowed_s;
     }
@@ -343,6 +344,8 @@ TEST(TrainTest, OnIterationTimesEveryIteration) {
     EXPECT_LE(pull, w.blocked_s + 1e-9);
     EXPECT_NEAR(compute, w.compute_s, 1e-9);
     EXPECT_NEAR(slowed, w.slowed_s, 1e-9);
+    EXPECT_NEAR(push, w.push_s, 1e-9);
+    EXPECT_GT(w.push_s, 0.0);
     if (w.rank == 1) {
       EXPECT_GE(slowed, compute);  // twice as slow: at least one extra compute time
     } else {

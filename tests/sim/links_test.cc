@@ -6,6 +6,7 @@
 
 #include "sim/links.h"
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -22,7 +23,7 @@ const absl::Duration kX = absl::Milliseconds(10);
 const absl::Duration kLatency = absl::Milliseconds(2);
 
 TEST(LinksTest, AMessageAloneTakesLatencyPlusBytesOverBandwidth) {
-  Links links(2, kLatency, kRate, kRate);
+  Links links(2, kLatency, kLatency, kRate, kRate);
   EXPECT_EQ(links.Send(Links::kServer, 0, kBytes, kT0), kT0 + kLatency + kX);
   EXPECT_EQ(links.Send(1, Links::kServer, kBytes, kT0 + absl::Seconds(1)),
             kT0 + absl::Seconds(1) + kLatency + kX);
@@ -30,31 +31,31 @@ TEST(LinksTest, AMessageAloneTakesLatencyPlusBytesOverBandwidth) {
 
 TEST(LinksTest, MessagesThroughOneLinkQueue) {
   // The server's uplink: three replies sent at once leave one after the other.
-  Links links(3, kLatency, kRate, kRate);
+  Links links(3, kLatency, kLatency, kRate, kRate);
   for (int w = 0; w < 3; ++w) {
     EXPECT_EQ(links.Send(Links::kServer, w, kBytes, kT0), kT0 + kLatency + (w + 1) * kX) << w;
   }
   // The server's downlink: two pushes sent at once arrive one after the other.
-  Links down(2, kLatency, kRate, kRate);
+  Links down(2, kLatency, kLatency, kRate, kRate);
   EXPECT_EQ(down.Send(0, Links::kServer, kBytes, kT0), kT0 + kLatency + kX);
   EXPECT_EQ(down.Send(1, Links::kServer, kBytes, kT0), kT0 + kLatency + 2 * kX);
 }
 
 TEST(LinksTest, TheTwoDirectionsOfALinkDoNotQueue) {
-  Links links(1, kLatency, kRate, kRate);
+  Links links(1, kLatency, kLatency, kRate, kRate);
   EXPECT_EQ(links.Send(Links::kServer, 0, kBytes, kT0), kT0 + kLatency + kX);
   EXPECT_EQ(links.Send(0, Links::kServer, kBytes, kT0), kT0 + kLatency + kX);
 }
 
 TEST(LinksTest, AFastReceiverWaitsForItsSendersUplink) {
   // The server's link is ten times the worker's: the worker's uplink sets the pace both ways.
-  Links links(1, kLatency, kRate, 10 * kRate);
+  Links links(1, kLatency, kLatency, kRate, 10 * kRate);
   EXPECT_EQ(links.Send(0, Links::kServer, kBytes, kT0), kT0 + kLatency + kX);
   EXPECT_EQ(links.Send(Links::kServer, 0, kBytes, kT0), kT0 + kLatency + kX);
 }
 
 TEST(LinksTest, InfiniteBandwidthLeavesTheLatency) {
-  Links links(2, kLatency, 0.0, 0.0);
+  Links links(2, kLatency, kLatency, 0.0, 0.0);
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(links.Send(Links::kServer, i % 2, kBytes, kT0), kT0 + kLatency);
   }
@@ -88,6 +89,44 @@ TEST(LinksSimulationTest, BspRoundsQueueAtTheServersLink) {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->end_time, c.end);
   }
+}
+
+// A delay on one side: a worker's message takes `to_server` of latency, the server's
+// `to_worker`, each plus its transfer.
+TEST(LinksTest, EachDirectionHasItsOwnLatency) {
+  Links links(1, absl::Milliseconds(5), absl::Milliseconds(2), kRate, kRate);
+  EXPECT_EQ(links.Send(0, Links::kServer, kBytes, kT0), kT0 + absl::Milliseconds(5) + kX);
+  EXPECT_EQ(links.Send(Links::kServer, 0, kBytes, kT0), kT0 + absl::Milliseconds(2) + kX);
+}
+
+// NetworkOptions' send delays add to the latency of what each side sends: one worker, 1 ms
+// of latency, 100 ms of compute, no transfer time; 3 ms more on the worker's messages
+// delay its first read and each push, 3 ms more on the server's each reply.
+TEST(LinksTest, SendDelaysAddToTheSendersMessages) {
+  for (const bool serialize : {false, true}) {
+    for (const bool worker_side : {false, true}) {
+      SCOPED_TRACE(testing::Message() << serialize << " " << worker_side);
+      SimOptions o;
+      o.policy = "asp";
+      o.num_workers = 1;
+      o.model = SmallQuadratic(8, 256);
+      o.iterations = 10;
+      o.network.latency = absl::Milliseconds(1);
+      o.network.bandwidth_bytes_per_s = 0;
+      o.network.serialize_links = serialize;
+      (worker_side ? o.network.worker_send_delay : o.network.server_send_delay) =
+          absl::Milliseconds(3);
+      absl::StatusOr<SimResult> r = Simulate(o);
+      ASSERT_TRUE(r.ok()) << r.status();
+      const absl::Duration first_read = absl::Milliseconds(worker_side ? 4 : 1);
+      EXPECT_EQ(r->end_time, first_read + 10 * absl::Milliseconds(105));
+      // The read's way there and the reply's way back.
+      EXPECT_EQ(r->workers[0].pull_time, 10 * absl::Milliseconds(5));
+    }
+  }
+  SimOptions bad;
+  bad.network.server_send_delay = -absl::Milliseconds(1);
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(bad).status()));
 }
 
 }  // namespace
