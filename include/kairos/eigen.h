@@ -326,16 +326,6 @@ class TensorTarget {
 
 namespace eigen_internal {
 
-// Waits for every request, and returns the first error.
-inline absl::Status WaitAll(const std::vector<Request>& requests) {
-  absl::Status first;
-  for (const Request& r : requests) {
-    absl::Status s = r.Wait();
-    if (first.ok() && !s.ok()) first = std::move(s);
-  }
-  return first;
-}
-
 // The index in layout.tables() of each tensor's table.
 inline std::vector<size_t> TableIndices(const ParameterLayout& layout) {
   std::vector<size_t> out;
@@ -525,7 +515,7 @@ inline absl::Status PullAll(Worker& worker, const ParameterLayout& layout,
     requests.push_back(
         worker.PullAsync(tables[i], 0, layout.table_size(tables[i]), &values[i], options));
   }
-  KAIROS_RETURN_IF_ERROR(eigen_internal::WaitAll(requests));
+  KAIROS_RETURN_IF_ERROR(WaitAll(requests));
   const std::vector<size_t> table_of = eigen_internal::TableIndices(layout);
   for (size_t i = 0; i < out.size(); ++i) {
     const ParameterLayout::Tensor& t = layout.tensors()[i];
@@ -562,7 +552,7 @@ inline absl::Status PushAll(Worker& worker, const ParameterLayout& layout,
   for (size_t i = 0; i < tables.size(); ++i) {
     requests.push_back(worker.PushAsync(tables[i], 0, std::move(gradients[i]), options));
   }
-  return eigen_internal::WaitAll(requests);
+  return WaitAll(requests);
 }
 inline absl::Status PushAll(Worker& worker, const ParameterLayout& layout,
                             std::initializer_list<TensorSource> values,

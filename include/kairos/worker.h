@@ -68,6 +68,14 @@ class KAIROS_EXPORT Request {
   std::shared_ptr<internal::RequestState> state_;
 };
 
+// Waits for every request in `requests` (all of them, also after one failed) and returns
+// the first error in their order, or OK: the end of a batch of calls issued together.
+inline absl::Status WaitAll(std::span<const Request> requests) {
+  absl::Status first;
+  for (const Request& r : requests) first.Update(r.Wait());  // keeps the first error
+  return first;
+}
+
 // What a worker knows about one table.
 struct TableInfo {
   uint32_t id = 0;

@@ -50,13 +50,6 @@ PushPullPart Part(std::string table, uint64_t offset, const std::vector<float>& 
                       .out = out};
 }
 
-// Waits for every Request of a step; the first error, or OK.
-absl::Status WaitAll(const std::vector<Request>& requests) {
-  absl::Status first;
-  for (const Request& r : requests) first.Update(r.Wait());
-  return first;
-}
-
 TEST(PushPullPartsTest, AStepOverTwoTablesAppliesEachGradientAndReturnsTheValuesAfterIt) {
   auto cluster = LocalCluster::Create(TwoTables(2));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -219,6 +212,33 @@ TEST(PushPullOneTableTest, AppliesTheGradientAtTheScaleAndRefusesAScaleThatIsNot
   EXPECT_EQ(w.clock(), 2);
   EXPECT_THAT(reply.clocks, ElementsAre(1));
   EXPECT_TRUE((*cluster)->Shutdown().ok());
+}
+
+// kairos::WaitAll waits for every request, failed ones included, and returns the first
+// error in their order; an empty batch is OK.
+TEST(WaitAllTest, WaitsForEveryRequestAndReturnsTheFirstError) {
+  ClusterOptions o = TwoTables(1);
+  o.job.policy = "asp";
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  EXPECT_TRUE(WaitAll({}).ok());
+  const std::vector<float> ones(5, 1.0f);
+  std::vector<float> out_b(3, 0.0f), out_past(2, 0.0f);
+  std::vector<Request> requests;
+  requests.push_back(w.PushAsync("a", ones));
+  requests.push_back(w.PushAsync("c", ones));                           // no such table
+  requests.push_back(w.PullAsync("b", 2, std::span<float>(out_past)));  // past its end
+  requests.push_back(w.PullAsync("b", std::span<float>(out_b)));
+  const absl::Status s = WaitAll(requests);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  for (const Request& r : requests) EXPECT_TRUE(r.done());
+  EXPECT_FALSE(requests[2].Wait().ok());
+  EXPECT_THAT(out_b, ElementsAre(kInitialB, kInitialB, kInitialB));  // the last one ran
+  std::vector<float> a(5);
+  ASSERT_TRUE(w.Pull("a", std::span<float>(a)).ok());
+  EXPECT_THAT(a, ElementsAre(0.5f, 0.5f, 0.5f, 0.5f, 0.5f));  // 1 - 0.5 * 1
+  ASSERT_TRUE((*cluster)->Shutdown().ok());
 }
 
 }  // namespace
