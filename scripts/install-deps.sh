@@ -2,6 +2,10 @@
 # Installs the Debian 12 packages that kairos needs to build, test and run its examples.
 # Idempotent: installs only what dpkg says is missing, and does nothing (not even
 # `apt-get update`) when everything is there. Runs as root, or through sudo when not root.
+#
+#   scripts/install-deps.sh           # what the build, the demo and the C++ suite need
+#   scripts/install-deps.sh --torch   # and libtorch, PyTorch, pybind11, NumPy and pytest
+#                                     # (the optional PyTorch adapter, docs/pytorch.md)
 set -euo pipefail
 
 packages=(
@@ -19,6 +23,13 @@ packages=(
   openmpi-bin                                   # mpirun, for jobs started by ranks (docs/multi_host.md)
   iproute2                                      # ip netns: the three-host test (docs/multi_host.md)
 )
+case "${1:-}" in
+  "") ;;
+  --torch)
+    packages+=(libtorch-dev python3-torch pybind11-dev python3-pybind11 python3-numpy
+               python3-pytest python3-dev) ;;
+  *) echo "install-deps: unknown option '$1' (--torch or nothing)" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -3,16 +3,18 @@
 # coordinator, ranks 1..KAIROS_NUM_SERVERS the servers and the rest the workers, and rank 0
 # publishes the coordinator's endpoint in a rendezvous file in $TMPDIR (docs/multi_host.md).
 #
-#   mpirun_test.sh TRAINING [LINEAR_REGRESSION [FASHION_MNIST]]
+#   mpirun_test.sh TRAINING [LINEAR_REGRESSION [FASHION_MNIST [TORCH_FASHION_MNIST]]]
 #
 # TRAINING is tests/apps/launched_training (BSP, every read checked exactly, "rank R ok");
-# LINEAR_REGRESSION and FASHION_MNIST are the bundled examples, when built (FASHION_MNIST
-# only when its data is installed). Exit 77 (skipped) without mpirun.
+# LINEAR_REGRESSION, FASHION_MNIST and TORCH_FASHION_MNIST are the bundled examples, when
+# built (the last two only when Fashion-MNIST is installed, the last only with libtorch).
+# Exit 77 (skipped) without mpirun.
 set -uo pipefail
 
 training=$1
 linear_regression=${2:-}
 fashion_mnist=${3:-}
+torch_fashion_mnist=${4:-}
 
 if ! command -v mpirun >/dev/null 2>&1; then
   echo "SKIPPED: mpirun is not installed (scripts/install-deps.sh installs openmpi-bin)"
@@ -78,5 +80,14 @@ if [[ -n "$fashion_mnist" ]]; then
   grep -q '2 servers, 4 workers (launched)' "$tmp/fmnist.out" || fail "fashion_mnist's shape"
   tail -n 1 "$tmp/fmnist.out" | grep -Eq '^final test accuracy 0\.[0-9]{4}$' ||
     fail "fashion_mnist printed no final accuracy"
+fi
+
+if [[ -n "$torch_fashion_mnist" ]]; then
+  # 1 coordinator, 1 server, 2 workers: the libtorch CNN through kairos (docs/pytorch.md).
+  run torch 120 "${mpi[@]}" -np 4 -x KAIROS_NUM_SERVERS=1 "$torch_fashion_mnist" --epochs 1 \
+    --max-train 2000 --max-test 500 --optimizer adam --lr 0.002 ||
+    fail "mpirun of torch_fashion_mnist exited $?"
+  grep -Eq '^final test accuracy 0\.[0-9]{4}$' "$tmp/torch.out" ||
+    fail "torch_fashion_mnist printed no final accuracy"
 fi
 echo "PASSED"
