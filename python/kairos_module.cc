@@ -68,14 +68,20 @@ FloatArray Values(const py::object& values) {
   return FloatArray::ensure(values);  // no copy for a matching array
 }
 
-// A writable C-contiguous float32 array to pull into, or a clear error.
+// A writable C-contiguous float32 array to pull into: a NumPy array, or an object whose
+// __array__ shares its memory (a CPU torch tensor), or a clear error.
 py::array_t<float> Target(const py::object& out) {
-  if (!py::isinstance<py::array_t<float>>(out)) {
-    throw py::type_error(
-        "out must be a numpy.ndarray of float32 (a CPU torch tensor's "
-        ".numpy() view works)");
+  py::object array = out;
+  if (!py::isinstance<py::array>(out)) {
+    if (!py::hasattr(out, "__array__")) {
+      throw py::type_error("out must be a float32 numpy.ndarray or a CPU torch tensor");
+    }
+    array = py::module_::import("numpy").attr("asarray")(out);  // shares the memory
   }
-  py::array_t<float> a = py::reinterpret_borrow<py::array_t<float>>(out);
+  if (!py::isinstance<py::array_t<float>>(array)) {
+    throw py::type_error("out must hold float32 values");
+  }
+  py::array_t<float> a = py::reinterpret_borrow<py::array_t<float>>(array);
   if (!(a.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
   if (!a.writeable()) throw py::value_error("out must be writable");
   return a;
@@ -143,8 +149,8 @@ class PyWorker {
     });
   }
 
-  py::array_t<float> Pull(const std::string& table, const py::object& out, uint64_t offset,
-                          std::optional<uint64_t> length, std::optional<double> timeout_s) {
+  py::object Pull(const std::string& table, const py::object& out, uint64_t offset,
+                  std::optional<uint64_t> length, std::optional<double> timeout_s) {
     py::array_t<float> target;
     if (out.is_none()) {
       uint64_t n = 0;
@@ -163,6 +169,7 @@ class PyWorker {
     const kairos::CallOptions options = Deadline(timeout_s).value_or(kairos::CallOptions{});
     kairos::Worker& worker = w();
     WithoutGil([&] { return worker.Pull(table, offset, span, options); });
+    if (!out.is_none() && !py::isinstance<py::array>(out)) return out;  // the tensor given
     return target;
   }
 

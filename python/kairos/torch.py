@@ -74,10 +74,17 @@ class Layout:
 class Trainer:
     """The kairos part of a training loop (kairos/torch.h's TorchTrainer): init() gives
     every worker rank 0's initial parameters; step(fn) pulls, zeroes the gradients, runs
-    fn (forward and backward), pushes the gradients and advances the clock."""
+    fn (forward and backward), pushes the gradients and advances the clock.
 
-    def __init__(self, worker, layout, module):
-        self.worker, self.layout, self.module = worker, layout, module
+    mode="server" (default): the servers' optimizer (the table's updater) updates the
+    parameters. mode="worker": fn also steps the program's own torch.optim optimizer, and
+    what is pushed is the change it made (parameters after - parameters pulled), which the
+    servers add: declare the table with updater="add"."""
+
+    def __init__(self, worker, layout, module, mode="server"):
+        if mode not in ("server", "worker"):
+            raise ValueError("mode: 'server' or 'worker', not %r" % (mode,))
+        self.worker, self.layout, self.module, self.mode = worker, layout, module, mode
 
     def init(self):
         if self.worker.rank == 0:
@@ -87,7 +94,17 @@ class Trainer:
 
     def step(self, forward_backward):
         self.layout.pull_parameters(self.worker, self.module)
+        pulled = ([p.detach().clone() for p in self.module.parameters()]
+                  if self.mode == "worker" else None)
         self.module.zero_grad(set_to_none=True)
         forward_backward()
-        self.layout.push_gradients(self.worker, self.module)
+        if pulled is None:
+            self.layout.push_gradients(self.worker, self.module)
+        else:
+            params = self.layout._check(self.module)
+            changes = [(p.detach() - q).contiguous() for p, q in zip(params, pulled)]
+            requests = [self.worker.push_async(self.layout.table, _flat(c), offset)
+                        for c, (_, offset, _) in zip(changes, self.layout.entries)]
+            for r in requests:
+                r.wait()
         self.worker.advance_clock()

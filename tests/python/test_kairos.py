@@ -138,3 +138,52 @@ def test_two_processes_under_kairos_launch():
     print(done.stdout, done.stderr)
     assert done.returncode == 0
     assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout
+
+
+def test_torch_tensors_in_place_and_the_worker_optimizer_mode():
+    torch = pytest.importorskip("torch")
+    import kairos.torch as kt
+
+    c = cluster(1, "asp")
+    w = c.worker(0)
+    t = torch.zeros(6)
+    assert w.pull("w", out=t) is t  # written into the tensor's own memory
+    assert torch.equal(t, torch.ones(6))
+    w.push("w", torch.ones(6))  # read through __array__, no copy
+    assert torch.equal(w.pull("w", out=t), torch.full((6,), 0.5))
+    with pytest.raises(TypeError):
+        w.pull("w", out=torch.zeros(6, dtype=torch.float64))
+    c.shutdown()
+
+    # One worker whose torch.optim.SGD with momentum steps locally; the servers add the
+    # change: their parameters follow the optimizer alone.
+    torch.manual_seed(3)
+    model = torch.nn.Linear(3, 2)
+    reference = torch.nn.Linear(3, 2)
+    reference.load_state_dict(model.state_dict())
+    layout = kt.Layout(model)
+    c = kairos.LocalCluster(servers=2, workers=1, policy="asp",
+                            tables=layout.tables(updater="add", lr=1.0))
+    w = c.worker(0)
+    trainer = kt.Trainer(w, layout, model, mode="worker")
+    trainer.init()
+    local = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    alone = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=0.9)
+
+    def local_step(x, y):
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        local.step()
+
+    for _ in range(6):
+        x, y = torch.randn(5, 3), torch.randn(5, 2)
+        trainer.step(lambda: local_step(x, y))
+        alone.zero_grad()
+        torch.nn.functional.mse_loss(reference(x), y).backward()
+        alone.step()
+    pulled = torch.nn.Linear(3, 2)
+    layout.pull_parameters(w, pulled)
+    for p, q in zip(pulled.parameters(), reference.parameters()):
+        assert torch.allclose(p, q, rtol=0, atol=1e-5), (p - q).abs().max()
+    with pytest.raises(ValueError):
+        kt.Trainer(w, layout, model, mode="both")
+    c.shutdown()
