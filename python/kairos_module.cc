@@ -297,6 +297,15 @@ kairos::JobConfig JobOf(const std::string& policy, const py::list& tables) {
     t.updater.name = d.contains("updater") ? d["updater"].cast<std::string>() : "sgd";
     t.updater.learning_rate = d.contains("lr") ? d["lr"].cast<float>() : 0.01f;
     if (d.contains("policy") && !d["policy"].is_none()) t.policy = d["policy"].cast<std::string>();
+    if (d.contains("schedule")) t.updater.schedule = d["schedule"].cast<std::string>();
+    if (d.contains("compression")) {
+      absl::StatusOr<kairos::Compression> c =
+          kairos::ParseCompression(d["compression"].cast<std::string>());
+      if (!c.ok()) Raise(c.status());
+      t.compression = *c;
+    }
+    if (d.contains("merge_pushes")) t.merge_pushes = d["merge_pushes"].cast<bool>();
+    if (d.contains("cache_clocks")) t.cache_clocks = d["cache_clocks"].cast<uint32_t>();
     job.tables.push_back(std::move(t));
   }
   Check(kairos::ValidateJobConfig(job));

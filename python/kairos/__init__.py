@@ -20,19 +20,29 @@ __all__ = ["Error", "LocalCluster", "Request", "Worker", "Table", "SparseTable",
            "init_from_env", "run"]
 
 
-def Table(name, size, init=None, updater="sgd", lr=0.01, policy=None):
-    """A dense table: `size` float32 values. `init`: None (zeros), a number (a constant),
-    ("uniform", lo, hi, seed) or ("normal", mean, stddev, seed). `updater` and `lr`: the
-    servers' optimizer (docs/optimizers.md). `policy`: this table's own policy spec, when it
-    differs from the job's (docs/policies.md)."""
-    return {"name": name, "size": int(size), "init": init, "updater": updater, "lr": float(lr),
-            "policy": policy}
+def Table(name, size, init=None, updater="sgd", lr=0.01, policy=None, **options):
+    """A dense table: `size` float32 values (kairos::TableSpec). `init`: None (zeros), a
+    number (a constant), ("uniform", lo, hi, seed) or ("normal", mean, stddev, seed).
+    `updater` ("adam:beta1=0.8", ...) and `lr`: the servers' optimizer (docs/optimizers.md).
+    `policy`: this table's own policy spec, when it differs from the job's
+    (docs/policies.md). `options`: schedule ("cosine:steps=1000"), compression ("fp16",
+    "bf16", "int8"), merge_pushes (bool), cache_clocks (int) (docs/configuration.md)."""
+    known = {"schedule", "compression", "merge_pushes", "cache_clocks"}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError("Table: unknown option(s) %s (known: %s)"
+                        % (", ".join(sorted(unknown)), ", ".join(sorted(known))))
+    return dict({"name": name, "size": int(size), "init": init, "updater": updater,
+                 "lr": float(lr), "policy": policy}, **options)
 
 
-def SparseTable(name, row_width, init=None, updater="sgd", lr=0.01, policy=None):
-    """A sparse table: rows of `row_width` float32 values by 64-bit key (docs/sparse.md)."""
-    return {"name": name, "row_width": int(row_width), "init": init, "updater": updater,
-            "lr": float(lr), "policy": policy}
+def SparseTable(name, row_width, init=None, updater="sgd", lr=0.01, policy=None, **options):
+    """A sparse table: rows of `row_width` float32 values by 64-bit key (docs/sparse.md);
+    the other arguments as Table's."""
+    table = Table(name, 0, init, updater, lr, policy, **options)
+    del table["size"]
+    table["row_width"] = int(row_width)
+    return table
 
 
 def init_from_env(policy, tables):

@@ -187,3 +187,19 @@ def test_torch_tensors_in_place_and_the_worker_optimizer_mode():
     with pytest.raises(ValueError):
         kt.Trainer(w, layout, model, mode="both")
     c.shutdown()
+
+
+def test_tables_take_the_options_of_a_table_spec():
+    c = kairos.LocalCluster(servers=1, workers=1, policy="asp", tables=[
+        kairos.Table("w", 4, init=1.0, lr=0.5, schedule="step:every=1,gamma=0.5",
+                     compression="none", merge_pushes=True, cache_clocks=0)])
+    w = c.worker(0)
+    w.push("w", np.ones(4, dtype=np.float32))  # clock 0: the full rate
+    np.testing.assert_array_equal(w.pull("w"), np.full(4, 0.5, dtype=np.float32))
+    c.shutdown()
+    with pytest.raises(TypeError):
+        kairos.Table("w", 4, compresion="fp16")  # misspelt: refused, not ignored
+    with pytest.raises(kairos.Error) as e:
+        kairos.LocalCluster(servers=1, workers=1, policy="asp",
+                            tables=[kairos.Table("w", 4, compression="fp12")])
+    assert e.value.code == "INVALID_ARGUMENT"
