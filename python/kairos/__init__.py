@@ -46,9 +46,9 @@ def SparseTable(name, row_width, init=None, updater="sgd", lr=0.01, policy=None,
 
 
 def init_from_env(policy, tables):
-    """The worker of this process, from the variables kairos-launch (or mpirun through
-    kairos-launch's conventions) sets: KAIROS_COORDINATOR, KAIROS_RANK. Every worker of a
-    job gives the same policy and tables."""
+    """The worker of this process, from the variables kairos-launch sets for it
+    (KAIROS_COORDINATOR, KAIROS_RANK; docs/launching.md), or that a program started by hand
+    sets. Every worker of a job gives the same policy and tables."""
     return Worker.from_env(policy, tables)
 
 
