@@ -96,6 +96,9 @@ struct Flags {
   bool worker_optimizer = false;
   double pace_ms = 0.0;
   std::vector<double> slowdown;
+  double jitter = 0.0;
+  double straggler_prob = 0.0;
+  double straggler_factor = 4.0;
   int max_train = -1;
   int max_test = -1;
   uint64_t seed = 1;
@@ -126,6 +129,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--slowdown", f.slowdown, "per-rank pace factors (4 = four times slower)")
       ->delimiter(',');
+  app.add_option("--jitter", f.jitter,
+                 "each iteration's paced time is multiplied by 1 + Exp(mean JITTER)");
+  app.add_option("--straggler-prob", f.straggler_prob,
+                 "transient stragglers: each iteration is, with this probability, "
+                 "--straggler-factor times slower");
+  app.add_option("--straggler-factor", f.straggler_factor, "the slowdown of a straggling iteration")
+      ->capture_default_str();
   app.add_option("--max-train", f.max_train, "use the first N training examples (-1: all)");
   app.add_option("--max-test", f.max_test, "use the first N test examples (-1: all)");
   app.add_option("--seed", f.seed, "model initialization, shards and batches");
@@ -160,6 +170,9 @@ int main(int argc, char** argv) {
   kairos::PaceOptions pace_options;
   pace_options.iteration_time = absl::Microseconds(static_cast<int64_t>(f.pace_ms * 1000));
   pace_options.slowdown = f.slowdown;
+  pace_options.jitter_mean = f.jitter;
+  pace_options.straggler_prob = f.straggler_prob;
+  pace_options.straggler_factor = f.straggler_factor;
   pace_options.seed = f.seed;
   absl::StatusOr<kairos::PaceModel> pace = kairos::PaceModel::Create(pace_options);
   if (!pace.ok()) {
