@@ -83,6 +83,7 @@ struct Flags {
   double server_read_ms = 0.0;
   bool push_waits = false;
   double worker_send_delay_ms = 0.0;
+  int server_shards = 1;
   double server_send_delay_ms = 0.0;
   double worker_local_ms = 0.0;
   double sample_ms = 250.0;
@@ -157,6 +158,11 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "With --serialize-links: the server's link, Gbit/s (0: infinite; < 0: "
                  "--bandwidth-gbps)")
       ->check(CLI::Range(-1.0, 1e9))->capture_default_str();
+  app.add_option("--server-shards", f.server_shards,
+                 "The parameters over this many server shards, each with its own link and "
+                 "thread (the server costs are a shard's for its part; docs/simulator.md)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app.add_option("--worker-send-delay-ms", f.worker_send_delay_ms,
                  "Added to the latency of every message a worker sends (a delay on the "
                  "workers' side of their links, as the lab's shaped links add it)")
@@ -299,6 +305,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.network.bandwidth_bytes_per_s = f.bandwidth_gbps * 1e9 / 8;
   o.network.serialize_links = f.serialize_links;
   o.network.worker_send_delay = absl::Microseconds(1000 * f.worker_send_delay_ms);
+  o.network.server_shards = f.server_shards;
   o.network.server_send_delay = absl::Microseconds(1000 * f.server_send_delay_ms);
   o.server_cost.apply = absl::Microseconds(1000 * f.server_apply_ms);
   o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);

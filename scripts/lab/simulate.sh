@@ -15,9 +15,10 @@
 # reads of the last --average-s evaluated every --snapshot-s, the lab's time to target
 # (kairos_policy_sim --smoothed-target), stopped there or at --budget-s; each worker waits
 # for its push's acknowledgement before its next read (--push-waits), as the lab's trainer
-# does. The network, the server and the worker's own time are the calibration: a one-way
-# --latency-ms per message, the server's one thread busy --server-read-ms per served read
-# and --server-apply-ms per push, --worker-local-ms per iteration, workers' links of
+# does, and the lab's servers are the simulator's shards (--server-shards). The network,
+# the servers and the worker's own time are the calibration: a one-way --latency-ms per
+# message, each shard's thread busy --server-read-ms per served read and --server-apply-ms
+# per push (for its part), --worker-local-ms per iteration, workers' links of
 # --bandwidth-mbps (0: infinite; with it, --serialize-links is a good addition after --).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
 # timing noise that keeps paced workers out of lockstep. The defaults are this machine's
@@ -129,13 +130,16 @@ elif grep -q '^kairos-coordinator listening' "$log"; then
 fi
 head2=$(grep -m1 -A2 '^kairos Fashion-MNIST:' "$log" || true)
 workers=$(sed -n 's/.* \([0-9][0-9]*\) workers\( (launched)\)\{0,1\}$/\1/p' <<<"$head2" | head -1)
+servers=$(sed -n 's/.*, \([0-9][0-9]*\) servers, .*/\1/p' <<<"$head2" | head -1)
 hidden=$(sed -n 's/.*model mlp (\([0-9]*\) hidden).*/\1/p' <<<"$head2")
 batch=$(sed -n 's/.*(batch \([0-9]*\),.*/\1/p' <<<"$head2")
 pace_ms=$(sed -n 's/.*, pace \([0-9.]*\) ms.*/\1/p' <<<"$head2")
 train=$(sed -n 's/.*data: \([0-9]*\) training and \([0-9]*\) test examples.*/\1/p' <<<"$head2")
 test=$(sed -n 's/.*data: \([0-9]*\) training and \([0-9]*\) test examples.*/\2/p' <<<"$head2")
-[[ -n $workers && -n $hidden && -n $batch && -n $pace_ms && -n $train && -n $test ]] ||
-  die "$log: not a log of the example's MLP with a pace (workers '$workers', hidden '$hidden', batch '$batch', pace '$pace_ms', data '$train'/'$test')"
+[[ -n $workers && -n $servers && -n $hidden && -n $batch && -n $pace_ms && -n $train && -n $test ]] ||
+  die "$log: not a log of the example's MLP with a pace (workers '$workers', servers '$servers', hidden '$hidden', batch '$batch', pace '$pace_ms', data '$train'/'$test')"
+# The lab's servers are the simulator's shards: each with its own link and thread.
+sim_worker_flags+=(--server-shards "$servers")
 if grep -q "shards by-class" <<<"$head2"; then
   echo "simulate.sh: the lab's shards are by class; the simulator samples every batch from the whole training set" >&2
 fi
@@ -177,7 +181,7 @@ compare="$out/compare.tsv"
   done
 } >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration, bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration, bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
 awk -F'\t' '{ printf "%-12s %-42s %8s %10s %10s %10s %9s %9s %10s %11s %11s %14s\n",
   $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$compare"
 # Per scenario: the winners (the soonest median; "-" sorts last) and the regret.

@@ -21,6 +21,7 @@ enum class EventKind {
   kPushSent,        // serialized links only: a worker's push at `clock` leaves it
   kAckArrives,      // push_waits: the acknowledgement of a worker's push at `clock` is back
   kClockArrives,    // push_waits: a worker's clock report (clock + 1) and next read arrive
+  kPartArrives,     // server_shards > 1: shard `shard`'s part of a worker's push arrives
   kFailureDetected  // the server learns that `worker` has died
 };
 
@@ -30,6 +31,7 @@ struct Event {
   EventKind kind = EventKind::kReadArrives;
   policy::WorkerId worker = 0;
   policy::Tick clock = 0;
+  int shard = 0;  // kPartArrives
 };
 
 // A min-heap on (time, sequence). Thread-safety: none; one simulation owns it.

@@ -25,16 +25,19 @@ namespace kairos::sim {
 
 class Links {
  public:
+  // The server's node (shard 0's); shard i's is Shard(i).
   static constexpr int kServer = -1;
+  static constexpr int Shard(int i) { return -1 - i; }
 
-  // `worker_bandwidth` and `server_bandwidth` in bytes per second, 0: infinite; a message
-  // from a worker takes `to_server` of latency, one from the server `to_worker`.
-  // REQUIRES: num_workers >= 1, latencies >= 0, bandwidths >= 0.
+  // `worker_bandwidth` and `server_bandwidth` (each shard's) in bytes per second, 0:
+  // infinite; a message from a worker takes `to_server` of latency, one from a shard
+  // `to_worker`. REQUIRES: num_workers >= 1, num_shards >= 1, latencies >= 0, bandwidths
+  // >= 0.
   Links(int num_workers, absl::Duration to_server, absl::Duration to_worker,
-        double worker_bandwidth, double server_bandwidth);
+        double worker_bandwidth, double server_bandwidth, int num_shards = 1);
 
   // When a message of `bytes` sent by `from` to `to` at `at` has fully arrived (nodes:
-  // kServer or a worker's index), with both links reserved for it.
+  // a shard's or a worker's index), with both links reserved for it.
   absl::Time Send(int from, int to, double bytes, absl::Time at);
 
  private:
@@ -46,12 +49,15 @@ class Links {
       return bandwidth > 0.0 ? absl::Seconds(bytes / bandwidth) : absl::ZeroDuration();
     }
   };
-  Link& Of(int node) { return node == kServer ? server_ : workers_[static_cast<size_t>(node)]; }
+  Link& Of(int node) {
+    return node < 0 ? servers_[static_cast<size_t>(-1 - node)]
+                    : workers_[static_cast<size_t>(node)];
+  }
 
   const absl::Duration to_server_;
   const absl::Duration to_worker_;
   std::vector<Link> workers_;
-  Link server_;
+  std::vector<Link> servers_;  // one per shard
 };
 
 }  // namespace kairos::sim

@@ -72,6 +72,10 @@ absl::Status CheckCompute(const ComputeOptions& c, int num_workers) {
 }
 
 absl::Status CheckNetwork(const NetworkOptions& n) {
+  if (n.server_shards < 1 || n.server_shards > kMaxServerShards) {
+    return Bad("network.server_shards", absl::StrCat("1 to ", kMaxServerShards),
+               absl::StrCat(n.server_shards));
+  }
   for (const auto& [name, d] : {std::pair{"network.latency", n.latency},
                                 std::pair{"network.worker_send_delay", n.worker_send_delay},
                                 std::pair{"network.server_send_delay", n.server_send_delay}}) {

@@ -57,6 +57,14 @@ class Simulation {
     absl::Duration pull_time;  // SimWorkerResult::pull_time, the gate's wait not included
     absl::Duration push_time;  // SimWorkerResult::push_time
     absl::Time push_sent;      // push_waits: when its push in flight left
+    // server_shards > 1: its push's parts still to arrive, the latest start and end of
+    // their applies, when each shard's part was applied, and the time of the push's
+    // application, whose carried read (eager) may leave each shard from its part's end.
+    int parts_left = 0;
+    absl::Time parts_start = absl::InfinitePast();
+    absl::Time parts_done = absl::InfinitePast();
+    std::vector<absl::Time> part_done;
+    absl::Time applied_at = absl::InfinitePast();
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
     // how long it took), when that gradient is done, the scale its push in flight
     // carries, and the latest clocks it was told (the foreign updates between its two
@@ -72,6 +80,10 @@ class Simulation {
   void Start();
   void Handle(const Event& e);
   void OnPushArrives(const Event& e);
+  // server_shards > 1: shard e.shard's part of e.worker's push arrives.
+  void OnPartArrives(const Event& e);
+  // w's push at `clock` is applied now; its acknowledgement leaves at `acked_at`.
+  void OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at);
   // WorkerCostOptions::push_waits: the server takes w's clock `clock` + 1, then its next
   // read (or its finish).
   void OnClockArrives(WorkerId w, Tick clock);
@@ -102,9 +114,15 @@ class Simulation {
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
   const double message_bytes_;     // one parameter or gradient message: 4 per parameter
-  // Such a message without contention, from a worker and from the server.
+  // Such a message without contention, from a worker and from the server; and one shard's
+  // part of it (NetworkOptions::server_shards).
   const absl::Duration transfer_up_;
   const absl::Duration transfer_down_;
+  const int shards_;
+  const double part_bytes_;
+  const absl::Duration part_up_;
+  const absl::Duration part_down_;
+  std::vector<absl::Time> shard_free_;  // server_shards > 1: each shard's thread
   std::optional<Links> links_;     // NetworkOptions::serialize_links
   absl::Time server_free_ = kStart;  // ServerCostOptions: when the server's thread is free
   const PaceModel pace_;           // the compute times, as a paced real worker's
@@ -143,6 +161,11 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       message_bytes_(4.0 * model_->num_params()),
       transfer_up_(TransferTime(options.network, options.network.to_server(), message_bytes_)),
       transfer_down_(TransferTime(options.network, options.network.to_worker(), message_bytes_)),
+      shards_(options.network.server_shards),
+      part_bytes_(message_bytes_ / shards_),
+      part_up_(TransferTime(options.network, options.network.to_server(), part_bytes_)),
+      part_down_(TransferTime(options.network, options.network.to_worker(), part_bytes_)),
+      shard_free_(static_cast<size_t>(shards_), kStart),
       pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
@@ -164,24 +187,66 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
   if (n.serialize_links) {
     links_.emplace(options.num_workers, n.to_server(), n.to_worker(), n.bandwidth_bytes_per_s,
                    n.server_bandwidth_bytes_per_s < 0 ? n.bandwidth_bytes_per_s
-                                                      : n.server_bandwidth_bytes_per_s);
+                                                      : n.server_bandwidth_bytes_per_s,
+                   shards_);
   }
 }
 
 absl::Time Simulation::ReplyArrives(WorkerId w) {
-  absl::Time leaves = now_;
   const ServerCostOptions& cost = options_.server_cost;
-  if (cost.apply > absl::ZeroDuration() || cost.read > absl::ZeroDuration()) {
-    leaves = std::max(now_, server_free_) + cost.read;
-    server_free_ = leaves;
+  const bool costs = cost.apply > absl::ZeroDuration() || cost.read > absl::ZeroDuration();
+  if (shards_ == 1) {
+    absl::Time leaves = now_;
+    if (costs) {
+      leaves = std::max(now_, server_free_) + cost.read;
+      server_free_ = leaves;
+    }
+    if (!links_) return leaves + transfer_down_;
+    return links_->Send(Links::kServer, w, message_bytes_, leaves);
   }
-  if (!links_) return leaves + transfer_down_;
-  return links_->Send(Links::kServer, w, message_bytes_, leaves);
+  // One part per shard. A read carried by the push applied now (eager) is served by each
+  // shard once its own part is applied: the first parts' replies may leave before the last
+  // part arrived.
+  const Worker& worker = workers_[static_cast<size_t>(w)];
+  const bool carried = eager_ && worker.applied_at == now_;
+  std::vector<std::pair<absl::Time, int>> leaves;  // (time, shard), sent in time order
+  for (int i = 0; i < shards_; ++i) {
+    const auto k = static_cast<size_t>(i);
+    absl::Time t = carried ? worker.part_done[k] : now_;
+    if (costs) {
+      t = std::max(t, shard_free_[k]) + cost.read;
+      shard_free_[k] = t;
+    }
+    leaves.emplace_back(t, i);
+  }
+  std::sort(leaves.begin(), leaves.end());
+  absl::Time back = now_;
+  for (const auto& [t, i] : leaves) {
+    back =
+        std::max(back, links_ ? links_->Send(Links::Shard(i), w, part_bytes_, t) : t + part_down_);
+  }
+  return back;
 }
 
 void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
-  workers_[static_cast<size_t>(w)].push_sent = at;
-  if (!links_) {
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  worker.push_sent = at;
+  if (shards_ > 1) {
+    worker.parts_left = shards_;
+    worker.parts_start = absl::InfinitePast();
+    worker.parts_done = absl::InfinitePast();
+    worker.part_done.assign(static_cast<size_t>(shards_), absl::InfinitePast());
+    if (!links_) {
+      for (int i = 0; i < shards_; ++i) {
+        queue_.Schedule({.time = at + part_up_,
+                         .kind = EventKind::kPartArrives,
+                         .worker = w,
+                         .clock = clock,
+                         .shard = i});
+      }
+      return;
+    }
+  } else if (!links_) {
     queue_.Schedule(
         {.time = at + transfer_up_, .kind = EventKind::kPushArrives, .worker = w, .clock = clock});
     return;
@@ -249,10 +314,23 @@ void Simulation::Handle(const Event& e) {
       OnPushArrives(e);
       return;
     case EventKind::kPushSent:
+      if (shards_ > 1) {  // the parts, one after the other on the worker's link
+        for (int i = 0; i < shards_; ++i) {
+          queue_.Schedule({.time = links_->Send(e.worker, Links::Shard(i), part_bytes_, now_),
+                           .kind = EventKind::kPartArrives,
+                           .worker = e.worker,
+                           .clock = e.clock,
+                           .shard = i});
+        }
+        return;
+      }
       queue_.Schedule({.time = links_->Send(e.worker, Links::kServer, message_bytes_, now_),
                        .kind = EventKind::kPushArrives,
                        .worker = e.worker,
                        .clock = e.clock});
+      return;
+    case EventKind::kPartArrives:
+      OnPartArrives(e);
       return;
     case EventKind::kAckArrives: {
       Worker& worker = workers_[static_cast<size_t>(e.worker)];
@@ -273,8 +351,34 @@ void Simulation::Handle(const Event& e) {
   }
 }
 
+void Simulation::OnPartArrives(const Event& e) {
+  Worker& worker = workers_[static_cast<size_t>(e.worker)];
+  const auto k = static_cast<size_t>(e.shard);
+  const absl::Duration apply = options_.server_cost.apply;
+  // Applied once the shard's thread is free, which it then is again `apply` later.
+  const absl::Time start = apply > absl::ZeroDuration() ? std::max(now_, shard_free_[k]) : now_;
+  if (apply > absl::ZeroDuration()) shard_free_[k] = start + apply;
+  worker.part_done[k] = start + apply;
+  worker.parts_start = std::max(worker.parts_start, start);
+  worker.parts_done = std::max(worker.parts_done, start + apply);
+  if (--worker.parts_left > 0) return;
+  // The whole push takes effect when its last part's apply starts.
+  if (worker.parts_start <= now_) {
+    OnPushApplied(e.worker, e.clock, worker.parts_done);
+  } else {
+    queue_.Schedule({.time = worker.parts_start,
+                     .kind = EventKind::kPushArrives,
+                     .worker = e.worker,
+                     .clock = e.clock});
+  }
+}
+
 void Simulation::OnPushArrives(const Event& e) {
   const WorkerId w = e.worker;
+  if (shards_ > 1) {  // the parts' applies are already placed (OnPartArrives)
+    OnPushApplied(w, e.clock, workers_[static_cast<size_t>(w)].parts_done);
+    return;
+  }
   if (options_.server_cost.apply > absl::ZeroDuration()) {
     // Handled once the server's thread is free, then busy for the apply.
     if (now_ < server_free_) {
@@ -284,20 +388,25 @@ void Simulation::OnPushArrives(const Event& e) {
     }
     server_free_ = now_ + options_.server_cost.apply;
   }
+  OnPushApplied(w, e.clock, now_ + options_.server_cost.apply);
+}
+
+void Simulation::OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at) {
   Worker& worker = workers_[static_cast<size_t>(w)];
-  Compute(server_.OnPush(w, e.clock, worker.pending, now_, worker.pending_scale, eager_));
+  worker.applied_at = now_;
+  Compute(server_.OnPush(w, clock, worker.pending, now_, worker.pending_scale, eager_));
   if (options_.worker_cost.push_waits && !eager_) {
     // Acknowledged once applied; the clock report and the read follow the acknowledgement.
-    queue_.Schedule({.time = now_ + options_.server_cost.apply + options_.network.to_worker(),
+    queue_.Schedule({.time = acked_at + options_.network.to_worker(),
                      .kind = EventKind::kAckArrives,
                      .worker = w,
-                     .clock = e.clock});
+                     .clock = clock});
     return;
   }
   // The push, the clock report and the next read (or the finish) were sent back to back on
   // w's ordered link: the server handles them in that order, as server_impl.cc would.
   // An eager push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's.
-  OnClockArrives(w, e.clock);
+  OnClockArrives(w, clock);
 }
 
 void Simulation::OnClockArrives(WorkerId w, Tick clock) {

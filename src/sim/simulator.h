@@ -87,6 +87,7 @@ struct ComputeOptions {
 };
 
 inline constexpr size_t kMaxProfilePoints = 1025;
+inline constexpr int kMaxServerShards = 1024;
 inline constexpr size_t kMaxProfiles = 65536;
 
 // The network between each worker and the server: a fixed latency plus the payload
@@ -107,6 +108,13 @@ struct NetworkOptions {
   // sender (docs/lab.md). >= 0 and finite.
   absl::Duration worker_send_delay = absl::ZeroDuration();
   absl::Duration server_send_delay = absl::ZeroDuration();
+  // The parameters are split evenly over this many server shards, each with a link and a
+  // thread of its own (ServerCostOptions are one shard's costs for its part): a push or a
+  // reply is one part per shard, the parts queue on the worker's link one after the other,
+  // and each shard applies and serves its part on its own. So a shard's reply can come
+  // down the worker's link while the push's later parts still go up it, as on a real job of
+  // several servers. 1 to kMaxServerShards.
+  int server_shards = 1;
 
   // One way, worker to server and server to worker.
   absl::Duration to_server() const { return latency + worker_send_delay; }
