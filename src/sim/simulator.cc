@@ -57,12 +57,11 @@ class Simulation {
     absl::Duration pull_time;  // SimWorkerResult::pull_time, the gate's wait not included
     absl::Duration push_time;  // SimWorkerResult::push_time
     absl::Time push_sent;      // push_waits: when its push in flight left
-    // server_shards > 1: its push's parts still to arrive, the latest start and end of
-    // their applies, when each shard's part was applied, and the time of the push's
-    // application, whose carried read (eager) may leave each shard from its part's end.
+    // server_shards > 1: its push's parts still to arrive, the latest start of their
+    // applies, when each shard's part was applied, and the time of the push's application,
+    // whose carried read (eager) may leave each shard from its part's end.
     int parts_left = 0;
     absl::Time parts_start = absl::InfinitePast();
-    absl::Time parts_done = absl::InfinitePast();
     std::vector<absl::Time> part_done;
     absl::Time applied_at = absl::InfinitePast();
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
@@ -100,6 +99,10 @@ class Simulation {
   // that clock).
   absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
   bool AllLeft() const { return server_.clocks().num_active() == 0; }
+  // server_shards > 1: when the last part of w's push in flight is applied.
+  static absl::Time PartsDone(const Worker& w) {
+    return *std::max_element(w.part_done.begin(), w.part_done.end());
+  }
   // SimOptions::average_window: worker 0 was served the server's parameters now.
   void AddRead(WorkerId w);
   // What a sample at `t` evaluates: the server's parameters, or the window's mean read.
@@ -114,14 +117,12 @@ class Simulation {
   const std::string policy_;
   const std::shared_ptr<const Model> model_;
   const double message_bytes_;     // one parameter or gradient message: 4 per parameter
-  // Such a message without contention, from a worker and from the server; and one shard's
-  // part of it (NetworkOptions::server_shards).
+  // Such a message without contention, from a worker and from the server (a message's
+  // shard parts, NetworkOptions::server_shards, together take as long), and a part's bytes.
   const absl::Duration transfer_up_;
   const absl::Duration transfer_down_;
   const int shards_;
   const double part_bytes_;
-  const absl::Duration part_up_;
-  const absl::Duration part_down_;
   std::vector<absl::Time> shard_free_;  // server_shards > 1: each shard's thread
   std::optional<Links> links_;     // NetworkOptions::serialize_links
   absl::Time server_free_ = kStart;  // ServerCostOptions: when the server's thread is free
@@ -163,8 +164,6 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       transfer_down_(TransferTime(options.network, options.network.to_worker(), message_bytes_)),
       shards_(options.network.server_shards),
       part_bytes_(message_bytes_ / shards_),
-      part_up_(TransferTime(options.network, options.network.to_server(), part_bytes_)),
-      part_down_(TransferTime(options.network, options.network.to_worker(), part_bytes_)),
       shard_free_(static_cast<size_t>(shards_), kStart),
       pace_(PaceOf(options)),
       pull_(spec.pull),
@@ -222,8 +221,8 @@ absl::Time Simulation::ReplyArrives(WorkerId w) {
   std::sort(leaves.begin(), leaves.end());
   absl::Time back = now_;
   for (const auto& [t, i] : leaves) {
-    back =
-        std::max(back, links_ ? links_->Send(Links::Shard(i), w, part_bytes_, t) : t + part_down_);
+    back = std::max(back,
+                    links_ ? links_->Send(Links::Shard(i), w, part_bytes_, t) : t + transfer_down_);
   }
   return back;
 }
@@ -234,11 +233,10 @@ void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
   if (shards_ > 1) {
     worker.parts_left = shards_;
     worker.parts_start = absl::InfinitePast();
-    worker.parts_done = absl::InfinitePast();
     worker.part_done.assign(static_cast<size_t>(shards_), absl::InfinitePast());
     if (!links_) {
       for (int i = 0; i < shards_; ++i) {
-        queue_.Schedule({.time = at + part_up_,
+        queue_.Schedule({.time = at + transfer_up_,
                          .kind = EventKind::kPartArrives,
                          .worker = w,
                          .clock = clock,
@@ -360,11 +358,10 @@ void Simulation::OnPartArrives(const Event& e) {
   if (apply > absl::ZeroDuration()) shard_free_[k] = start + apply;
   worker.part_done[k] = start + apply;
   worker.parts_start = std::max(worker.parts_start, start);
-  worker.parts_done = std::max(worker.parts_done, start + apply);
   if (--worker.parts_left > 0) return;
   // The whole push takes effect when its last part's apply starts.
   if (worker.parts_start <= now_) {
-    OnPushApplied(e.worker, e.clock, worker.parts_done);
+    OnPushApplied(e.worker, e.clock, PartsDone(worker));
   } else {
     queue_.Schedule({.time = worker.parts_start,
                      .kind = EventKind::kPushArrives,
@@ -376,7 +373,7 @@ void Simulation::OnPartArrives(const Event& e) {
 void Simulation::OnPushArrives(const Event& e) {
   const WorkerId w = e.worker;
   if (shards_ > 1) {  // the parts' applies are already placed (OnPartArrives)
-    OnPushApplied(w, e.clock, workers_[static_cast<size_t>(w)].parts_done);
+    OnPushApplied(w, e.clock, PartsDone(workers_[static_cast<size_t>(w)]));
     return;
   }
   if (options_.server_cost.apply > absl::ZeroDuration()) {

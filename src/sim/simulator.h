@@ -110,10 +110,11 @@ struct NetworkOptions {
   absl::Duration server_send_delay = absl::ZeroDuration();
   // The parameters are split evenly over this many server shards, each with a link and a
   // thread of its own (ServerCostOptions are one shard's costs for its part): a push or a
-  // reply is one part per shard, the parts queue on the worker's link one after the other,
-  // and each shard applies and serves its part on its own. So a shard's reply can come
-  // down the worker's link while the push's later parts still go up it, as on a real job of
-  // several servers. 1 to kMaxServerShards.
+  // reply is one part per shard, and each shard applies and serves its part on its own.
+  // With serialize_links the parts queue on the worker's link one after the other, so a
+  // shard's reply can come down it while the push's later parts still go up, as on a real
+  // job of several servers; without, a message's parts together take the message's time.
+  // 1 to kMaxServerShards.
   int server_shards = 1;
 
   // One way, worker to server and server to worker.

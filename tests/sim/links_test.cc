@@ -134,8 +134,9 @@ TEST(LinksTest, SendDelaysAddToTheSendersMessages) {
 // compute. Eager: with one server a step is the push up (10 ms) then the reply down
 // (10 ms); with two shards the first shard's half of the reply comes down (5-10 ms) while
 // the second half of the push goes up, so a step takes 15 ms. On demand, with the push
-// acknowledged before the read, nothing overlaps and both take 1 + 10 + 10 ms.
-absl::Duration StepTime(const char* policy, int shards, bool push_waits) {
+// acknowledged before the read, nothing overlaps and both take 1 + 10 + 10 ms. Without
+// serialized links, nothing queues and nothing overlaps.
+absl::Duration StepTime(const char* policy, int shards, bool push_waits, bool serialize = true) {
   const auto run = [&](int iterations) {
     SimOptions o;
     o.policy = policy;
@@ -145,7 +146,7 @@ absl::Duration StepTime(const char* policy, int shards, bool push_waits) {
     o.compute.compute_time = absl::Milliseconds(1);
     o.network.latency = absl::ZeroDuration();
     o.network.bandwidth_bytes_per_s = 4.0 * 8 / 0.010;  // 8 parameters in 10 ms
-    o.network.serialize_links = true;
+    o.network.serialize_links = serialize;
     o.network.server_bandwidth_bytes_per_s = 0;
     o.network.server_shards = shards;
     o.worker_cost.push_waits = push_waits;
@@ -161,6 +162,10 @@ TEST(LinksTest, ShardsOverlapAnEagerPushWithItsReply) {
   EXPECT_EQ(StepTime("eager", 2, false), absl::Milliseconds(15));
   EXPECT_EQ(StepTime("asp", 1, true), absl::Milliseconds(21));
   EXPECT_EQ(StepTime("asp", 2, true), absl::Milliseconds(21));
+  // Without serialized links a message's parts together take the message's time: two
+  // shards change nothing.
+  EXPECT_EQ(StepTime("eager", 1, false, false), absl::Milliseconds(20));
+  EXPECT_EQ(StepTime("eager", 2, false, false), absl::Milliseconds(20));
   SimOptions bad;
   bad.network.server_shards = 0;
   EXPECT_TRUE(absl::IsInvalidArgument(Simulate(bad).status()));
