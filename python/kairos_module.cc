@@ -63,9 +63,12 @@ void WithoutGil(Call&& call) {
 
 using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
-// The values to push: in place when the object already is C-contiguous float32.
+// The values to push: in place when the object already is C-contiguous float32, else
+// converted; TypeError for what cannot be.
 FloatArray Values(const py::object& values) {
-  return FloatArray::ensure(values);  // no copy for a matching array
+  FloatArray v = FloatArray::ensure(values);  // no copy for a matching array
+  if (!v) throw py::type_error("values must be an array of numbers (numpy, a CPU tensor, ...)");
+  return v;
 }
 
 // A writable C-contiguous float32 array to pull into: a NumPy array, or an object whose
@@ -189,8 +192,8 @@ class PyWorker {
 
   void PushSparse(const std::string& table, const py::object& keys, const py::object& rows) {
     auto k = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(keys);
+    if (!k) throw py::type_error("keys must be an array of integers");
     FloatArray v = Values(rows);
-    if (!k || !v) throw py::type_error("keys: integers, rows: floats");
     kairos::Worker& worker = w();
     WithoutGil([&] {
       return worker.PushSparse(table,

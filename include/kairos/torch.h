@@ -199,11 +199,7 @@ class ModuleLayout {
     std::vector<::torch::Tensor> params;
     KAIROS_RETURN_IF_ERROR(Match("PushGradients", module, &params));
     std::vector<::torch::Tensor> grads;
-    for (const ::torch::Tensor& p : params) {
-      const ::torch::Tensor& g = p.grad();
-      if (g.defined()) KAIROS_RETURN_IF_ERROR(torch_internal::CheckTensor("PushGradients", g));
-      grads.push_back(g.defined() ? g.contiguous() : g);
-    }
+    for (const ::torch::Tensor& p : params) grads.push_back(p.grad());  // PushAll checks them
     return PushAll(worker, grads, options);
   }
 

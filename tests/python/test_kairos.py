@@ -56,6 +56,10 @@ def test_errors_are_kairos_errors_with_the_status_code():
         w.push("w", np.ones(7, dtype=np.float32))  # the table holds 6
     assert e.value.code == "INVALID_ARGUMENT"
     assert isinstance(e.value, RuntimeError)
+    with pytest.raises(TypeError):
+        w.push("w", "not numbers")
+    with pytest.raises(TypeError):
+        w.push_async("w", object())
     np.testing.assert_array_equal(w.pull("w"), np.ones(6, dtype=np.float32))  # unchanged
     c.shutdown()
     with pytest.raises(kairos.Error) as e:
