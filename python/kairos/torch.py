@@ -17,7 +17,8 @@ from . import Table
 
 
 def _flat(t):
-    """The tensor's memory as a flat numpy array (shared, no copy)."""
+    """The tensor's memory as a flat numpy array (shared, no copy; the array keeps the
+    tensor alive)."""
     if t.dtype != torch.float32 or t.device.type != "cpu" or not t.is_contiguous():
         raise TypeError("kairos moves contiguous float32 CPU tensors, not a %s tensor on %s"
                         % (t.dtype, t.device))
@@ -59,7 +60,7 @@ class Layout:
     def push_gradients(self, worker, module):
         """Pushes every parameter's .grad (none: nothing for that parameter)."""
         params = self._check(module)
-        requests = [worker.push_async(self.table, _flat(p.grad), offset)
+        requests = [worker.push_async(self.table, _flat(p.grad.contiguous()), offset)
                     for p, (_, offset, _) in zip(params, self.entries) if p.grad is not None]
         for r in requests:
             r.wait()
