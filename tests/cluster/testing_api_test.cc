@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -96,15 +97,27 @@ TEST(FaultyNetworkTest, DelayedAndDuplicatedMessagesLeaveExactValuesExact) {
   EXPECT_GT((*net)->activity(), 0u);
 }
 
+// Every message sent is handled: in flight reaches 0 while every node still runs (after
+// the shutdown a late message to a node that has stopped stays counted, as in_flight says).
 TEST(FaultyNetworkTest, WithoutFaultsItIsThePlainTransport) {
   absl::StatusOr<std::unique_ptr<FaultyNetwork>> net = FaultyNetwork::Create({});
   ASSERT_TRUE(net.ok());
   ClusterOptions options = Options(2);
   options.transport_factory = (*net)->factory();
-  ASSERT_TRUE(RunJob(options, ThreeRounds).ok());
+  absl::StatusOr<std::unique_ptr<LocalCluster>> c = LocalCluster::Create(options);
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::Status rounds[2];
+  {
+    std::thread other([&] { rounds[1] = ThreeRounds((*c)->worker(1)); });
+    rounds[0] = ThreeRounds((*c)->worker(0));
+    other.join();
+  }
+  EXPECT_TRUE(rounds[0].ok()) << rounds[0];
+  EXPECT_TRUE(rounds[1].ok()) << rounds[1];
+  EXPECT_TRUE((*net)->AwaitInFlightAtMost(0, absl::Seconds(30)));
+  ASSERT_TRUE((*c)->Shutdown().ok());
   EXPECT_EQ((*net)->Summary(), "no faults");
   EXPECT_GT((*net)->activity(), 0u);
-  EXPECT_TRUE((*net)->AwaitInFlightAtMost(0, absl::Seconds(30)));
 }
 
 TEST(FaultyNetworkTest, APlanThatCannotWorkIsRefusedNamingTheFault) {
