@@ -3,13 +3,14 @@
 #include "worker/read_cache.h"
 
 #include "absl/status/statusor.h"
+#include "policy/cache_bound.h"
 #include "policy/policy.h"
 
 namespace kairos::internal {
 
 void ReadCache::SetBound(uint32_t table, uint32_t cache_clocks, int64_t staleness) {
   if (table >= bounds_.size()) bounds_.resize(table + 1);
-  bounds_[table] = Bound{cache_clocks, staleness};
+  bounds_[table] = Bound{{cache_clocks, staleness}};
 }
 
 void ReadCache::SetWriteThrough(uint32_t table, float learning_rate,
@@ -45,12 +46,8 @@ const Buffer* ReadCache::Find(const Key& key, int64_t clock) const {
   if (!Caches(key.table)) return nullptr;
   auto it = copies_.find(key);
   if (it == copies_.end()) return nullptr;
-  const Bound& b = bounds_[key.table];
   const Copy& c = it->second;
-  // Differences of clocks, which are >= 0 and far below 2^62: no overflow.
-  if (clock - c.read_clock > static_cast<int64_t>(b.cache_clocks)) return nullptr;
-  if (b.staleness != policy::kUnbounded && clock - c.min_clock > b.staleness) return nullptr;
-  return &c.values;
+  return bounds_[key.table].bound.Serves(clock, c.read_clock, c.min_clock) ? &c.values : nullptr;
 }
 
 void ReadCache::Store(const Key& key, Buffer values, int64_t read_clock, int64_t min_clock,
@@ -73,18 +70,6 @@ bool ReadCache::WritesThrough(const TableSpec& table, std::string_view policy) {
          spec->weighting.kind == policy::WeightingSpec::Kind::kConstant;
 }
 
-int64_t ReadCache::StalenessOf(std::string_view policy) {
-  absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
-  if (!spec.ok()) return 0;
-  switch (spec->gate.kind) {
-    case policy::GateSpec::Kind::kSsp:
-    case policy::GateSpec::Kind::kDssp:
-    case policy::GateSpec::Kind::kPsp:
-      return spec->gate.staleness;
-    case policy::GateSpec::Kind::kRegistered:
-      return 0;
-  }
-  return 0;
-}
+int64_t ReadCache::StalenessOf(std::string_view policy) { return policy::GateStaleness(policy); }
 
 }  // namespace kairos::internal

@@ -4,16 +4,8 @@
 // (TableSpec::cache_clocks), one per pull message (a chunk's range), and the rule that says
 // when a copy may answer a read instead of a message to the shard.
 //
-// A copy is kept with the clock of the read that brought it (r) and the smallest clock of
-// an active worker when the shard served it (m, PULL_REPLY's min_clock): it holds every
-// update of the clocks before m. A read of the same range at clock c may take it when
-//
-//   c - r <= cache_clocks   (the table's own limit), and
-//   c - m <= s              (the staleness bound of the table's gate: SSP's s, 0 under BSP,
-//                            DSSP's lower bound s_L, PSP's s; none under ASP),
-//
-// the second being the rule the SSP gate applies to a read at clock c, so that a read the
-// cache answers is never staler than one the gate would let the shard serve. The copy does
+// A copy is kept with the clock of the read that brought it and PULL_REPLY's min_clock, and
+// answers a read of the same range when policy::CacheBound says it may. The copy does
 // not hold the updates of other workers applied after it was read. This worker's own
 // pushes of the copy's range go into it as the servers apply them (w -= lr(t) * g) where
 // that is exactly what they do (write-through: the updater "sgd" without parameters,
@@ -35,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "kairos/buffer.h"
 #include "kairos/table.h"
+#include "policy/cache_bound.h"
 #include "policy/optimizer_spec.h"
 #include "worker/range_key.h"
 
@@ -49,7 +42,7 @@ class ReadCache {
   // `staleness` (>= 0; policy::kUnbounded under ASP). Set once per table, before any read.
   void SetBound(uint32_t table, uint32_t cache_clocks, int64_t staleness);
   bool Caches(uint32_t table) const {
-    return table < bounds_.size() && bounds_[table].cache_clocks > 0;
+    return table < bounds_.size() && bounds_[table].bound.cache_clocks > 0;
   }
 
   // This worker's pushes to the table go into its copies as the servers apply them, at
@@ -87,8 +80,7 @@ class ReadCache {
 
  private:
   struct Bound {
-    uint32_t cache_clocks = 0;
-    int64_t staleness = 0;
+    policy::CacheBound bound;
     bool write_through = false;
     float learning_rate = 0.0f;
     policy::ScheduleSpec schedule{};
