@@ -86,6 +86,7 @@ struct Flags {
   int server_shards = 1;
   double server_send_delay_ms = 0.0;
   double worker_local_ms = 0.0;
+  uint32_t cache_clocks = 0;  // SimOptions::cache_clocks
   double sample_ms = 250.0;
   double max_time_s = 30.0;
   double target_gap = 0.05;
@@ -186,6 +187,13 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "Each worker's own time per iteration outside its gradient and requests")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  app.add_option("--cache-clocks", f.cache_clocks,
+                 "Each worker answers a read from its copy of an earlier one when that is at "
+                 "most this many clocks old and within the gate's staleness bound, as a real "
+                 "worker's read cache (TableSpec::cache_clocks, docs/performance.md); 0: off. "
+                 "Refused under eager pull")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   app.add_option("--average-s", f.average_s,
                  "Evaluate the mean of worker 0's reads of the last this many virtual seconds "
                  "instead of the server's parameters (the lab's --average-s, docs/lab.md); "
@@ -283,6 +291,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
     o.iterations = f.iterations > 0 ? f.iterations : kNoLimit;
     if (f.max_time_s > 0) o.max_time = absl::Seconds(f.max_time_s);
     o.average_window = absl::Seconds(f.average_s);
+    o.cache_clocks = f.cache_clocks;
     o.seed = seed;
     SetStopRule(f, f.calibration->setting.target_accuracy, o);
     return o;
@@ -315,6 +324,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
   o.average_window = absl::Seconds(f.average_s);
+  o.cache_clocks = f.cache_clocks;
   o.seed = seed;
   if (f.model != "quadratic") SetStopRule(f, f.target_accuracy, o);
   return o;
@@ -364,6 +374,7 @@ struct Row {
   // Worker 0's alone (a lab run through shaped links reports rank 0's figures).
   int64_t iterations_0 = 0;
   double pull_s_0 = 0;
+  int64_t reads_cached = 0;  // every worker's reads its copy answered (--cache-clocks)
 
   // A loss that is not finite or grew a thousandfold, or a gradient that was not finite
   // (the server refuses such pushes, so the values stay finite): the learning rate is too
@@ -387,7 +398,10 @@ Row Summarize(const Flags& f, const SimResult& r, absl::Duration wall) {
   row.iterations = r.total_iterations();
   row.iterations_per_s = row.end_s > 0 ? static_cast<double>(row.iterations) / row.end_s : 0;
   row.blocked_s = absl::ToDoubleSeconds(r.total_blocked_time);
-  for (const SimWorkerResult& w : r.workers) row.pull_s += absl::ToDoubleSeconds(w.pull_time);
+  for (const SimWorkerResult& w : r.workers) {
+    row.pull_s += absl::ToDoubleSeconds(w.pull_time);
+    row.reads_cached += w.reads_cached;
+  }
   row.iterations_0 = r.workers.front().iterations;
   row.pull_s_0 = absl::ToDoubleSeconds(r.workers.front().pull_time);
   row.mean_staleness = r.staleness.mean();
@@ -452,6 +466,9 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
 #ifndef NDEBUG
   std::cout << "WARNING: built without optimisation (assertions on): wall times are slow\n";
 #endif
+  if (f.cache_clocks > 0) {
+    std::cout << absl::StrFormat("read cache: %d clocks (docs/simulator.md)\n", f.cache_clocks);
+  }
   std::cout << (model.has_accuracy()
                     ? absl::StrFormat("target: test accuracy >= %g\n",
                                       f.calibration ? f.calibration->setting.target_accuracy
@@ -546,14 +563,14 @@ void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "policy,error,time_to_target_s,final_loss,final_accuracy,end_time_s,iterations,"
          "iterations_per_s,blocked_s,mean_staleness,max_staleness,max_read_lead,wall_ms,"
-         "seed,diverged,pull_s,iterations_0,pull_s_0\n";
+         "seed,diverged,pull_s,iterations_0,pull_s_0,reads_cached\n";
   for (const Row& r : rows) {
     out << absl::StrFormat(
-        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f,%d,%.6f\n",
+        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f,%d,%.6f,%d\n",
         r.policy, r.error, r.to_target ? Target(r) : "", r.final_loss, r.final_accuracy, r.end_s,
         r.iterations, r.iterations_per_s, r.blocked_s, r.mean_staleness, r.max_staleness,
         r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0, r.pull_s,
-        r.iterations_0, r.pull_s_0);
+        r.iterations_0, r.pull_s_0, r.reads_cached);
   }
 }
 

@@ -22,6 +22,7 @@ enum class EventKind {
   kAckArrives,      // push_waits: the acknowledgement of a worker's push at `clock` is back
   kClockArrives,    // push_waits: a worker's clock report (clock + 1) and next read arrive
   kPartArrives,     // server_shards > 1: shard `shard`'s part of a worker's push arrives
+  kCachedRead,      // cache_clocks: a worker's read at `clock`, answered by its copy
   kFailureDetected  // the server learns that `worker` has died
 };
 

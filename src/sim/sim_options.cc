@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "policy/policy.h"
 #include "sim/simulator.h"
 
 namespace kairos::sim {
@@ -165,6 +167,15 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
   }
   if (o.average_window < absl::ZeroDuration() || o.average_window == absl::InfiniteDuration()) {
     return Bad("average_window", ">= 0 and finite", absl::FormatDuration(o.average_window));
+  }
+  if (o.cache_clocks > 0) {
+    // (A spec that does not parse is refused by Simulate, which parses it first.)
+    absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(o.policy);
+    if (spec.ok() && spec->pull.kind == policy::PullSpec::Kind::kEager) {
+      return Bad("cache_clocks",
+                 "0 under pull=eager (an eager read rides on the push and is never cached)",
+                 absl::StrCat(o.cache_clocks));
+    }
   }
   for (absl::Status s :
        {CheckIterations(o), CheckCompute(o.compute, o.num_workers), CheckNetwork(o.network),

@@ -23,6 +23,7 @@
 #include "sim/event_queue.h"
 #include "sim/links.h"
 #include "sim/random.h"
+#include "sim/sim_read_cache.h"
 #include "sim/sim_server.h"
 
 namespace kairos::sim {
@@ -47,38 +48,55 @@ class Simulation {
   absl::StatusOr<SimResult> Run();
 
  private:
+  // A push a worker sent that the server has not applied yet. Only a worker whose reads
+  // its copy answers (cache_clocks) can have several: they are applied in clock order.
+  struct Push {
+    Tick clock = 0;
+    Eigen::VectorXf gradient;
+    float scale = 1.0f;  // eager pull: the worker's learning-rate scale
+    absl::Time sent;     // when it left
+    // server_shards > 1: its parts still to arrive, the latest start of their applies, and
+    // when each shard's part was applied.
+    int parts_left = 0;
+    absl::Time parts_start = absl::InfinitePast();
+    std::vector<absl::Time> part_done;
+    bool waits = false;  // it arrived before an earlier push of its worker was applied
+  };
+
   // The worker side: what a worker needs between its events.
   struct Worker {
     int64_t target = 0;                              // iterations to run
     absl::Time fails_at = absl::InfiniteFuture();    // when it stops
     Rng profile{0};                                  // draws from a measured profile
-    Eigen::VectorXf pending;                         // gradient of its push in flight
+    std::deque<Push> pushes;                         // in flight, oldest first
     absl::Duration compute_time;
     absl::Duration pull_time;  // SimWorkerResult::pull_time, the gate's wait not included
     absl::Duration push_time;  // SimWorkerResult::push_time
-    absl::Time push_sent;      // push_waits: when its push in flight left
-    // server_shards > 1: its push's parts still to arrive, the latest start of their
-    // applies, when each shard's part was applied, and the time of the push's application,
-    // whose carried read (eager) may leave each shard from its part's end.
-    int parts_left = 0;
-    absl::Time parts_start = absl::InfinitePast();
-    std::vector<absl::Time> part_done;
+    absl::Time push_sent;      // push_waits: when its push applied last left
+    // The time of its latest push's application and (server_shards > 1) when each shard's
+    // part of it was applied: its carried read (eager) may leave each shard from there.
     absl::Time applied_at = absl::InfinitePast();
+    std::vector<absl::Time> part_done;
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
-    // how long it took), when that gradient is done, the scale its push in flight
-    // carries, and the latest clocks it was told (the foreign updates between its two
-    // latest reads come from them).
+    // how long it took), when that gradient is done, and the latest clocks it was told (the
+    // foreign updates between its two latest reads come from them).
     Eigen::VectorXf params;
     Eigen::VectorXf next;
     absl::Duration next_compute;
     absl::Time next_done;
-    float pending_scale = 1.0f;
     std::vector<Tick> seen_clocks;
+
+    Push& PushAt(Tick clock) {
+      return *std::find_if(pushes.begin(), pushes.end(),
+                           [clock](const Push& p) { return p.clock == clock; });
+    }
   };
 
   void Start();
   void Handle(const Event& e);
-  void OnPushArrives(const Event& e);
+  // w's push at `clock` is at the server (server_shards > 1: its parts' applies placed): it
+  // is applied now, once the server's thread is free, or after w's earlier pushes.
+  void OnPushArrives(WorkerId w, Tick clock);
   // server_shards > 1: shard e.shard's part of e.worker's push arrives.
   void OnPartArrives(const Event& e);
   // w's push at `clock` is applied now; its acknowledgement leaves at `acked_at`.
@@ -88,30 +106,40 @@ class Simulation {
   void OnClockArrives(WorkerId w, Tick clock);
   // When the reply to w's read, served now, is back at w (its links reserved for it).
   absl::Time ReplyArrives(WorkerId w);
-  // w sends its push at `clock` at time `at`: it arrives one transfer later, or (serialized
-  // links) the event kPushSent takes its links at `at`, in time order with other senders.
-  void SendPush(WorkerId w, Tick clock, absl::Time at);
+  // w sends its push of `gradient` at `clock` at time `at`: it arrives one transfer later,
+  // or (serialized links) the event kPushSent takes its links at `at`, in time order with
+  // other senders.
+  void SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf gradient,
+                float scale = 1.0f);
   // The workers whose reads were served compute and push (see simulator.h, steps 3-5).
   void Compute(const std::vector<ServedRead>& served);
+  // w computes its gradient at `clock` on `params` from `start` for `compute`, then pushes
+  // it (and without push_waits sends its next read right behind).
+  void ComputeAndPush(WorkerId w, Tick clock, const Eigen::VectorXf& params, absl::Time start,
+                      absl::Duration compute);
+  // cache_clocks: w would send its read at `clock` at `at` (>= now): when its copy answers
+  // it, w computes on the copy from then (OnCachedRead) and the read is not sent.
+  void ReadFromCopy(WorkerId w, Tick clock, absl::Time at);
+  void OnCachedRead(WorkerId w, Tick clock);
   // Eager pull (PS+): the reply of w's read at `clock` is served now; see simulator.h.
   void EagerStep(const ServedRead& r);
   // How long w computes its iteration `iteration` (the one that starts with the read at
   // that clock).
   absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
   bool AllLeft() const { return server_.clocks().num_active() == 0; }
-  // server_shards > 1: when the last part of w's push in flight is applied.
-  static absl::Time PartsDone(const Worker& w) {
-    return *std::max_element(w.part_done.begin(), w.part_done.end());
+  // server_shards > 1: when the last part of a push is applied.
+  static absl::Time PartsDone(const std::vector<absl::Time>& part_done) {
+    return *std::max_element(part_done.begin(), part_done.end());
   }
-  // SimOptions::average_window: worker 0 was served the server's parameters now.
-  void AddRead(WorkerId w);
+  // SimOptions::average_window: worker 0 was served `params` now.
+  void AddRead(WorkerId w, const Eigen::Ref<const Eigen::VectorXf>& params);
   // What a sample at `t` evaluates: the server's parameters, or the window's mean read.
   Eigen::VectorXf Evaluated(absl::Time t);
   void SampleBefore(absl::Time t);
   // A sample at t; `during_run`: the stopping rules apply (not to the final samples).
   void TakeSample(absl::Time t, bool during_run = true);
   void FinalSamples();
-  SimResult Collect() const;
+  SimResult Collect();
 
   const SimOptions& options_;
   const std::string policy_;
@@ -130,6 +158,9 @@ class Simulation {
   const policy::PullSpec pull_;
   const bool eager_;
   SimServer server_;
+  SimReadCache cache_;  // the workers' copies (cache_clocks) and the read log
+  // Per worker, the pushes the server has taken (SimRead::pushes).
+  std::vector<int64_t> pushes_taken_;
   EventQueue queue_;
   std::vector<Worker> workers_;
   absl::Time now_ = kStart;
@@ -170,6 +201,9 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
       server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate,
               options.push_log_size),
+      cache_(spec, options.num_workers, options.cache_clocks, options.learning_rate,
+             options.read_log),
+      pushes_taken_(static_cast<size_t>(options.num_workers), 0),
       workers_(static_cast<size_t>(options.num_workers)) {
   for (WorkerId w = 0; w < options.num_workers; ++w) {
     Worker& worker = workers_[static_cast<size_t>(w)];
@@ -227,13 +261,16 @@ absl::Time Simulation::ReplyArrives(WorkerId w) {
   return back;
 }
 
-void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at) {
-  Worker& worker = workers_[static_cast<size_t>(w)];
-  worker.push_sent = at;
+void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf gradient,
+                          float scale) {
+  Push& push = workers_[static_cast<size_t>(w)].pushes.emplace_back();
+  push.clock = clock;
+  push.gradient = std::move(gradient);
+  push.scale = scale;
+  push.sent = at;
   if (shards_ > 1) {
-    worker.parts_left = shards_;
-    worker.parts_start = absl::InfinitePast();
-    worker.part_done.assign(static_cast<size_t>(shards_), absl::InfinitePast());
+    push.parts_left = shards_;
+    push.part_done.assign(static_cast<size_t>(shards_), absl::InfinitePast());
     if (!links_) {
       for (int i = 0; i < shards_; ++i) {
         queue_.Schedule({.time = at + transfer_up_,
@@ -309,7 +346,7 @@ void Simulation::Handle(const Event& e) {
       Compute(server_.OnRead(e.worker, e.clock, now_));
       return;
     case EventKind::kPushArrives:
-      OnPushArrives(e);
+      OnPushArrives(e.worker, e.clock);
       return;
     case EventKind::kPushSent:
       if (shards_ > 1) {  // the parts, one after the other on the worker's link
@@ -338,10 +375,15 @@ void Simulation::Handle(const Event& e) {
                        .kind = EventKind::kClockArrives,
                        .worker = e.worker,
                        .clock = e.clock});
+      // The read would leave now, behind the clock report.
+      ReadFromCopy(e.worker, e.clock + 1, now_);
       return;
     }
     case EventKind::kClockArrives:
       OnClockArrives(e.worker, e.clock);
+      return;
+    case EventKind::kCachedRead:
+      OnCachedRead(e.worker, e.clock);
       return;
     case EventKind::kFailureDetected:
       Compute(server_.OnLeave(e.worker, MemberState::kDead, now_));
@@ -350,60 +392,78 @@ void Simulation::Handle(const Event& e) {
 }
 
 void Simulation::OnPartArrives(const Event& e) {
-  Worker& worker = workers_[static_cast<size_t>(e.worker)];
+  Push& push = workers_[static_cast<size_t>(e.worker)].PushAt(e.clock);
   const auto k = static_cast<size_t>(e.shard);
   const absl::Duration apply = options_.server_cost.apply;
   // Applied once the shard's thread is free, which it then is again `apply` later.
   const absl::Time start = apply > absl::ZeroDuration() ? std::max(now_, shard_free_[k]) : now_;
   if (apply > absl::ZeroDuration()) shard_free_[k] = start + apply;
-  worker.part_done[k] = start + apply;
-  worker.parts_start = std::max(worker.parts_start, start);
-  if (--worker.parts_left > 0) return;
+  push.part_done[k] = start + apply;
+  push.parts_start = std::max(push.parts_start, start);
+  if (--push.parts_left > 0) return;
   // The whole push takes effect when its last part's apply starts.
-  if (worker.parts_start <= now_) {
-    OnPushApplied(e.worker, e.clock, PartsDone(worker));
+  if (push.parts_start <= now_) {
+    OnPushArrives(e.worker, e.clock);
   } else {
-    queue_.Schedule({.time = worker.parts_start,
+    queue_.Schedule({.time = push.parts_start,
                      .kind = EventKind::kPushArrives,
                      .worker = e.worker,
                      .clock = e.clock});
   }
 }
 
-void Simulation::OnPushArrives(const Event& e) {
-  const WorkerId w = e.worker;
+void Simulation::OnPushArrives(WorkerId w, Tick clock) {
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  Push& push = worker.PushAt(clock);
+  if (worker.pushes.front().clock != clock) {
+    // An earlier push of w (one its copy let it send sooner) is still waiting for the
+    // server's thread: this one follows it.
+    push.waits = true;
+    return;
+  }
   if (shards_ > 1) {  // the parts' applies are already placed (OnPartArrives)
-    OnPushApplied(w, e.clock, PartsDone(workers_[static_cast<size_t>(w)]));
+    OnPushApplied(w, clock, PartsDone(push.part_done));
     return;
   }
   if (options_.server_cost.apply > absl::ZeroDuration()) {
     // Handled once the server's thread is free, then busy for the apply.
     if (now_ < server_free_) {
       queue_.Schedule(
-          {.time = server_free_, .kind = EventKind::kPushArrives, .worker = w, .clock = e.clock});
+          {.time = server_free_, .kind = EventKind::kPushArrives, .worker = w, .clock = clock});
       return;
     }
     server_free_ = now_ + options_.server_cost.apply;
   }
-  OnPushApplied(w, e.clock, now_ + options_.server_cost.apply);
+  OnPushApplied(w, clock, now_ + options_.server_cost.apply);
 }
 
 void Simulation::OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at) {
   Worker& worker = workers_[static_cast<size_t>(w)];
+  const Push push = std::move(worker.pushes.front());
+  worker.pushes.pop_front();
   worker.applied_at = now_;
-  Compute(server_.OnPush(w, clock, worker.pending, now_, worker.pending_scale, eager_));
+  worker.part_done = push.part_done;
+  worker.push_sent = push.sent;
+  ++pushes_taken_[static_cast<size_t>(w)];
+  Compute(server_.OnPush(w, clock, push.gradient, now_, push.scale, eager_));
   if (options_.worker_cost.push_waits && !eager_) {
     // Acknowledged once applied; the clock report and the read follow the acknowledgement.
     queue_.Schedule({.time = acked_at + options_.network.to_worker(),
                      .kind = EventKind::kAckArrives,
                      .worker = w,
                      .clock = clock});
-    return;
+  } else {
+    // The push, the clock report and the next read (or the finish) were sent back to back
+    // on w's ordered link: the server handles them in that order, as server_impl.cc would.
+    // An eager push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's.
+    OnClockArrives(w, clock);
   }
-  // The push, the clock report and the next read (or the finish) were sent back to back on
-  // w's ordered link: the server handles them in that order, as server_impl.cc would.
-  // An eager push asks for the read at clock + 1 itself (pull_after), as EagerSchedule's.
-  OnClockArrives(w, clock);
+  if (!worker.pushes.empty() && worker.pushes.front().waits) {
+    queue_.Schedule({.time = now_,
+                     .kind = EventKind::kPushArrives,
+                     .worker = w,
+                     .clock = worker.pushes.front().clock});
+  }
 }
 
 void Simulation::OnClockArrives(WorkerId w, Tick clock) {
@@ -411,35 +471,64 @@ void Simulation::OnClockArrives(WorkerId w, Tick clock) {
   Compute(server_.OnClock(w, clock + 1, now_));
   if (clock + 1 >= worker.target) {
     Compute(server_.OnLeave(w, MemberState::kFinished, now_));
-  } else if (!eager_) {
+  } else if (!eager_ && !cache_.Answered(w, clock + 1)) {
     Compute(server_.OnRead(w, clock + 1, now_));
   }
 }
 
 void Simulation::Compute(const std::vector<ServedRead>& served) {
   for (const ServedRead& r : served) {
-    AddRead(r.worker);
+    AddRead(r.worker, server_.params());
     if (eager_) {
       EagerStep(r);
       continue;
     }
     Worker& worker = workers_[static_cast<size_t>(r.worker)];
-    // Drawn for every served read, so that worker w's k-th iteration always takes the
-    // same time for a seed, whatever the policy.
+    cache_.Served(r.worker, r.clock, server_.params(), server_.clocks().MinActiveClock(),
+                  pushes_taken_);
+    // Drawn for every read, so that worker w's k-th iteration always takes the same time
+    // for a seed, whatever the policy.
     const absl::Duration compute = DrawComputeTime(r.worker, r.clock);
     const absl::Time back = ReplyArrives(r.worker);
     // The request's latency, the server's queue and read, the reply's transfer.
     worker.pull_time += options_.network.to_server() + (back - now_);
-    const absl::Time done = back + options_.worker_cost.local + compute;
-    if (done > worker.fails_at) continue;  // died before it could push
-    worker.compute_time += compute;
-    // The gradient is taken now, on the parameters served now: the worker computes on its
-    // copy, so doing the math at send time instead of arrival time changes nothing.
-    const std::vector<int> batch = SampleBatch(options_.seed, r.worker, r.clock,
-                                               options_.batch_size, model_->num_examples());
-    model_->Gradient(server_.params(), batch, &worker.pending);
-    SendPush(r.worker, r.clock, done);
+    // The gradient is taken now, on the parameters served now: the worker computes on the
+    // values the reply carries, so doing the math at send time instead of arrival time
+    // changes nothing.
+    ComputeAndPush(r.worker, r.clock, server_.params(), back, compute);
   }
+}
+
+void Simulation::ComputeAndPush(WorkerId w, Tick clock, const Eigen::VectorXf& params,
+                                absl::Time start, absl::Duration compute) {
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  const absl::Time done = start + options_.worker_cost.local + compute;
+  if (done > worker.fails_at) return;  // died before it could push
+  worker.compute_time += compute;
+  Eigen::VectorXf gradient;
+  model_->Gradient(
+      params, SampleBatch(options_.seed, w, clock, options_.batch_size, model_->num_examples()),
+      &gradient);
+  cache_.Pushed(w, gradient);  // written through into its copy, where the server does so
+  SendPush(w, clock, done, std::move(gradient));
+  // Without push_waits the next read leaves right behind the push.
+  if (!options_.worker_cost.push_waits) ReadFromCopy(w, clock + 1, done);
+}
+
+void Simulation::ReadFromCopy(WorkerId w, Tick clock, absl::Time at) {
+  if (!cache_.caches() || clock >= workers_[static_cast<size_t>(w)].target) return;
+  if (!cache_.TryRead(w, clock)) return;  // sent to the server
+  if (at == now_) {
+    OnCachedRead(w, clock);
+  } else {
+    queue_.Schedule({.time = at, .kind = EventKind::kCachedRead, .worker = w, .clock = clock});
+  }
+}
+
+// No transfer, no server, no gate: the worker computes on its copy at once.
+void Simulation::OnCachedRead(WorkerId w, Tick clock) {
+  AddRead(w, cache_.params(w));
+  ComputeAndPush(w, clock, cache_.params(w), now_, DrawComputeTime(w, clock));
 }
 
 // The worker's step t (t = r.clock) happens once the reply to its previous request (this
@@ -478,14 +567,12 @@ void Simulation::EagerStep(const ServedRead& r) {
   if (step > worker.fails_at) return;  // died before it could push
   worker.compute_time += worker.next_compute;
   const float scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
-  worker.pending.swap(worker.next);
-  worker.pending_scale = scale;
-  SendPush(w, r.clock, step);
   // x_{t+1}; a refreshed worker (SaPS) takes the served parameters as they are.
   worker.params = server_.params();
   if (!(r.clock > 0 && r.refresh)) {
-    worker.params -= (options_.learning_rate * scale) * worker.pending;
+    worker.params -= (options_.learning_rate * scale) * worker.next;
   }
+  SendPush(w, r.clock, step, std::move(worker.next), scale);
   if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
   worker.next_compute = DrawComputeTime(w, r.clock + 1);
   worker.next_done = step + options_.worker_cost.local + worker.next_compute;
@@ -513,11 +600,11 @@ void Simulation::SampleBefore(absl::Time t) {
   }
 }
 
-void Simulation::AddRead(WorkerId w) {
+void Simulation::AddRead(WorkerId w, const Eigen::Ref<const Eigen::VectorXf>& params) {
   if (w != 0 || options_.average_window <= absl::ZeroDuration()) return;
   Eigen::VectorXf& sum = reads_since_sample_.sum;
-  if (sum.size() == 0) sum = Eigen::VectorXf::Zero(server_.params().size());
-  sum += server_.params();
+  if (sum.size() == 0) sum = Eigen::VectorXf::Zero(params.size());
+  sum += params;
   ++reads_since_sample_.reads;
 }
 
@@ -564,7 +651,7 @@ void Simulation::FinalSamples() {
   if (samples_.back().time != now_ - kStart) TakeSample(now_, /*during_run=*/false);
 }
 
-SimResult Simulation::Collect() const {
+SimResult Simulation::Collect() {
   SimResult r;
   r.policy = policy_;
   r.model = model_->name();
@@ -591,6 +678,8 @@ SimResult Simulation::Collect() const {
         workers_[i].pull_time + (eager_ ? absl::ZeroDuration() : wr.metrics.blocked_time);
     wr.push_time = workers_[i].push_time;
     wr.dropped_pushes = wr.metrics.dropped;
+    wr.reads_cached = cache_.reads_cached(w);
+    wr.reads = cache_.TakeLog(w);
     r.staleness.Merge(wr.metrics.staleness);
     r.max_read_lead = std::max(r.max_read_lead, wr.metrics.max_read_lead);
     r.total_blocked_time += wr.metrics.blocked_time;

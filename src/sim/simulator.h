@@ -34,6 +34,10 @@
 // the same request (pull_after: the server applies the push, gates the read like any
 // other, and takes clock t + 1 right behind), sets x_{t+1} = W_t - learning_rate * scale *
 // g_t, and computes g_{t+1} while the request travels. The read at clock 0 is the initial pull.
+// With SimOptions::cache_clocks a worker's read at clock c may be answered by its copy of
+// an earlier read (policy::CacheBound, sim_read_cache.h): it is not sent, and the worker
+// computes on the copy at once, at the time it would have sent the read (steps 1 to 3 are
+// skipped; its clock report still reaches the server as above).
 // Under VSGD weighting the server computes each push's value staleness (sim_server.h).
 // A worker that fails stops at its failure time (a push not sent by then is lost); the
 // server learns of it `detection_delay` later and the gate drops it (kDead).
@@ -209,6 +213,34 @@ struct SimOptions {
   // Pushes kept per worker in the result's WorkerMetrics::push_log (0: none), as
   // ServerOptions::push_log_size does on a real server.
   int push_log_size = 0;
+  // > 0: each worker keeps a copy of the parameters its latest read from the server
+  // brought, with that read's clock and the smallest clock of an active worker when the
+  // server served it, and a read at clock c that policy::CacheBound{cache_clocks, the gate's
+  // policy::GateStaleness}.Serves is answered by the copy instead of the server, as
+  // TableSpec::cache_clocks does on a real worker (docs/performance.md, "The read cache").
+  // The worker's own pushes go into its copy (copy -= learning_rate * g) under constant
+  // weighting and immediate aggregation, where the server applies them as exactly that.
+  // Must be 0 under pull=eager, whose reads ride on the pushes and are never cached.
+  uint32_t cache_clocks = 0;
+  // Record every read a worker computed on, cached or not, in SimWorkerResult::reads (for
+  // tests: memory grows with the iterations times the workers squared).
+  bool read_log = false;
+};
+
+// One read a worker computed its gradient on (SimOptions::read_log; on-demand pulls only:
+// none under pull=eager).
+struct SimRead {
+  policy::Tick clock = 0;  // the read's clock: the iteration it starts
+  bool cached = false;     // answered by the worker's copy (SimOptions::cache_clocks)
+  // The server's read whose parameters it computed on (this one when not cached): its clock
+  // and the smallest clock of an active worker when the server served it.
+  policy::Tick read_clock = 0;
+  policy::Tick min_clock = 0;
+  // Per worker v: how many of v's pushes the server had taken when it served those
+  // parameters. A worker's pushes reach the server in clock order, so these are v's pushes
+  // of the clocks below pushes[v]; under immediate aggregation each was applied then (or
+  // dropped by a straggler policy). A cached read lacks the other workers' pushes since.
+  std::vector<int64_t> pushes;
 };
 
 struct SimWorkerResult {
@@ -228,6 +260,10 @@ struct SimWorkerResult {
   // push's transfer, the server's queue and apply, the acknowledgement's latency); else 0.
   absl::Duration push_time;
   uint64_t dropped_pushes = 0;      // pushes the straggler policy dropped
+  // Reads its copy answered (SimOptions::cache_clocks): sent to nobody, so not in
+  // metrics.pulls, and no pull_time.
+  int64_t reads_cached = 0;
+  std::vector<SimRead> reads;  // SimOptions::read_log: its reads in clock order
 };
 
 struct SimResult {
@@ -254,7 +290,8 @@ struct SimResult {
 };
 
 // OK iff every field of `options` is in its documented range (the policy spec is checked
-// by Simulate, which parses it). InvalidArgument names the first field that is not.
+// by Simulate, which parses it; here it only refuses cache_clocks under pull=eager).
+// InvalidArgument names the first field that is not.
 absl::Status ValidateSimOptions(const SimOptions& options);
 
 // The pace model (kairos/pace.h) of `options`' compute model and seed: the compute times

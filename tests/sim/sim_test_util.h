@@ -54,6 +54,7 @@ inline void ExpectIdenticalResults(const SimResult& a, const SimResult& b) {
     EXPECT_EQ(x.metrics.blocked_reads, y.metrics.blocked_reads);
     EXPECT_EQ(x.metrics.blocked_time, y.metrics.blocked_time);
     EXPECT_EQ(x.metrics.max_read_lead, y.metrics.max_read_lead);
+    EXPECT_EQ(x.reads_cached, y.reads_cached);
     ExpectSameHistogram(x.metrics.staleness, y.metrics.staleness);
   }
   ExpectSameHistogram(a.staleness, b.staleness);
