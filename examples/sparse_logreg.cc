@@ -74,6 +74,12 @@ std::string WorkerLine(const logreg::WorkerSummary &s) {
                     " KB sent and ", Number(static_cast<double>(s.bytes_received) / n, 1),
                     " KB received per iteration");
   }
+  if (s.rows_cached > 0 && s.rows_pushed > 0) {
+    absl::StrAppend(
+        &line, ", ",
+        Number(100.0 * static_cast<double>(s.rows_cached) / static_cast<double>(s.rows_pushed), 1),
+        " % of weight rows read from its cache");
+  }
   return line;
 }
 
@@ -231,6 +237,14 @@ int main(int argc, char **argv) {
                  "how the tables' pushes and pulls travel: none (float32), fp16, bf16 or int8 "
                  "(TableSpec::compression, docs/performance.md)")
       ->check(CLI::IsMember({"none", "fp16", "bf16", "int8"}))
+      ->capture_default_str();
+  app.add_option("--cache-clocks", f.train.cache_clocks,
+                 "workers answer pulls from their copies while at most N clocks old and within "
+                 "the policy's staleness bound (TableSpec::cache_clocks; 0: none)")
+      ->capture_default_str();
+  app.add_option("--cache-rows", f.train.cache_rows,
+                 "with --cache-clocks: the most weight rows each worker keeps, the most often "
+                 "pulled (TableSpec::cache_rows)")
       ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
       ->check([](const std::string& s) {

@@ -309,6 +309,10 @@ kairos::JobConfig JobOf(const std::string& policy, const py::list& tables) {
     }
     if (d.contains("merge_pushes")) t.merge_pushes = d["merge_pushes"].cast<bool>();
     if (d.contains("cache_clocks")) t.cache_clocks = d["cache_clocks"].cast<uint32_t>();
+    if (d.contains("cache_rows")) t.cache_rows = d["cache_rows"].cast<uint64_t>();
+    if (d.contains("write_back_clocks")) {
+      t.write_back_clocks = d["write_back_clocks"].cast<uint32_t>();
+    }
     job.tables.push_back(std::move(t));
   }
   Check(kairos::ValidateJobConfig(job));

@@ -145,6 +145,9 @@ absl::Status CheckConfig(const TrainConfig &c) {
     return bad(absl::StrCat("--lr must be a positive number, got ", c.learning_rate));
   }
   if (c.optimizer.empty()) return bad("--optimizer must not be empty");
+  if (c.cache_clocks > 0 && c.cache_rows == 0) {
+    return bad("--cache-clocks needs --cache-rows, the most weight rows a worker keeps");
+  }
   return absl::OkStatus();
 }
 
@@ -156,12 +159,15 @@ std::vector<kairos::TableSpec> JobTables(const TrainConfig &config) {
   tables.back().admission = config.admission;
   tables.back().eviction = config.eviction;
   tables.back().compression = config.compression;
+  tables.back().cache_clocks = config.cache_clocks;
+  tables.back().cache_rows = config.cache_clocks > 0 ? config.cache_rows : 0;
   kairos::TableSpec bias;
   bias.name = kBiasTable;
   bias.size = 1;
   bias.init = kairos::Initializer::Zeros();
   bias.updater = updater;
   bias.compression = config.compression;
+  bias.cache_clocks = config.cache_clocks;
   tables.push_back(bias);
   return tables;
 }
@@ -337,6 +343,7 @@ absl::Status Trainer::Run(kairos::Worker &worker) {
   const kairos::WorkerStats traffic = worker.stats();
   summary.bytes_sent = traffic.bytes_sent;
   summary.bytes_received = traffic.bytes_received;
+  summary.rows_cached = traffic.rows_cached;
   if (hooks_.on_worker_done) hooks_.on_worker_done(summary);
   if (rank != 0) return absl::OkStatus();  // the caller finishes it
 

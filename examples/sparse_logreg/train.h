@@ -78,6 +78,10 @@ struct TrainConfig {
   kairos::RowEviction eviction;
   // How both tables' pushes and pulls travel (TableSpec::compression).
   kairos::Compression compression = kairos::Compression::kNone;
+  // The workers' read caches (TableSpec::cache_clocks, both tables; 0: none), and the most
+  // weight rows each worker keeps (TableSpec::cache_rows, the hottest).
+  uint32_t cache_clocks = 0;
+  uint64_t cache_rows = 0;
 };
 
 // InvalidArgument naming the first flag out of range.
@@ -117,6 +121,7 @@ struct WorkerSummary {
   // What the worker sent and received over its run, in wire bytes (kairos::WorkerStats).
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  uint64_t rows_cached = 0;  // weight rows its read cache answered (TableSpec::cache_rows)
 };
 
 class Trainer {

@@ -38,6 +38,10 @@ inline constexpr uint64_t kMaxJobChunks = uint64_t{1} << 24;
 inline constexpr std::size_t kMaxPolicyLength = 1024;
 // TableSpec::cache_clocks: how many clocks a worker's copy may serve reads.
 inline constexpr uint32_t kMaxCacheClocks = uint32_t{1} << 20;
+// TableSpec::write_back_clocks: how long a worker may hold a push back.
+inline constexpr uint32_t kMaxWriteBackClocks = 1024;
+// TableSpec::cache_rows: how many rows of a sparse table a worker may keep.
+inline constexpr uint64_t kMaxCacheRows = uint64_t{1} << 26;
 // An updater spec (UpdaterSpec::name, "adam:beta1=0.9,eps=1e-7") and a learning-rate
 // schedule (UpdaterSpec::schedule).
 inline constexpr std::size_t kMaxUpdaterNameLength = 256;

@@ -214,11 +214,24 @@ struct TableSpec {
   // push: exactly the separate pushes' result under "sgd" without momentum or weight decay
   // and "add", one step on the summed gradient under the other updaters.
   bool merge_pushes = false;
-  // Dense: a worker serves a pull of this table from the values it pulled before, without
-  // a message, while that copy is at most `cache_clocks` clocks older than the read and
-  // still within the table's staleness bound (docs/performance.md, "The read cache").
-  // 0 (the default): every pull goes to the servers.
+  // A worker serves a pull of this table from the values it pulled before, without a
+  // message, while that copy is at most `cache_clocks` clocks older than the read and still
+  // within the table's staleness bound (docs/performance.md, "The read cache"): per pull
+  // message (a chunk's range) of a dense table, per row of a sparse one, which also needs
+  // `cache_rows`. 0 (the default): every pull goes to the servers.
   uint32_t cache_clocks = 0;
+  // Sparse, with cache_clocks: the most rows a worker keeps, the most frequently pulled
+  // (docs/performance.md, "Hot rows"). 1..kMaxCacheRows; 0 with a dense table.
+  uint64_t cache_rows = 0;
+  // A worker holds this table's pushes back and sums them per range (dense) or key
+  // (sparse), sending a push's sum at the latest when its clock is `write_back_clocks`
+  // behind the worker's, before a pull of its range goes to the servers, and before
+  // anything else goes to its shard (docs/performance.md, "Write-back"). The push's request
+  // completes as it is held; a held push the servers refuse ends the worker. 1 sums the
+  // pushes of one clock; N > 1 also lags the clock the worker reports by up to N - 1, which
+  // every table's gate must allow (N <= s + 1). Not with compression or eager pull. 0 (the
+  // default): every push is sent as it is issued.
+  uint32_t write_back_clocks = 0;
 
   // A sparse table of rows of `row_width` floats.
   static TableSpec Sparse(std::string name, uint32_t row_width, Initializer init = {},

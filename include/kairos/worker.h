@@ -92,8 +92,9 @@ struct TableInfo {
   // Pushes waiting to be sent are summed into one message (TableSpec::merge_pushes).
   bool merge_pushes = false;
   // Pulls are served from the worker's last copy within this many clocks
-  // (TableSpec::cache_clocks; 0: never).
+  // (TableSpec::cache_clocks; 0: never), of at most cache_rows rows of a sparse table.
   uint32_t cache_clocks = 0;
+  uint64_t cache_rows = 0;
 };
 
 // What a worker has sent and received so far (Worker::stats()), to the servers and the
@@ -109,8 +110,10 @@ struct WorkerStats {
   // (TableSpec::merge_pushes).
   uint64_t pushes_merged = 0;
   // Pull messages served from the worker's read cache instead of being sent
-  // (TableSpec::cache_clocks).
+  // (TableSpec::cache_clocks), and rows of sparse pulls served from it (a message that
+  // fetches the other rows of its keys is sent and not counted in reads_cached).
   uint64_t reads_cached = 0;
+  uint64_t rows_cached = 0;
 };
 
 // What the shards said about an eager push+pull (PushPullAsync); filled by the time its

@@ -26,8 +26,10 @@ def Table(name, size, init=None, updater="sgd", lr=0.01, policy=None, **options)
     `updater` ("adam:beta1=0.8", ...) and `lr`: the servers' optimizer (docs/optimizers.md).
     `policy`: this table's own policy spec, when it differs from the job's
     (docs/policies.md). `options`: schedule ("cosine:steps=1000"), compression ("fp16",
-    "bf16", "int8"), merge_pushes (bool), cache_clocks (int) (docs/configuration.md)."""
-    known = {"schedule", "compression", "merge_pushes", "cache_clocks"}
+    "bf16", "int8"), merge_pushes (bool), cache_clocks (int), write_back_clocks (int), and
+    for a sparse table cache_rows (int) (docs/configuration.md)."""
+    known = {"schedule", "compression", "merge_pushes", "cache_clocks", "cache_rows",
+             "write_back_clocks"}
     unknown = set(options) - known
     if unknown:
         raise TypeError("Table: unknown option(s) %s (known: %s)"

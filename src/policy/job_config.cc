@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "kairos/job.h"
+#include "policy/cache_bound.h"
 #include "policy/optimizer_spec.h"
 #include "policy/policy.h"
 #include "policy/table_policy.h"
@@ -125,6 +126,46 @@ std::string CanonicalPolicy(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// TableSpec::write_back_clocks: a worker's reported clock lags its own by up to N - 1 while
+// it holds a push back, and its own reads of every table must still pass their gates.
+absl::Status CheckWriteBack(const JobConfig& job, const policy::PolicySpec& job_spec,
+                            const std::vector<policy::PolicySpec>& specs) {
+  for (const TableSpec& t : job.tables) {
+    const uint32_t n = t.write_back_clocks;
+    if (n == 0) continue;
+    if (n > kMaxWriteBackClocks) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': write_back_clocks %d is more than %d", t.name, n, kMaxWriteBackClocks));
+    }
+    if (t.compression != Compression::kNone) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': write_back_clocks does not apply to a compressed table (a compressed "
+          "push is encoded as it is issued)",
+          t.name));
+    }
+    if (job_spec.pull.kind == policy::PullSpec::Kind::kEager) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': write_back_clocks does not apply under eager pull (an eager push "
+          "carries the next read)",
+          t.name));
+    }
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const policy::Tick s = policy::GateStaleness(specs[i]);
+      if (s != policy::kUnbounded && static_cast<policy::Tick>(n) > s + 1) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "table '%s': write_back_clocks %d lags the worker's reported clock by up to %d, "
+            "but table '%s' is gated with staleness %d: at most %d there",
+            t.name, n, n - 1, job.tables[i].name, s, s + 1));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateJobConfig(const JobConfig& job) {
   if (job.tables.empty()) return absl::InvalidArgumentError("the job declares no table");
   if (job.tables.size() > kMaxTables) {
@@ -232,9 +273,21 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
           "push already sums its repeated keys; a compressed push is encoded as it is issued)",
           t.name));
     }
-    if (t.cache_clocks > 0 && t.sparse()) {
+    if (t.cache_clocks > 0 && t.sparse() && t.cache_rows == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "table '%s': cache_clocks applies to dense tables (sparse rows are not cached)", t.name));
+          "table '%s': a sparse table's cache_clocks needs cache_rows, the most rows a worker "
+          "keeps",
+          t.name));
+    }
+    if (t.cache_rows > 0 && (!t.sparse() || t.cache_clocks == 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "table '%s': cache_rows applies to a sparse table with cache_clocks (a dense table "
+          "keeps one copy per pull message)",
+          t.name));
+    }
+    if (t.cache_rows > kMaxCacheRows) {
+      return absl::InvalidArgumentError(absl::StrFormat("table '%s': cache_rows %d is more than %d",
+                                                        t.name, t.cache_rows, kMaxCacheRows));
     }
     if (t.cache_clocks > kMaxCacheClocks) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -260,7 +313,8 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(job.policy);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::vector<policy::PolicySpec>> tables = policy::TablePolicies(job, *spec);
-  return tables.ok() ? absl::OkStatus() : tables.status();
+  if (!tables.ok()) return tables.status();
+  return CheckWriteBack(job, *spec, *tables);
 }
 
 absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
@@ -326,6 +380,14 @@ absl::Status CompareJobConfig(const JobConfig& ours, const JobConfig& theirs) {
     if (b.cache_clocks != a.cache_clocks) {
       return differs(where + " cache_clocks", absl::StrFormat("%d", b.cache_clocks),
                      absl::StrFormat("%d", a.cache_clocks));
+    }
+    if (b.write_back_clocks != a.write_back_clocks) {
+      return differs(where + " write_back_clocks", absl::StrFormat("%d", b.write_back_clocks),
+                     absl::StrFormat("%d", a.write_back_clocks));
+    }
+    if (b.cache_rows != a.cache_rows) {
+      return differs(where + " cache_rows", absl::StrFormat("%d", b.cache_rows),
+                     absl::StrFormat("%d", a.cache_rows));
     }
     if (b.merge_pushes != a.merge_pushes) {
       auto name = [](bool on) { return std::string(on ? "on" : "off"); };

@@ -54,6 +54,8 @@ void ToWire(const JobConfig& job, wire::JobConfig* out) {
     w->set_compression(static_cast<int32_t>(t.compression));
     w->set_merge_pushes(t.merge_pushes);
     w->set_cache_clocks(t.cache_clocks);
+    w->set_cache_rows(t.cache_rows);
+    w->set_write_back_clocks(t.write_back_clocks);
   }
 }
 
@@ -94,6 +96,8 @@ JobConfig FromWire(const wire::JobConfig& job) {
         w.compression() >= 0 && w.compression() <= 255 ? w.compression() : 255);
     t.merge_pushes = w.merge_pushes();
     t.cache_clocks = w.cache_clocks();
+    t.cache_rows = w.cache_rows();
+    t.write_back_clocks = w.write_back_clocks();
     out.tables.push_back(std::move(t));
   }
   return out;

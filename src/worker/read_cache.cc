@@ -8,9 +8,9 @@
 
 namespace kairos::internal {
 
-void ReadCache::SetBound(uint32_t table, uint32_t cache_clocks, int64_t staleness) {
+void ReadCache::SetBound(uint32_t table, policy::CacheBound bound) {
   if (table >= bounds_.size()) bounds_.resize(table + 1);
-  bounds_[table] = Bound{{cache_clocks, staleness}};
+  bounds_[table] = Bound{bound};
 }
 
 void ReadCache::SetWriteThrough(uint32_t table, float learning_rate,
@@ -69,7 +69,5 @@ bool ReadCache::WritesThrough(const TableSpec& table, std::string_view policy) {
          spec->aggregation.kind == policy::AggregationSpec::Kind::kImmediate &&
          spec->weighting.kind == policy::WeightingSpec::Kind::kConstant;
 }
-
-int64_t ReadCache::StalenessOf(std::string_view policy) { return policy::GateStaleness(policy); }
 
 }  // namespace kairos::internal

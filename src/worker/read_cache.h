@@ -38,9 +38,9 @@ class ReadCache {
   // The range of one pull message.
   using Key = RangeKey;
 
-  // Table `table` caches with `cache_clocks` > 0 under a gate whose staleness bound is
-  // `staleness` (>= 0; policy::kUnbounded under ASP). Set once per table, before any read.
-  void SetBound(uint32_t table, uint32_t cache_clocks, int64_t staleness);
+  // Table `table` caches (bound.cache_clocks > 0) under `bound`. Set once per table,
+  // before any read.
+  void SetBound(uint32_t table, policy::CacheBound bound);
   bool Caches(uint32_t table) const {
     return table < bounds_.size() && bounds_[table].bound.cache_clocks > 0;
   }
@@ -73,10 +73,6 @@ class ReadCache {
   // exactly w -= lr(t) * g: the updater "sgd" without parameters, no compression, constant
   // weighting and immediate aggregation.
   static bool WritesThrough(const TableSpec& table, std::string_view policy);
-  // The staleness bound of a policy spec's gate (SSP's s, BSP's 0, DSSP's s_L, PSP's s,
-  // policy::kUnbounded under ASP); 0 for a gate kairos does not know, whose reads the cache
-  // answers only at the clock they were read.
-  static int64_t StalenessOf(std::string_view policy);
 
  private:
   struct Bound {

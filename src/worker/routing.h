@@ -29,6 +29,16 @@
 
 namespace kairos::internal {
 
+// A sparse pull of a table that caches hot rows (worker/row_cache.h), as it was sent.
+struct CachedRows {
+  Buffer fetched;  // the keys the message asks for (uint64 in floats' storage)
+  // Set when the cache answered some of the group's keys: all its rows (keys x width) with
+  // those in place, and the indices of the fetched ones, where the reply's rows go.
+  Buffer rows;
+  std::vector<uint32_t> missing;
+  uint32_t width = 0;
+};
+
 // One message of a request, as the worker's I/O thread tracks it until its answer.
 struct Part {
   std::shared_ptr<RequestState> state;
@@ -44,6 +54,11 @@ struct Part {
   // A pull of a caching table (worker/read_cache.h): its reply is kept under the message's
   // range of `table` from `offset`, read at `clock`, asked at the cache's mark `asked`.
   bool cached_read = false;
+  // A push write-back held and sent on its own (worker/write_back.h): nobody waits for it,
+  // so its failure ends the worker.
+  bool held = false;
+  // A sparse pull of a table that caches rows: its reply is kept (and completed) with this.
+  std::shared_ptr<CachedRows> rows_cached{};
   uint32_t table = 0;
   uint64_t offset = 0;
   int64_t clock = 0;

@@ -181,8 +181,10 @@ WorkerStats WorkerNode::stats() const {
           .bytes_sent = t.bytes_sent,
           .messages_received = t.messages_received,
           .bytes_received = t.bytes_received,
-          .pushes_merged = pushes_merged_.load(std::memory_order_relaxed),
-          .reads_cached = reads_cached_.load(std::memory_order_relaxed)};
+          .pushes_merged = pushes_merged_.load(std::memory_order_relaxed) +
+                           pushes_held_.load(std::memory_order_relaxed),
+          .reads_cached = reads_cached_.load(std::memory_order_relaxed),
+          .rows_cached = rows_cached_.load(std::memory_order_relaxed)};
 }
 
 void WorkerNode::Post(Batch batch, const char* what) {
@@ -196,15 +198,32 @@ void WorkerNode::Post(Batch batch, const char* what) {
 void WorkerNode::PostClock(int64_t clock) {
   transport_->Post([this, clock] {
     KAIROS_DCHECK_ON_IO_THREAD(io_thread_);
-    for (int s = 0; s < num_servers_; ++s) {
-      Message m;
-      m.header.set_kind(wire::CLOCK);
-      m.header.set_sender(node_id_);
-      m.header.set_clock(clock);
-      ReleaseMerged(s);
-      flow_->Submit(s, std::move(m), /*bytes=*/0);  // behind the pushes it ends
+    clock_posted_ = clock;
+    if (write_back_.has_value()) {
+      if (const std::optional<int64_t> due = write_back_->due(); due.has_value() && *due <= clock) {
+        SendAllHeld();
+      }
     }
+    ReportClock(clock);
   });
+}
+
+void WorkerNode::ReportClock(int64_t clock) {
+  if (write_back_.has_value()) {
+    if (const std::optional<int64_t> oldest = write_back_->oldest()) {
+      clock = std::min(clock, *oldest);
+    }
+    if (clock <= clock_reported_) return;
+  }
+  clock_reported_ = clock;
+  for (int s = 0; s < num_servers_; ++s) {
+    Message m;
+    m.header.set_kind(wire::CLOCK);
+    m.header.set_sender(node_id_);
+    m.header.set_clock(clock);
+    ReleaseMerged(s);
+    flow_->Submit(s, std::move(m), /*bytes=*/0);  // behind the pushes it ends
+  }
 }
 
 void WorkerNode::Crash() {
@@ -223,11 +242,16 @@ void WorkerNode::Crash() {
 void WorkerNode::Dispatch(Batch& batch) {
   for (auto& [part, message] : batch) {
     if (part.shard < 0) {
+      // A barrier may wait for workers that wait for this one's clock.
+      if (message.header.kind() == wire::BARRIER && write_back_.has_value()) {
+        SendAllHeld();
+        ReportClock(clock_posted_);
+      }
       // Kept until answered, to be sent again to a restarted coordinator.
       if (link_.resumable()) to_coordinator_[message.header.request_id()] = message;
       parts_.Add(message.header.request_id(), std::move(part));
       transport_->Send(coordinator_, std::move(message));
-    } else if (ThroughCache(part, message)) {
+    } else if (ThroughCache(part, message) || HoldBack(part, message)) {
       continue;
     } else if (merger_.has_value() && PushMerger::Mergeable(part, message) &&
                message.header.table() < merges_pushes_.size() &&
@@ -235,54 +259,12 @@ void WorkerNode::Dispatch(Batch& batch) {
       merger_->Hold(std::move(part), std::move(message), Submitter());
       pushes_merged_.store(merger_->merged(), std::memory_order_relaxed);
     } else {
+      SendHeldBefore(part.shard, message);
       ReleaseMerged(part.shard);
       SubmitToShard(std::move(part), std::move(message));
     }
   }
   if (!batched_) ReleaseAllMerged();
-}
-
-bool WorkerNode::ThroughCache(Part& part, const Message& message) {
-  const wire::Header& h = message.header;
-  if (!cache_.Caches(h.table())) return false;
-  if (h.kind() == wire::ASSIGN) {
-    cache_.Forget(h.table());  // this worker's own values must be read back
-    return false;
-  }
-  if (h.kind() == wire::SET_LEARNING_RATE) {
-    cache_.SetLearningRate(h.table(), h.learning_rate());
-    return false;
-  }
-  if (h.kind() == wire::PUSH && h.encoding() == 0 && message.payloads.size() == 1) {
-    cache_.Push(RangeKey::Of(h), message.payloads[0].span(), h.clock());
-    return false;
-  }
-  if (h.kind() != wire::PULL || !part.reads || part.eager != nullptr) return false;
-  if (const Buffer* copy = cache_.Find(RangeKey::Of(h), h.clock())) {
-    // Counted first: the caller, woken by PartDone, may read the count at once.
-    reads_cached_.fetch_add(1, std::memory_order_relaxed);
-    part.state->PartDone(part.at, *copy);
-    return true;
-  }
-  part.cached_read = true;
-  part.table = h.table();
-  part.offset = h.offset();
-  part.clock = h.clock();
-  part.asked = cache_.Asking();
-  return false;
-}
-
-void WorkerNode::KeepCopy(const Part& part, const Message& reply) {
-  const wire::Header& h = reply.header;
-  if (h.kind() != wire::PULL_REPLY || !StatusOf(h).ok() || reply.payloads.size() != 1 ||
-      reply.payloads[0].size() != part.length) {
-    return;  // CompletePart fails the read
-  }
-  // The slowest active worker is at most where this one read, and no clock is negative: a
-  // server that says otherwise is not believed (the read is answered, its copy not kept).
-  if (h.min_clock() < 0 || h.min_clock() > part.clock) return;
-  cache_.Store({part.table, part.offset, part.length}, reply.payloads[0], part.clock, h.min_clock(),
-               part.asked);
 }
 
 void WorkerNode::SubmitToShard(Part part, Message message) {
@@ -339,8 +321,9 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
   }
   // Only the node a part was sent to answers it.
   if (from != (sent->shard < 0 ? coordinator_ : servers_[sent->shard])) return;
-  const Part part = parts_.Take(h.request_id());
+  Part part = parts_.Take(h.request_id());
   if (part.cached_read) KeepCopy(part, m);
+  if (part.rows_cached != nullptr) KeepRows(part, m);
   if (part.shard >= 0) {
     flow_->Complete(h.request_id());
     ForgetSent(part.shard, h.request_id());
@@ -348,6 +331,13 @@ void WorkerNode::OnMessage(PeerId from, Message m) {
     to_coordinator_.erase(h.request_id());
   }
   CompletePart(part, m);
+  // A held push: nobody waits for it to learn it failed.
+  if (const absl::Status s = StatusOf(h); part.held && !s.ok()) {
+    // The others learn why this worker stops (FAILED to the coordinator).
+    Fail(absl::Status(s.code(), absl::StrFormat("a held push (write_back_clocks) to server %d "
+                                                "failed: %s",
+                                                part.shard, s.message())));
+  }
 }
 
 void WorkerNode::ForgetSent(int shard, uint64_t id) {
@@ -486,29 +476,43 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   }
   job_ = FromWire(start.job());
   merges_pushes_.assign(job_.tables.size(), false);
+  write_back_clocks_.assign(job_.tables.size(), 0);
+  clock_posted_ = clock_reported_ = start_clock_;
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
     const TableSpec& ts = job_.tables[id];
     if (ts.merge_pushes) {
       merges_pushes_[id] = true;
       if (!merger_.has_value()) merger_.emplace(num_servers_);
     }
+    if (ts.write_back_clocks > 0) {
+      write_back_clocks_[id] = ts.write_back_clocks;
+      if (!write_back_.has_value()) write_back_.emplace(num_servers_);
+    }
     if (ts.cache_clocks > 0) {
       const std::string& policy = ts.policy.empty() ? job_.policy : ts.policy;
-      cache_.SetBound(id, ts.cache_clocks, ReadCache::StalenessOf(policy));
+      const policy::CacheBound bound{ts.cache_clocks, policy::GateStaleness(policy)};
       absl::StatusOr<policy::ScheduleSpec> schedule = policy::ParseSchedule(ts.updater.schedule);
-      if (ReadCache::WritesThrough(ts, policy) && schedule.ok()) {
-        cache_.SetWriteThrough(id, ts.updater.learning_rate, *schedule);
+      if (ts.sparse()) {
+        rows_.SetTable(id, ts.row_width, ts.cache_rows, bound);
+        if (RowCache::WritesThrough(ts, policy) && schedule.ok()) {
+          rows_.SetWriteThrough(id, ts.updater.learning_rate, *schedule);
+        }
+      } else {
+        cache_.SetBound(id, bound);
+        if (ReadCache::WritesThrough(ts, policy) && schedule.ok()) {
+          cache_.SetWriteThrough(id, ts.updater.learning_rate, *schedule);
+        }
       }
     }
-    tables_.emplace(
-        ts.name,
-        TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate, ts.sparse(),
-                             ts.row_width, ts.compression, ts.merge_pushes, ts.cache_clocks},
-                   // A sparse table has no ranges; its partition is unused.
-                   TablePartition(ts.sparse() ? 1 : ts.size, num_servers_, job_.chunk_elements),
-                   ts.compression != Compression::kNone && !ts.sparse()
-                       ? std::make_shared<PushResidual>(ts.compression)
-                       : nullptr});
+    tables_.emplace(ts.name, TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate,
+                                                  ts.sparse(), ts.row_width, ts.compression,
+                                                  ts.merge_pushes, ts.cache_clocks, ts.cache_rows},
+                                        // A sparse table has no ranges; its partition is unused.
+                                        TablePartition(ts.sparse() ? 1 : ts.size, num_servers_,
+                                                       job_.chunk_elements),
+                                        ts.compression != Compression::kNone && !ts.sparse()
+                                            ? std::make_shared<PushResidual>(ts.compression)
+                                            : nullptr});
   }
   started_.Notify();
 }
@@ -545,9 +549,11 @@ void WorkerNode::OnTick(absl::Time now) {
   }
   if (absl::Status s = link_.Tick(*transport_, node_id_, now); !s.ok()) End(s);
   WarnUnreachable(now);
+  int held_expired = -1;  // a held push's shard
   parts_.Expire(
       now,
-      [this](uint64_t id, const Part& part) {
+      [this, &held_expired](uint64_t id, const Part& part) {
+        if (part.held) held_expired = part.shard;
         if (part.shard >= 0) {
           flow_->Complete(id);
           ForgetSent(part.shard, id);
@@ -556,6 +562,12 @@ void WorkerNode::OnTick(absl::Time now) {
         }
       },
       [this](int shard) { return DescribeServer(shard); });
+  if (held_expired >= 0) {
+    Fail(absl::DeadlineExceededError(
+        absl::StrFormat("a held push (write_back_clocks) to %s was not answered within the "
+                        "request timeout",
+                        DescribeServer(held_expired))));
+  }
 }
 
 std::string WorkerNode::DescribeServer(int shard) const {

@@ -48,6 +48,8 @@
 #include "worker/read_cache.h"
 #include "worker/request_state.h"
 #include "worker/routing.h"
+#include "worker/row_cache.h"
+#include "worker/write_back.h"
 
 namespace kairos::internal {
 
@@ -138,9 +140,30 @@ class WorkerNode {
   // A message of a caching table through the read cache: a pull answered from it (true:
   // nothing to send) or marked so that its reply is kept; a push written into the copy; an
   // assign clearing the table's copies; a learning rate noted.
-  bool ThroughCache(Part& part, const Message& message);
+  bool ThroughCache(Part& part, Message& message);
+  // The same for a sparse table that caches hot rows: a pull answered whole from the rows
+  // kept (true), or sent for the rows it lacks only, or as it is; a push written into them.
+  bool ThroughRowCache(Part& part, Message& message);
   // Keeps a caching pull's reply in the read cache (a valid answer only).
   void KeepCopy(const Part& part, const Message& reply);
+  // Keeps the rows a sparse caching pull fetched, and puts them with those the cache
+  // answered into `reply` (a valid answer only; the part then covers all its keys).
+  void KeepRows(Part& part, Message& reply);
+  // Write-back (worker/write_back.h): holds a push of a write-back table (true: held, and
+  // its request complete).
+  bool HoldBack(Part& part, const Message& message);
+  // Sends what write-back holds that must reach `shard` before `next`: for a pull, the held
+  // push of its range (or its sparse table's rows); for anything else, all the shard's.
+  void SendHeldBefore(int shard, const Message& next);
+  // Sends every held push.
+  void SendAllHeld();
+  // Sends `pushes` (held ones, now summed) to `shard`, each as a request of the worker's
+  // own whose failure ends the worker.
+  void SendHeld(int shard, std::vector<Message> pushes);
+  // Tells every shard the worker is at `clock`: while pushes are held, at most the clock of
+  // the oldest (the servers must have every push of the clocks a report ends), and
+  // never a clock already reported.
+  void ReportClock(int64_t clock);
   // Registers a shard's message and hands it to the shard's flow control.
   void SubmitToShard(Part part, Message message);
   // Sends the push waiting to be merged for `shard`, if any (before anything else to it).
@@ -225,9 +248,18 @@ class WorkerNode {
   std::vector<bool> merges_pushes_;  // by table id (TableSpec::merge_pushes), from START
   // The merger's count (PushMerger::merged), published for stats() on other threads.
   std::atomic<uint64_t> pushes_merged_{0};
+  std::atomic<uint64_t> pushes_held_{0};  // summed into a held push (write-back)
   // Copies of caching tables' pulls (bounds from START); pull messages it answered.
   ReadCache cache_;
+  RowCache rows_;
+  // Write-back: the held pushes, each table's write_back_clocks (0: none), the clock the
+  // callers last posted and the last one reported to the shards.
+  std::optional<WriteBack> write_back_;
+  std::vector<uint32_t> write_back_clocks_;
+  int64_t clock_posted_ = 0;
+  int64_t clock_reported_ = 0;
   std::atomic<uint64_t> reads_cached_{0};
+  std::atomic<uint64_t> rows_cached_{0};
 
   // Server restarts (START's server_restart_timeout_ms > 0): per shard, a copy of every
   // message sent and not yet answered, by request id, and the last clock sent; a restarted

@@ -38,6 +38,8 @@ TEST(CacheBoundTest, GateStalenessOfEachGate) {
   EXPECT_EQ(GateStaleness("bsp"), 0);
   EXPECT_EQ(GateStaleness("asp"), kUnbounded);
   EXPECT_EQ(GateStaleness("ssp:s=3"), 3);
+  EXPECT_EQ(GateStaleness("ssp:s=3+pull=eager"), 3);
+  EXPECT_EQ(GateStaleness("dssp:s=3,r=12"), 3) << "the lower bound";
   EXPECT_EQ(GateStaleness("not a policy"), 0);
 }
 

@@ -66,6 +66,9 @@ JobConfig SampleJob() {
   job.tables[0].compression = Compression::kInt8;
   job.tables[1].merge_pushes = true;
   job.tables[1].cache_clocks = 7;
+  job.tables[1].write_back_clocks = 2;
+  job.tables.back().cache_clocks = 3;
+  job.tables.back().cache_rows = 1000;
   return job;
 }
 
@@ -119,6 +122,8 @@ TEST(ConvertTest, JobConfigToWireFieldsAreExact) {
   EXPECT_FALSE(w.tables(0).merge_pushes());
   EXPECT_EQ(w.tables(1).cache_clocks(), 7u);
   EXPECT_EQ(w.tables(0).cache_clocks(), 0u);
+  EXPECT_EQ(w.tables(1).write_back_clocks(), 2u);
+  EXPECT_EQ(w.tables(4).cache_rows(), 1000u);
   EXPECT_FALSE(w.tables(0).admit_read_zeros()) << "the defaults: initial values";
 }
 

@@ -201,15 +201,43 @@ TEST(ValidateJobConfigTest, MergesPushesOfDenseUncompressedTablesOnly) {
                 "a sparse push already sums its repeated keys");
 }
 
-TEST(ValidateJobConfigTest, CachesReadsOfDenseTablesWithinItsLimit) {
+TEST(ValidateJobConfigTest, CachesReadsWithinItsLimits) {
   JobConfig job = ValidJob();
   job.tables[0].cache_clocks = kMaxCacheClocks;
   EXPECT_TRUE(ValidateJobConfig(job).ok());
   job.tables[0].cache_clocks = kMaxCacheClocks + 1;
   ExpectInvalid(ValidateJobConfig(job), "table 'w': cache_clocks 1048577 is more than 1048576");
+  job.tables[0].cache_clocks = 1;
+  job.tables[0].cache_rows = 5;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': cache_rows applies to a sparse table");
   job.tables[0] = TableSpec::Sparse("w", 8);
   job.tables[0].cache_clocks = 1;
-  ExpectInvalid(ValidateJobConfig(job), "table 'w': cache_clocks applies to dense tables");
+  ExpectInvalid(ValidateJobConfig(job),
+                "table 'w': a sparse table's cache_clocks needs cache_rows");
+  job.tables[0].cache_rows = kMaxCacheRows;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].cache_rows = kMaxCacheRows + 1;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': cache_rows 67108865 is more than 67108864");
+  job.tables[0].cache_clocks = 0;
+  job.tables[0].cache_rows = 5;
+  ExpectInvalid(ValidateJobConfig(job),
+                "table 'w': cache_rows applies to a sparse table with "
+                "cache_clocks");
+}
+
+TEST(ValidateJobConfigTest, WriteBackWithinWhatTheGatesAllow) {
+  JobConfig job = ValidJob();
+  job.policy = "ssp:s=2";
+  job.tables[0].write_back_clocks = 3;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].write_back_clocks = 4;
+  ExpectInvalid(ValidateJobConfig(job),
+                "table 'w': write_back_clocks 4 lags the worker's "
+                "reported clock by up to 3, but table 'w' is gated with "
+                "staleness 2: at most 3 there");
+  job.policy = "asp";
+  job.tables[0].write_back_clocks = kMaxWriteBackClocks + 1;
+  ExpectInvalid(ValidateJobConfig(job), "table 'w': write_back_clocks 1025 is more than 1024");
 }
 
 TEST(CompareJobConfigTest, NamesDifferentCacheClocks) {
@@ -217,6 +245,17 @@ TEST(CompareJobConfigTest, NamesDifferentCacheClocks) {
   theirs.tables[1].cache_clocks = 3;
   ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
                 "table 1 ('b') cache_clocks is 3 here but 0 in the job");
+}
+
+TEST(CompareJobConfigTest, NamesDifferentWriteBackAndCacheRows) {
+  JobConfig theirs = ValidJob();
+  theirs.tables[1].write_back_clocks = 2;
+  ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
+                "table 1 ('b') write_back_clocks is 2 here but 0 in the job");
+  theirs = ValidJob();
+  theirs.tables[1].cache_rows = 9;
+  ExpectInvalid(CompareJobConfig(ValidJob(), theirs),
+                "table 1 ('b') cache_rows is 9 here but 0 in the job");
 }
 
 TEST(CompareJobConfigTest, NamesDifferentMergePushes) {

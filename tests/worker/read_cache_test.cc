@@ -21,7 +21,7 @@ Buffer Values(float v) { return Buffer::CopyOf(std::vector<float>(4, v)); }
 
 TEST(ReadCacheTest, UnderSspACopyAnswersReadsUpToTheMinimumClockPlusS) {
   ReadCache cache;
-  cache.SetBound(0, /*cache_clocks=*/10, /*staleness=*/2);
+  cache.SetBound(0, {10, 2});
   EXPECT_EQ(cache.Find(kKey, 5), nullptr);
   cache.Store(kKey, Values(1), /*read_clock=*/5, /*min_clock=*/4, cache.Asking());
   for (int64_t clock : {5, 6}) {
@@ -36,13 +36,13 @@ TEST(ReadCacheTest, UnderSspACopyAnswersReadsUpToTheMinimumClockPlusS) {
 
 TEST(ReadCacheTest, TheTablesCacheClocksBoundItWhereTheGateDoesNot) {
   ReadCache cache;
-  cache.SetBound(0, /*cache_clocks=*/3, policy::kUnbounded);  // ASP
+  cache.SetBound(0, {3, policy::kUnbounded});  // ASP
   cache.Store(kKey, Values(1), /*read_clock=*/5, /*min_clock=*/0, cache.Asking());
   EXPECT_NE(cache.Find(kKey, 8), nullptr);
   EXPECT_EQ(cache.Find(kKey, 9), nullptr);
   // BSP: only the clock it was read at.
   ReadCache bsp;
-  bsp.SetBound(0, 10, 0);
+  bsp.SetBound(0, {10, 0});
   bsp.Store(kKey, Values(1), 5, 5, bsp.Asking());
   EXPECT_NE(bsp.Find(kKey, 5), nullptr);
   EXPECT_EQ(bsp.Find(kKey, 6), nullptr);
@@ -50,8 +50,8 @@ TEST(ReadCacheTest, TheTablesCacheClocksBoundItWhereTheGateDoesNot) {
 
 TEST(ReadCacheTest, KeepsTheNewerCopyAndForgetsATable) {
   ReadCache cache;
-  cache.SetBound(0, 10, policy::kUnbounded);
-  cache.SetBound(1, 10, policy::kUnbounded);
+  cache.SetBound(0, {10, policy::kUnbounded});
+  cache.SetBound(1, {10, policy::kUnbounded});
   cache.Store(kKey, Values(2), 6, 6, cache.Asking());
   cache.Store(kKey, Values(1), 5, 5, cache.Asking());  // a late reply of an older read
   EXPECT_EQ((*cache.Find(kKey, 6))[0], 2.0f);
@@ -66,7 +66,7 @@ TEST(ReadCacheTest, KeepsTheNewerCopyAndForgetsATable) {
 
 TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesWithoutWritingAReadersValues) {
   ReadCache cache;
-  cache.SetBound(0, 10, policy::kUnbounded);
+  cache.SetBound(0, {10, policy::kUnbounded});
   absl::StatusOr<policy::ScheduleSpec> step = policy::ParseSchedule("step:every=4,gamma=0.5");
   ASSERT_TRUE(step.ok());
   cache.SetWriteThrough(0, 0.5f, *step);
@@ -89,7 +89,7 @@ TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesWithoutWritingAReade
   EXPECT_EQ(cache.size(), 1u);
   // Without write-through the copy keeps what it was read with.
   ReadCache plain;
-  plain.SetBound(0, 10, policy::kUnbounded);
+  plain.SetBound(0, {10, policy::kUnbounded});
   plain.Store(kKey, Values(1), 0, 0, plain.Asking());
   plain.Push(kKey, std::vector<float>(4, 2.0f), 1);
   EXPECT_EQ((*plain.Find(kKey, 1))[0], 1.0f);
@@ -99,7 +99,7 @@ TEST(ReadCacheTest, AWriteThroughTableTakesThisWorkersPushesWithoutWritingAReade
 // that holds the push is kept instead; a pull asked after the push is stored.
 TEST(ReadCacheTest, AReplyAskedBeforeAWrittenThroughPushIsNotKept) {
   ReadCache cache;
-  cache.SetBound(0, 10, policy::kUnbounded);
+  cache.SetBound(0, {10, policy::kUnbounded});
   cache.SetWriteThrough(0, 1.0f, policy::ScheduleSpec{});
   cache.Store(kKey, Values(0), 0, 0, cache.Asking());
   const uint64_t asked = cache.Asking();             // a pull leaves
@@ -126,15 +126,6 @@ TEST(ReadCacheTest, WritesThroughWhereTheServersApplyExactlyLrTimesTheGradient) 
   t.updater.name = "sgd";
   t.compression = Compression::kBf16;
   EXPECT_FALSE(ReadCache::WritesThrough(t, "asp"));
-}
-
-TEST(ReadCacheTest, TheBoundOfEachGate) {
-  EXPECT_EQ(ReadCache::StalenessOf("bsp"), 0);
-  EXPECT_EQ(ReadCache::StalenessOf("ssp:s=3"), 3);
-  EXPECT_EQ(ReadCache::StalenessOf("ssp:s=3+pull=eager"), 3);
-  EXPECT_EQ(ReadCache::StalenessOf("dssp:s=3,r=12"), 3) << "the lower bound";
-  EXPECT_EQ(ReadCache::StalenessOf("asp"), policy::kUnbounded);
-  EXPECT_EQ(ReadCache::StalenessOf("no such policy"), 0);
 }
 
 }  // namespace
