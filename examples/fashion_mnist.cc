@@ -234,6 +234,12 @@ int main(int argc, char **argv) {
                  "docs/performance.md; 0: every pull is a message)")
       ->check(CLI::Range(0u, kairos::kMaxCacheClocks))
       ->capture_default_str();
+  app.add_option("--write-back-clocks", f.train.write_back_clocks,
+                 "hold the model's pushes back and send their sum at the latest this many "
+                 "clocks later (TableSpec::write_back_clocks, docs/performance.md; 0: every "
+                 "push is sent)")
+      ->check(CLI::Range(0u, kairos::kMaxWriteBackClocks))
+      ->capture_default_str();
   app.add_option("--csv", f.csv, "write one row per evaluation to FILE (docs/examples.md)");
   app.add_option("--data-dir", f.data_dir, "the directory of the four Fashion-MNIST IDX files")
       ->capture_default_str();
@@ -360,7 +366,7 @@ int main(int argc, char **argv) {
         "  %d epochs of %d iterations per worker (batch %d, ~%d examples per "
         "shard), "
         "optimizer %s, lr %g, pace %s, slowdown %s, shards %s, compression %s, cache %u "
-        "clocks, seed %llu\n"
+        "clocks, write-back %u clocks, seed %llu\n"
         "  data: %d training and %d test examples from %s\n",
         f.train.model == "mlp" ? absl::StrCat("mlp (", f.train.hidden, " hidden)").c_str()
                                : "softmax",
@@ -369,8 +375,9 @@ int main(int argc, char **argv) {
         static_cast<double>(f.train.learning_rate),
         f.train.pace_ms > 0 ? absl::StrCat(f.train.pace_ms, " ms").c_str() : "none",
         f.slowdown.empty() ? "none" : f.slowdown.c_str(), f.shards.c_str(), f.compression.c_str(),
-        f.train.cache_clocks, static_cast<unsigned long long>(f.train.seed),
-        data->train.num_examples(), data->test.num_examples(), f.data_dir.c_str());
+        f.train.cache_clocks, f.train.write_back_clocks,
+        static_cast<unsigned long long>(f.train.seed), data->train.num_examples(),
+        data->test.num_examples(), f.data_dir.c_str());
     std::fflush(stdout);
   }
 

@@ -246,6 +246,10 @@ int main(int argc, char **argv) {
                  "with --cache-clocks: the most weight rows each worker keeps, the most often "
                  "pulled (TableSpec::cache_rows)")
       ->capture_default_str();
+  app.add_option("--write-back-clocks", f.train.write_back_clocks,
+                 "hold pushes back and send their sum at the latest N clocks later "
+                 "(TableSpec::write_back_clocks; 0: every push is sent)")
+      ->capture_default_str();
   app.add_option("--transport", f.transport, "inproc, tcp or ipc (embedded)")
       ->check([](const std::string& s) {
         const absl::StatusOr<kairos::TransportKind> kind = kairos::ParseTransportKind(s);

@@ -284,6 +284,7 @@ absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig &conf
   for (kairos::TableSpec& t : tables) {
     t.compression = config.compression;
     t.cache_clocks = config.cache_clocks;
+    t.write_back_clocks = config.write_back_clocks;
   }
   kairos::TableSpec control;
   control.name = kControlTable;

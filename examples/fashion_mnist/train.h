@@ -123,6 +123,9 @@ struct TrainConfig {
   // How many clocks a worker's copy of the model may answer its pulls
   // (TableSpec::cache_clocks; 0: none).
   uint32_t cache_clocks = 0;
+  // How many clocks a worker may hold the model's pushes back, summed
+  // (TableSpec::write_back_clocks; 0: none).
+  uint32_t write_back_clocks = 0;
 };
 
 // The pace model of `config` (its pace_ms, slowdown, jitter, stragglers and seed).

@@ -161,6 +161,7 @@ std::vector<kairos::TableSpec> JobTables(const TrainConfig &config) {
   tables.back().compression = config.compression;
   tables.back().cache_clocks = config.cache_clocks;
   tables.back().cache_rows = config.cache_clocks > 0 ? config.cache_rows : 0;
+  tables.back().write_back_clocks = config.write_back_clocks;
   kairos::TableSpec bias;
   bias.name = kBiasTable;
   bias.size = 1;
@@ -168,6 +169,7 @@ std::vector<kairos::TableSpec> JobTables(const TrainConfig &config) {
   bias.updater = updater;
   bias.compression = config.compression;
   bias.cache_clocks = config.cache_clocks;
+  bias.write_back_clocks = config.write_back_clocks;
   tables.push_back(bias);
   return tables;
 }

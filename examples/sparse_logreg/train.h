@@ -82,6 +82,9 @@ struct TrainConfig {
   // weight rows each worker keeps (TableSpec::cache_rows, the hottest).
   uint32_t cache_clocks = 0;
   uint64_t cache_rows = 0;
+  // How many clocks a worker may hold its pushes back, summed (TableSpec::write_back_clocks,
+  // both tables; 0: none).
+  uint32_t write_back_clocks = 0;
 };
 
 // InvalidArgument naming the first flag out of range.

@@ -155,7 +155,7 @@ bool WorkerNode::HoldBack(Part& part, const Message& message) {
   const int64_t due = message.header.clock() + write_back_clocks_[table];
   if (!write_back_->Hold(part.shard, message, due)) {
     // Another scale: what the range holds leaves first.
-    SendHeld(part.shard, write_back_->TakeFor(part.shard, RangeKey::Of(message.header), false));
+    SendHeld(part.shard, write_back_->TakeFor(part.shard, RangeKey::Of(message.header)));
     write_back_->Hold(part.shard, message, due);
   }
   // Counted first: the caller, woken by PartDone, may read the count at once.
@@ -167,9 +167,11 @@ bool WorkerNode::HoldBack(Part& part, const Message& message) {
 void WorkerNode::SendHeldBefore(int shard, const Message& next) {
   if (!write_back_.has_value() || write_back_->empty()) return;
   const wire::Kind kind = next.header.kind();
-  if (kind == wire::PULL || kind == wire::PULL_SPARSE) {
-    SendHeld(shard,
-             write_back_->TakeFor(shard, RangeKey::Of(next.header), kind == wire::PULL_SPARSE));
+  if (kind == wire::PULL) {
+    SendHeld(shard, write_back_->TakeFor(shard, RangeKey::Of(next.header)));
+  } else if (kind == wire::PULL_SPARSE && !next.payloads.empty()) {
+    // The keys it fetches (those the row cache did not answer).
+    SendHeld(shard, write_back_->TakeRows(shard, next.header.table(), KeysOf(next.payloads[0])));
   } else {
     SendHeld(shard, write_back_->Take(shard));
   }

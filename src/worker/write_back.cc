@@ -129,16 +129,49 @@ std::vector<Message> WriteBack::Take(int shard) {
   return out;
 }
 
-std::vector<Message> WriteBack::TakeFor(int shard, const RangeKey& range, bool sparse) {
+std::vector<Message> WriteBack::TakeRows(int shard, uint32_t table,
+                                         std::span<const uint64_t> keys) {
   std::vector<Message> out;
   Shard& s = shards_[static_cast<std::size_t>(shard)];
-  if (sparse) {
-    if (auto it = s.sparse.find(range.table); it != s.sparse.end()) {
-      --held_;
-      out.push_back(SparseMessage(range.table, std::move(it->second)));
-      s.sparse.erase(it);
+  auto it = s.sparse.find(table);
+  if (it == s.sparse.end()) return out;
+  Rows& held = it->second;
+  Rows taken;
+  taken.width = held.width;
+  taken.clock = held.clock;
+  taken.sender = held.sender;
+  const uint32_t w = held.width;
+  for (uint64_t key : keys) {
+    auto row = held.row_of.find(key);
+    if (row == held.row_of.end()) continue;
+    const uint32_t at = row->second;
+    taken.keys.push_back(key);
+    taken.values.insert(taken.values.end(), held.values.begin() + std::size_t{at} * w,
+                        held.values.begin() + (std::size_t{at} + 1) * w);
+    // The last row moves into its place.
+    const auto last = static_cast<uint32_t>(held.keys.size() - 1);
+    if (at != last) {
+      held.keys[at] = held.keys[last];
+      std::copy_n(held.values.begin() + std::size_t{last} * w, w,
+                  held.values.begin() + std::size_t{at} * w);
+      held.row_of[held.keys[at]] = at;
     }
-  } else if (auto it = s.dense.find(Key(range)); it != s.dense.end()) {
+    held.keys.pop_back();
+    held.values.resize(held.keys.size() * w);
+    held.row_of.erase(row);
+  }
+  if (held.keys.empty()) {
+    --held_;
+    s.sparse.erase(it);
+  }
+  if (!taken.keys.empty()) out.push_back(SparseMessage(table, std::move(taken)));
+  return out;
+}
+
+std::vector<Message> WriteBack::TakeFor(int shard, const RangeKey& range) {
+  std::vector<Message> out;
+  Shard& s = shards_[static_cast<std::size_t>(shard)];
+  if (auto it = s.dense.find(Key(range)); it != s.dense.end()) {
     --held_;
     out.push_back(DenseMessage(range, std::move(it->second)));
     s.dense.erase(it);

@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -50,9 +51,10 @@ class WriteBack {
   // The shard's held pushes as messages (PUSH per range, PUSH_SPARSE per table, each with
   // the latest clock of what it sums; no request id yet), forgetting them.
   std::vector<Message> Take(int shard);
-  // Only those a pull needs to see: the held sum of dense `range`, or with a sparse table
-  // every row held for `table` on the shard.
-  std::vector<Message> TakeFor(int shard, const RangeKey& range, bool sparse);
+  // Only what a pull needs to see: the held sum of dense `range`, or the rows held for
+  // `keys` of sparse `table` on the shard (one PUSH_SPARSE, none when none is held).
+  std::vector<Message> TakeFor(int shard, const RangeKey& range);
+  std::vector<Message> TakeRows(int shard, uint32_t table, std::span<const uint64_t> keys);
 
   // The smallest clock of a push held, and the earliest due; nullopt when nothing is held.
   std::optional<int64_t> oldest() const;

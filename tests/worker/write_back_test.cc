@@ -119,15 +119,36 @@ TEST(WriteBackTest, APullTakesOnlyWhatItMustSee) {
   wb.Hold(0, Push(0, 0, {1}, 0), 1);
   wb.Hold(0, Push(0, 8, {2}, 0), 1);
   wb.Hold(0, PushRows(1, {3}, {1}, 0), 1);
-  std::vector<Message> out = wb.TakeFor(0, RangeKey{0, 8, 1}, /*sparse=*/false);
+  std::vector<Message> out = wb.TakeFor(0, RangeKey{0, 8, 1});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].header.offset(), 8u);
-  EXPECT_TRUE(wb.TakeFor(0, RangeKey{0, 16, 1}, false).empty());
-  out = wb.TakeFor(0, RangeKey{1, 0, 0}, /*sparse=*/true);
+  EXPECT_TRUE(wb.TakeFor(0, RangeKey{0, 16, 1}).empty());
+  out = wb.TakeRows(0, 1, std::vector<uint64_t>{3});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].header.kind(), wire::PUSH_SPARSE);
   EXPECT_FALSE(wb.empty());
   EXPECT_EQ(wb.Take(0).size(), 1u);
+  EXPECT_TRUE(wb.empty());
+}
+
+TEST(WriteBackTest, ASparsePullTakesTheRowsOfItsKeysOnly) {
+  WriteBack wb(1);
+  wb.Hold(0, PushRows(2, {1, 2, 3, 4}, {1, 1, 2, 2, 3, 3, 4, 4}, 0), 2);
+  EXPECT_TRUE(wb.TakeRows(0, 2, std::vector<uint64_t>{9}).empty());
+  std::vector<Message> out = wb.TakeRows(0, 2, std::vector<uint64_t>{2, 9, 1});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(Keys(out[0].payloads[0]), ElementsAre(2, 1));
+  EXPECT_THAT(Values(out[0].payloads[1]), ElementsAre(2, 2, 1, 1));
+  // The others stay held, each with its own row, and take more.
+  wb.Hold(0, PushRows(2, {4}, {10, 10}, 1), 3);
+  out = wb.Take(0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(Keys(out[0].payloads[0]), ElementsAre(3, 4));
+  EXPECT_THAT(Values(out[0].payloads[1]), ElementsAre(3, 3, 14, 14));
+  EXPECT_TRUE(wb.empty());
+  // Taking every held row leaves nothing held.
+  wb.Hold(0, PushRows(2, {5}, {1, 1}, 2), 4);
+  EXPECT_EQ(wb.TakeRows(0, 2, std::vector<uint64_t>{5}).size(), 1u);
   EXPECT_TRUE(wb.empty());
 }
 
