@@ -153,7 +153,8 @@ class WorkerNode {
   // its request complete).
   bool HoldBack(Part& part, const Message& message);
   // Sends what write-back holds that must reach `shard` before `next`: for a pull, the held
-  // push of its range (or its sparse table's rows); for anything else, all the shard's.
+  // push of its range (or the rows of the keys a sparse pull fetches); for an assign or a
+  // learning rate, the table's; for a push, nothing; for anything else, all the shard's.
   void SendHeldBefore(int shard, const Message& next);
   // Sends every held push.
   void SendAllHeld();

@@ -172,6 +172,11 @@ void WorkerNode::SendHeldBefore(int shard, const Message& next) {
   } else if (kind == wire::PULL_SPARSE && !next.payloads.empty()) {
     // The keys it fetches (those the row cache did not answer).
     SendHeld(shard, write_back_->TakeRows(shard, next.header.table(), KeysOf(next.payloads[0])));
+  } else if (kind == wire::PUSH || kind == wire::PUSH_SPARSE) {
+    // Pushes add up in any order: a push not held (another table's, or a non-finite one)
+    // need not wait for the sums.
+  } else if (kind == wire::ASSIGN || kind == wire::SET_LEARNING_RATE) {
+    SendHeld(shard, write_back_->TakeTable(shard, next.header.table()));
   } else {
     SendHeld(shard, write_back_->Take(shard));
   }

@@ -168,13 +168,42 @@ std::vector<Message> WriteBack::TakeRows(int shard, uint32_t table,
   return out;
 }
 
+std::vector<Message> WriteBack::TakeTable(int shard, uint32_t table) {
+  std::vector<Message> out;
+  Shard& s = shards_[static_cast<std::size_t>(shard)];
+  for (auto it = s.dense.begin(); it != s.dense.end();) {
+    const auto [t, offset, length] = it->first;
+    if (t != table) {
+      ++it;
+      continue;
+    }
+    --held_;
+    out.push_back(DenseMessage({t, offset, length}, std::move(it->second)));
+    it = s.dense.erase(it);
+  }
+  if (auto it = s.sparse.find(table); it != s.sparse.end()) {
+    --held_;
+    out.push_back(SparseMessage(table, std::move(it->second)));
+    s.sparse.erase(it);
+  }
+  return out;
+}
+
 std::vector<Message> WriteBack::TakeFor(int shard, const RangeKey& range) {
   std::vector<Message> out;
   Shard& s = shards_[static_cast<std::size_t>(shard)];
-  if (auto it = s.dense.find(Key(range)); it != s.dense.end()) {
+  const uint64_t end = range.offset + range.length;
+  for (auto it = s.dense.lower_bound({range.table, 0, 0});
+       it != s.dense.end() && std::get<0>(it->first) == range.table;) {
+    const auto [table, offset, length] = it->first;
+    if (offset >= end) break;  // ordered by offset: none further overlaps
+    if (offset + length <= range.offset) {
+      ++it;
+      continue;
+    }
     --held_;
-    out.push_back(DenseMessage(range, std::move(it->second)));
-    s.dense.erase(it);
+    out.push_back(DenseMessage({table, offset, length}, std::move(it->second)));
+    it = s.dense.erase(it);
   }
   return out;
 }

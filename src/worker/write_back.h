@@ -51,10 +51,13 @@ class WriteBack {
   // The shard's held pushes as messages (PUSH per range, PUSH_SPARSE per table, each with
   // the latest clock of what it sums; no request id yet), forgetting them.
   std::vector<Message> Take(int shard);
-  // Only what a pull needs to see: the held sum of dense `range`, or the rows held for
-  // `keys` of sparse `table` on the shard (one PUSH_SPARSE, none when none is held).
+  // Only what a pull needs to see: the held sums of ranges that overlap dense `range`, or
+  // the rows held for `keys` of sparse `table` on the shard (one PUSH_SPARSE, none when
+  // none is held).
   std::vector<Message> TakeFor(int shard, const RangeKey& range);
   std::vector<Message> TakeRows(int shard, uint32_t table, std::span<const uint64_t> keys);
+  // Everything held for `table` on the shard (before an assign or a learning rate of it).
+  std::vector<Message> TakeTable(int shard, uint32_t table);
 
   // The smallest clock of a push held, and the earliest due; nullopt when nothing is held.
   std::optional<int64_t> oldest() const;

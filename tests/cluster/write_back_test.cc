@@ -112,6 +112,31 @@ TEST(WriteBackTest, WithTheCacheSeveralClocksLeaveAsOneAndReadsStayExact) {
   EXPECT_EQ(worker.stats().pushes_merged, 20u);
 }
 
+// Another table's pushes and pulls on the same server do not send the sums early.
+TEST(WriteBackTest, AnotherTablesRequestsLeaveTheSumsHeld) {
+  ClusterOptions options = Options("asp", /*write_back=*/3, 1, /*cache_clocks=*/3);
+  TableSpec c = options.job.tables[0];
+  c.name = "c";
+  c.write_back_clocks = 0;
+  c.cache_clocks = 0;
+  options.job.tables.push_back(c);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& worker = (*cluster)->worker(0);
+  const std::vector<float> ones(kSize, 1.0f);
+  std::vector<float> w(kSize);
+  for (int64_t c = 0; c < 40; ++c) {
+    ASSERT_TRUE(worker.Pull("w", w).ok());
+    ASSERT_EQ(w[0], -static_cast<float>(c)) << "clock " << c;
+    ASSERT_TRUE(worker.Pull("c", w).ok());
+    ASSERT_TRUE(worker.Push("c", ones).ok());
+    ASSERT_TRUE(worker.Push("w", ones).ok());
+    ASSERT_TRUE(worker.AdvanceClock().ok());
+  }
+  ASSERT_TRUE(worker.Shutdown().ok());
+  EXPECT_EQ((*cluster)->server_stats(0).pushes, 20u + 40u) << "w's as with w alone, c's all";
+}
+
 // A push of non-finite values is not held: it fails alone, as without write-back.
 TEST(WriteBackTest, ANonFinitePushFailsAlone) {
   const std::vector<float> bad(kSize, std::numeric_limits<float>::quiet_NaN());

@@ -123,6 +123,10 @@ TEST(WriteBackTest, APullTakesOnlyWhatItMustSee) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].header.offset(), 8u);
   EXPECT_TRUE(wb.TakeFor(0, RangeKey{0, 16, 1}).empty());
+  EXPECT_TRUE(wb.TakeFor(0, RangeKey{0, 1, 7}).empty()) << "[1, 8) misses [0, 1)";
+  wb.Hold(0, Push(0, 8, {2}, 0), 1);
+  wb.Hold(0, Push(0, 9, {2}, 0), 1);
+  EXPECT_EQ(wb.TakeFor(0, RangeKey{0, 5, 5}).size(), 2u) << "[5, 10) overlaps [8, 9), [9, 10)";
   out = wb.TakeRows(0, 1, std::vector<uint64_t>{3});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].header.kind(), wire::PUSH_SPARSE);
@@ -149,6 +153,18 @@ TEST(WriteBackTest, ASparsePullTakesTheRowsOfItsKeysOnly) {
   // Taking every held row leaves nothing held.
   wb.Hold(0, PushRows(2, {5}, {1, 1}, 2), 4);
   EXPECT_EQ(wb.TakeRows(0, 2, std::vector<uint64_t>{5}).size(), 1u);
+  EXPECT_TRUE(wb.empty());
+}
+
+TEST(WriteBackTest, AnAssignTakesItsTablesSums) {
+  WriteBack wb(1);
+  wb.Hold(0, Push(0, 0, {1}, 0), 1);
+  wb.Hold(0, Push(1, 0, {1}, 0), 1);
+  wb.Hold(0, PushRows(1, {3}, {1}, 0), 1);
+  EXPECT_EQ(wb.TakeTable(0, 1).size(), 2u);
+  EXPECT_EQ(wb.TakeTable(0, 1).size(), 0u);
+  EXPECT_FALSE(wb.empty());
+  EXPECT_EQ(wb.TakeTable(0, 0).size(), 1u);
   EXPECT_TRUE(wb.empty());
 }
 
