@@ -209,10 +209,11 @@ struct TableSpec {
   RowEviction eviction{};
   // How its pushes and pulls travel (Compression above); kNone: exact float32.
   Compression compression = Compression::kNone;
-  // Dense, uncompressed: a worker sums pushes to the same range that wait to be sent
-  // into one message (docs/performance.md, "Merged pushes"). The servers apply the sum as one
-  // push: exactly the separate pushes' result under "sgd" without momentum or weight decay
-  // and "add", one step on the summed gradient under the other updaters.
+  // Uncompressed: a worker sums pushes to the same range (a sparse table: to its keys on
+  // one shard) that wait to be sent into one message (docs/performance.md, "Merged
+  // pushes"). The servers apply the sum as one push: exactly the separate pushes' result
+  // under "sgd" without momentum or weight decay and "add", one step on the summed gradient
+  // under the other updaters.
   bool merge_pushes = false;
   // A worker serves a pull of this table from the values it pulled before, without a
   // message, while that copy is at most `cache_clocks` clocks older than the read and still

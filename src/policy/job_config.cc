@@ -139,12 +139,6 @@ absl::Status CheckWriteBack(const JobConfig& job, const policy::PolicySpec& job_
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': write_back_clocks %d is more than %d", t.name, n, kMaxWriteBackClocks));
     }
-    if (t.compression != Compression::kNone) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "table '%s': write_back_clocks does not apply to a compressed table (a compressed "
-          "push is encoded as it is issued)",
-          t.name));
-    }
     if (job_spec.pull.kind == policy::PullSpec::Kind::kEager) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "table '%s': write_back_clocks does not apply under eager pull (an eager push "
@@ -266,12 +260,6 @@ absl::Status ValidateJobConfig(const JobConfig& job) {
     if (static_cast<int>(t.compression) > static_cast<int>(Compression::kInt8)) {
       return absl::InvalidArgumentError(absl::StrFormat("table '%s': unknown compression %d",
                                                         t.name, static_cast<int>(t.compression)));
-    }
-    if (t.merge_pushes && (t.sparse() || t.compression != Compression::kNone)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "table '%s': merge_pushes applies to dense tables without compression (a sparse "
-          "push already sums its repeated keys; a compressed push is encoded as it is issued)",
-          t.name));
     }
     if (t.cache_clocks > 0 && t.sparse() && t.cache_rows == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -7,11 +7,28 @@
 
 namespace kairos::internal {
 
+namespace {
+
+// The key a push waits under: its range, or for a sparse push its table.
+RangeKey WaitKey(const wire::Header& h) {
+  return h.kind() == wire::PUSH_SPARSE ? RangeKey{h.table(), 0, 0} : RangeKey::Of(h);
+}
+
+}  // namespace
+
 bool PushMerger::Mergeable(const Part& part, const Message& message) {
   const wire::Header& h = message.header;
-  return h.kind() == wire::PUSH && part.shard >= 0 && !part.reads && part.eager == nullptr &&
-         !h.pull_after() && h.encoding() == 0 && message.payloads.size() == 1 &&
-         message.payloads[0].size() == h.length();
+  if (part.shard < 0 || part.reads || part.eager != nullptr || h.pull_after() ||
+      h.encoding() != 0) {
+    return false;
+  }
+  if (h.kind() == wire::PUSH) {
+    return message.payloads.size() == 1 && message.payloads[0].size() == h.length();
+  }
+  // The keys (uint64 in floats' storage), then length x width rows.
+  return h.kind() == wire::PUSH_SPARSE && message.payloads.size() == 2 && h.length() > 0 &&
+         message.payloads[0].size() == h.length() * 2 && message.payloads[1].size() > 0 &&
+         message.payloads[1].size() % h.length() == 0;
 }
 
 bool PushMerger::Joins(const Waiting& w, const Part& part, const Message& next) {
@@ -22,6 +39,17 @@ bool PushMerger::Joins(const Waiting& w, const Part& part, const Message& next) 
 }
 
 void PushMerger::Add(Waiting& w, Part part, const Message& next) {
+  if (next.header.kind() == wire::PUSH_SPARSE) {
+    if (!w.rows.has_value()) {
+      const Message& first = w.message;
+      w.rows.emplace(static_cast<uint32_t>(first.payloads[1].size() / first.header.length()));
+      w.rows->Add(first.payloads[0], first.payloads[1]);
+    }
+    w.rows->Add(next.payloads[0], next.payloads[1]);
+    w.part.merged.push_back(std::move(part.state));
+    ++merged_;
+    return;
+  }
   Buffer& sum = w.message.payloads[0];
   if (!w.owned) {
     sum = Buffer::CopyOf(sum.span());
@@ -36,7 +64,7 @@ void PushMerger::Add(Waiting& w, Part part, const Message& next) {
 }
 
 void PushMerger::Hold(Part part, Message message, Send send) {
-  const std::pair<int, RangeKey> range{part.shard, RangeKey::Of(message.header)};
+  const std::pair<int, RangeKey> range{part.shard, WaitKey(message.header)};
   std::vector<Waiting>& shard = waiting_[static_cast<std::size_t>(part.shard)];
   if (auto it = index_.find(range); it != index_.end()) {
     Waiting& w = shard[it->second];
@@ -54,7 +82,15 @@ void PushMerger::Release(int shard, Send send) {
   waiting_[static_cast<std::size_t>(shard)].clear();
   waiting_count_ -= static_cast<int>(pushes.size());
   for (Waiting& w : pushes) {
-    index_.erase(std::pair<int, RangeKey>{shard, RangeKey::Of(w.message.header)});
+    index_.erase(std::pair<int, RangeKey>{shard, WaitKey(w.message.header)});
+    if (w.rows.has_value()) {
+      // The keys and rows of every push merged, in one message.
+      const SummedRows& rows = *w.rows;
+      w.message.header.set_length(rows.size());
+      w.message.payloads = {rows.KeysPayload(), rows.RowsPayload()};
+      w.part.length = rows.size() * rows.width();
+      w.part.bytes = rows.size() * sizeof(uint64_t) + w.part.length * sizeof(float);
+    }
     send(std::move(w.part), std::move(w.message));
   }
 }

@@ -2,9 +2,11 @@
 //
 // PushMerger: client-side merging of pushes (TableSpec::merge_pushes). On the worker's I/O
 // thread, a push message to a merging table does not leave at once: it waits, one per
-// chunk range, until the end of the thread's pass over what the callers posted and what the
-// sockets brought (Transport::SetBatchHandler). A push to the same table, range, clock and
-// scale that comes in meanwhile is added into it instead of being sent; its request then
+// chunk range (one per shard for a sparse table), until the end of the thread's pass over
+// what the callers posted and what the sockets brought (Transport::SetBatchHandler). A push
+// to the same table, range, clock and scale that comes in meanwhile is added into it (a
+// sparse one: its rows into the rows of the same keys, its other keys added) instead of
+// being sent; its request then
 // completes, or fails, with the message it joined (Part::merged). Anything else for that
 // shard (a pull, a CLOCK, an assign) first sends the shard's waiting pushes, in the order
 // they began to wait, so a read still sees every push issued before it. Waiting pushes of
@@ -21,6 +23,7 @@
 #define KAIROS_WORKER_PUSH_MERGER_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,6 +33,7 @@
 #include "wire/message.h"
 #include "worker/range_key.h"
 #include "worker/routing.h"
+#include "worker/summed_rows.h"
 
 namespace kairos::internal {
 
@@ -41,8 +45,9 @@ class PushMerger {
   explicit PushMerger(int num_shards) : waiting_(static_cast<std::size_t>(num_shards)) {}
 
   // Whether `message` (with `part`) may wait to be merged: a PUSH to a shard of float32
-  // values in one payload, whose reply carries nothing (not an eager push+pull). The
-  // caller checks that its table merges (TableInfo::merge_pushes).
+  // values in one payload, or a PUSH_SPARSE of float32 rows, whose reply carries nothing
+  // (not an eager push+pull). The caller checks that its table merges
+  // (TableInfo::merge_pushes).
   static bool Mergeable(const Part& part, const Message& message);
 
   // Holds the push (REQUIRES: Mergeable): added into the waiting push of the same range
@@ -67,6 +72,9 @@ class PushMerger {
     Part part;
     Message message;
     bool owned = false;  // the values are the merger's buffer (a merge happened)
+    // A sparse push that others joined: the rows by key, put into the message when it
+    // leaves.
+    std::optional<SummedRows> rows{};
   };
   // Whether `next` can be added into `w`.
   static bool Joins(const Waiting& w, const Part& part, const Message& next);

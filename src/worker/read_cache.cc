@@ -65,7 +65,7 @@ void ReadCache::Forget(uint32_t table) {
 
 bool ReadCache::WritesThrough(const TableSpec& table, std::string_view policy) {
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
-  return spec.ok() && table.updater.name == "sgd" && table.compression == Compression::kNone &&
+  return spec.ok() && table.updater.name == "sgd" &&
          spec->aggregation.kind == policy::AggregationSpec::Kind::kImmediate &&
          spec->weighting.kind == policy::WeightingSpec::Kind::kConstant;
 }

@@ -8,9 +8,10 @@
 // answers a read of the same range when policy::CacheBound says it may. The copy does
 // not hold the updates of other workers applied after it was read. This worker's own
 // pushes of the copy's range go into it as the servers apply them (w -= lr(t) * g) where
-// that is exactly what they do (write-through: the updater "sgd" without parameters,
-// uncompressed, constant weighting and immediate aggregation); otherwise they are missing
-// from it too. A reply that left the shard before a push of its range that this worker
+// that is what they do (write-through: the updater "sgd" without parameters, constant
+// weighting and immediate aggregation; with compression, the gradient as issued, of which
+// the servers apply the encoding and the next pushes the error); otherwise they are
+// missing from it too. A reply that left the shard before a push of its range that this worker
 // made after asking is not kept: the copy it would replace holds that push.
 //
 // Thread-safety: none; the worker's I/O thread owns it.
@@ -70,8 +71,8 @@ class ReadCache {
   std::size_t size() const { return copies_.size(); }
 
   // Whether the servers apply a push to `table` under `policy` (its effective spec) as
-  // exactly w -= lr(t) * g: the updater "sgd" without parameters, no compression, constant
-  // weighting and immediate aggregation.
+  // w -= lr(t) * g: the updater "sgd" without parameters, constant weighting and immediate
+  // aggregation (a compressed table's pushes reach the cache raw: TableEntry).
   static bool WritesThrough(const TableSpec& table, std::string_view policy);
 
  private:

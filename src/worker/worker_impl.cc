@@ -416,17 +416,19 @@ class WorkerImpl {
                       .clock = clock_.load(),
                       .timeout_ms = TimeoutMs(deadline),
                       .first_id = node_.ReserveIds(parts)};
-    node_.Post(
-        RouteRange(RangeRoute{.kind = call.kind,
-                              .table = info.id,
-                              .offset = call.offset,
-                              .length = call.length,
-                              .payload = std::move(call.payload),
-                              .eager = call.eager,
-                              .scale = call.scale,
-                              .residual = call.kind == wire::PUSH ? (*t)->residual.get() : nullptr},
-                   chunks, stamp, state),
-        verb);
+    node_.Post(RouteRange(RangeRoute{.kind = call.kind,
+                                     .table = info.id,
+                                     .offset = call.offset,
+                                     .length = call.length,
+                                     .payload = std::move(call.payload),
+                                     .eager = call.eager,
+                                     .scale = call.scale,
+                                     // Encoded here, or by the I/O thread as it leaves.
+                                     .residual = call.kind == wire::PUSH && !(*t)->encode_on_send
+                                                     ? (*t)->residual.get()
+                                                     : nullptr},
+                          chunks, stamp, state),
+               verb);
     return Request(state);
   }
 
@@ -499,7 +501,7 @@ class WorkerImpl {
                       .timeout_ms = TimeoutMs(deadline),
                       .first_id = node_.ReserveIds(parts)};
     Batch batch = RouteSparse(kind, info.id, info.row_width, plan, summed, stamp, state);
-    if (push) EncodeSparseRows(info.compression, batch);
+    if (push && !(*t)->encode_on_send) EncodeSparseRows(info.compression, batch);
     node_.Post(std::move(batch), verb);
     return Request(state);
   }

@@ -268,6 +268,10 @@ void WorkerNode::Dispatch(Batch& batch) {
 }
 
 void WorkerNode::SubmitToShard(Part part, Message message) {
+  const wire::Kind kind = message.header.kind();
+  if ((kind == wire::PUSH || kind == wire::PUSH_SPARSE) && message.header.encoding() == 0) {
+    EncodeOnSend(part, message);
+  }
   const int shard = part.shard;
   const uint64_t bytes = part.bytes;
   parts_.Add(message.header.request_id(), std::move(part));
@@ -476,6 +480,7 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   }
   job_ = FromWire(start.job());
   merges_pushes_.assign(job_.tables.size(), false);
+  table_by_id_.clear();
   write_back_clocks_.assign(job_.tables.size(), 0);
   clock_posted_ = clock_reported_ = start_clock_;
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
@@ -504,15 +509,19 @@ void WorkerNode::HandleStart(const wire::Start& start) {
         }
       }
     }
-    tables_.emplace(ts.name, TableEntry{TableInfo{id, ts.name, ts.size, ts.updater.learning_rate,
-                                                  ts.sparse(), ts.row_width, ts.compression,
-                                                  ts.merge_pushes, ts.cache_clocks, ts.cache_rows},
-                                        // A sparse table has no ranges; its partition is unused.
-                                        TablePartition(ts.sparse() ? 1 : ts.size, num_servers_,
-                                                       job_.chunk_elements),
-                                        ts.compression != Compression::kNone && !ts.sparse()
-                                            ? std::make_shared<PushResidual>(ts.compression)
-                                            : nullptr});
+    tables_.emplace(
+        ts.name,
+        TableEntry{
+            TableInfo{id, ts.name, ts.size, ts.updater.learning_rate, ts.sparse(), ts.row_width,
+                      ts.compression, ts.merge_pushes, ts.cache_clocks, ts.cache_rows},
+            // A sparse table has no ranges; its partition is unused.
+            TablePartition(ts.sparse() ? 1 : ts.size, num_servers_, job_.chunk_elements),
+            ts.compression != Compression::kNone && !ts.sparse()
+                ? std::make_shared<PushResidual>(ts.compression)
+                : nullptr,
+            ts.compression != Compression::kNone &&
+                (ts.merge_pushes || ts.write_back_clocks > 0 || ts.cache_clocks > 0)});
+    table_by_id_.push_back(&tables_.find(ts.name)->second);
   }
   started_.Notify();
 }

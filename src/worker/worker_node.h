@@ -59,6 +59,10 @@ struct TableEntry {
   TablePartition partition;
   // A compressed dense table: its pushes' error feedback (wire/encoding.h); null otherwise.
   std::shared_ptr<PushResidual> residual;
+  // A compressed table whose pushes the I/O thread sums or writes through (merge_pushes,
+  // write_back_clocks, cache_clocks): callers send its pushes raw and the I/O thread
+  // encodes each as it leaves (WorkerNode::SubmitToShard).
+  bool encode_on_send = false;
 };
 
 class WorkerNode {
@@ -165,8 +169,11 @@ class WorkerNode {
   // the oldest (the servers must have every push of the clocks a report ends), and
   // never a clock already reported.
   void ReportClock(int64_t clock);
-  // Registers a shard's message and hands it to the shard's flow control.
+  // Registers a shard's message and hands it to the shard's flow control (a push of an
+  // encode_on_send table encoded first).
   void SubmitToShard(Part part, Message message);
+  // Encodes a raw push of an encode_on_send table (TableEntry) as it leaves.
+  void EncodeOnSend(Part& part, Message& message);
   // Sends the push waiting to be merged for `shard`, if any (before anything else to it).
   void ReleaseMerged(int shard);
   // Sends every push waiting to be merged (the end of a pass).
@@ -231,6 +238,7 @@ class WorkerNode {
   std::vector<std::string> server_endpoints_;  // by shard, as START gave them
   JobConfig job_;
   std::map<std::string, TableEntry, std::less<>> tables_;
+  std::vector<const TableEntry*> table_by_id_;  // into tables_ (a std::map: stable)
 
   // I/O thread only: when START connected to the servers, and whether the servers not
   // connected some time after it were reported (WarnUnreachable).

@@ -50,9 +50,7 @@ bool WorkerNode::ThroughCache(Part& part, Message& message) {
 
 namespace {
 
-std::span<const uint64_t> KeysOf(const Buffer& keys) {
-  return {reinterpret_cast<const uint64_t*>(keys.data()), keys.size() * sizeof(float) / 8};
-}
+std::span<const uint64_t> KeysOf(const Buffer& keys) { return SummedRows::KeysOf(keys); }
 
 }  // namespace
 
@@ -136,6 +134,24 @@ void WorkerNode::KeepCopy(const Part& part, const Message& reply) {
   if (h.min_clock() < 0 || h.min_clock() > part.clock) return;
   cache_.Store({part.table, part.offset, part.length}, reply.payloads[0], part.clock, h.min_clock(),
                part.asked);
+}
+
+void WorkerNode::EncodeOnSend(Part& part, Message& message) {
+  wire::Header& h = message.header;
+  if (h.table() >= table_by_id_.size() || !table_by_id_[h.table()]->encode_on_send) return;
+  const TableEntry& table = *table_by_id_[h.table()];
+  if (h.kind() == wire::PUSH && message.payloads.size() == 1 && table.residual != nullptr &&
+      h.length() > 0) {
+    // With error feedback, as the callers encode the other tables' pushes (RouteRange).
+    const Chunk& chunk = table.partition.ChunkOf(h.offset());
+    message.payloads[0] =
+        table.residual->Encode(chunk.begin, chunk.end, h.offset(), message.payloads[0].span());
+  } else if (h.kind() == wire::PUSH_SPARSE && message.payloads.size() == 2) {
+    message.payloads[1] = Encode(table.info.compression, message.payloads[1].span());
+  } else {
+    return;
+  }
+  h.set_encoding(static_cast<uint32_t>(table.info.compression));
 }
 
 bool WorkerNode::HoldBack(Part& part, const Message& message) {

@@ -3,7 +3,6 @@
 #include "worker/write_back.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace kairos::internal {
 namespace {
@@ -55,33 +54,21 @@ bool WriteBack::Hold(int shard, const Message& push, int64_t due) {
     return true;
   }
   // PUSH_SPARSE.
-  const uint64_t n = h.length();
-  const auto width = static_cast<uint32_t>(push.payloads[1].size() / n);
+  const auto width = static_cast<uint32_t>(push.payloads[1].size() / h.length());
   auto [it, fresh] = s.sparse.try_emplace(h.table());
-  Rows& rows = it->second;
+  Rows& held = it->second;
   if (fresh) {
-    rows.width = width;
-    rows.clock = rows.first_clock = h.clock();
-    rows.due = due;
-    rows.sender = h.sender();
+    held.rows = SummedRows(width);
+    held.clock = held.first_clock = h.clock();
+    held.due = due;
+    held.sender = h.sender();
     ++held_;
   } else {
-    rows.clock = std::max(rows.clock, h.clock());
-    rows.due = std::min(rows.due, due);
+    held.clock = std::max(held.clock, h.clock());
+    held.due = std::min(held.due, due);
     ++summed_;
   }
-  const auto* keys = reinterpret_cast<const uint64_t*>(push.payloads[0].data());
-  const float* values = push.payloads[1].data();
-  for (uint64_t i = 0; i < n; ++i) {
-    auto [row, added] = rows.row_of.try_emplace(keys[i], static_cast<uint32_t>(rows.keys.size()));
-    if (added) {
-      rows.keys.push_back(keys[i]);
-      rows.values.insert(rows.values.end(), values + i * width, values + (i + 1) * width);
-      continue;
-    }
-    float* to = rows.values.data() + std::size_t{row->second} * width;
-    for (uint32_t c = 0; c < width; ++c) to[c] += values[i * width + c];
-  }
+  held.rows.Add(push.payloads[0], push.payloads[1]);
   return true;
 }
 
@@ -98,17 +85,15 @@ Message WriteBack::DenseMessage(const RangeKey& range, Sum sum) {
   return m;
 }
 
-Message WriteBack::SparseMessage(uint32_t table, Rows rows) {
+Message WriteBack::SparseMessage(uint32_t table, const Rows& held) {
   Message m;
   m.header.set_kind(wire::PUSH_SPARSE);
-  m.header.set_sender(rows.sender);
+  m.header.set_sender(held.sender);
   m.header.set_table(table);
-  m.header.set_length(rows.keys.size());
-  m.header.set_clock(rows.clock);
-  Buffer keys = Buffer::Allocate(rows.keys.size() * 2);
-  std::memcpy(keys.data(), rows.keys.data(), rows.keys.size() * sizeof(uint64_t));
-  m.payloads.push_back(std::move(keys));
-  m.payloads.push_back(Buffer::CopyOf(rows.values));
+  m.header.set_length(held.rows.size());
+  m.header.set_clock(held.clock);
+  m.payloads.push_back(held.rows.KeysPayload());
+  m.payloads.push_back(held.rows.RowsPayload());
   return m;
 }
 
@@ -122,7 +107,7 @@ std::vector<Message> WriteBack::Take(int shard) {
   }
   for (auto& [table, rows] : s.sparse) {
     --held_;
-    out.push_back(SparseMessage(table, std::move(rows)));
+    out.push_back(SparseMessage(table, rows));
   }
   s.dense.clear();
   s.sparse.clear();
@@ -136,35 +121,12 @@ std::vector<Message> WriteBack::TakeRows(int shard, uint32_t table,
   auto it = s.sparse.find(table);
   if (it == s.sparse.end()) return out;
   Rows& held = it->second;
-  Rows taken;
-  taken.width = held.width;
-  taken.clock = held.clock;
-  taken.sender = held.sender;
-  const uint32_t w = held.width;
-  for (uint64_t key : keys) {
-    auto row = held.row_of.find(key);
-    if (row == held.row_of.end()) continue;
-    const uint32_t at = row->second;
-    taken.keys.push_back(key);
-    taken.values.insert(taken.values.end(), held.values.begin() + std::size_t{at} * w,
-                        held.values.begin() + (std::size_t{at} + 1) * w);
-    // The last row moves into its place.
-    const auto last = static_cast<uint32_t>(held.keys.size() - 1);
-    if (at != last) {
-      held.keys[at] = held.keys[last];
-      std::copy_n(held.values.begin() + std::size_t{last} * w, w,
-                  held.values.begin() + std::size_t{at} * w);
-      held.row_of[held.keys[at]] = at;
-    }
-    held.keys.pop_back();
-    held.values.resize(held.keys.size() * w);
-    held.row_of.erase(row);
-  }
-  if (held.keys.empty()) {
+  Rows taken{held.rows.Take(keys), held.clock, held.first_clock, held.due, held.sender};
+  if (held.rows.empty()) {
     --held_;
     s.sparse.erase(it);
   }
-  if (!taken.keys.empty()) out.push_back(SparseMessage(table, std::move(taken)));
+  if (!taken.rows.empty()) out.push_back(SparseMessage(table, taken));
   return out;
 }
 
@@ -183,7 +145,7 @@ std::vector<Message> WriteBack::TakeTable(int shard, uint32_t table) {
   }
   if (auto it = s.sparse.find(table); it != s.sparse.end()) {
     --held_;
-    out.push_back(SparseMessage(table, std::move(it->second)));
+    out.push_back(SparseMessage(table, it->second));
     s.sparse.erase(it);
   }
   return out;

@@ -24,11 +24,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "kairos/buffer.h"
 #include "wire/message.h"
 #include "worker/range_key.h"
 #include "worker/routing.h"
+#include "worker/summed_rows.h"
 
 namespace kairos::internal {
 
@@ -76,10 +76,7 @@ class WriteBack {
     uint32_t sender = 0;
   };
   struct Rows {
-    uint32_t width = 0;
-    absl::flat_hash_map<uint64_t, uint32_t> row_of;  // key -> index into keys
-    std::vector<uint64_t> keys;
-    std::vector<float> values;  // keys.size() x width
+    SummedRows rows;
     int64_t clock = 0;
     int64_t first_clock = 0;
     int64_t due = 0;
@@ -91,7 +88,7 @@ class WriteBack {
   };
 
   static Message DenseMessage(const RangeKey& range, Sum sum);
-  static Message SparseMessage(uint32_t table, Rows rows);
+  static Message SparseMessage(uint32_t table, const Rows& rows);
 
   std::vector<Shard> shards_;
   int held_ = 0;  // sums and row sets held

@@ -17,7 +17,7 @@ namespace {
 
 constexpr uint64_t kSize = 600;
 
-ClusterOptions Options(bool merge, int workers = 1) {
+ClusterOptions Options(bool merge, int workers = 1, Compression compression = Compression::kNone) {
   ClusterOptions o;
   o.num_servers = 2;
   o.num_workers = workers;
@@ -30,6 +30,7 @@ ClusterOptions Options(bool merge, int workers = 1) {
   w.updater.name = "sgd";
   w.updater.learning_rate = 1.0f;
   w.merge_pushes = merge;
+  w.compression = compression;
   o.job.tables.push_back(w);
   o.worker.log_level = LogLevel::kOff;
   o.server.log_level = LogLevel::kOff;
@@ -44,9 +45,10 @@ uint64_t PushMessages(LocalCluster& cluster) {
 }
 
 // `pushes` asynchronous pushes of ones from each worker, then the sum checked exactly.
-void PushOnesAndCheck(bool merge, int workers, int pushes) {
+void PushOnesAndCheck(bool merge, int workers, int pushes,
+                      Compression compression = Compression::kNone) {
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
-      LocalCluster::Create(Options(merge, workers));
+      LocalCluster::Create(Options(merge, workers, compression));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   EXPECT_EQ((*cluster)->worker(0).table("w")->merge_pushes, merge);
   const Buffer ones = Buffer::CopyOf(std::vector<float>(kSize, 1.0f));
@@ -86,8 +88,55 @@ TEST(MergePushesTest, ManyAsynchronousPushesAddUpExactlyInFewerMessages) {
   PushOnesAndCheck(/*merge=*/true, /*workers=*/2, /*pushes=*/300);
 }
 
+// fp16 carries the sums of ones exactly: merged pushes are encoded as they leave.
+TEST(MergePushesTest, CompressedPushesMergeAndAddUpExactly) {
+  PushOnesAndCheck(/*merge=*/true, /*workers=*/2, /*pushes=*/300, Compression::kFp16);
+}
+
 TEST(MergePushesTest, WithoutMergingEveryPushIsAMessage) {
   PushOnesAndCheck(/*merge=*/false, /*workers=*/1, /*pushes=*/100);
+}
+
+// Sparse: many asynchronous pushes of overlapping keys over two shards add up exactly, in
+// fewer messages than pushes (the control: without merging, one per push and shard).
+TEST(MergePushesTest, SparsePushesOfOverlappingKeysAddUpExactly) {
+  uint64_t unmerged_messages = 0;  // the control's: one per push and shard it touches
+  for (const bool merge : {false, true}) {
+    SCOPED_TRACE(merge ? "merging" : "the control");
+    ClusterOptions o = Options(merge);
+    TableSpec e = TableSpec::Sparse("e", 2, Initializer::Zeros(), {"sgd", 1.0f});
+    e.merge_pushes = merge;
+    o.job.tables = {e};
+    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    Worker& worker = (*cluster)->worker(0);
+    // Push i: keys i % 7 .. i % 7 + 3, each row ones.
+    constexpr int kPushes = 200;
+    std::vector<Request> requests;
+    std::vector<float> expect(12, 0.0f);  // keys 0..9, rows of 2: -pushes of each key
+    for (int i = 0; i < kPushes; ++i) {
+      std::vector<uint64_t> keys;
+      for (uint64_t k = static_cast<uint64_t>(i % 7); k < static_cast<uint64_t>(i % 7 + 4); ++k) {
+        keys.push_back(k);
+        expect[k] -= 1.0f;
+      }
+      requests.push_back(worker.PushSparseAsync("e", keys, std::vector<float>(8, 1.0f)));
+    }
+    for (const Request& r : requests) ASSERT_TRUE(r.Wait().ok());
+    std::vector<uint64_t> all(10);
+    for (uint64_t k = 0; k < 10; ++k) all[k] = k;
+    std::vector<float> rows(20);
+    ASSERT_TRUE(worker.PullSparse("e", all, rows).ok());
+    for (uint64_t k = 0; k < 10; ++k) ASSERT_EQ(rows[2 * k + 1], expect[k]) << "key " << k;
+    const uint64_t merged = worker.stats().pushes_merged;
+    if (!merge) {
+      EXPECT_EQ(merged, 0u);
+      unmerged_messages = PushMessages(**cluster);
+      continue;
+    }
+    EXPECT_GT(merged, 0u);
+    EXPECT_EQ(PushMessages(**cluster), unmerged_messages - merged);
+  }
 }
 
 // A pull issued after pushes waits behind them: merging never lets it overtake one.

@@ -188,17 +188,17 @@ TEST(ValidateJobConfigTest, RefusesACompressionThatNamesNothing) {
   ExpectInvalid(ValidateJobConfig(job), "unknown compression 4");
 }
 
-TEST(ValidateJobConfigTest, MergesPushesOfDenseUncompressedTablesOnly) {
+TEST(ValidateJobConfigTest, MergesPushesOfEveryKindOfTable) {
   JobConfig job = ValidJob();
   job.tables[0].merge_pushes = true;
   EXPECT_TRUE(ValidateJobConfig(job).ok());
   job.tables[0].compression = Compression::kBf16;
-  ExpectInvalid(ValidateJobConfig(job), "table 'w': merge_pushes applies to dense tables",
-                "without compression");
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
   job.tables[0] = TableSpec::Sparse("w", 8);
   job.tables[0].merge_pushes = true;
-  ExpectInvalid(ValidateJobConfig(job), "table 'w': merge_pushes applies to dense tables",
-                "a sparse push already sums its repeated keys");
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
+  job.tables[0].compression = Compression::kInt8;
+  EXPECT_TRUE(ValidateJobConfig(job).ok());
 }
 
 TEST(ValidateJobConfigTest, CachesReadsWithinItsLimits) {

@@ -6,6 +6,7 @@
 
 #include "worker/push_merger.h"
 
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -94,6 +95,49 @@ TEST_F(PushMergerTest, SumsPushesToOneRangeIntoTheFirstOnesMessage) {
     EXPECT_TRUE(s->done());
     EXPECT_TRUE(s->Wait(absl::InfiniteFuture()).ok());
   }
+}
+
+// A sparse push of `keys` with rows of `width` values (row i: `rows[i]` repeated).
+std::pair<Part, Message> PushRows(int shard, std::vector<uint64_t> keys, std::vector<float> rows,
+                                  uint32_t width, uint32_t table = 3) {
+  static uint64_t next_id = 1000;
+  Message m;
+  m.header.set_kind(wire::PUSH_SPARSE);
+  m.header.set_request_id(next_id++);
+  m.header.set_table(table);
+  m.header.set_length(keys.size());
+  Buffer k = Buffer::Allocate(keys.size() * 2);
+  std::memcpy(k.data(), keys.data(), keys.size() * sizeof(uint64_t));
+  m.payloads.push_back(std::move(k));
+  std::vector<float> values;
+  for (float r : rows) values.insert(values.end(), width, r);
+  m.payloads.push_back(Buffer::CopyOf(values));
+  Part part{
+      std::make_shared<RequestState>(RequestLabel{"sparse push", "e"}, absl::InfiniteFuture(), 1),
+      shard, keys.size() * width};
+  part.bytes = keys.size() * 8 + values.size() * 4;
+  return {std::move(part), std::move(m)};
+}
+
+TEST_F(PushMergerTest, SumsSparsePushesOfOneTableIntoOneMessagePerShard) {
+  Hold(PushRows(0, {5, 9}, {1, 2}, /*width=*/2));
+  Hold(PushRows(0, {9, 4}, {10, 3}, 2));
+  Hold(PushRows(1, {7}, {1}, 2));  // another shard: its own message
+  EXPECT_EQ(merger_.merged(), 1u);
+  merger_.ReleaseAll(Collect());
+  ASSERT_EQ(sent_.size(), 2u);
+  const Message& m = sent_[0].message;
+  EXPECT_EQ(m.header.kind(), wire::PUSH_SPARSE);
+  EXPECT_EQ(m.header.length(), 3u);
+  std::vector<uint64_t> keys(3);
+  std::memcpy(keys.data(), m.payloads[0].data(), 3 * sizeof(uint64_t));
+  EXPECT_THAT(keys, ElementsAre(5, 9, 4));
+  EXPECT_THAT(std::vector<float>(m.payloads[1].data(), m.payloads[1].data() + 6),
+              ElementsAre(1, 1, 12, 12, 3, 3));
+  EXPECT_EQ(sent_[0].part.length, 6u) << "the rows it carries";
+  EXPECT_EQ(sent_[0].part.bytes, 3u * 8 + 6 * 4);
+  EXPECT_EQ(sent_[0].part.merged.size(), 1u);
+  EXPECT_EQ(sent_[1].message.header.length(), 1u) << "a lone push leaves as it came";
 }
 
 TEST_F(PushMergerTest, ALoneWaitingPushLeavesAsItCame) {
