@@ -230,7 +230,7 @@ struct TableSpec {
   // anything else goes to its shard (docs/performance.md, "Write-back"). The push's request
   // completes as it is held; a held push the servers refuse ends the worker. 1 sums the
   // pushes of one clock; N > 1 also lags the clock the worker reports by up to N - 1, which
-  // every table's gate must allow (N <= s + 1). Not with compression or eager pull. 0 (the
+  // every table's gate must allow (N <= s + 1). Not under eager pull. 0 (the
   // default): every push is sent as it is issued.
   uint32_t write_back_clocks = 0;
 
