@@ -20,7 +20,8 @@ SimReadCache::SimReadCache(const policy::PolicySpec& spec, int num_workers, uint
 
 bool SimReadCache::WritesThrough(const policy::PolicySpec& spec) {
   return spec.aggregation.kind == policy::AggregationSpec::Kind::kImmediate &&
-         spec.weighting.kind == policy::WeightingSpec::Kind::kConstant;
+         spec.weighting.kind == policy::WeightingSpec::Kind::kConstant &&
+         spec.straggler.kind == policy::StragglerSpec::Kind::kNone;
 }
 
 void SimReadCache::Served(WorkerId w, Tick clock, const Eigen::Ref<const Eigen::VectorXf>& params,

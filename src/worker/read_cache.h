@@ -70,9 +70,11 @@ class ReadCache {
 
   std::size_t size() const { return copies_.size(); }
 
-  // Whether the servers apply a push to `table` under `policy` (its effective spec) as
-  // w -= lr(t) * g: the updater "sgd" without parameters, constant weighting and immediate
-  // aggregation (a compressed table's pushes reach the cache raw: TableEntry).
+  // Whether the servers apply a push to `table` under `policy` (its effective spec; the
+  // caller checks the job's straggler policy, which a table's own spec cannot name) as
+  // w -= lr(t) * g: the updater "sgd" without parameters, constant weighting, immediate
+  // aggregation and no straggler policy, which may drop or down-weight a push (a compressed
+  // table's pushes reach the cache raw: TableEntry).
   static bool WritesThrough(const TableSpec& table, std::string_view policy);
 
  private:

@@ -15,6 +15,7 @@
 #include "kairos/job.h"
 #include "kairos/status.h"
 #include "policy/optimizer_spec.h"
+#include "policy/policy.h"
 #include "wire/convert.h"
 #include "wire/start_nodes.h"
 
@@ -482,6 +483,11 @@ void WorkerNode::HandleStart(const wire::Start& start) {
   merges_pushes_.assign(job_.tables.size(), false);
   table_by_id_.clear();
   write_back_clocks_.assign(job_.tables.size(), 0);
+  // The job's straggler policy (which a table's own spec cannot name) may drop or
+  // down-weight a push: no cache then holds the worker's pushes as written.
+  const absl::StatusOr<policy::PolicySpec> job_spec = policy::ParsePolicySpec(job_.policy);
+  const bool straggler_acts =
+      !job_spec.ok() || job_spec->straggler.kind != policy::StragglerSpec::Kind::kNone;
   clock_posted_ = clock_reported_ = start_clock_;
   for (uint32_t id = 0; id < job_.tables.size(); ++id) {
     const TableSpec& ts = job_.tables[id];
@@ -497,14 +503,15 @@ void WorkerNode::HandleStart(const wire::Start& start) {
       const std::string& policy = ts.policy.empty() ? job_.policy : ts.policy;
       const policy::CacheBound bound{ts.cache_clocks, policy::GateStaleness(policy)};
       absl::StatusOr<policy::ScheduleSpec> schedule = policy::ParseSchedule(ts.updater.schedule);
+      const bool through = schedule.ok() && !straggler_acts;
       if (ts.sparse()) {
         rows_.SetTable(id, ts.row_width, ts.cache_rows, bound);
-        if (RowCache::WritesThrough(ts, policy) && schedule.ok()) {
+        if (through && RowCache::WritesThrough(ts, policy)) {
           rows_.SetWriteThrough(id, ts.updater.learning_rate, *schedule);
         }
       } else {
         cache_.SetBound(id, bound);
-        if (ReadCache::WritesThrough(ts, policy) && schedule.ok()) {
+        if (through && ReadCache::WritesThrough(ts, policy)) {
           cache_.SetWriteThrough(id, ts.updater.learning_rate, *schedule);
         }
       }

@@ -17,6 +17,19 @@
 
 namespace kairos::internal {
 
+namespace {
+
+std::span<const uint64_t> KeysOf(const Buffer& keys) { return SummedRows::KeysOf(keys); }
+
+// A push the servers refuse (or skip) under any non-finite policy goes into no copy and no
+// sum: it fails, or is skipped, alone.
+bool AllFinite(const Buffer& values) {
+  return std::all_of(values.data(), values.data() + values.size(),
+                     [](float v) { return std::isfinite(v); });
+}
+
+}  // namespace
+
 bool WorkerNode::ThroughCache(Part& part, Message& message) {
   const wire::Header& h = message.header;
   if (rows_.Caches(h.table())) return ThroughRowCache(part, message);
@@ -29,7 +42,8 @@ bool WorkerNode::ThroughCache(Part& part, Message& message) {
     cache_.SetLearningRate(h.table(), h.learning_rate());
     return false;
   }
-  if (h.kind() == wire::PUSH && h.encoding() == 0 && message.payloads.size() == 1) {
+  if (h.kind() == wire::PUSH && h.encoding() == 0 && message.payloads.size() == 1 &&
+      AllFinite(message.payloads[0])) {
     cache_.Push(RangeKey::Of(h), message.payloads[0].span(), h.clock());
     return false;
   }
@@ -48,19 +62,14 @@ bool WorkerNode::ThroughCache(Part& part, Message& message) {
   return false;
 }
 
-namespace {
-
-std::span<const uint64_t> KeysOf(const Buffer& keys) { return SummedRows::KeysOf(keys); }
-
-}  // namespace
-
 bool WorkerNode::ThroughRowCache(Part& part, Message& message) {
   wire::Header& h = message.header;
   if (h.kind() == wire::SET_LEARNING_RATE) {
     rows_.SetLearningRate(h.table(), h.learning_rate());
     return false;
   }
-  if (h.kind() == wire::PUSH_SPARSE && h.encoding() == 0 && message.payloads.size() == 2) {
+  if (h.kind() == wire::PUSH_SPARSE && h.encoding() == 0 && message.payloads.size() == 2 &&
+      AllFinite(message.payloads[1])) {
     rows_.Push(h.table(), KeysOf(message.payloads[0]), message.payloads[1].span(), h.clock());
     return false;
   }
@@ -160,13 +169,7 @@ bool WorkerNode::HoldBack(Part& part, const Message& message) {
       write_back_clocks_[table] == 0 || !WriteBack::Holdable(part, message)) {
     return false;
   }
-  // A push the servers would refuse is sent as it is, to fail (or be skipped) alone rather
-  // than with the pushes it would be summed with.
-  const Buffer& values = message.payloads.back();
-  if (!std::all_of(values.data(), values.data() + values.size(),
-                   [](float v) { return std::isfinite(v); })) {
-    return false;
-  }
+  if (!AllFinite(message.payloads.back())) return false;
   const uint64_t summed = write_back_->summed();
   const int64_t due = message.header.clock() + write_back_clocks_[table];
   if (!write_back_->Hold(part.shard, message, due)) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "worker/push_merger.h"
+
 namespace kairos::internal {
 namespace {
 
@@ -14,21 +16,7 @@ std::tuple<uint32_t, uint64_t, uint64_t> Key(const RangeKey& r) {
 }  // namespace
 
 bool WriteBack::Holdable(const Part& part, const Message& message) {
-  const wire::Header& h = message.header;
-  if (part.shard < 0 || part.reads || part.eager != nullptr || h.pull_after() ||
-      h.encoding() != 0) {
-    return false;
-  }
-  if (h.kind() == wire::PUSH) {
-    return message.payloads.size() == 1 && message.payloads[0].size() == h.length();
-  }
-  if (h.kind() == wire::PUSH_SPARSE) {
-    // The keys (uint64 in floats' storage), then length x width rows.
-    return message.payloads.size() == 2 && h.length() > 0 &&
-           message.payloads[0].size() == h.length() * 2 &&
-           message.payloads[1].size() % h.length() == 0 && message.payloads[1].size() > 0;
-  }
-  return false;
+  return PushMerger::Mergeable(part, message);  // the same plain pushes
 }
 
 bool WriteBack::Hold(int shard, const Message& push, int64_t due) {

@@ -89,6 +89,25 @@ TEST(WriteBackTest, UnderSspNoReadIsStalerThanTheBound) {
   }
 }
 
+// 40 clocks of one worker: it pulls "w" (every read must hold exactly its own pushes
+// before it), with `other` a table pulled and pushed as well, pushes ones to "w" and ends
+// the clock; then it finishes, which sends what is held.
+void RunOneWorkerAndCheckItsReads(Worker& worker, const std::string& other = "") {
+  const std::vector<float> ones(kSize, 1.0f);
+  std::vector<float> w(kSize);
+  for (int64_t c = 0; c < 40; ++c) {
+    ASSERT_TRUE(worker.Pull("w", w).ok());
+    ASSERT_EQ(w[0], -static_cast<float>(c)) << "clock " << c;
+    if (!other.empty()) {
+      ASSERT_TRUE(worker.Pull(other, w).ok());
+      ASSERT_TRUE(worker.Push(other, ones).ok());
+    }
+    ASSERT_TRUE(worker.Push("w", ones).ok());
+    ASSERT_TRUE(worker.AdvanceClock().ok());
+  }
+  ASSERT_TRUE(worker.Shutdown().ok());
+}
+
 // One worker, asp, write_back_clocks 3 and cache_clocks 3: the copy read at 4k answers the
 // reads up to 4k + 3 with the worker's pushes written through (each read exact); the pushes
 // of 4k..4k+2 leave together when the worker reports clock 4k + 3, the push of 4k + 3 just
@@ -103,15 +122,7 @@ TEST(WriteBackTest, WithTheCacheSeveralClocksLeaveAsOneAndReadsStayExact) {
     absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     Worker& worker = (*cluster)->worker(0);
-    const std::vector<float> ones(kSize, 1.0f);
-    std::vector<float> w(kSize);
-    for (int64_t c = 0; c < 40; ++c) {
-      ASSERT_TRUE(worker.Pull("w", w).ok());
-      ASSERT_EQ(w[0], -static_cast<float>(c)) << "clock " << c;
-      ASSERT_TRUE(worker.Push("w", ones).ok());
-      ASSERT_TRUE(worker.AdvanceClock().ok());
-    }
-    ASSERT_TRUE(worker.Shutdown().ok());  // sends the held push of clock 39
+    RunOneWorkerAndCheckItsReads(worker);
     EXPECT_EQ((*cluster)->server_stats(0).pulls, 10u);
     EXPECT_EQ((*cluster)->server_stats(0).pushes, 20u);
     EXPECT_EQ(worker.stats().pushes_merged, 20u);
@@ -128,35 +139,29 @@ TEST(WriteBackTest, AnotherTablesRequestsLeaveTheSumsHeld) {
   options.job.tables.push_back(c);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  Worker& worker = (*cluster)->worker(0);
-  const std::vector<float> ones(kSize, 1.0f);
-  std::vector<float> w(kSize);
-  for (int64_t c = 0; c < 40; ++c) {
-    ASSERT_TRUE(worker.Pull("w", w).ok());
-    ASSERT_EQ(w[0], -static_cast<float>(c)) << "clock " << c;
-    ASSERT_TRUE(worker.Pull("c", w).ok());
-    ASSERT_TRUE(worker.Push("c", ones).ok());
-    ASSERT_TRUE(worker.Push("w", ones).ok());
-    ASSERT_TRUE(worker.AdvanceClock().ok());
-  }
-  ASSERT_TRUE(worker.Shutdown().ok());
+  RunOneWorkerAndCheckItsReads((*cluster)->worker(0), /*other=*/"c");
   EXPECT_EQ((*cluster)->server_stats(0).pushes, 20u + 40u) << "w's as with w alone, c's all";
 }
 
-// A push of non-finite values is not held: it fails alone, as without write-back.
+// A push of non-finite values is neither held nor written into the cache's copy: it fails
+// alone, as without either.
 TEST(WriteBackTest, ANonFinitePushFailsAlone) {
   const std::vector<float> bad(kSize, std::numeric_limits<float>::quiet_NaN());
   for (const uint32_t write_back : {0u, 1u}) {
-    SCOPED_TRACE(absl::StrCat("write_back_clocks ", write_back));
-    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
-        LocalCluster::Create(Options("asp", write_back, 1));
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    Worker& worker = (*cluster)->worker(0);
-    ASSERT_TRUE(worker.Push("w", std::vector<float>(kSize, 1.0f)).ok());
-    EXPECT_FALSE(worker.Push("w", bad).ok());
-    std::vector<float> w(kSize);
-    ASSERT_TRUE(worker.Pull("w", w).ok()) << "the worker goes on";
-    EXPECT_EQ(w[0], -1.0f) << "the good push is kept";
+    for (const uint32_t cache_clocks : {0u, 5u}) {
+      SCOPED_TRACE(absl::StrCat("write_back_clocks ", write_back, ", cache ", cache_clocks));
+      absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+          LocalCluster::Create(Options("asp", write_back, 1, cache_clocks));
+      ASSERT_TRUE(cluster.ok()) << cluster.status();
+      Worker& worker = (*cluster)->worker(0);
+      std::vector<float> w(kSize);
+      ASSERT_TRUE(worker.Pull("w", w).ok());  // the copy, with the cache
+      ASSERT_TRUE(worker.Push("w", std::vector<float>(kSize, 1.0f)).ok());
+      EXPECT_FALSE(worker.Push("w", bad).ok());
+      ASSERT_TRUE(worker.Pull("w", w).ok()) << "the worker goes on";
+      EXPECT_EQ(w[0], -1.0f) << "the good push is kept, the bad one nowhere";
+      EXPECT_EQ(worker.stats().reads_cached, cache_clocks > 0 ? 1u : 0u);
+    }
   }
 }
 

@@ -120,6 +120,7 @@ TEST(ReadCacheTest, WritesThroughWhereTheServersApplyExactlyLrTimesTheGradient) 
   EXPECT_TRUE(ReadCache::WritesThrough(t, "ssp:s=3"));
   EXPECT_FALSE(ReadCache::WritesThrough(t, "bsp")) << "a round's mean";
   EXPECT_FALSE(ReadCache::WritesThrough(t, "asp+weight=staleness"));
+  EXPECT_FALSE(ReadCache::WritesThrough(t, "saps")) << "it may drop a push";
   EXPECT_FALSE(ReadCache::WritesThrough(t, "not a policy"));
   t.updater.name = "adam";
   EXPECT_FALSE(ReadCache::WritesThrough(t, "asp"));
