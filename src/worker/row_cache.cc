@@ -57,8 +57,10 @@ void RowCache::Count(Table& t, uint64_t key) {
 }
 
 uint32_t RowCache::Frequency(uint32_t table, uint64_t key) const {
-  if (!Caches(table)) return 0;
-  const Table& t = tables_[table];
+  return Caches(table) ? Estimate(tables_[table], key) : 0;
+}
+
+uint32_t RowCache::Estimate(const Table& t, uint64_t key) {
   const uint64_t columns = t.mask + 1;
   uint32_t f = 255;
   for (int r = 0; r < kDepth; ++r) {
@@ -96,17 +98,16 @@ int64_t RowCache::SlotFor(Table& t, uint64_t key) {
   uint32_t victim = 0;
   uint32_t lowest = UINT32_MAX;
   const uint64_t n = t.slots.size();
-  const uint32_t table = static_cast<uint32_t>(&t - tables_.data());
   for (int k = 0; k < kSample && k < static_cast<int>(n); ++k) {
     const auto slot = static_cast<uint32_t>((t.sample_at + k) % n);
-    const uint32_t f = Frequency(table, t.slots[slot].key);
+    const uint32_t f = Estimate(t, t.slots[slot].key);
     if (f < lowest) {
       lowest = f;
       victim = slot;
     }
   }
   t.sample_at = (t.sample_at + kSample) % n;
-  if (Frequency(table, key) <= lowest) return -1;
+  if (Estimate(t, key) <= lowest) return -1;
   const Slot& old = t.slots[victim];
   t.slot_of.erase(old.key);
   // A reply in flight for the evicted key must still not be kept if it misses that push.

@@ -116,6 +116,8 @@ class RowCache {
   };
 
   void Count(Table& t, uint64_t key);
+  // The sketch's count of `key` in `t` (the least of its kDepth counters).
+  static uint32_t Estimate(const Table& t, uint64_t key);
   // The slot a fetched row of `key` goes into, or -1 (not hot enough).
   int64_t SlotFor(Table& t, uint64_t key);
   float* RowOf(Table& t, uint32_t slot) { return t.values.data() + uint64_t{slot} * t.width; }
