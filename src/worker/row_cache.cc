@@ -94,6 +94,9 @@ int64_t RowCache::SlotFor(Table& t, uint64_t key) {
     t.values.resize(t.slots.size() * t.width);
     return static_cast<int64_t>(t.slots.size() - 1);
   }
+  // A key asked for once (most of a power law's tail) replaces nothing: no sampling.
+  const uint32_t frequency = Estimate(t, key);
+  if (frequency <= 1) return -1;
   // The least frequent of kSample cached rows, taken in turn around the slots.
   uint32_t victim = 0;
   uint32_t lowest = UINT32_MAX;
@@ -107,7 +110,7 @@ int64_t RowCache::SlotFor(Table& t, uint64_t key) {
     }
   }
   t.sample_at = (t.sample_at + kSample) % n;
-  if (Estimate(t, key) <= lowest) return -1;
+  if (frequency <= lowest) return -1;
   const Slot& old = t.slots[victim];
   t.slot_of.erase(old.key);
   // A reply in flight for the evicted key must still not be kept if it misses that push.

@@ -10,9 +10,9 @@
 // ones: every key a pull asks for is counted in a frequency sketch (a count-min sketch: 4
 // rows of one-byte counters, each row 4 x cache_rows rounded up to a power of two, all
 // halved every 8 x cache_rows counts so that the counts follow a drifting hot set); a
-// fetched row goes into a free slot, else it replaces the least frequent of 8 sampled cached
-// rows if it is more frequent than that row (TinyLFU's admission: one-off keys do not push
-// hot rows out).
+// fetched row goes into a free slot, else, if it was asked for more than once, it replaces
+// the least frequent of 8 sampled cached rows if it is more frequent than that row
+// (TinyLFU's admission: one-off keys do not push hot rows out).
 //
 // This worker's pushes of a cached row go into it as the servers apply them (w -= lr(t) *
 // g) where that is exactly what they do (the dense cache's write-through rule, and every key
