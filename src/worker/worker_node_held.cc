@@ -186,7 +186,8 @@ bool WorkerNode::HoldBack(Part& part, const Message& message) {
 void WorkerNode::SendHeldBefore(int shard, const Message& next) {
   if (!write_back_.has_value() || write_back_->empty()) return;
   const wire::Kind kind = next.header.kind();
-  if (kind == wire::PULL) {
+  if (kind == wire::PULL || (kind == wire::PUSH && next.header.pull_after())) {
+    // A push that asks for its range's values after it reads them too.
     SendHeld(shard, write_back_->TakeFor(shard, RangeKey::Of(next.header)));
   } else if (kind == wire::PULL_SPARSE && !next.payloads.empty()) {
     // The keys it fetches (those the row cache did not answer).
