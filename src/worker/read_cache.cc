@@ -10,30 +10,25 @@ namespace kairos::internal {
 
 void ReadCache::SetBound(uint32_t table, policy::CacheBound bound) {
   if (table >= bounds_.size()) bounds_.resize(table + 1);
-  bounds_[table] = Bound{bound};
+  bounds_[table] = Bound{bound, {}};
 }
 
 void ReadCache::SetWriteThrough(uint32_t table, float learning_rate,
                                 policy::ScheduleSpec schedule) {
-  Bound& b = bounds_[table];
-  b.write_through = true;
-  b.learning_rate = learning_rate;
-  b.schedule = std::move(schedule);
+  bounds_[table].rate = WriteThroughRate{true, learning_rate, std::move(schedule)};
 }
 
 void ReadCache::SetLearningRate(uint32_t table, float learning_rate) {
-  if (table < bounds_.size()) bounds_[table].learning_rate = learning_rate;
+  if (table < bounds_.size()) bounds_[table].rate.learning_rate = learning_rate;
 }
 
 void ReadCache::Push(const Key& key, std::span<const float> gradient, int64_t clock) {
-  if (!Caches(key.table) || !bounds_[key.table].write_through) return;
+  if (!Caches(key.table) || !bounds_[key.table].rate.on) return;
   pushed_[key] = ++events_;
   auto it = copies_.find(key);
   if (it == copies_.end() || it->second.values.size() != gradient.size()) return;
   const Bound& b = bounds_[key.table];
-  // As the sgd updater computes it (float lr, the schedule's factor in double).
-  const float step =
-      static_cast<float>(b.learning_rate * policy::ScheduleFactor(b.schedule, clock));
+  const float step = b.rate.Step(clock);
   Buffer& values = it->second.values;
   // Held here alone: nobody can take another reference meanwhile (this thread owns it).
   Buffer next = values.use_count() == 1 ? values : Buffer::Allocate(gradient.size());

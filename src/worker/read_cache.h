@@ -34,6 +34,19 @@
 
 namespace kairos::internal {
 
+// How a cache writes this worker's pushes through: w -= Step(clock) * g, as the servers'
+// "sgd" updater computes it (the float learning rate times the schedule's factor at the
+// push's clock, in double). Shared by ReadCache and RowCache.
+struct WriteThroughRate {
+  bool on = false;
+  float learning_rate = 0.0f;
+  policy::ScheduleSpec schedule{};
+
+  float Step(int64_t clock) const {
+    return static_cast<float>(learning_rate * policy::ScheduleFactor(schedule, clock));
+  }
+};
+
 class ReadCache {
  public:
   // The range of one pull message.
@@ -80,9 +93,7 @@ class ReadCache {
  private:
   struct Bound {
     policy::CacheBound bound;
-    bool write_through = false;
-    float learning_rate = 0.0f;
-    policy::ScheduleSpec schedule{};
+    WriteThroughRate rate;
   };
   struct Copy {
     Buffer values;

@@ -34,14 +34,11 @@ void RowCache::SetTable(uint32_t table, uint32_t width, uint64_t max_rows,
 }
 
 void RowCache::SetWriteThrough(uint32_t table, float learning_rate, policy::ScheduleSpec schedule) {
-  Table& t = tables_[table];
-  t.write_through = true;
-  t.learning_rate = learning_rate;
-  t.schedule = std::move(schedule);
+  tables_[table].rate = WriteThroughRate{true, learning_rate, std::move(schedule)};
 }
 
 void RowCache::SetLearningRate(uint32_t table, float learning_rate) {
-  if (table < tables_.size()) tables_[table].learning_rate = learning_rate;
+  if (table < tables_.size()) tables_[table].rate.learning_rate = learning_rate;
 }
 
 void RowCache::Count(Table& t, uint64_t key) {
@@ -151,11 +148,9 @@ void RowCache::Push(uint32_t table, std::span<const uint64_t> keys, std::span<co
                     int64_t clock) {
   if (!Caches(table)) return;
   Table& t = tables_[table];
-  if (!t.write_through) return;
+  if (!t.rate.on) return;
   const uint64_t event = ++events_;
-  // As the sgd updater computes it (float lr, the schedule's factor in double).
-  const float step =
-      static_cast<float>(t.learning_rate * policy::ScheduleFactor(t.schedule, clock));
+  const float step = t.rate.Step(clock);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     auto it = t.slot_of.find(keys[i]);
     if (it == t.slot_of.end()) {

@@ -34,6 +34,7 @@
 #include "kairos/table.h"
 #include "policy/cache_bound.h"
 #include "policy/optimizer_spec.h"
+#include "worker/read_cache.h"
 
 namespace kairos::internal {
 
@@ -97,9 +98,7 @@ class RowCache {
     uint32_t width = 0;
     uint64_t max_rows = 0;
     policy::CacheBound bound;
-    bool write_through = false;
-    float learning_rate = 0.0f;
-    policy::ScheduleSpec schedule{};
+    WriteThroughRate rate;
     absl::flat_hash_map<uint64_t, uint32_t> slot_of;  // key -> slot
     std::vector<Slot> slots;
     std::vector<float> values;  // slots.size() x width
