@@ -226,8 +226,8 @@ struct TableSpec {
   uint64_t cache_rows = 0;
   // A worker holds this table's pushes back and sums them per range (dense) or key
   // (sparse), sending a push's sum at the latest when its clock is `write_back_clocks`
-  // behind the worker's, before a pull of its range goes to the servers, and before
-  // anything else goes to its shard (docs/performance.md, "Write-back"). The push's request
+  // behind the worker's, before a pull of its range goes to the servers, and before an
+  // assign of its table or the finish (docs/performance.md, "Write-back"). The push's request
   // completes as it is held; a held push the servers refuse ends the worker. 1 sums the
   // pushes of one clock; N > 1 also lags the clock the worker reports by up to N - 1, which
   // every table's gate must allow (N <= s + 1). Not under eager pull. 0 (the
