@@ -6,6 +6,12 @@
 
 namespace kairos::policy {
 
+bool AppliesPushesAsIssued(const PolicySpec& spec) {
+  return spec.aggregation.kind == AggregationSpec::Kind::kImmediate &&
+         spec.weighting.kind == WeightingSpec::Kind::kConstant &&
+         spec.straggler.kind == StragglerSpec::Kind::kNone;
+}
+
 Tick GateStaleness(const PolicySpec& spec) {
   switch (spec.gate.kind) {
     case GateSpec::Kind::kSsp:

@@ -40,6 +40,12 @@ struct CacheBound {
   }
 };
 
+// Whether the servers apply each push under `spec` as it came, w -= lr(t) * g with no
+// scale: immediate aggregation, constant weighting and no straggler policy (which may drop
+// or down-weight a push). Where it holds, a worker's copy may take its own pushes as the
+// servers do (write-through; the updater must be plain sgd too, which the caller checks).
+bool AppliesPushesAsIssued(const PolicySpec& spec);
+
 // The staleness bound of a parsed policy's gate (SSP's s, BSP's 0, DSSP's s_L, PSP's s,
 // kUnbounded under ASP); 0 for a registered gate kairos does not know, whose reads a copy
 // answers only at the clock they were read.

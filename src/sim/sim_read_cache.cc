@@ -13,16 +13,10 @@ using policy::WorkerId;
 SimReadCache::SimReadCache(const policy::PolicySpec& spec, int num_workers, uint32_t cache_clocks,
                            float learning_rate, bool log)
     : bound_{.cache_clocks = cache_clocks, .staleness = policy::GateStaleness(spec)},
-      write_through_(cache_clocks > 0 && WritesThrough(spec)),
+      write_through_(cache_clocks > 0 && policy::AppliesPushesAsIssued(spec)),
       learning_rate_(learning_rate),
       log_(log),
       copies_(static_cast<size_t>(num_workers)) {}
-
-bool SimReadCache::WritesThrough(const policy::PolicySpec& spec) {
-  return spec.aggregation.kind == policy::AggregationSpec::Kind::kImmediate &&
-         spec.weighting.kind == policy::WeightingSpec::Kind::kConstant &&
-         spec.straggler.kind == policy::StragglerSpec::Kind::kNone;
-}
 
 void SimReadCache::Served(WorkerId w, Tick clock, const Eigen::Ref<const Eigen::VectorXf>& params,
                           Tick min_clock, const std::vector<int64_t>& pushes) {

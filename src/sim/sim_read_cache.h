@@ -6,8 +6,8 @@
 // read's clock and the smallest clock of an active worker when the server served it, which
 // answers a later read of the worker when policy::CacheBound says it may. The worker's own
 // pushes go into its copy (copy -= learning_rate * g) where the server applies them as
-// exactly that (constant weighting, immediate aggregation: ReadCache::WritesThrough's rule
-// for the simulator's sgd updater); otherwise the copy lacks them. It also keeps the
+// exactly that (policy::AppliesPushesAsIssued: the simulator's updater is sgd); otherwise
+// the copy lacks them. It also keeps the
 // per-read log (SimOptions::read_log).
 //
 // Thread-safety: none; one simulation owns it.
@@ -63,10 +63,6 @@ class SimReadCache {
   std::vector<SimRead> TakeLog(policy::WorkerId w) {
     return std::move(copies_[static_cast<size_t>(w)].log);
   }
-
-  // Whether the server applies a push under `spec` as exactly w -= learning_rate * g:
-  // constant weighting and immediate aggregation (the simulator's updater is sgd).
-  static bool WritesThrough(const policy::PolicySpec& spec);
 
  private:
   struct Copy {

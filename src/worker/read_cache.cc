@@ -60,10 +60,7 @@ void ReadCache::Forget(uint32_t table) {
 
 bool ReadCache::WritesThrough(const TableSpec& table, std::string_view policy) {
   absl::StatusOr<policy::PolicySpec> spec = policy::ParsePolicySpec(policy);
-  return spec.ok() && table.updater.name == "sgd" &&
-         spec->straggler.kind == policy::StragglerSpec::Kind::kNone &&
-         spec->aggregation.kind == policy::AggregationSpec::Kind::kImmediate &&
-         spec->weighting.kind == policy::WeightingSpec::Kind::kConstant;
+  return spec.ok() && table.updater.name == "sgd" && policy::AppliesPushesAsIssued(*spec);
 }
 
 }  // namespace kairos::internal

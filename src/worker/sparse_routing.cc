@@ -9,6 +9,12 @@
 
 namespace kairos::internal {
 
+Buffer KeysPayload(std::span<const uint64_t> keys) {
+  Buffer out = Buffer::Allocate(keys.size() * sizeof(uint64_t) / sizeof(float));
+  std::memcpy(out.data(), keys.data(), keys.size() * sizeof(uint64_t));
+  return out;
+}
+
 SparsePlan PlanSparse(std::span<const uint64_t> keys, int num_shards) {
   // Distinct keys in first-seen order, and each caller key's distinct index.
   absl::flat_hash_map<uint64_t, uint32_t> seen;
@@ -69,10 +75,7 @@ Batch RouteSparse(wire::Kind kind, uint32_t table, uint32_t width, const SparseP
     m.header.set_table(table);
     m.header.set_length(g.count);
     m.header.set_clock(stamp.clock);
-    // The keys as little-endian uint64 (this is a little-endian build, as the floats are).
-    Buffer keys = Buffer::Allocate(g.count * sizeof(uint64_t) / sizeof(float));
-    std::memcpy(keys.data(), plan.distinct.data() + g.first, g.count * sizeof(uint64_t));
-    m.payloads.push_back(std::move(keys));
+    m.payloads.push_back(KeysPayload(std::span(plan.distinct).subspan(g.first, g.count)));
     const uint64_t values = g.count * width;
     Part part{state, g.shard, values};
     part.bytes = g.count * sizeof(uint64_t) + values * sizeof(float);

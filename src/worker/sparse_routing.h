@@ -31,6 +31,14 @@ struct SparsePlan {
   std::vector<Group> groups;       // by shard, only shards with keys
 };
 
+// A PUSH_SPARSE's or PULL_SPARSE's keys payload: the keys as little-endian uint64 in a
+// Buffer's float storage (this is a little-endian build, as the floats are), and back.
+Buffer KeysPayload(std::span<const uint64_t> keys);
+inline std::span<const uint64_t> KeysOf(const Buffer& payload) {
+  return {reinterpret_cast<const uint64_t*>(payload.data()),
+          payload.size() * sizeof(float) / sizeof(uint64_t)};
+}
+
 // REQUIRES: num_shards > 0; keys.size() < 2^32.
 SparsePlan PlanSparse(std::span<const uint64_t> keys, int num_shards);
 

@@ -3,7 +3,8 @@
 #include "worker/summed_rows.h"
 
 #include <algorithm>
-#include <cstring>
+
+#include "worker/sparse_routing.h"
 
 namespace kairos::internal {
 
@@ -47,11 +48,7 @@ SummedRows SummedRows::Take(std::span<const uint64_t> keys) {
   return taken;
 }
 
-Buffer SummedRows::KeysPayload() const {
-  Buffer keys = Buffer::Allocate(keys_.size() * sizeof(uint64_t) / sizeof(float));
-  std::memcpy(keys.data(), keys_.data(), keys_.size() * sizeof(uint64_t));
-  return keys;
-}
+Buffer SummedRows::KeysPayload() const { return internal::KeysPayload(keys_); }
 
 Buffer SummedRows::RowsPayload() const { return Buffer::CopyOf(values_); }
 

@@ -38,11 +38,6 @@ class SummedRows {
   Buffer KeysPayload() const;
   Buffer RowsPayload() const;
 
-  // A PUSH_SPARSE payload's keys.
-  static std::span<const uint64_t> KeysOf(const Buffer& keys) {
-    return {reinterpret_cast<const uint64_t*>(keys.data()), keys.size() * sizeof(float) / 8};
-  }
-
  private:
   uint32_t width_;
   absl::flat_hash_map<uint64_t, uint32_t> row_of_;  // key -> index into keys_

@@ -13,13 +13,12 @@
 #include "absl/strings/str_format.h"
 #include "kairos/status.h"
 #include "wire/convert.h"
+#include "worker/sparse_routing.h"
 #include "worker/worker_node.h"
 
 namespace kairos::internal {
 
 namespace {
-
-std::span<const uint64_t> KeysOf(const Buffer& keys) { return SummedRows::KeysOf(keys); }
 
 // A push the servers refuse (or skip) under any non-finite policy goes into no copy and no
 // sum: it fails, or is skipped, alone.
@@ -92,10 +91,9 @@ bool WorkerNode::ThroughRowCache(Part& part, Message& message) {
   sent->width = static_cast<uint32_t>(part.length / keys.size());
   if (served > 0) {
     // Only the rows the cache lacks travel.
-    Buffer fetched = Buffer::Allocate(found.missing.size() * sizeof(uint64_t) / sizeof(float));
-    auto* to = reinterpret_cast<uint64_t*>(fetched.data());
-    for (std::size_t i = 0; i < found.missing.size(); ++i) to[i] = keys[found.missing[i]];
-    message.payloads[0] = std::move(fetched);
+    std::vector<uint64_t> fetched(found.missing.size());
+    for (std::size_t i = 0; i < fetched.size(); ++i) fetched[i] = keys[found.missing[i]];
+    message.payloads[0] = KeysPayload(fetched);
     h.set_length(found.missing.size());
     part.length = found.missing.size() * sent->width;
     part.bytes = found.missing.size() * sizeof(uint64_t) + part.length * sizeof(float);
@@ -170,7 +168,6 @@ bool WorkerNode::HoldBack(Part& part, const Message& message) {
     return false;
   }
   if (!AllFinite(message.payloads.back())) return false;
-  const uint64_t summed = write_back_->summed();
   const int64_t due = message.header.clock() + write_back_clocks_[table];
   if (!write_back_->Hold(part.shard, message, due)) {
     // Another scale: what the range holds leaves first.
@@ -178,7 +175,7 @@ bool WorkerNode::HoldBack(Part& part, const Message& message) {
     write_back_->Hold(part.shard, message, due);
   }
   // Counted first: the caller, woken by PartDone, may read the count at once.
-  pushes_held_.fetch_add(write_back_->summed() - summed, std::memory_order_relaxed);
+  pushes_held_.store(write_back_->summed(), std::memory_order_relaxed);
   part.state->PartDone(absl::OkStatus());
   return true;
 }
