@@ -20,7 +20,7 @@ namespace kairos {
 
 // The wire protocol version this build speaks; checked at join and on every message.
 // Version 2: workers prove who they are to servers with a credential (docs/wire_format.md).
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 
 // Limits every job is checked against at join, before anything is allocated (a job
 // description is input too: one typo must not take a server down). A server also refuses a

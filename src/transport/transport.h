@@ -13,9 +13,11 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/thread_checker.h"
 #include "kairos/env.h"
 #include "kairos/keys.h"
 #include "kairos/log.h"
@@ -74,6 +76,11 @@ struct TransportOptions {
   // Asked on the I/O thread each time it runs out of work, when idle_spin is positive:
   // false sleeps at once this time (not counted as a spin, nor as a miss). Null: always.
   std::function<bool()> spin_wanted;
+  // Whether small messages sent together to one peer travel as one frame (a BATCH,
+  // wire/message.h): sends on the I/O thread (those of handlers and of the queue's
+  // commands) are handed to ZeroMQ at the end of the loop's round, a peer's small ones in
+  // one frame. Off: each message leaves as it is sent. Ordering per peer is the same.
+  bool batch_messages = true;
   // Latency added to every message sent (NodeOptions::send_delay): positive, MakeTransport
   // wraps the transport in a DelayedTransport (transport/delayed_transport.h). Zero: not
   // wrapped, so the send path is untouched.
@@ -101,12 +108,14 @@ using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& 
 // commands queued, and the wake-ups of the I/O thread (eventfd writes, Stop's included). A
 // command queued while the I/O thread is awake (or spinning: TransportOptions::idle_spin)
 // rides on its current round without a wake-up; the tests of the pipelined paths read them.
-// `spins`: the idle spins begun; `spins_found`: those that found work before their end.
+// `spins`: the idle spins begun; `spins_found`: those that found work before their end;
+// `ran_here`: functions run on their caller's thread instead (Transport::RunHere).
 struct HandOffCounts {
   uint64_t enqueued = 0;
   uint64_t wakes = 0;
   uint64_t spins = 0;
   uint64_t spins_found = 0;
+  uint64_t ran_here = 0;
 };
 
 // What crossed a transport's sockets: whole messages, each counted as its frames' bytes
@@ -151,6 +160,16 @@ class Transport {
   virtual void Send(PeerId to, Message message) = 0;
   // Runs `fn` on the I/O thread.
   virtual void Post(std::function<void()> fn) = 0;
+  // Runs `fn` at once on the calling thread, as the I/O thread's work, when the I/O thread
+  // has none (it waits for messages or commands): the commands queued before run first;
+  // then `fn`; then the messages its sends may have brought to the sockets are received
+  // (their handlers run here too). OnIoThread() is true on this thread meanwhile, and
+  // `role`, when given, is bound to it (ThreadChecker::Bind) and unbound at the end. The
+  // I/O thread runs nothing in the meantime. False, without running `fn`, when the I/O
+  // thread is busy, not running, or on virtual time: the caller Posts `fn` instead. What
+  // it saves: the hand-off of `fn` to the I/O thread (a wake-up of a sleeping thread, or
+  // the spin of one waiting for work). Not supported by default.
+  virtual bool RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) { return false; }
   // Stops the I/O thread and closes the sockets; messages still queued, and those sent
   // later, are discarded and counted as dropped; functions posted later never run.
   // Idempotent. Must not be called from the I/O thread.

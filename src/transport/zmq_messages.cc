@@ -22,6 +22,7 @@
 #include "transport/transport.h"
 #include "transport/zmq_transport.h"
 #include "wire/message.h"
+#include "wire/one_frame.h"
 #include "zmq.h"
 
 namespace kairos::internal {
@@ -31,6 +32,9 @@ namespace {
 void AddTo(std::atomic<uint64_t>& counter, uint64_t n) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
+
+// What a batch counts for a message's header when it decides whether it is full.
+constexpr std::size_t kHeaderBytesGuess = 64;
 
 void ReleaseBuffer(void* /*data*/, void* hint) { delete static_cast<Buffer*>(hint); }
 
@@ -73,21 +77,84 @@ bool ZmqTransport::SendPayload(void* s, const Buffer& payload, bool more) {
   return SendFrame(s, &msg, more);
 }
 
-void ZmqTransport::SendNow(PeerId to, Message& message) {
-  void* s = nullptr;
-  const std::string* routing_id = nullptr;
+bool ZmqTransport::SocketFor(PeerId to, void*& s, const std::string*& routing_id) {
   if (to & kIncomingBit) {
     auto it = routing_id_of_peer_.find(to);
-    if (listener_ == nullptr || it == routing_id_of_peer_.end()) return Drop();
+    if (listener_ == nullptr || it == routing_id_of_peer_.end()) return false;
     s = listener_;
     routing_id = &it->second.routing_id;
     listener_sent_ = true;
-  } else {
-    // A refused connection has no pipe left: a send on it would block.
-    if (to >= dealers_.size() || dealers_[to].refused) return Drop();
-    s = dealers_[to].socket;
-    dealers_[to].sent = true;
+    return true;
   }
+  // A refused connection has no pipe left: a send on it would block.
+  if (to >= dealers_.size() || dealers_[to].refused) return false;
+  s = dealers_[to].socket;
+  routing_id = nullptr;
+  dealers_[to].sent = true;
+  return true;
+}
+
+bool ZmqTransport::Reachable(PeerId to) const {
+  if (to & kIncomingBit) return listener_ != nullptr && routing_id_of_peer_.contains(to);
+  return to < dealers_.size() && !dealers_[to].refused;
+}
+
+void ZmqTransport::SendNow(PeerId to, Message& message) {
+  if (!Reachable(to)) return Drop();  // at once, not when its batch would have left
+  if (!options_.batch_messages || !OneFrame(message)) {
+    FlushBatch(to);  // what was sent to `to` before leaves before it
+    return SendAlone(to, message);
+  }
+  Batch& b = batches_[to];
+  if (b.messages.empty()) batched_peers_.push_back(to);
+  b.bytes += kHeaderBytesGuess;
+  for (const Buffer& p : message.payloads) b.bytes += p.size_bytes();
+  b.messages.push_back(std::move(message));
+  if (b.messages.size() >= kMaxBatchMessages || b.bytes >= kMaxBatchBytes) FlushBatch(to);
+}
+
+void ZmqTransport::FlushBatches() {
+  // FlushBatch may not add peers (it sends); the list is walked once and cleared.
+  for (const PeerId to : batched_peers_) FlushBatch(to);
+  batched_peers_.clear();
+}
+
+void ZmqTransport::FlushBatch(PeerId to) {
+  auto it = batches_.find(to);
+  if (it == batches_.end() || it->second.messages.empty()) return;
+  std::vector<Message>& messages = it->second.messages;
+  it->second.bytes = 0;
+  if (messages.size() == 1) {
+    SendAlone(to, messages[0]);
+    messages.clear();
+    return;
+  }
+  const std::size_t count = messages.size();
+  void* s = nullptr;
+  const std::string* routing_id = nullptr;
+  bool ok = SocketFor(to, s, routing_id);
+  if (ok && routing_id != nullptr) {
+    ok = SendBytes(s, routing_id->data(), routing_id->size(), /*more=*/true);
+  }
+  if (ok) {
+    const std::size_t size = PrepareBatch(messages, batch_frame_);
+    zmq_msg_t frame;
+    zmq_msg_init_size(&frame, size);
+    EncodeBatchTo(messages, batch_frame_, zmq_msg_data(&frame));
+    ok = SendFrame(s, &frame, /*more=*/false);
+    if (ok) {
+      AddTo(messages_sent_, count);
+      AddTo(bytes_sent_, size);
+    }
+  }
+  if (!ok) dropped_.fetch_add(count);
+  messages.clear();
+}
+
+void ZmqTransport::SendAlone(PeerId to, Message& message) {
+  void* s = nullptr;
+  const std::string* routing_id = nullptr;
+  if (!SocketFor(to, s, routing_id)) return Drop();
   const bool has_payloads = !message.payloads.empty();
   bool ok = true;
   if (routing_id != nullptr) {
@@ -96,14 +163,20 @@ void ZmqTransport::SendNow(PeerId to, Message& message) {
   // With ROUTER_MANDATORY a vanished peer fails on the first frame, before anything of
   // the message is queued, so a partial message is never left behind.
   if (!ok) return Drop();
-  // The header is serialized straight into ZeroMQ's message (no string in between).
-  const std::size_t header_size = PrepareHeader(message);
+  // The header is serialized straight into ZeroMQ's message (no string in between); a
+  // small message's payloads are packed into it, one frame in all (wire/message.h).
+  const bool one_frame = OneFrame(message);
+  const std::size_t header_size = one_frame ? PrepareOneFrame(message) : PrepareHeader(message);
   zmq_msg_t header;
   zmq_msg_init_size(&header, header_size);
-  if (header_size > 0) EncodeHeaderTo(message, zmq_msg_data(&header));
-  ok = SendFrame(s, &header, has_payloads);
+  if (one_frame) {
+    EncodeOneFrameTo(message, zmq_msg_data(&header));
+  } else if (header_size > 0) {
+    EncodeHeaderTo(message, zmq_msg_data(&header));
+  }
+  ok = SendFrame(s, &header, !one_frame && has_payloads);
   std::size_t bytes = header_size;
-  for (size_t i = 0; ok && i < message.payloads.size(); ++i) {
+  for (size_t i = 0; ok && !one_frame && i < message.payloads.size(); ++i) {
     ok = SendPayload(s, message.payloads[i], i + 1 < message.payloads.size());
     bytes += message.payloads[i].size_bytes();
   }
@@ -156,24 +229,26 @@ bool ZmqTransport::Drain(void* s, bool router, PeerId dealer) {
       frames.push_back(std::move(frame));
     }
     if (!router) from = dealer;
-    AddTo(messages_received_, 1);
     for (const RawFrame& f : frames) AddTo(bytes_received_, f.size);
-    std::optional<wire::Header> header;
-    absl::StatusOr<Message> message = Decode(std::move(frames), &header);
-    if (message.ok()) {
-      // Out of memory while handling one message drops that message (counted), not the
-      // node: its sender's request ends at its deadline.
-      try {
-        on_message_(from, *std::move(message));
-      } catch (const std::bad_alloc&) {
-        Drop();
-      }
-    } else {
-      Drop();
-      if (on_malformed_) {
-        on_malformed_(from, message.status(), header.has_value() ? &*header : nullptr);
-      }
-    }
+    const std::size_t messages = DecodeReceived(
+        std::move(frames),
+        [&](Message message) {
+          // Out of memory while handling one message drops that message (counted), not the
+          // node: its sender's request ends at its deadline.
+          try {
+            on_message_(from, std::move(message));
+          } catch (const std::bad_alloc&) {
+            Drop();
+          }
+        },
+        [&](const absl::Status& why, const wire::Header* header) {
+          Drop();
+          if (on_malformed_) on_malformed_(from, why, header);
+        });
+    AddTo(messages_received_, messages);
+    // What the handlers sent leaves now: the answers to a batch travel as a batch, and an
+    // answer to a message that came alone is not held back behind the next ones.
+    FlushBatches();
   }
   return true;
 }
@@ -206,6 +281,9 @@ void ZmqTransport::ForgetIdlePeers() {
        it != routing_id_of_peer_.end() && forgotten < forget;) {
     if (it->second.last_active <= cutoff) {
       peer_by_routing_id_.erase(it->second.routing_id);
+      if (auto b = batches_.find(it->first); b != batches_.end() && b->second.messages.empty()) {
+        batches_.erase(b);
+      }
       routing_id_of_peer_.erase(it++);
       ++forgotten;
     } else {

@@ -131,7 +131,8 @@ TrafficCounts ZmqTransport::traffic() const {
 
 HandOffCounts ZmqTransport::hand_offs() const {
   return {enqueued_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
-          spins_.load(std::memory_order_relaxed), spins_found_.load(std::memory_order_relaxed)};
+          spins_.load(std::memory_order_relaxed), spins_found_.load(std::memory_order_relaxed),
+          ran_here_.load(std::memory_order_relaxed)};
 }
 
 absl::Status ZmqTransport::Stopped(const std::string& what) const {
@@ -301,21 +302,58 @@ int ZmqTransport::SpinBeforeSleep(absl::Time next_tick) {
   return ready > 0 ? ready : 0;
 }
 
+bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
+  if (env_.IsVirtual() || OnIoThread()) return false;
+  if (!token_.TryLock()) return false;  // the I/O thread (or another caller) is at work
+  bool running;
+  {
+    absl::MutexLock lock(&mu_);
+    running = loop_ == LoopState::kRunning;
+  }
+  if (!running || poll_dirty_) {
+    token_.Unlock();
+    return false;
+  }
+  const std::thread::id io = io_thread_id_.load();
+  io_thread_id_.store(std::this_thread::get_id());
+  if (role != nullptr) role->Bind();
+  RunCommands();  // what was queued before fn, first
+  fn();
+  FlushBatches();
+  // The sockets sent on are drained as the loop drains them before it sleeps: a send may
+  // have taken the signal of a message that arrived meanwhile, which the I/O thread's poll
+  // would then never see. A poll set changed by a handler is left to the I/O thread.
+  bool more = true;
+  while (more && !poll_dirty_) {
+    more = DrainSockets();
+    if (on_batch_) on_batch_();
+    FlushBatches();
+    more = more || SentSinceDrain();
+  }
+  if (role != nullptr) role->Unbind();
+  io_thread_id_.store(io);
+  token_.Unlock();
+  if (more || poll_dirty_) Wake();
+  ran_here_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void ZmqTransport::Loop() {
   const bool virtual_time = env_.IsVirtual();
   absl::Time next_tick = absl::Now() + options_.tick_period;
+  token_.Lock();
   while (!stop_.load()) {
     // The queue first, every round: commands posted while the loop was busy (answers
     // being handled) are sent before it polls, without a wake-up of their own.
     RunCommands();
+    FlushBatches();  // the commands' sends leave together, a peer's small ones in one frame
     // Handlers may open connections (ConnectNow), which changes the poll set: rebuilt
     // here only, so the set stays put while DrainSockets walks it.
     if (poll_dirty_) RebuildPollItems();
     bool more = DrainSockets();
-    if (on_batch_) {
-      on_batch_();                      // what the pass's handlers decided, acted on at once
-      more = more || SentSinceDrain();  // its sends: their sockets are drained before a sleep
-    }
+    if (on_batch_) on_batch_();  // what the pass's handlers decided, acted on at once
+    FlushBatches();
+    more = more || SentSinceDrain();  // sent on: those sockets are drained before a sleep
     if (poll_dirty_) continue;  // a handler changed the poll set: drain the new one first
     const absl::Duration wait = next_tick - absl::Now();
     // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag
@@ -328,7 +366,9 @@ void ZmqTransport::Loop() {
     // A socket with messages left, or commands queued since RunCommands: look without
     // waiting. Otherwise sleeping_ is set, and the next command wakes the poll.
     if (more) timeout_ms = 0;
-    // Out of work where time moves by itself: first a spin, which may find the next work itself.
+    // Out of work: a caller may do the work meanwhile (RunHere).
+    token_.Unlock();
+    // Where time moves by itself: first a spin, which may find the next work itself.
     int ready = timeout_ms != 0 && !virtual_time ? SpinBeforeSleep(next_tick) : 0;
     if (ready > 0) timeout_ms = 0;
     if (timeout_ms != 0 && !MaySleep()) timeout_ms = 0;
@@ -336,6 +376,7 @@ void ZmqTransport::Loop() {
       for (pollfd& p : fds_) p.revents = 0;
       ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
     }
+    token_.Lock();
     if (timeout_ms != 0) {
       absl::MutexLock lock(&mu_);
       sleeping_ = false;
@@ -363,6 +404,7 @@ void ZmqTransport::Loop() {
       if (on_tick_) on_tick_(env_.Now());
     }
   }
+  FlushBatches();
   CloseSockets();
   std::deque<Command> discarded;
   {
@@ -370,6 +412,7 @@ void ZmqTransport::Loop() {
     loop_ = LoopState::kEnded;
     discarded.swap(queue_);
   }
+  token_.Unlock();
   for (const Command& c : discarded) Discard(c);
 }
 

@@ -60,6 +60,7 @@
 #include "transport/idle_spin.h"
 #include "transport/transport.h"
 #include "wire/message.h"
+#include "wire/one_frame.h"
 #include "zmq.h"
 
 namespace kairos::internal {
@@ -87,6 +88,7 @@ class ZmqTransport final : public Transport {
              TickHandler on_tick) override;
   void Send(PeerId to, Message message) override;
   void Post(std::function<void()> fn) override { Enqueue(std::move(fn)); }
+  bool RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) override;
   void Stop() override;
   bool OnIoThread() const override { return io_thread_id_.load() == std::this_thread::get_id(); }
   std::string PeerAddress(PeerId peer) const override;
@@ -239,7 +241,20 @@ class ZmqTransport final : public Transport {
 
   // ---------------------------- messages and peers, I/O thread (zmq_messages.cc)
   bool SendPayload(void* s, const Buffer& payload, bool more);
+  // Whether a message to `to` can be sent: a known peer of the listening endpoint, or a
+  // connection not refused.
+  bool Reachable(PeerId to) const;
+  // The socket of `to` (and its routing id for a peer of the listening endpoint), marked as
+  // sent on; false when `to` is unknown, forgotten or refused.
+  bool SocketFor(PeerId to, void*& s, const std::string*& routing_id);
+  // Sends `message` on the I/O thread: a one-frame message (wire/message.h) joins the
+  // batch of its peer, sent at the end of the loop's round (FlushBatches) or when full;
+  // any other is sent at once, after that peer's batch.
   void SendNow(PeerId to, Message& message);
+  // Sends each peer's batch: one message alone, several as one BATCH frame.
+  void FlushBatches();
+  void FlushBatch(PeerId to);
+  void SendAlone(PeerId to, Message& message);
   void Drop() { dropped_.fetch_add(1); }
 
   // Receives every waiting message on `s`, up to a batch: false when it stopped at an
@@ -266,6 +281,16 @@ class ZmqTransport final : public Transport {
   uint64_t watch_id_ = 0;  // the virtual clock's watcher (Start to Stop)
   std::atomic<bool> clock_moved_{false};
 
+  // Messages sent on the I/O thread and not yet handed to ZeroMQ (SendNow), per peer, and
+  // the peers that have some, in the order their batches began.
+  struct Batch {
+    std::vector<Message> messages;
+    std::size_t bytes = 0;
+  };
+  absl::flat_hash_map<PeerId, Batch> batches_;
+  std::vector<PeerId> batched_peers_;
+  BatchFrame batch_frame_;
+
   const std::shared_ptr<spdlog::logger> log_;
   std::optional<BinaryCurveKeys> curve_;
 
@@ -281,6 +306,12 @@ class ZmqTransport final : public Transport {
   bool sleeping_ ABSL_GUARDED_BY(mu_) = false;
   LoopState loop_ ABSL_GUARDED_BY(mu_) = LoopState::kNotStarted;
 
+  // Held by whoever does the I/O thread's work: the I/O thread, except while it spins or
+  // waits in the poll, or a caller in RunHere meanwhile. The sockets, the peer tables, the
+  // batches and pending_ are touched only under it; fds_ (the poll set) is read by the
+  // I/O thread's poll without it, and rebuilt by the I/O thread only.
+  absl::Mutex token_;
+
   std::thread io_thread_;
   std::atomic<std::thread::id> io_thread_id_{};
   std::atomic<bool> stop_{false};
@@ -294,6 +325,7 @@ class ZmqTransport final : public Transport {
   std::atomic<uint64_t> handshakes_refused_{0};
   std::atomic<uint64_t> enqueued_{0};  // commands queued (HandOffCounts)
   std::atomic<uint64_t> wakes_{0};     // eventfd writes
+  std::atomic<uint64_t> ran_here_{0};  // RunHere calls that ran their function
   // TrafficCounts: written by the I/O thread alone (AddTo), read from any thread.
   std::atomic<uint64_t> messages_sent_{0};
   std::atomic<uint64_t> bytes_sent_{0};

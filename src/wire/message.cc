@@ -4,11 +4,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "kairos/job.h"
 #include "wire/encoding.h"
+#include "wire/one_frame.h"
 
 namespace kairos::internal {
 namespace {
@@ -146,19 +149,52 @@ absl::StatusOr<Buffer> DecodedPayload(const wire::Header& h, const RawFrame& fra
   return values;
 }
 
-}  // namespace
-
-absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
-                               std::optional<wire::Header>* parsed_header) {
-  if (frames.empty()) return absl::InvalidArgumentError("empty message (no header frame)");
-  Message m;
-  if (frames[0].size > static_cast<std::size_t>(INT32_MAX) ||
-      !m.header.ParseFromArray(frames[0].data, static_cast<int>(frames[0].size))) {
+// A packed message (its payloads in the header's `packed` field): the payloads become
+// frames after the header's, sharing one copy of the bytes, and the header says so
+// (payload_frames), so that the checks of a message in frames apply unchanged.
+absl::Status Unpack(wire::Header& h, std::vector<RawFrame>& frames) {
+  if (h.packed().empty() && h.packed_sizes_size() == 0) return absl::OkStatus();
+  if (h.packed().empty() || frames.size() != 1 || h.payload_frames() != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "malformed header frame (%d bytes) that does not parse as kairos.wire.Header",
-        frames[0].size));
+        "%s: packed payloads (%d bytes) with %d payload frames (%d sent); packed payloads "
+        "travel alone",
+        Describe(h), h.packed().size(), h.payload_frames(), frames.size() - 1));
   }
-  if (absl::Status s = CheckHeader(m.header, frames); !s.ok()) {
+  auto bytes = std::make_shared<std::string>(std::move(*h.mutable_packed()));
+  h.clear_packed();
+  std::size_t at = 0;
+  for (const uint32_t size : h.packed_sizes()) {
+    if (size > bytes->size() - at) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: packed payload sizes exceed the %d packed bytes", Describe(h), bytes->size()));
+    }
+    frames.push_back(RawFrame{bytes, bytes->data() + at, size});
+    at += size;
+  }
+  frames.push_back(RawFrame{bytes, bytes->data() + at, bytes->size() - at});
+  h.clear_packed_sizes();
+  h.set_payload_frames(static_cast<uint32_t>(frames.size() - 1));
+  return absl::OkStatus();
+}
+
+absl::Status ParseHeader(const RawFrame& frame, wire::Header& h) {
+  if (frame.size > static_cast<std::size_t>(INT32_MAX) ||
+      !h.ParseFromArray(frame.data, static_cast<int>(frame.size))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "malformed header frame (%d bytes) that does not parse as kairos.wire.Header", frame.size));
+  }
+  return absl::OkStatus();
+}
+
+// Decode, for a message whose header m.header already parsed from frames[0].
+absl::StatusOr<Message> DecodeParsed(Message m, std::vector<RawFrame> frames,
+                                     std::optional<wire::Header>* parsed_header) {
+  absl::Status s = m.header.kind() == wire::BATCH
+                       ? absl::InvalidArgumentError(absl::StrFormat(
+                             "%s inside a batch or where one message was due", Describe(m.header)))
+                       : Unpack(m.header, frames);
+  if (s.ok()) s = CheckHeader(m.header, frames);
+  if (!s.ok()) {
     // The header parsed (whatever its content), so the receiver can answer its request id.
     if (parsed_header != nullptr) *parsed_header = std::move(m.header);
     return s;
@@ -179,6 +215,72 @@ absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
   }
   m.header.set_encoding(0);  // every payload is float32 now
   return m;
+}
+
+}  // namespace
+
+absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
+                               std::optional<wire::Header>* parsed_header) {
+  if (frames.empty()) return absl::InvalidArgumentError("empty message (no header frame)");
+  Message m;
+  if (absl::Status s = ParseHeader(frames[0], m.header); !s.ok()) return s;
+  return DecodeParsed(std::move(m), std::move(frames), parsed_header);
+}
+
+std::size_t DecodeReceived(
+    std::vector<RawFrame> frames, absl::FunctionRef<void(Message)> deliver,
+    absl::FunctionRef<void(const absl::Status&, const wire::Header*)> reject) {
+  std::optional<wire::Header> header;
+  Message m;
+  absl::Status s = frames.empty() ? absl::InvalidArgumentError("empty message (no header frame)")
+                                  : ParseHeader(frames[0], m.header);
+  if (s.ok() && m.header.kind() != wire::BATCH) {
+    absl::StatusOr<Message> one = DecodeParsed(std::move(m), std::move(frames), &header);
+    if (!one.ok()) {
+      reject(one.status(), header.has_value() ? &*header : nullptr);
+    } else {
+      deliver(*std::move(one));
+    }
+    return 1;
+  }
+  if (!s.ok()) {
+    reject(s, nullptr);
+    return 1;
+  }
+  // A batch: its messages become frames sharing its bytes (Unpack), each decoded alone.
+  wire::Header& h = m.header;
+  if (h.protocol_version() != kProtocolVersion) {
+    s = absl::InvalidArgumentError(absl::StrFormat("%s: protocol version %d, this node speaks %d",
+                                                   Describe(h), h.protocol_version(),
+                                                   kProtocolVersion));
+  } else if (h.packed_sizes_size() < 1 ||
+             static_cast<std::size_t>(h.packed_sizes_size()) >= kMaxBatchMessages) {
+    s = absl::InvalidArgumentError(absl::StrFormat("%s of %d messages; a batch carries 2 to %d",
+                                                   Describe(h), h.packed_sizes_size() + 1,
+                                                   kMaxBatchMessages));
+  } else {
+    s = Unpack(h, frames);
+  }
+  if (!s.ok()) {
+    reject(s, &h);
+    return 1;
+  }
+  for (std::size_t i = 1; i < frames.size(); ++i) {
+    Message entry;
+    absl::Status e = ParseHeader(frames[i], entry.header);
+    if (!e.ok()) {
+      reject(e, nullptr);
+      continue;
+    }
+    header.reset();
+    absl::StatusOr<Message> one = DecodeParsed(std::move(entry), {frames[i]}, &header);
+    if (!one.ok()) {
+      reject(one.status(), header.has_value() ? &*header : nullptr);
+    } else {
+      deliver(*std::move(one));
+    }
+  }
+  return frames.size() - 1;
 }
 
 std::string EncodeHeader(Message& message) {

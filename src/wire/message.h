@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "kairos/buffer.h"
 #include "wire/kairos.pb.h"
@@ -54,6 +55,16 @@ std::string EncodeHeader(Message& message);
 // the header in between.
 std::size_t PrepareHeader(Message& message);
 void EncodeHeaderTo(const Message& message, void* out);
+
+// Decodes a received message as Decode does, and a batch into the messages it carries:
+// `deliver` gets each good message in order; `reject` each one that fails to decode (its
+// error, and its header when that parsed), or the whole batch when the batch itself is
+// malformed (a batch inside a batch, sizes beyond its bytes, fewer than 2 or more than
+// kMaxBatchMessages messages, payload frames beside it; wire/one_frame.h). Returns the
+// messages it carried.
+std::size_t DecodeReceived(
+    std::vector<RawFrame> frames, absl::FunctionRef<void(Message)> deliver,
+    absl::FunctionRef<void(const absl::Status&, const wire::Header*)> reject);
 
 // A short description for logs and errors: "PUSH #12 from node 3 (table 0 [0, 100))".
 std::string Describe(const wire::Header& header);

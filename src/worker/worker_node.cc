@@ -189,6 +189,13 @@ WorkerStats WorkerNode::stats() const {
 }
 
 void WorkerNode::Post(Batch batch, const char* what) {
+  // With few requests open the I/O thread mostly waits between them: the requests leave
+  // from here, without a hand-off (Transport::RunHere). With more, they go through the
+  // I/O thread, where those issued while it works leave as one batch.
+  if (wait_tuning_->open.load(std::memory_order_relaxed) <= kSendHereMaxOpen &&
+      transport_->RunHere([&] { Dispatch(batch); }, &io_thread_)) {
+    return;
+  }
   auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);
   transport_->Post([this, posted] {
     KAIROS_DCHECK_ON_IO_THREAD(io_thread_);

@@ -1,6 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// libFuzzer target: wire::Decode of arbitrary frame sequences.
+// libFuzzer target: wire::Decode and DecodeReceived of arbitrary frame sequences (a
+// message in frames, a one-frame message with packed payloads, a batch of them).
 //
 // Input: one flags byte, then frames, each a u16 length and its bytes (ByteReader::Frame),
 // at most kMaxFrames. Flags bits 0-1 shift every frame by 0-3 bytes from an aligned address
@@ -8,13 +9,15 @@
 // header of a refused message.
 //
 // Besides "no crash, no sanitizer report", it checks what Decode promises: a decoded
-// message has a valid kind and this protocol version, one payload per announced frame with
-// exactly the frame's bytes at a float-aligned address, one payload of `length` floats for
-// PUSH, ASSIGN and PULL_REPLY, `length` keys first for PUSH_SPARSE (keys, rows) and
-// PULL_SPARSE (keys), and none for other kinds, an encoded payload (a compressed table's,
-// wire/encoding.h) turned into exactly the float32 values it encodes and the encoding
-// cleared, and it survives EncodeHeader and a second Decode unchanged; a refused one is InvalidArgument, with the header handed back exactly
-// when frame 0 parses.
+// message has a valid kind and this protocol version, one payload per announced frame (or
+// packed piece) with exactly its bytes at a float-aligned address, one payload of `length` floats
+// for PUSH, ASSIGN and PULL_REPLY, `length` keys first for PUSH_SPARSE (keys, rows) and PULL_SPARSE
+// (keys), and none for other kinds, an encoded payload (a compressed table's, wire/encoding.h)
+// turned into exactly the float32 values it encodes and the encoding cleared, and it survives
+// EncodeHeader and a second Decode unchanged; a refused one is InvalidArgument, with the header
+// handed back exactly when frame 0 parses. DecodeReceived gives one outcome (delivered or rejected)
+// per message it says it carried, the same as Decode's for anything but a batch, and never delivers
+// a batch.
 //
 // `decode_fuzzer --write-seeds=DIR` writes the seed corpus (tests/fuzz/corpus/decode).
 
@@ -31,6 +34,7 @@
 #include "wire/convert.h"
 #include "wire/encoding.h"
 #include "wire/message.h"
+#include "wire/one_frame.h"
 
 namespace kairos::fuzz {
 namespace {
@@ -59,19 +63,36 @@ std::string Bytes(const Buffer& b) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size_bytes());
 }
 
+// The payloads `sent` (frame 0's header) announces: the frames after it, or the pieces of
+// its packed bytes.
+std::vector<std::string> PayloadBytes(const std::vector<std::string>& frames,
+                                      const wire::Header& sent) {
+  if (sent.packed().empty()) return {frames.begin() + 1, frames.end()};
+  std::vector<std::string> pieces;
+  std::size_t at = 0;
+  for (const uint32_t size : sent.packed_sizes()) {
+    pieces.push_back(sent.packed().substr(at, size));
+    at += size;
+  }
+  pieces.push_back(sent.packed().substr(at));
+  return pieces;
+}
+
 void CheckDecoded(const Message& m, const std::vector<std::string>& frames,
                   const wire::Header& sent) {
+  const std::vector<std::string> payloads = PayloadBytes(frames, sent);
   const wire::Header& h = m.header;
   Require(h.encoding() == 0, "a decoded message's payloads are float32");
   const std::size_t encoded = EncodedFrame(sent);
   Require(h.protocol_version() == kProtocolVersion, "decoded with another protocol version");
   Require(h.kind() != wire::KIND_UNSPECIFIED && wire::Kind_IsValid(h.kind()),
           "decoded with an invalid kind");
-  Require(m.payloads.size() == frames.size() - 1, "a payload per frame after the header");
+  Require(m.payloads.size() == payloads.size(), "a payload per frame (or packed piece)");
   Require(h.payload_frames() == m.payloads.size(), "payload_frames equals the payloads");
+  Require(h.packed().empty() && h.packed_sizes_size() == 0, "packed payloads are unpacked");
   for (std::size_t i = 0; i < m.payloads.size(); ++i) {
     const Buffer& p = m.payloads[i];
-    const std::string& f = frames[i + 1];
+    const std::string& f = payloads[i];
     Require(reinterpret_cast<std::uintptr_t>(p.data()) % alignof(float) == 0,
             "a payload is float-aligned");
     if (i + 1 == encoded) {
@@ -119,6 +140,38 @@ void CheckDecoded(const Message& m, const std::vector<std::string>& frames,
   (void)internal::StatusOf(h);
 }
 
+// DecodeReceived of the same frames: for anything but a batch, Decode's outcome; for a
+// batch, one outcome per message carried, none of them a batch.
+void CheckReceived(const std::vector<RawFrame>& raw, const absl::StatusOr<Message>& one,
+                   bool batch) {
+  std::size_t delivered = 0;
+  std::size_t rejected = 0;
+  std::string delivered_header;
+  const std::size_t carried = internal::DecodeReceived(
+      raw,
+      [&](Message m) {
+        ++delivered;
+        Require(m.header.kind() != wire::BATCH, "a batch is never delivered");
+        Require(m.header.protocol_version() == kProtocolVersion, "delivered: this version");
+        Require(m.header.payload_frames() == m.payloads.size(), "delivered: its payloads");
+        delivered_header = m.header.SerializeAsString();
+      },
+      [&](const absl::Status& why, const wire::Header*) {
+        ++rejected;
+        Require(why.code() == absl::StatusCode::kInvalidArgument, "rejections are InvalidArgument");
+      });
+  Require(delivered + rejected == carried, "one outcome per message carried");
+  if (batch) {
+    Require(!one.ok(), "Decode refuses a batch");
+    return;
+  }
+  Require(carried == 1, "one message unless a batch");
+  Require(delivered == (one.ok() ? 1u : 0u), "DecodeReceived agrees with Decode");
+  if (one.ok()) {
+    Require(delivered_header == one->header.SerializeAsString(), "the same message delivered");
+  }
+}
+
 void Run(const uint8_t* data, std::size_t size) {
   ByteReader in(data, size);
   const uint8_t flags = in.U8();
@@ -130,11 +183,12 @@ void Run(const uint8_t* data, std::size_t size) {
   std::vector<RawFrame> raw;
   for (const std::string& f : frames) raw.push_back(Place(f, shift));
   std::optional<wire::Header> parsed;
-  absl::StatusOr<Message> m = internal::Decode(std::move(raw), want_header ? &parsed : nullptr);
+  absl::StatusOr<Message> m = internal::Decode(raw, want_header ? &parsed : nullptr);
 
   wire::Header reference;
   const bool parses = !frames.empty() &&
                       reference.ParseFromArray(frames[0].data(), static_cast<int>(frames[0].size()));
+  CheckReceived(raw, m, parses && reference.kind() == wire::BATCH);
   if (m.ok()) {
     Require(parses, "decoded a header that does not parse");
     CheckDecoded(*m, frames, reference);
@@ -252,6 +306,29 @@ Seeds MakeSeeds() {
     m.header.add_stragglers(1);
     m.header.add_clocks(4);
     s.push_back({"heartbeat", Input(0, m, {})});
+  }
+  {
+    // One-frame messages: a packed push, a packed sparse push, and a batch of them.
+    Message push = Header(wire::PUSH, 0, 3);
+    push.payloads.push_back(Buffer::CopyOf(std::vector<float>{1, 2, 3}));
+    Message sparse = Header(wire::PUSH_SPARSE, 0, 1);
+    const uint64_t key = 42;
+    Buffer k = Buffer::Allocate(2);
+    std::memcpy(k.data(), &key, sizeof(key));
+    sparse.payloads.push_back(std::move(k));
+    sparse.payloads.push_back(Buffer::CopyOf(std::vector<float>{0.5f, 0.25f}));
+    for (auto& [name, m] : {std::pair<const char*, Message*>{"packed-push", &push},
+                            std::pair<const char*, Message*>{"packed-push-sparse", &sparse}}) {
+      Message copy = *m;
+      std::string bytes(internal::PrepareOneFrame(copy), '\0');
+      internal::EncodeOneFrameTo(copy, bytes.data());
+      s.push_back({name, ByteWriter().U8(0).Frame(bytes).data()});
+    }
+    std::vector<Message> batch = {push, Header(wire::PULL, 0, 8), sparse};
+    internal::BatchFrame frame;
+    std::string bytes(internal::PrepareBatch(batch, frame), '\0');
+    internal::EncodeBatchTo(batch, frame, bytes.data());
+    s.push_back({"batch", ByteWriter().U8(1).Frame(bytes).data()});
   }
   // Refused ones: each check of Decode.
   {

@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/thread_checker.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/job.h"
@@ -368,6 +370,171 @@ TEST_F(InprocPairTest, CommandsPostedWhileTheIoThreadIsBusyNeedNoWakeUp) {
   EXPECT_EQ(after.enqueued - before.enqueued, static_cast<uint64_t>(kMore));
   EXPECT_EQ(after.wakes - before.wakes, 0u) << "the I/O thread was busy: no eventfd write";
   EXPECT_LE(after.wakes, 1u) << "only the first Post could find the loop asleep";
+}
+
+// RunHere: with the I/O thread idle, the function runs on the calling thread, which plays
+// the I/O thread meanwhile (OnIoThread, the role it binds), after what was queued before.
+// The I/O thread may be busy for a moment after Start: the call is retried until it runs.
+bool RunHereSoon(Transport& t, absl::FunctionRef<void()> fn, ThreadChecker* role = nullptr) {
+  const absl::Time deadline = absl::Now() + kWait;
+  while (absl::Now() < deadline) {
+    if (t.RunHere(fn, role)) return true;
+  }
+  return false;
+}
+
+TEST_F(InprocPairTest, RunHereRunsOnTheCallingThreadAsTheIoThread) {
+  ThreadChecker role("client I/O thread");
+  EXPECT_FALSE(client_->RunHere([] {}, &role)) << "not started";
+  StartClient();
+  const std::thread::id caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  bool on_io = false;
+  bool role_elsewhere = true;
+  const uint64_t before = client_->hand_offs().ran_here;
+  ASSERT_TRUE(RunHereSoon(
+      *client_,
+      [&] {
+        ran_on = std::this_thread::get_id();
+        on_io = client_->OnIoThread();
+        std::thread other([&] { role_elsewhere = role.CalledOnValidThread(); });
+        other.join();
+      },
+      &role));
+  EXPECT_EQ(ran_on, caller);
+  EXPECT_TRUE(on_io);
+  EXPECT_FALSE(client_->OnIoThread()) << "the role goes back after the call";
+  EXPECT_EQ(client_->hand_offs().ran_here, before + 1);
+#ifndef NDEBUG
+  EXPECT_FALSE(role_elsewhere) << "the role was bound to the caller meanwhile";
+#endif
+  bool after = false;
+  std::thread other([&] { after = role.CalledOnValidThread(); });
+  other.join();
+  EXPECT_TRUE(after) << "unbound after the call: the I/O thread binds it again";
+  client_->Stop();
+  EXPECT_FALSE(client_->RunHere([] {}, nullptr)) << "stopped";
+}
+
+TEST_F(InprocPairTest, RunHereRunsTheCommandsQueuedBeforeItFirst) {
+  StartClient();
+  for (int round = 0; round < 20; ++round) {
+    std::vector<int> order;  // written by whichever thread plays the I/O thread
+    absl::Notification both;
+    client_->Post([&] { order.push_back(1); });
+    auto second = [&] {
+      order.push_back(2);
+      both.Notify();
+    };
+    if (!client_->RunHere(second, nullptr)) client_->Post(second);
+    ASSERT_TRUE(both.WaitForNotificationWithTimeout(kWait));
+    EXPECT_THAT(order, ElementsAre(1, 2)) << "round " << round;
+  }
+}
+
+TEST_F(InprocPairTest, RunHereOnTheIoThreadReturnsFalse) {
+  StartClient();
+  std::atomic<bool> ran{true};
+  absl::Notification done;
+  Transport* client = client_.get();
+  client_->Post([&, client] {
+    ran = client->RunHere([] {}, nullptr);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  EXPECT_FALSE(ran.load()) << "the I/O thread runs its work itself";
+}
+
+// A request sent from RunHere reaches the server, and its answer reaches the client's
+// handler, on the I/O thread or on the caller while it still plays it.
+TEST_F(InprocPairTest, AMessageSentFromRunHereIsAnsweredToTheHandler) {
+  Transport* server = server_.get();
+  server_->Start([server](PeerId from, Message m) { server->Send(from, std::move(m)); }, nullptr,
+                 nullptr);
+  std::atomic<bool> handled_as_io{false};
+  Transport* client = client_.get();
+  client_->Start(
+      [&, client](PeerId from, Message m) {
+        handled_as_io = client->OnIoThread();
+        client_inbox_.AddMessage(from, std::move(m));
+      },
+      nullptr, nullptr);
+  for (uint64_t i = 0; i < 50; ++i) {
+    ASSERT_TRUE(RunHereSoon(*client_, [&] { client_->Send(peer_, Push(i, {1.0f * i})); }));
+    std::optional<Received> echo = client_inbox_.NextMessage();
+    ASSERT_TRUE(echo.has_value()) << "no answer to message " << i;
+    EXPECT_EQ(echo->message.header.request_id(), i);
+    EXPECT_THAT(Values(echo->message.payloads[0]), ElementsAre(1.0f * i));
+    EXPECT_TRUE(handled_as_io.load());
+  }
+}
+
+TEST(ZmqTransportTest, RunHereOnAManualEnvReturnsFalse) {
+  auto env = std::make_shared<kairos::testing::ManualEnv>(absl::FromUnixSeconds(100));
+  TransportOptions options;
+  options.env = env;
+  absl::StatusOr<std::unique_ptr<Transport>> made = MakeZmqTransport(options);
+  ASSERT_TRUE(made.ok()) << made.status();
+  (*made)->Start(nullptr, nullptr, nullptr);
+  absl::Notification posted;
+  (*made)->Post([&] { posted.Notify(); });
+  ASSERT_TRUE(posted.WaitForNotificationWithTimeout(kWait));
+  EXPECT_FALSE((*made)->RunHere([] {}, nullptr)) << "virtual time: the loop's order stays";
+  (*made)->Stop();
+}
+
+// Small messages sent to one peer in one round of the I/O loop leave as one ZeroMQ
+// message (a BATCH) and arrive as they were sent, in order, around a large one that leaves
+// on its own; with batch_messages off each leaves alone. A bare ROUTER counts them.
+TEST(ZmqTransportBatchTest, SmallMessagesSentInOneRoundLeaveAsOneFrame) {
+  for (const bool batch : {true, false}) {
+    SCOPED_TRACE(batch ? "batching" : "not batching");
+    zmq::context_t raw_context;
+    zmq::socket_t router(raw_context, zmq::socket_type::router);
+    router.set(zmq::sockopt::linger, 0);
+    router.bind("tcp://127.0.0.1:*");
+    TransportOptions options;
+    options.batch_messages = batch;
+    absl::StatusOr<std::unique_ptr<Transport>> made = MakeZmqTransport(options);
+    ASSERT_TRUE(made.ok()) << made.status();
+    Transport* client = made->get();
+    absl::StatusOr<PeerId> peer = client->Connect(router.get(zmq::sockopt::last_endpoint));
+    ASSERT_TRUE(peer.ok()) << peer.status();
+    client->Start(nullptr, nullptr, nullptr);
+    const std::vector<float> large(2048, 7.0f);  // 8 KiB: never packed
+    client->Post([&] {
+      for (uint64_t i = 0; i < 4; ++i) client->Send(*peer, Push(i, {1.0f * i}));
+      client->Send(*peer, Push(4, large));
+      for (uint64_t i = 5; i < 8; ++i) client->Send(*peer, Push(i, {1.0f * i}));
+    });
+    std::vector<Message> got;
+    int zmq_messages = 0;
+    while (got.size() < 8) {
+      zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+      ASSERT_GT(zmq::poll(&item, 1, std::chrono::milliseconds(10'000)), 0)
+          << "only " << got.size() << " of 8 messages arrived";
+      std::vector<RawFrame> frames;
+      zmq::message_t identity;
+      ASSERT_TRUE(router.recv(identity, zmq::recv_flags::none));
+      bool more = true;
+      while (more) {
+        auto part = std::make_shared<zmq::message_t>();
+        ASSERT_TRUE(router.recv(*part, zmq::recv_flags::none));
+        more = part->more();
+        frames.push_back(RawFrame{part, part->data(), part->size()});
+      }
+      ++zmq_messages;
+      DecodeReceived(
+          std::move(frames), [&](Message m) { got.push_back(std::move(m)); },
+          [](const absl::Status& why, const wire::Header*) { ADD_FAILURE() << why; });
+    }
+    for (uint64_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].header.request_id(), i);
+      EXPECT_EQ(got[i].payloads[0].size(), i == 4 ? large.size() : 1u);
+    }
+    EXPECT_EQ(zmq_messages, batch ? 3 : 8) << "4 small, the large one, 3 small";
+    client->Stop();
+  }
 }
 
 TEST_F(InprocPairTest, SendToUnknownPeerIsDroppedAndCounted) {
