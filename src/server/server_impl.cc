@@ -92,7 +92,7 @@ absl::Status ServerImpl::Init() {
   KAIROS_RETURN_IF_ERROR(link_.Connect(*transport_));
   coordinator_ = link_.peer();
   StartOnIoThread(
-      *transport_, io_thread_, [this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
+      *transport_, io_thread_, [this](PeerId from, Message&& m) { OnMessage(from, std::move(m)); },
       [this](PeerId from, const absl::Status& why, const wire::Header* h) {
         OnMalformed(from, why, h);
       },
@@ -223,7 +223,7 @@ void ServerImpl::Answer(EngineAnswer a) {
   transport_->Send(to, std::move(reply));
 }
 
-void ServerImpl::OnMessage(PeerId from, Message m) {
+void ServerImpl::OnMessage(PeerId from, Message&& m) {
   const wire::Header& h = m.header;
   if (from == coordinator_) {
     link_.Heard(Now());

@@ -143,7 +143,7 @@ class ServerImpl final : public Server, private EngineHost, private JournalHost 
   // ------------------------------------------------------------------ dispatch (I/O)
   // Every message arrives here: the coordinator's go to OnCoordinatorMessage, a worker's
   // request to OnWorkerRequest, anything else is refused.
-  void OnMessage(PeerId from, Message m);
+  void OnMessage(PeerId from, Message&& m);
 
   // A worker's request: its sender proven, its id not taken before, then logged (with a
   // state_dir) and the engine's.

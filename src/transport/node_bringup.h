@@ -66,7 +66,7 @@ template <typename OnMessage, typename OnMalformed, typename OnTick>
 void StartOnIoThread(Transport& transport, ThreadChecker& io_thread, OnMessage on_message,
                      OnMalformed on_malformed, OnTick on_tick) {
   transport.Start(
-      [&io_thread, on_message = std::move(on_message)](PeerId from, Message m) {
+      [&io_thread, on_message = std::move(on_message)](PeerId from, Message&& m) {
         KAIROS_DCHECK_ON_IO_THREAD(io_thread);
         on_message(from, std::move(m));
       },

@@ -88,7 +88,7 @@ struct TransportOptions {
 };
 
 // Called on the I/O thread for each well-formed message.
-using MessageHandler = std::function<void(PeerId from, Message message)>;
+using MessageHandler = std::function<void(PeerId from, Message&& message)>;
 // Called on the I/O thread for each message that failed to decode, with its header when
 // the header itself parsed (null otherwise); the node may answer the peer with an error
 // (Send works from inside handlers) or count the drop.

@@ -232,7 +232,7 @@ bool ZmqTransport::Drain(void* s, bool router, PeerId dealer) {
     for (const RawFrame& f : frames) AddTo(bytes_received_, f.size);
     const std::size_t messages = DecodeReceived(
         std::move(frames),
-        [&](Message message) {
+        [&](Message&& message) {
           // Out of memory while handling one message drops that message (counted), not the
           // node: its sender's request ends at its deadline.
           try {

@@ -255,6 +255,10 @@ bool ZmqTransport::SentSinceDrain() const {
 }
 
 bool ZmqTransport::RunCommands() {
+  // Set with each command queued, under mu_: a command queued by this thread, or before
+  // whatever this thread learned of, is seen here; one queued meanwhile by another thread
+  // waits for the next round (MaySleep sees it).
+  if (!commands_queued_.load(std::memory_order_acquire)) return false;
   std::deque<Command> batch;
   {
     absl::MutexLock lock(&mu_);
@@ -304,14 +308,9 @@ int ZmqTransport::SpinBeforeSleep(absl::Time next_tick) {
 
 bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
   if (env_.IsVirtual() || OnIoThread()) return false;
-  if (!token_.TryLock()) return false;  // the I/O thread (or another caller) is at work
-  bool running;
-  {
-    absl::MutexLock lock(&mu_);
-    running = loop_ == LoopState::kRunning;
-  }
-  if (!running || poll_dirty_) {
-    token_.Unlock();
+  if (!token_.try_lock()) return false;  // the I/O thread (or another caller) is at work
+  if (!looping_.load(std::memory_order_acquire) || poll_dirty_) {
+    token_.unlock();
     return false;
   }
   const std::thread::id io = io_thread_id_.load();
@@ -332,7 +331,7 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
   }
   if (role != nullptr) role->Unbind();
   io_thread_id_.store(io);
-  token_.Unlock();
+  token_.unlock();
   if (more || poll_dirty_) Wake();
   ran_here_.fetch_add(1, std::memory_order_relaxed);
   return true;
@@ -341,7 +340,8 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
 void ZmqTransport::Loop() {
   const bool virtual_time = env_.IsVirtual();
   absl::Time next_tick = absl::Now() + options_.tick_period;
-  token_.Lock();
+  token_.lock();
+  looping_.store(true, std::memory_order_release);
   while (!stop_.load()) {
     // The queue first, every round: commands posted while the loop was busy (answers
     // being handled) are sent before it polls, without a wake-up of their own.
@@ -367,7 +367,7 @@ void ZmqTransport::Loop() {
     // waiting. Otherwise sleeping_ is set, and the next command wakes the poll.
     if (more) timeout_ms = 0;
     // Out of work: a caller may do the work meanwhile (RunHere).
-    token_.Unlock();
+    token_.unlock();
     // Where time moves by itself: first a spin, which may find the next work itself.
     int ready = timeout_ms != 0 && !virtual_time ? SpinBeforeSleep(next_tick) : 0;
     if (ready > 0) timeout_ms = 0;
@@ -376,7 +376,7 @@ void ZmqTransport::Loop() {
       for (pollfd& p : fds_) p.revents = 0;
       ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
     }
-    token_.Lock();
+    token_.lock();
     if (timeout_ms != 0) {
       absl::MutexLock lock(&mu_);
       sleeping_ = false;
@@ -404,6 +404,7 @@ void ZmqTransport::Loop() {
       if (on_tick_) on_tick_(env_.Now());
     }
   }
+  looping_.store(false, std::memory_order_release);
   FlushBatches();
   CloseSockets();
   std::deque<Command> discarded;
@@ -412,7 +413,7 @@ void ZmqTransport::Loop() {
     loop_ = LoopState::kEnded;
     discarded.swap(queue_);
   }
-  token_.Unlock();
+  token_.unlock();
   for (const Command& c : discarded) Discard(c);
 }
 

@@ -38,6 +38,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -309,8 +310,12 @@ class ZmqTransport final : public Transport {
   // Held by whoever does the I/O thread's work: the I/O thread, except while it spins or
   // waits in the poll, or a caller in RunHere meanwhile. The sockets, the peer tables, the
   // batches and pending_ are touched only under it; fds_ (the poll set) is read by the
-  // I/O thread's poll without it, and rebuilt by the I/O thread only.
-  absl::Mutex token_;
+  // I/O thread's poll without it, and rebuilt by the I/O thread only. A std::mutex: taken
+  // twice per round of the loop, it skips the deadlock detection of a debug build of
+  // absl::Mutex (Debian's libabsl is one).
+  std::mutex token_;
+  // The loop runs (set and cleared by the I/O thread under token_): RunHere may do its work.
+  std::atomic<bool> looping_{false};
 
   std::thread io_thread_;
   std::atomic<std::thread::id> io_thread_id_{};

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/utility/utility.h"
 #include "kairos/job.h"
 #include "wire/encoding.h"
 #include "wire/one_frame.h"
@@ -186,9 +187,10 @@ absl::Status ParseHeader(const RawFrame& frame, wire::Header& h) {
   return absl::OkStatus();
 }
 
-// Decode, for a message whose header m.header already parsed from frames[0].
-absl::StatusOr<Message> DecodeParsed(Message m, std::vector<RawFrame> frames,
-                                     std::optional<wire::Header>* parsed_header) {
+// Decode, for a message whose header m.header already parsed from frames[0]: fills in its
+// payloads, in place (a Message moves at the cost of a Header's construction and swap).
+absl::Status DecodeParsed(Message& m, std::vector<RawFrame>& frames,
+                          std::optional<wire::Header>* parsed_header) {
   absl::Status s = m.header.kind() == wire::BATCH
                        ? absl::InvalidArgumentError(absl::StrFormat(
                              "%s inside a batch or where one message was due", Describe(m.header)))
@@ -214,7 +216,7 @@ absl::StatusOr<Message> DecodeParsed(Message m, std::vector<RawFrame> frames,
     m.payloads.push_back(*std::move(values));
   }
   m.header.set_encoding(0);  // every payload is float32 now
-  return m;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -222,29 +224,30 @@ absl::StatusOr<Message> DecodeParsed(Message m, std::vector<RawFrame> frames,
 absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
                                std::optional<wire::Header>* parsed_header) {
   if (frames.empty()) return absl::InvalidArgumentError("empty message (no header frame)");
-  Message m;
-  if (absl::Status s = ParseHeader(frames[0], m.header); !s.ok()) return s;
-  return DecodeParsed(std::move(m), std::move(frames), parsed_header);
+  absl::StatusOr<Message> m(absl::in_place);
+  if (absl::Status s = ParseHeader(frames[0], m->header); !s.ok()) return s;
+  if (absl::Status s = DecodeParsed(*m, frames, parsed_header); !s.ok()) return s;
+  return m;
 }
 
 std::size_t DecodeReceived(
-    std::vector<RawFrame> frames, absl::FunctionRef<void(Message)> deliver,
+    std::vector<RawFrame> frames, absl::FunctionRef<void(Message&&)> deliver,
     absl::FunctionRef<void(const absl::Status&, const wire::Header*)> reject) {
   std::optional<wire::Header> header;
   Message m;
   absl::Status s = frames.empty() ? absl::InvalidArgumentError("empty message (no header frame)")
                                   : ParseHeader(frames[0], m.header);
-  if (s.ok() && m.header.kind() != wire::BATCH) {
-    absl::StatusOr<Message> one = DecodeParsed(std::move(m), std::move(frames), &header);
-    if (!one.ok()) {
-      reject(one.status(), header.has_value() ? &*header : nullptr);
-    } else {
-      deliver(*std::move(one));
-    }
-    return 1;
-  }
   if (!s.ok()) {
     reject(s, nullptr);
+    return 1;
+  }
+  if (m.header.kind() != wire::BATCH) {
+    s = DecodeParsed(m, frames, &header);
+    if (s.ok()) {
+      deliver(std::move(m));
+    } else {
+      reject(s, header.has_value() ? &*header : nullptr);
+    }
     return 1;
   }
   // A batch: its messages become frames sharing its bytes (Unpack), each decoded alone.
@@ -265,19 +268,22 @@ std::size_t DecodeReceived(
     reject(s, &h);
     return 1;
   }
+  std::vector<RawFrame> one(1);
   for (std::size_t i = 1; i < frames.size(); ++i) {
     Message entry;
-    absl::Status e = ParseHeader(frames[i], entry.header);
-    if (!e.ok()) {
-      reject(e, nullptr);
+    one.resize(1);
+    one[0] = std::move(frames[i]);
+    s = ParseHeader(one[0], entry.header);
+    if (!s.ok()) {
+      reject(s, nullptr);
       continue;
     }
     header.reset();
-    absl::StatusOr<Message> one = DecodeParsed(std::move(entry), {frames[i]}, &header);
-    if (!one.ok()) {
-      reject(one.status(), header.has_value() ? &*header : nullptr);
+    s = DecodeParsed(entry, one, &header);
+    if (s.ok()) {
+      deliver(std::move(entry));
     } else {
-      deliver(*std::move(one));
+      reject(s, header.has_value() ? &*header : nullptr);
     }
   }
   return frames.size() - 1;

@@ -63,7 +63,7 @@ void EncodeHeaderTo(const Message& message, void* out);
 // kMaxBatchMessages messages, payload frames beside it; wire/one_frame.h). Returns the
 // messages it carried.
 std::size_t DecodeReceived(
-    std::vector<RawFrame> frames, absl::FunctionRef<void(Message)> deliver,
+    std::vector<RawFrame> frames, absl::FunctionRef<void(Message&&)> deliver,
     absl::FunctionRef<void(const absl::Status&, const wire::Header*)> reject);
 
 // A short description for logs and errors: "PUSH #12 from node 3 (table 0 [0, 100))".

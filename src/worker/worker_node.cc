@@ -108,7 +108,7 @@ absl::Status WorkerNode::SendJoin() {
   coordinator_ = link_.peer();
   join_deadline_ = EnvOf(options_).Now() + options_.join_timeout;
   StartOnIoThread(
-      *transport_, io_thread_, [this](PeerId from, Message m) { OnMessage(from, std::move(m)); },
+      *transport_, io_thread_, [this](PeerId from, Message&& m) { OnMessage(from, std::move(m)); },
       [this](PeerId, const absl::Status& why, const wire::Header*) {
         log_->warn("worker {}: dropped a malformed message: {}", rank_, std::string(why.message()));
       },
@@ -294,7 +294,7 @@ void WorkerNode::ReleaseAllMerged() {
   if (merger_.has_value() && !merger_->empty()) merger_->ReleaseAll(Submitter());
 }
 
-void WorkerNode::OnMessage(PeerId from, Message m) {
+void WorkerNode::OnMessage(PeerId from, Message&& m) {
   const wire::Header& h = m.header;
   if (from == coordinator_) {
     link_.Heard(EnvOf(options_).Now());

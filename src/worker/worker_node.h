@@ -189,7 +189,7 @@ class WorkerNode {
     return
         [this](Part part, Message message) { SubmitToShard(std::move(part), std::move(message)); };
   }
-  void OnMessage(PeerId from, Message m);
+  void OnMessage(PeerId from, Message&& m);
   void SendJoinMessage();
   void HandleJoinReply(const wire::Header& h);
   void HandleStart(const wire::Start& start);
