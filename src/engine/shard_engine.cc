@@ -116,7 +116,7 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
         };
       }
     }
-    absl::MutexLock lock(&e->metrics_mu_);
+    PlainMutexLock lock(&e->metrics_mu_);
     e->metrics_.resize(num_workers);
     for (int r = 0; r < num_workers; ++r) e->metrics_[r].rank = r;
   } catch (const std::bad_alloc&) {
@@ -130,7 +130,7 @@ absl::StatusOr<std::unique_ptr<ShardEngine>> ShardEngine::Create(
 // ------------------------------------------------------------------------ checks
 
 void ShardEngine::Count(uint64_t RefusalCounts::*counter) {
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   ++(refused_.*counter);
 }
 
@@ -267,7 +267,7 @@ void ShardEngine::TakeReady(ShardChunk& lane, std::map<int64_t, Bucket>& buckets
 void ShardEngine::NonFinitePush(const EngineRequest& r, const ShardTable& table, uint64_t at,
                                 float value, absl::Time now) {
   {
-    absl::MutexLock lock(&metrics_mu_);
+    PlainMutexLock lock(&metrics_mu_);
     ++metrics_[r.rank].nonfinite;
   }
   if (table.spec.nonfinite == NonFinitePolicy::kRefuse) {
@@ -287,7 +287,7 @@ void ShardEngine::NonFinitePush(const EngineRequest& r, const ShardTable& table,
 
 void ShardEngine::RecordPush(int rank, const policy::StalenessInfo& info,
                              const StragglerDecision& verdict) {
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   WorkerMetrics& wm = metrics_[rank];
   ++wm.pushes;
   wm.staleness.Add(info.iteration_staleness());
@@ -299,7 +299,7 @@ void ShardEngine::RecordPush(int rank, const policy::StalenessInfo& info,
 
 void ShardEngine::LogPush(int rank, const PushRecord& record) {
   if (options_.push_log_size <= 0) return;
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   std::vector<PushRecord>& log = metrics_[rank].push_log;
   if (static_cast<int>(log.size()) >= options_.push_log_size) log.erase(log.begin());
   log.push_back(record);
@@ -316,7 +316,7 @@ float ShardEngine::PushScale(ShardTable& table, ShardChunk& chunk, const EngineR
   }
   const float scale = chunk.weighting->Scale(r.rank, info) * a.extra;
   {
-    absl::MutexLock lock(&metrics_mu_);
+    PlainMutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
     wm.scale.Add(scale);
     if (table.track_drift) wm.value_staleness.Add(info.value_staleness);
@@ -553,7 +553,7 @@ void ShardEngine::OnAssign(const EngineRequest& r, Buffer values, absl::Time /*n
   }
   if (const std::size_t bad = FirstNonFinite(values.span()); bad < values.size()) {
     {
-      absl::MutexLock lock(&metrics_mu_);
+      PlainMutexLock lock(&metrics_mu_);
       ++metrics_[r.rank].nonfinite;
     }
     return Refuse(r, &RefusalCounts::nonfinite,

@@ -45,6 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/plain_mutex.h"
 #include "engine/checkpoint.h"
 #include "engine/chunk_work.h"
 #include "engine/shard.h"
@@ -380,7 +381,7 @@ class ShardEngine {
   // Counters, written on the engine's thread and the lanes.
   std::atomic<uint64_t> pushes_{0}, pulls_{0}, bytes_in_{0}, bytes_out_{0}, version_{0};
 
-  mutable absl::Mutex metrics_mu_;
+  mutable PlainMutex metrics_mu_;
   std::vector<WorkerMetrics> metrics_ ABSL_GUARDED_BY(metrics_mu_);
   std::vector<int> stragglers_ ABSL_GUARDED_BY(metrics_mu_);
   RefusalCounts refused_ ABSL_GUARDED_BY(metrics_mu_);

@@ -67,7 +67,7 @@ void ShardEngine::Admit(WaitingRead read, absl::Time now) {
   }
   read.waited = true;
   {
-    absl::MutexLock lock(&metrics_mu_);
+    PlainMutexLock lock(&metrics_mu_);
     ++metrics_[r.rank].blocked_reads;
   }
   ++waiting_of_rank_[r.rank];
@@ -89,7 +89,7 @@ void ShardEngine::ServeRead(const WaitingRead& read, absl::Time now) {
   pulls_.fetch_add(1, std::memory_order_relaxed);
   const policy::Tick min = clocks().MinActiveClock();
   {
-    absl::MutexLock lock(&metrics_mu_);
+    PlainMutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
     ++wm.pulls;
     if (min != policy::kUnbounded) {
@@ -171,7 +171,7 @@ void ShardEngine::OnClock(const EngineRequest& r, absl::Time now) {
     counts.granted_reads += c.granted_reads;
   }
   {
-    absl::MutexLock lock(&metrics_mu_);
+    PlainMutexLock lock(&metrics_mu_);
     WorkerMetrics& wm = metrics_[r.rank];
     wm.controller_calls = counts.controller_calls;
     wm.zero_answers = counts.zero_answers;
@@ -224,7 +224,7 @@ void ShardEngine::DropWaitingOf(int rank, absl::Time now) {
     return true;
   });
   {
-    absl::MutexLock lock(&metrics_mu_);
+    PlainMutexLock lock(&metrics_mu_);
     metrics_[rank].blocked_time += waited;
   }
   waiting_of_rank_[rank] = 0;
@@ -242,7 +242,7 @@ void ShardEngine::OnTick(absl::Time now) {
     const EngineRequest& r = read.request;
     --waiting_of_rank_[r.rank];
     {
-      absl::MutexLock lock(&metrics_mu_);
+      PlainMutexLock lock(&metrics_mu_);
       metrics_[r.rank].blocked_time += now - read.arrived;
     }
     std::vector<std::string> who;
@@ -262,7 +262,7 @@ void ShardEngine::OnTick(absl::Time now) {
 }
 
 void ShardEngine::DropWaiting(absl::Time now) {
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   for (const WaitingRead& read : waiting_) {
     metrics_[read.request.rank].blocked_time += now - read.arrived;
   }

@@ -22,17 +22,17 @@ using policy::MemberState;
 // ------------------------------------------------------------------------ snapshots
 
 std::vector<WorkerMetrics> ShardEngine::metrics() const {
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   return metrics_;
 }
 
 RefusalCounts ShardEngine::refused() const {
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   return refused_;
 }
 
 std::vector<int> ShardEngine::stragglers() const {
-  absl::MutexLock lock(&metrics_mu_);
+  PlainMutexLock lock(&metrics_mu_);
   return stragglers_;
 }
 

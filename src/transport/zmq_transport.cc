@@ -71,7 +71,7 @@ void ZmqTransport::Start(MessageHandler on_message, MalformedHandler on_malforme
   on_malformed_ = std::move(on_malformed);
   on_tick_ = std::move(on_tick);
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     loop_ = LoopState::kRunning;  // commands queued from now on are the loop's to run
   }
   // A virtual clock: a tick when the loop starts (a move just before the watch would
@@ -144,7 +144,7 @@ void ZmqTransport::RunOnIo(std::function<void()> fn) {
   if (OnIoThread()) return fn();
   bool started;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     started = loop_ != LoopState::kNotStarted;
   }
   if (!started) return fn();
@@ -161,7 +161,7 @@ void ZmqTransport::Enqueue(Command command) {
   bool queued = false;
   bool wake = false;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     if (loop_ != LoopState::kEnded) {
       queue_.push_back(std::move(command));
       queued = true;
@@ -261,7 +261,7 @@ bool ZmqTransport::RunCommands() {
   if (!commands_queued_.load(std::memory_order_acquire)) return false;
   std::deque<Command> batch;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     batch.swap(queue_);
     commands_queued_.store(false, std::memory_order_relaxed);
   }
@@ -281,7 +281,7 @@ bool ZmqTransport::RunCommands() {
 }
 
 bool ZmqTransport::MaySleep() {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   if (!queue_.empty()) return false;
   sleeping_ = true;
   return true;
@@ -378,7 +378,7 @@ void ZmqTransport::Loop() {
     }
     token_.lock();
     if (timeout_ms != 0) {
-      absl::MutexLock lock(&mu_);
+      PlainMutexLock lock(&mu_);
       sleeping_ = false;
     }
     if (ready > 0) {
@@ -409,7 +409,7 @@ void ZmqTransport::Loop() {
   CloseSockets();
   std::deque<Command> discarded;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     loop_ = LoopState::kEnded;
     discarded.swap(queue_);
   }

@@ -53,6 +53,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/plain_mutex.h"
 #include "kairos/buffer.h"
 #include "kairos/env.h"
 #include "kairos/transport_context.h"
@@ -301,7 +302,7 @@ class ZmqTransport final : public Transport {
   ConnectErrorHandler on_connect_error_;
   std::function<void()> on_batch_;
 
-  absl::Mutex mu_;
+  PlainMutex mu_;
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
   // The I/O thread waits, or is about to wait, in the poll: the next Enqueue wakes it.
   bool sleeping_ ABSL_GUARDED_BY(mu_) = false;
@@ -310,9 +311,9 @@ class ZmqTransport final : public Transport {
   // Held by whoever does the I/O thread's work: the I/O thread, except while it spins or
   // waits in the poll, or a caller in RunHere meanwhile. The sockets, the peer tables, the
   // batches and pending_ are touched only under it; fds_ (the poll set) is read by the
-  // I/O thread's poll without it, and rebuilt by the I/O thread only. A std::mutex: taken
-  // twice per round of the loop, it skips the deadlock detection of a debug build of
-  // absl::Mutex (Debian's libabsl is one).
+  // I/O thread's poll without it, and rebuilt by the I/O thread only. Taken and let go of
+  // across the loop's rounds, which the thread-safety analysis does not follow: a plain
+  // std::mutex (not an absl::Mutex, for the reason of common/plain_mutex.h).
   std::mutex token_;
   // The loop runs (set and cleared by the I/O thread under token_): RunHere may do its work.
   std::atomic<bool> looping_{false};
