@@ -189,10 +189,12 @@ WorkerStats WorkerNode::stats() const {
 }
 
 void WorkerNode::Post(Batch batch, const char* what) {
-  // With few requests open the I/O thread mostly waits between them: the requests leave
+  // With a few requests open the I/O thread mostly waits between them: the requests leave
   // from here, without a hand-off (Transport::RunHere). With more, they go through the
-  // I/O thread, where those issued while it works leave as one batch.
-  if (wait_tuning_->open.load(std::memory_order_relaxed) <= kSendHereMaxOpen &&
+  // I/O thread, where those issued while it works leave as one batch; a lone one (a
+  // synchronous call) too, so that the thread that takes its answer has just run.
+  const int open = wait_tuning_->open.load(std::memory_order_relaxed);
+  if (open >= 2 && open <= kSendHereMaxOpen &&
       transport_->RunHere([&] { Dispatch(batch); }, &io_thread_)) {
     return;
   }

@@ -118,12 +118,13 @@ class WorkerNode {
   // Hands a request's messages to the I/O thread, which registers and sends them. When the
   // node stops before they reach it, their requests fail at once with Unavailable
   // ("worker 3 stopped before the push was sent"; `what` is the request, a literal).
-  // While at most kSendHereMaxOpen requests are open and the I/O thread has no work, the
+  // While 2 to kSendHereMaxOpen requests are open and the I/O thread has no work, the
   // calling thread does that work itself instead (Transport::RunHere).
   void Post(Batch batch, const char* what);
   // Measured on a 2-core VM (docs/performance.md, "Small requests"): sending from the caller
   // pays with up to 16 small requests in flight (+17 % requests/s, -13 % CPU per request at
-  // 16); with 32 and more it costs the batches the I/O thread would have formed (-19 %).
+  // 16); with 32 and more it costs the batches the I/O thread would have formed (-19 %), and
+  // for a lone request 15 us at p50 (its answer waits for an I/O thread that slept long).
   static constexpr int kSendHereMaxOpen = 16;
   // Sends CLOCK `clock` to every shard, behind the messages already queued for it.
   void PostClock(int64_t clock);
