@@ -22,6 +22,7 @@
 #include <utility>
 #include <variant>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
@@ -316,6 +317,15 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
   const std::thread::id io = io_thread_id_.load();
   io_thread_id_.store(std::this_thread::get_id());
   if (role != nullptr) role->Bind();
+  // Given back however this ends (a handler may throw): the I/O thread is then woken, to
+  // look at the sockets itself.
+  bool wake = true;
+  absl::Cleanup give_back = [&] {
+    if (role != nullptr) role->Unbind();
+    io_thread_id_.store(io);
+    token_.unlock();
+    if (wake) Wake();
+  };
   RunCommands();  // what was queued before fn, first
   fn();
   FlushBatches();
@@ -329,10 +339,7 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
     FlushBatches();
     more = more || SentSinceDrain();
   }
-  if (role != nullptr) role->Unbind();
-  io_thread_id_.store(io);
-  token_.unlock();
-  if (more || poll_dirty_) Wake();
+  wake = more || poll_dirty_;
   ran_here_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
