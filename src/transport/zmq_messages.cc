@@ -230,9 +230,12 @@ bool ZmqTransport::Drain(void* s, bool router, PeerId dealer) {
     }
     if (!router) from = dealer;
     for (const RawFrame& f : frames) AddTo(bytes_received_, f.size);
-    const std::size_t messages = DecodeReceived(
+    // Each message is counted before its handler runs (which may complete a request whose
+    // caller then reads the counts).
+    DecodeReceived(
         std::move(frames),
         [&](Message&& message) {
+          AddTo(messages_received_, 1);
           // Out of memory while handling one message drops that message (counted), not the
           // node: its sender's request ends at its deadline.
           try {
@@ -242,10 +245,10 @@ bool ZmqTransport::Drain(void* s, bool router, PeerId dealer) {
           }
         },
         [&](const absl::Status& why, const wire::Header* header) {
+          AddTo(messages_received_, 1);
           Drop();
           if (on_malformed_) on_malformed_(from, why, header);
         });
-    AddTo(messages_received_, messages);
     // What the handlers sent leaves now: the answers to a batch travel as a batch, and an
     // answer to a message that came alone is not held back behind the next ones.
     FlushBatches();

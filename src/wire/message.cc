@@ -191,14 +191,25 @@ absl::Status ParseHeader(const RawFrame& frame, wire::Header& h) {
 // payloads, in place (a Message moves at the cost of a Header's construction and swap).
 absl::Status DecodeParsed(Message& m, std::vector<RawFrame>& frames,
                           std::optional<wire::Header>* parsed_header) {
+  const bool packed = !m.header.packed().empty() || m.header.packed_sizes_size() > 0;
+  // On a refusal: the header as it arrived (it parsed, whatever its content), so that the
+  // receiver can answer its request id; parsed again from its frame when Unpack changed it.
+  auto hand_back = [&] {
+    if (parsed_header == nullptr) return;
+    if (!packed) {
+      *parsed_header = std::move(m.header);
+      return;
+    }
+    parsed_header->emplace();
+    (*parsed_header)->ParseFromArray(frames[0].data, static_cast<int>(frames[0].size));
+  };
   absl::Status s = m.header.kind() == wire::BATCH
                        ? absl::InvalidArgumentError(absl::StrFormat(
                              "%s inside a batch or where one message was due", Describe(m.header)))
                        : Unpack(m.header, frames);
   if (s.ok()) s = CheckHeader(m.header, frames);
   if (!s.ok()) {
-    // The header parsed (whatever its content), so the receiver can answer its request id.
-    if (parsed_header != nullptr) *parsed_header = std::move(m.header);
+    hand_back();
     return s;
   }
   m.payloads.reserve(frames.size() - 1);
@@ -210,7 +221,7 @@ absl::Status DecodeParsed(Message& m, std::vector<RawFrame>& frames,
     }
     absl::StatusOr<Buffer> values = DecodedPayload(m.header, frames[i]);
     if (!values.ok()) {
-      if (parsed_header != nullptr) *parsed_header = std::move(m.header);
+      hand_back();
       return values.status();
     }
     m.payloads.push_back(*std::move(values));

@@ -179,9 +179,13 @@ TEST(PackedTest, MalformedPackingIsRefused) {
   // whose packed bytes hold 3.
   wire::Header longer = control.header;
   longer.set_packed(std::string(12, '\0'));
-  m = Decode({FrameOf(longer.SerializeAsString())});
+  std::optional<wire::Header> handed_back;
+  m = Decode({FrameOf(longer.SerializeAsString())}, &handed_back);
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("header says 2 values"));
+  // The header handed back for an answer is the one that arrived, packed bytes and all.
+  ASSERT_TRUE(handed_back.has_value());
+  EXPECT_EQ(handed_back->SerializeAsString(), longer.SerializeAsString());
 }
 
 TEST(BatchTest, ABatchDeliversEachMessageInOrder) {
