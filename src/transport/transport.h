@@ -77,9 +77,10 @@ struct TransportOptions {
   // false sleeps at once this time (not counted as a spin, nor as a miss). Null: always.
   std::function<bool()> spin_wanted;
   // Whether small messages sent together to one peer travel as one frame (a BATCH,
-  // wire/message.h): sends on the I/O thread (those of handlers and of the queue's
-  // commands) are handed to ZeroMQ at the end of the loop's round, a peer's small ones in
-  // one frame. Off: each message leaves as it is sent. Ordering per peer is the same.
+  // wire/one_frame.h): sends on the I/O thread are handed to ZeroMQ when the step that made
+  // them ends (the queued commands, the handlers of one received message, the batch
+  // handler), a peer's small ones in one frame. Off: each message leaves as it is sent.
+  // Ordering per peer is the same.
   bool batch_messages = true;
   // Latency added to every message sent (NodeOptions::send_delay): positive, MakeTransport
   // wraps the transport in a DelayedTransport (transport/delayed_transport.h). Zero: not

@@ -164,7 +164,7 @@ void ZmqTransport::SendAlone(PeerId to, Message& message) {
   // the message is queued, so a partial message is never left behind.
   if (!ok) return Drop();
   // The header is serialized straight into ZeroMQ's message (no string in between); a
-  // small message's payloads are packed into it, one frame in all (wire/message.h).
+  // small message's payloads are packed into it, one frame in all (wire/one_frame.h).
   const bool one_frame = OneFrame(message);
   const std::size_t header_size = one_frame ? PrepareOneFrame(message) : PrepareHeader(message);
   zmq_msg_t header;

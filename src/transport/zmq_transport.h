@@ -25,7 +25,8 @@
 // The queue and the loop's state are guarded by mu_, the counters are atomic, and the
 // sockets and peer tables (below "Owned by the I/O thread") are the I/O thread's: before
 // Start, Listen and Connect run on the calling thread, and Start hands the sockets over to
-// the I/O thread after a full barrier.
+// the I/O thread after a full barrier. While the I/O thread waits, a caller of RunHere may
+// play it, holding token_ (which the I/O thread holds whenever it works).
 
 #ifndef KAIROS_TRANSPORT_ZMQ_TRANSPORT_H_
 #define KAIROS_TRANSPORT_ZMQ_TRANSPORT_H_
@@ -249,8 +250,8 @@ class ZmqTransport final : public Transport {
   // The socket of `to` (and its routing id for a peer of the listening endpoint), marked as
   // sent on; false when `to` is unknown, forgotten or refused.
   bool SocketFor(PeerId to, void*& s, const std::string*& routing_id);
-  // Sends `message` on the I/O thread: a one-frame message (wire/message.h) joins the
-  // batch of its peer, sent at the end of the loop's round (FlushBatches) or when full;
+  // Sends `message` on the I/O thread: a one-frame message (wire/one_frame.h) joins the
+  // batch of its peer, sent when the step that sent it ends (FlushBatches) or when full;
   // any other is sent at once, after that peer's batch.
   void SendNow(PeerId to, Message& message);
   // Sends each peer's batch: one message alone, several as one BATCH frame.
@@ -332,7 +333,7 @@ class ZmqTransport final : public Transport {
   std::atomic<uint64_t> enqueued_{0};  // commands queued (HandOffCounts)
   std::atomic<uint64_t> wakes_{0};     // eventfd writes
   std::atomic<uint64_t> ran_here_{0};  // RunHere calls that ran their function
-  // TrafficCounts: written by the I/O thread alone (AddTo), read from any thread.
+  // TrafficCounts: written by the holder of token_ alone (AddTo), read from any thread.
   std::atomic<uint64_t> messages_sent_{0};
   std::atomic<uint64_t> bytes_sent_{0};
   std::atomic<uint64_t> messages_received_{0};

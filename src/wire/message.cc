@@ -118,12 +118,15 @@ absl::Status CheckEncoding(const wire::Header& h) {
   return absl::OkStatus();
 }
 
+absl::Status CheckVersion(const wire::Header& h) {
+  if (h.protocol_version() == kProtocolVersion) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("%s: protocol version %d, this node speaks %d",
+                                                    Describe(h), h.protocol_version(),
+                                                    kProtocolVersion));
+}
+
 absl::Status CheckHeader(const wire::Header& h, const std::vector<RawFrame>& frames) {
-  if (h.protocol_version() != kProtocolVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: protocol version %d, this node speaks %d", Describe(h),
-                        h.protocol_version(), kProtocolVersion));
-  }
+  if (absl::Status s = CheckVersion(h); !s.ok()) return s;
   if (h.kind() == wire::KIND_UNSPECIFIED || !wire::Kind_IsValid(h.kind())) {
     return absl::InvalidArgumentError(
         absl::StrFormat("message #%d from node %d has no valid kind (%d)", h.request_id(),
@@ -244,39 +247,38 @@ absl::StatusOr<Message> Decode(std::vector<RawFrame> frames,
 std::size_t DecodeReceived(
     std::vector<RawFrame> frames, absl::FunctionRef<void(Message&&)> deliver,
     absl::FunctionRef<void(const absl::Status&, const wire::Header*)> reject) {
-  std::optional<wire::Header> header;
-  Message m;
-  absl::Status s = frames.empty() ? absl::InvalidArgumentError("empty message (no header frame)")
-                                  : ParseHeader(frames[0], m.header);
-  if (!s.ok()) {
-    reject(s, nullptr);
-    return 1;
-  }
-  if (m.header.kind() != wire::BATCH) {
-    s = DecodeParsed(m, frames, &header);
-    if (s.ok()) {
-      deliver(std::move(m));
-    } else {
-      reject(s, header.has_value() ? &*header : nullptr);
+  // One message in `f`, whose header parsed into `m` (`parsed`).
+  auto decode_one = [&](Message& m, std::vector<RawFrame>& f, const absl::Status& parsed) {
+    if (!parsed.ok()) return reject(parsed, nullptr);
+    std::optional<wire::Header> header;
+    if (absl::Status s = DecodeParsed(m, f, &header); !s.ok()) {
+      return reject(s, header.has_value() ? &*header : nullptr);
     }
+    deliver(std::move(m));
+  };
+  if (frames.empty()) {
+    reject(absl::InvalidArgumentError("empty message (no header frame)"), nullptr);
     return 1;
   }
-  // A batch: its messages become frames sharing its bytes (Unpack), each decoded alone.
+  Message m;
+  const absl::Status parsed = ParseHeader(frames[0], m.header);
+  if (!parsed.ok() || m.header.kind() != wire::BATCH) {
+    decode_one(m, frames, parsed);
+    return 1;
+  }
+  // A batch: its messages become frames sharing its bytes (Unpack), each decoded alone. A
+  // malformed batch is refused whole, without a header: it is no request to answer.
   wire::Header& h = m.header;
-  if (h.protocol_version() != kProtocolVersion) {
-    s = absl::InvalidArgumentError(absl::StrFormat("%s: protocol version %d, this node speaks %d",
-                                                   Describe(h), h.protocol_version(),
-                                                   kProtocolVersion));
-  } else if (h.packed_sizes_size() < 1 ||
-             static_cast<std::size_t>(h.packed_sizes_size()) >= kMaxBatchMessages) {
+  absl::Status s = CheckVersion(h);
+  if (s.ok() && (h.packed_sizes_size() < 1 ||
+                 static_cast<std::size_t>(h.packed_sizes_size()) >= kMaxBatchMessages)) {
     s = absl::InvalidArgumentError(absl::StrFormat("%s of %d messages; a batch carries 2 to %d",
                                                    Describe(h), h.packed_sizes_size() + 1,
                                                    kMaxBatchMessages));
-  } else {
-    s = Unpack(h, frames);
   }
+  if (s.ok()) s = Unpack(h, frames);
   if (!s.ok()) {
-    reject(s, &h);
+    reject(s, nullptr);
     return 1;
   }
   std::vector<RawFrame> one(1);
@@ -284,18 +286,7 @@ std::size_t DecodeReceived(
     Message entry;
     one.resize(1);
     one[0] = std::move(frames[i]);
-    s = ParseHeader(one[0], entry.header);
-    if (!s.ok()) {
-      reject(s, nullptr);
-      continue;
-    }
-    header.reset();
-    s = DecodeParsed(entry, one, &header);
-    if (s.ok()) {
-      deliver(std::move(entry));
-    } else {
-      reject(s, header.has_value() ? &*header : nullptr);
-    }
+    decode_one(entry, one, ParseHeader(one[0], entry.header));
   }
   return frames.size() - 1;
 }

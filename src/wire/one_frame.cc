@@ -5,13 +5,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "google/protobuf/io/coded_stream.h"
 #include "kairos/job.h"
 
 namespace kairos::internal {
 namespace {
 
-// The `packed` field's tag: field 28, wire type 2 (length-delimited), as a varint.
-constexpr uint32_t kPackedTag = (28 << 3) | 2;
+using google::protobuf::io::CodedOutputStream;
+
+// The `packed` field's tag: its number, wire type 2 (length-delimited).
+constexpr uint32_t kPackedTag = (wire::Header::kPackedFieldNumber << 3) | 2;
 
 std::size_t PackedBytes(const Message& message) {
   std::size_t bytes = 0;
@@ -19,30 +22,23 @@ std::size_t PackedBytes(const Message& message) {
   return bytes;
 }
 
-std::size_t VarintSize(uint64_t v) {
-  std::size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
+// The bytes of the `packed` field holding `bytes` bytes: its tag, its length and them.
+std::size_t PackedFieldSize(std::size_t bytes) {
+  return CodedOutputStream::VarintSize32(kPackedTag) + CodedOutputStream::VarintSize64(bytes) +
+         bytes;
 }
 
-uint8_t* PutVarint(uint64_t v, uint8_t* out) {
-  while (v >= 0x80) {
-    *out++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *out++ = static_cast<uint8_t>(v);
-  return out;
+// Writes the `packed` field's tag and length; its bytes follow.
+uint8_t* PutPackedField(std::size_t bytes, uint8_t* out) {
+  out = CodedOutputStream::WriteVarint32ToArray(kPackedTag, out);
+  return CodedOutputStream::WriteVarint64ToArray(bytes, out);
 }
 
 // EncodeOneFrameTo; returns the end of what it wrote.
 uint8_t* WriteOneFrame(const Message& message, uint8_t* out) {
   uint8_t* at = message.header.SerializeWithCachedSizesToArray(out);
   if (message.payloads.empty()) return at;
-  at = PutVarint(kPackedTag, at);
-  at = PutVarint(PackedBytes(message), at);
+  at = PutPackedField(PackedBytes(message), at);
   for (const Buffer& p : message.payloads) {
     if (p.size_bytes() == 0) continue;
     std::memcpy(at, p.data(), p.size_bytes());
@@ -74,14 +70,12 @@ std::size_t PrepareBatch(std::span<Message> messages, BatchFrame& batch) {
     batch.entries_bytes += size;
     if (i + 1 < messages.size()) h.add_packed_sizes(static_cast<uint32_t>(size));
   }
-  return h.ByteSizeLong() + VarintSize(kPackedTag) + VarintSize(batch.entries_bytes) +
-         batch.entries_bytes;
+  return h.ByteSizeLong() + PackedFieldSize(batch.entries_bytes);
 }
 
 void EncodeBatchTo(std::span<const Message> messages, const BatchFrame& batch, void* out) {
   uint8_t* at = batch.header.SerializeWithCachedSizesToArray(static_cast<uint8_t*>(out));
-  at = PutVarint(kPackedTag, at);
-  at = PutVarint(batch.entries_bytes, at);
+  at = PutPackedField(batch.entries_bytes, at);
   for (const Message& m : messages) at = WriteOneFrame(m, at);
 }
 
@@ -99,8 +93,7 @@ std::size_t PreparePacked(Message& message) {
   for (std::size_t i = 0; i + 1 < message.payloads.size(); ++i) {
     h.add_packed_sizes(static_cast<uint32_t>(message.payloads[i].size_bytes()));
   }
-  const std::size_t bytes = PackedBytes(message);
-  return h.ByteSizeLong() + VarintSize(kPackedTag) + VarintSize(bytes) + bytes;
+  return h.ByteSizeLong() + PackedFieldSize(PackedBytes(message));
 }
 
 }  // namespace kairos::internal
