@@ -78,6 +78,7 @@ RequestState::RequestState(RequestLabel label, absl::Time deadline, int parts, b
 
 void RequestState::Completed() {
   complete_.store(true, std::memory_order_release);
+  completed_.SignalAll();
   if (tuning_ == nullptr) return;
   tuning_->open.fetch_sub(1, std::memory_order_relaxed);
   if (large_) tuning_->open_large.fetch_sub(1, std::memory_order_relaxed);
@@ -104,31 +105,28 @@ void RequestState::GatherInto(ConstBuffer* out, uint64_t length) {
 }
 
 void RequestState::PartDone(const absl::Status& status) {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   if (outstanding_ == 0) return;
   if (!status.ok() && status_.ok()) status_ = Labelled(status);
   if (--outstanding_ == 0) Completed();
 }
 
 void RequestState::PartDone(uint64_t at, Buffer values) {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   if (outstanding_ == 0) return;
   pieces_.push_back(Piece{at, std::move(values)});
   if (--outstanding_ == 0) Completed();
 }
 
 void RequestState::Fail(const absl::Status& status) {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   if (outstanding_ == 0) return;
   if (status_.ok()) status_ = Labelled(status);
   outstanding_ = 0;
   Completed();
 }
 
-bool RequestState::done() const {
-  absl::MutexLock lock(&mu_);
-  return outstanding_ == 0;
-}
+bool RequestState::done() const { return complete_.load(std::memory_order_acquire); }
 
 void RequestState::Deliver() const {
   std::size_t bytes = 0;
@@ -177,11 +175,12 @@ absl::Status RequestState::Wait(absl::Time until) const {
       if (round % 8 == 0) sched_yield();
     }
   }
-  absl::MutexLock lock(&mu_);
-  auto complete = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outstanding_ == 0; };
-  if (!mu_.AwaitWithDeadline(absl::Condition(&complete), until)) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(label_.ToString(), ": not complete after waiting"));
+  PlainMutexLock lock(&mu_);
+  while (outstanding_ != 0) {
+    if (completed_.WaitWithDeadline(&mu_, until) && outstanding_ != 0) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(label_.ToString(), ": not complete after waiting"));
+    }
   }
   // Under the lock: a second waiter returns only once the values are in place.
   if (status_.ok()) {

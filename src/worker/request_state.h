@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/env.h"
+#include "common/plain_mutex.h"
 #include "kairos/buffer.h"
 
 namespace kairos::internal {
@@ -97,7 +97,7 @@ class RequestState {
   // place (a sparse pull scatters its gathered rows to the caller's keys with it). Set
   // before any part is sent.
   void AfterDelivery(std::function<void()> fn) {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     after_delivery_ = std::move(fn);
   }
 
@@ -138,7 +138,10 @@ class RequestState {
   int64_t spin_ns_ = 0;
   bool lone_ = false;
   bool large_ = false;  // counted in tuning_->open_large
-  mutable absl::Mutex mu_;
+  // Every request takes it a few times: a PlainMutex (common/plain_mutex.h), signalled
+  // once, when the request completes.
+  mutable PlainMutex mu_;
+  mutable PlainCondVar completed_;
   int outstanding_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   mutable std::vector<Piece> pieces_ ABSL_GUARDED_BY(mu_);
