@@ -39,15 +39,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "bench/bench_common.h"
-#include "bench/calibration.h"
-#include "bench/policy_list.h"
-#include "fashion_mnist/target_crossing.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_common.h"
+#include "bench/calibration.h"
+#include "bench/example_streams.h"
+#include "bench/policy_list.h"
+#include "fashion_mnist/target_crossing.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
 
@@ -60,6 +61,9 @@ namespace {
 
 // Iterations of a worker when --iterations is 0: more than any run reaches.
 constexpr int64_t kNoLimit = int64_t{1} << 40;
+// Fashion-MNIST's images and classes (and those of its synthetic stand-in).
+constexpr int kFashionFeatures = 784;
+constexpr int kFashionClasses = 10;
 
 struct Flags {
   std::string policies = "bsp,ssp:s=1,ssp:s=3,asp";
@@ -79,6 +83,7 @@ struct Flags {
   double bandwidth_gbps = 10.0;
   bool serialize_links = false;
   double server_bandwidth_gbps = -1.0;
+  double host_bandwidth_gbps = 0.0;
   double server_apply_ms = 0.0;
   double server_read_ms = 0.0;
   bool push_waits = false;
@@ -95,6 +100,7 @@ struct Flags {
   int fashion_train = 10000;
   int fashion_test = 2000;
   int hidden = 128;        // --model mlp
+  bool example_streams = false;  // --model mlp: the example's batches and initial tables
   double average_s = 0.0;  // SimOptions::average_window
   bool smoothed_target = false;
   uint64_t seed = 1;
@@ -141,6 +147,12 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->check(CLI::IsMember({"quadratic", "fashion", "mlp"}))->capture_default_str();
   app.add_option("--hidden", f.hidden, "mlp: hidden units")
       ->check(CLI::Range(1, kMaxMlpHidden))->capture_default_str();
+  app.add_flag("--example-streams", f.example_streams,
+               "mlp: each worker walks its shard of the training set in the Fashion-MNIST "
+               "example's order for the seed and the MLP starts from the example's initial "
+               "tables (examples/fashion_mnist/streams.h), as the lab's run of that seed does; "
+               "else batches are drawn with replacement from the whole set and the weights "
+               "from the simulator's own stream");
   app.add_option("--lr", f.learning_rate,
                  "SGD learning rate (default 0.1 for quadratic, 0.05 for fashion and mlp)")
       ->check(CLI::PositiveNumber);
@@ -159,6 +171,12 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "With --serialize-links: the server's link, Gbit/s (0: infinite; < 0: "
                  "--bandwidth-gbps)")
       ->check(CLI::Range(-1.0, 1e9))->capture_default_str();
+  app.add_option("--host-bandwidth-gbps", f.host_bandwidth_gbps,
+                 "With --serialize-links: every message is also copied through one resource "
+                 "all the nodes share, at this rate, Gbit/s: the cores of a machine that runs "
+                 "the whole job (0: none)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   app.add_option("--server-shards", f.server_shards,
                  "The parameters over this many server shards, each with its own link and "
                  "thread (the server costs are a shard's for its part; docs/simulator.md)")
@@ -322,10 +340,14 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.worker_cost.local = absl::Microseconds(1000 * f.worker_local_ms);
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
+  o.network.host_bandwidth_bytes_per_s = f.host_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
   o.average_window = absl::Seconds(f.average_s);
   o.cache_clocks = f.cache_clocks;
   o.seed = seed;
+  if (f.example_streams) {
+    UseExampleStreams(o.model->num_examples(), kFashionFeatures, f.hidden, kFashionClasses, o);
+  }
   if (f.model != "quadratic") SetStopRule(f, f.target_accuracy, o);
   return o;
 }
@@ -450,17 +472,19 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
         "model %s, %d workers, %s, lr %g, batch %d\n"
         "compute %g ms, %s, jitter %g, stragglers p=%g x%g; "
         "latency %g ms, %g Gbit/s%s\n",
-        KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f),
-        o.learning_rate, f.batch, f.compute_ms,
+        KAIROS_BENCH_BUILD_TYPE, seeds, model.name(), f.workers, Budget(f), o.learning_rate,
+        f.batch, f.compute_ms,
         f.slowdown.empty() ? absl::StrFormat("worker 0 x%g", f.slow_factor)
                            : absl::StrCat("slowdowns ", absl::StrJoin(f.slowdown, ",")),
-        f.jitter, f.straggler_prob,
-        f.straggler_factor, f.latency_ms, f.bandwidth_gbps,
+        f.jitter, f.straggler_prob, f.straggler_factor, f.latency_ms, f.bandwidth_gbps,
         f.serialize_links
-            ? absl::StrFormat(", serialized links (server %s)",
+            ? absl::StrFormat(", serialized links (server %s%s)",
                               f.server_bandwidth_gbps < 0
                                   ? std::string("as the workers'")
-                                  : absl::StrFormat("%g Gbit/s", f.server_bandwidth_gbps))
+                                  : absl::StrFormat("%g Gbit/s", f.server_bandwidth_gbps),
+                              f.host_bandwidth_gbps > 0
+                                  ? absl::StrFormat(", host %g Gbit/s", f.host_bandwidth_gbps)
+                                  : std::string())
             : std::string());
   }
 #ifndef NDEBUG
@@ -678,5 +702,9 @@ int main(int argc, char** argv) {
   CLI::App app("Synchronization policies side by side on the virtual-time simulator");
   kairos::sim::AddOptions(app, flags);
   CLI11_PARSE(app, argc, argv);
+  if (flags.example_streams && (flags.model != "mlp" || !flags.calibration_file.empty())) {
+    std::cerr << "kairos_policy_sim: --example-streams needs --model mlp (and no --calibration)\n";
+    return 2;
+  }
   return kairos::sim::Run(flags);
 }

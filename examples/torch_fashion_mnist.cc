@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fashion_mnist/data.h"
+#include "fashion_mnist/streams.h"
 #include "kairos/kairos.h"
 #include "kairos/pace.h"
 #include "kairos/run.h"

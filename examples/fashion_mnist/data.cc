@@ -14,8 +14,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <numeric>
-#include <random>
 #include <span>
 #include <string>
 #include <system_error>
@@ -232,29 +230,6 @@ absl::StatusOr<FashionMnist> LoadFashionMnist(const std::string &dir, int max_tr
   data.test.scale = data.train.scale;
   data.test.offset = data.train.offset;
   return data;
-}
-
-std::vector<int> Shard(int num_examples, int rank, int num_workers, uint64_t seed) {
-  std::vector<int> order(static_cast<size_t>(num_examples));
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  const auto n = static_cast<int64_t>(num_examples);
-  const int64_t begin = n * rank / num_workers;
-  const int64_t end = n * (rank + 1) / num_workers;
-  return std::vector<int>(order.begin() + begin, order.begin() + end);
-}
-
-std::vector<int> ShardByClass(std::span<const int> labels, int rank, int num_workers,
-                              uint64_t seed) {
-  std::vector<int> order = Shard(static_cast<int>(labels.size()), 0, 1, seed);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return labels[static_cast<std::size_t>(a)] < labels[static_cast<std::size_t>(b)];
-  });
-  const auto n = static_cast<int64_t>(order.size());
-  const int64_t begin = n * rank / num_workers;
-  const int64_t end = n * (rank + 1) / num_workers;
-  return std::vector<int>(order.begin() + begin, order.begin() + end);
 }
 
 }  // namespace fmnist

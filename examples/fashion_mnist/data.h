@@ -1,7 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Fashion-MNIST for the example: the IDX files (gzip'd or plain), read with zlib, and each
-// worker's shard of the training set.
+// Fashion-MNIST for the example: the IDX files (gzip'd or plain), read with zlib. Each
+// worker's shard of the training set: streams.h.
 //
 // IDX (the format of MNIST and Fashion-MNIST): a big-endian 32-bit magic number
 // 0x000008DD, where 08 says the values are unsigned bytes and DD is the number of
@@ -76,19 +76,6 @@ struct FashionMnist {
 // labels differ in count.
 absl::StatusOr<FashionMnist> LoadFashionMnist(const std::string& dir, int max_train = -1,
                                               int max_test = -1);
-
-// The examples of worker `rank` of `num_workers`: a contiguous slice of a permutation of
-// [0, num_examples) drawn from `seed`, the same in every process, so that the shards are
-// disjoint, cover the training set, differ in size by at most one, and each holds every
-// class in about its proportion of the whole.
-std::vector<int> Shard(int num_examples, int rank, int num_workers, uint64_t seed);
-
-// Non-IID shards: the same permutation, stably sorted by label, then sliced as Shard's, so
-// that worker `rank` holds about 10 / num_workers of the classes (with 8 workers, one or
-// two each) and a worker that is lost takes its classes with it. Disjoint and covering as
-// Shard's.
-std::vector<int> ShardByClass(std::span<const int> labels, int rank, int num_workers,
-                              uint64_t seed);
 
 }  // namespace fmnist
 

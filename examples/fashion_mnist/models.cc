@@ -5,6 +5,7 @@
 
 #include "fashion_mnist/models.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,11 +14,10 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "fashion_mnist/streams.h"
 #include "kairos/eigen.h"
 #include "kairos/kairos.h"
 
@@ -25,12 +25,6 @@ namespace fmnist {
 namespace {
 
 constexpr int kEvalBatch = 1000;
-
-// Glorot and Bengio (2010): uniform in +-sqrt(6 / (fan_in + fan_out)).
-kairos::Initializer Glorot(int fan_in, int fan_out, uint64_t seed) {
-  const float limit = std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
-  return kairos::Initializer::Uniform(-limit, limit, seed);
-}
 
 class SoftmaxModel final : public Model {
  public:
@@ -110,9 +104,10 @@ class MlpModel final : public Model {
 
   std::vector<kairos::TableSpec> Tables(const kairos::UpdaterSpec &updater,
                                         uint64_t seed) const override {
-    return {*layout_.Table("mlp.W1", Glorot(features_, hidden_, 2 * seed + 1), updater),
+    const MlpInitializers init = MlpInit(features_, hidden_, kNumClasses, seed);
+    return {*layout_.Table("mlp.W1", init.w1, updater),
             *layout_.Table("mlp.b", kairos::Initializer::Zeros(), updater),
-            *layout_.Table("mlp.W2", Glorot(hidden_, kNumClasses, 2 * seed + 2), updater)};
+            *layout_.Table("mlp.W2", init.w2, updater)};
   }
 
   std::vector<Eigen::Ref<Eigen::MatrixXf>> parameters() override { return {W1_, b1_, W2_, b2_}; }

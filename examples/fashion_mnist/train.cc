@@ -15,7 +15,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -29,6 +28,7 @@
 #include "absl/time/time.h"
 #include "fashion_mnist/data.h"
 #include "fashion_mnist/models.h"
+#include "fashion_mnist/streams.h"
 #include "kairos/eigen.h"
 #include "kairos/kairos.h"
 
@@ -261,10 +261,9 @@ absl::StatusOr<kairos::PaceModel> MakePaceModel(const TrainConfig &c) {
 }
 
 int64_t PlannedIterations(const TrainConfig &config, int num_train_examples, int num_workers) {
-  const int smallest_shard = num_train_examples / std::max(1, num_workers);
-  const int batch = std::max(1, std::min(config.batch, smallest_shard));
-  const int iters_per_epoch = std::max(1, smallest_shard / batch);
-  return static_cast<int64_t>(iters_per_epoch) * config.epochs;
+  return static_cast<int64_t>(
+             ShapeOfEpochs(num_train_examples, num_workers, config.batch).iterations) *
+         config.epochs;
 }
 
 absl::StatusOr<std::vector<kairos::TableSpec>> JobTables(const TrainConfig &config,
@@ -403,7 +402,7 @@ class Trainer::WorkerRun {
   absl::Status Begin();
   int iters_per_epoch() const { return iters_per_epoch_; }
   bool stopping() const { return stopping_; }
-  void Shuffle() { std::shuffle(shard_.begin(), shard_.end(), rng_); }
+  void Shuffle() { order_->Shuffle(); }
   // Iteration `it` of the epoch: read, (rank 0) snapshot and stop check, gradient and pace,
   // write. False when the worker stopped instead.
   absl::StatusOr<bool> Iterate(int it);
@@ -426,11 +425,10 @@ class Trainer::WorkerRun {
   kairos::Worker &worker_;
   const int rank_;
   std::unique_ptr<Model> model_;
-  std::vector<int> shard_;
+  std::optional<EpochOrder> order_;  // the shard's walk (streams.h)
   int batch_ = 0;
   int iters_per_epoch_ = 0;
   int eval_every_ = 0;
-  std::mt19937_64 rng_;
   WorkerSummary summary_;
   // Eager pull: one schedule over the model's tables and the control table (the file comment).
   FlatLayout flat_;
@@ -473,15 +471,15 @@ absl::Status Trainer::WorkerRun::Begin() {
                                                         config.target_accuracy,
                                                         config.average_s, t_.hooks_.on_eval);
   }
-  shard_ = config.shards_by_class
-               ? ShardByClass(train.labels, rank_, t_.num_workers_, config.seed)
-               : Shard(train.num_examples(), rank_, t_.num_workers_, config.seed);
+  order_.emplace(config.shards_by_class
+                     ? ShardByClass(train.labels, rank_, t_.num_workers_, config.seed)
+                     : Shard(train.num_examples(), rank_, t_.num_workers_, config.seed),
+                 config.seed, rank_);
   // Every worker runs the same number of iterations per epoch: that of the smallest shard.
-  const int smallest_shard = train.num_examples() / t_.num_workers_;
-  batch_ = std::max(1, std::min(config.batch, smallest_shard));
-  iters_per_epoch_ = std::max(1, smallest_shard / batch_);
+  const EpochShape shape = ShapeOfEpochs(train.num_examples(), t_.num_workers_, config.batch);
+  batch_ = shape.batch;
+  iters_per_epoch_ = shape.iterations;
   eval_every_ = config.eval_every > 0 ? config.eval_every : iters_per_epoch_;
-  rng_.seed(config.seed * 1000003 + static_cast<uint64_t>(rank_));
   summary_.rank = rank_;
   KAIROS_ASSIGN_OR_RETURN(summary_.eager, kairos::PullsEagerly(worker_.job().policy));
   if (!summary_.eager) return absl::OkStatus();
@@ -592,8 +590,7 @@ absl::Status Trainer::WorkerRun::SnapshotAndStop() {
 // the pace model says (the file comment).
 void Trainer::WorkerRun::Compute(int it) {
   const kairos::PaceModel &pace = *t_.pace_;
-  const std::span<const int> examples(shard_.data() + static_cast<size_t>(it) * batch_,
-                                      static_cast<size_t>(batch_));
+  const std::span<const int> examples = order_->Batch(it, batch_);
   t_.data_->train.Gather(examples, &x_, &y_);
   const SteadyClock::time_point compute_start = SteadyClock::now();
   const float loss = model_->Loss(x_, y_, /*gradient=*/true);

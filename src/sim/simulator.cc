@@ -126,6 +126,10 @@ class Simulation {
   // How long w computes its iteration `iteration` (the one that starts with the read at
   // that clock).
   absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
+  // w's mini-batch for its iteration `iteration` (SimOptions::batches); valid until the
+  // next call. A batch that breaks the hook's contract is replaced by SampleBatch's and
+  // fails the run at its end (batch_error_).
+  std::span<const int> BatchOf(WorkerId w, int64_t iteration);
   bool AllLeft() const { return server_.clocks().num_active() == 0; }
   // server_shards > 1: when the last part of a push is applied.
   static absl::Time PartsDone(const std::vector<absl::Time>& part_done) {
@@ -163,6 +167,8 @@ class Simulation {
   std::vector<int64_t> pushes_taken_;
   EventQueue queue_;
   std::vector<Worker> workers_;
+  std::vector<int> sampled_;  // BatchOf's batch when it samples
+  absl::Status batch_error_;  // the first batch SimOptions::batches got wrong
   absl::Time now_ = kStart;
   absl::Time next_sample_ = kStart;
   std::vector<SimSample> samples_;
@@ -199,8 +205,9 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
-      server_(spec, options.num_workers, model_->InitialParams(), options.learning_rate,
-              options.push_log_size),
+      server_(spec, options.num_workers,
+              options.initial_params.size() > 0 ? options.initial_params : model_->InitialParams(),
+              options.learning_rate, options.push_log_size),
       cache_(spec, options.num_workers, options.cache_clocks, options.learning_rate,
              options.read_log),
       pushes_taken_(static_cast<size_t>(options.num_workers), 0),
@@ -221,7 +228,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
     links_.emplace(options.num_workers, n.to_server(), n.to_worker(), n.bandwidth_bytes_per_s,
                    n.server_bandwidth_bytes_per_s < 0 ? n.bandwidth_bytes_per_s
                                                       : n.server_bandwidth_bytes_per_s,
-                   shards_);
+                   shards_, n.host_bandwidth_bytes_per_s);
   }
 }
 
@@ -335,6 +342,7 @@ absl::StatusOr<SimResult> Simulation::Run() {
                      absl::FormatDuration(now_ - kStart),
                      " with no event left: ", server_.DescribeWaiting()));
   }
+  if (!batch_error_.ok()) return batch_error_;
   FinalSamples();
   server_.Finish(now_);
   return Collect();
@@ -506,9 +514,7 @@ void Simulation::ComputeAndPush(WorkerId w, Tick clock, const Eigen::VectorXf& p
   if (done > worker.fails_at) return;  // died before it could push
   worker.compute_time += compute;
   Eigen::VectorXf gradient;
-  model_->Gradient(
-      params, SampleBatch(options_.seed, w, clock, options_.batch_size, model_->num_examples()),
-      &gradient);
+  model_->Gradient(params, BatchOf(w, clock), &gradient);
   cache_.Pushed(w, gradient);  // written through into its copy, where the server does so
   SendPush(w, clock, done, std::move(gradient));
   // Without push_waits the next read leaves right behind the push.
@@ -548,10 +554,7 @@ void Simulation::EagerStep(const ServedRead& r) {
     worker.params = server_.params();
     worker.next_compute = DrawComputeTime(w, 0);
     worker.next_done = back + options_.worker_cost.local + worker.next_compute;
-    model_->Gradient(worker.params,
-                     SampleBatch(options_.seed, w, 0, options_.batch_size,
-                                 model_->num_examples()),
-                     &worker.next);
+    model_->Gradient(worker.params, BatchOf(w, 0), &worker.next);
   } else {
     const policy::WorkerClocks& clocks = server_.clocks();
     for (WorkerId v = 0; v < clocks.num_workers(); ++v) {
@@ -576,10 +579,25 @@ void Simulation::EagerStep(const ServedRead& r) {
   if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
   worker.next_compute = DrawComputeTime(w, r.clock + 1);
   worker.next_done = step + options_.worker_cost.local + worker.next_compute;
-  model_->Gradient(worker.params,
-                   SampleBatch(options_.seed, w, r.clock + 1, options_.batch_size,
-                               model_->num_examples()),
-                   &worker.next);
+  model_->Gradient(worker.params, BatchOf(w, r.clock + 1), &worker.next);
+}
+
+std::span<const int> Simulation::BatchOf(WorkerId w, int64_t iteration) {
+  if (options_.batches) {
+    const std::span<const int> batch = options_.batches(w, iteration);
+    const int n = model_->num_examples();
+    if (!batch.empty() &&
+        std::all_of(batch.begin(), batch.end(), [n](int i) { return i >= 0 && i < n; })) {
+      return batch;
+    }
+    if (batch_error_.ok()) {
+      batch_error_ = absl::InvalidArgumentError(
+          absl::StrCat("SimOptions::batches: the batch of worker ", w, " at iteration ", iteration,
+                       " is ", batch.empty() ? "empty" : absl::StrCat("not in [0, ", n, ")")));
+    }
+  }
+  sampled_ = SampleBatch(options_.seed, w, iteration, options_.batch_size, model_->num_examples());
+  return sampled_;
 }
 
 absl::Duration Simulation::DrawComputeTime(WorkerId w, int64_t iteration) {
@@ -719,6 +737,11 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options) {
         MakeQuadraticModel({.seed = options.seed});
     if (!made.ok()) return made.status();
     model = *std::move(made);
+  }
+  if (options.initial_params.size() > 0 && options.initial_params.size() != model->num_params()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("initial_params: ", options.initial_params.size(), " values for ",
+                     model->name(), " of ", model->num_params(), " parameters"));
   }
   Simulation simulation(options, *spec, std::move(model));
   return simulation.Run();

@@ -45,13 +45,13 @@
 #ifndef KAIROS_SIM_SIMULATOR_H_
 #define KAIROS_SIM_SIMULATOR_H_
 
+#include <Eigen/Core>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -107,6 +107,10 @@ struct NetworkOptions {
   // The server's link under serialize_links, bytes per second (0: infinite); < 0: the
   // workers' bandwidth_bytes_per_s.
   double server_bandwidth_bytes_per_s = -1.0;
+  // Under serialize_links, > 0: every message is also copied through one resource all the
+  // nodes share, at this many bytes per second, one message after another: the cores of a
+  // machine that runs the whole job (sim/links.h). 0: none. >= 0 and finite.
+  double host_bandwidth_bytes_per_s = 0.0;
   // Added to the latency of every message a worker sends, and of every message the server
   // sends: a link whose delay sits on one side, as the lab's shaped links add theirs at the
   // sender (docs/lab.md). >= 0 and finite.
@@ -202,6 +206,16 @@ struct SimOptions {
   absl::Duration average_window = absl::ZeroDuration();
   // Seeds the compute-time draws, the mini-batches and a default model.
   uint64_t seed = 1;
+  // Worker w's mini-batch for its iteration k (the iteration that starts with the read at
+  // clock k): example indices in [0, model's num_examples()), not empty. Called in
+  // increasing k per worker, once per iteration, from the simulating thread; what it returns
+  // is used before the next call. Empty: SampleBatch(seed, w, k, batch_size, ...), uniform
+  // with replacement. A replay of a real run gives it the run's own order
+  // (kairos_policy_sim --example-streams).
+  std::function<std::span<const int>(int worker, int64_t iteration)> batches;
+  // The parameters the run starts from, the model's size; empty: the model's
+  // InitialParams().
+  Eigen::VectorXf initial_params;
   // > 0: the run stops at the first sample (at most sample_interval after the fact) whose
   // accuracy reaches this, for a classifier (a time-to-target run needs nothing after it).
   // In [0, 1]; 0: never.

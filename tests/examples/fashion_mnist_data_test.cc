@@ -13,10 +13,12 @@
 #include <fstream>
 #include <numeric>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "fashion_mnist/data.h"
+#include "fashion_mnist/streams.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -259,4 +261,52 @@ TEST(ShardTest, ShardsByClassHoldFewClassesEach) {
 }
 
 }  // namespace
+// A worker's walk: each epoch a permutation of the examples of its shard it uses, a new one
+// every epoch; RunBatches by iteration is that walk, asked in order or from the start again.
+TEST(EpochOrderTest, RunBatchesIsTheTrainersWalkEpochByEpoch) {
+  constexpr int kExamples = 103;
+  constexpr int kWorkers = 3;
+  const EpochShape shape = ShapeOfEpochs(kExamples, kWorkers, 8);
+  EXPECT_EQ(shape.batch, 8);
+  EXPECT_EQ(shape.iterations, 4);               // 34 examples in the smallest shard
+  EXPECT_EQ(ShapeOfEpochs(10, 4, 8).batch, 2);  // capped at the smallest shard
+  RunBatches run(kExamples, kWorkers, 8, 5);
+  for (int w = 0; w < kWorkers; ++w) {
+    const std::vector<int> shard = Shard(kExamples, w, kWorkers, 5);
+    EpochOrder walk(shard, 5, w);
+    std::vector<int> first;
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      walk.Shuffle();
+      std::vector<int> used;
+      for (int it = 0; it < shape.iterations; ++it) {
+        const std::span<const int> expected = walk.Batch(it, shape.batch);
+        const std::span<const int> got = run.Batch(w, int64_t{epoch} * shape.iterations + it);
+        ASSERT_TRUE(std::equal(got.begin(), got.end(), expected.begin(), expected.end()))
+            << "worker " << w << " epoch " << epoch << " batch " << it;
+        used.insert(used.end(), got.begin(), got.end());
+      }
+      std::set<int> distinct(used.begin(), used.end());
+      EXPECT_EQ(distinct.size(), used.size());  // no example twice in an epoch
+      for (int e : used) {
+        EXPECT_EQ(std::count(shard.begin(), shard.end(), e), 1) << e;
+      }
+      if (epoch == 0) {
+        first = used;
+      } else {
+        EXPECT_NE(used, first);  // reshuffled
+      }
+    }
+    // From the start again: the first batch of the first epoch.
+    const std::span<const int> again = run.Batch(w, 0);
+    EXPECT_EQ(std::vector<int>(again.begin(), again.end()),
+              std::vector<int>(first.begin(), first.begin() + shape.batch));
+  }
+  // Another seed, another walk.
+  RunBatches other(kExamples, kWorkers, 8, 6);
+  const std::span<const int> a = run.Batch(0, 0);
+  const std::vector<int> copy(a.begin(), a.end());
+  const std::span<const int> b = other.Batch(0, 0);
+  EXPECT_NE(copy, std::vector<int>(b.begin(), b.end()));
+}
+
 }  // namespace fmnist

@@ -6,15 +6,18 @@
 
 #include "sim/simulator.h"
 
+#include <Eigen/Core>
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/metrics.h"
 #include "kairos/pace.h"
@@ -64,15 +67,20 @@ TEST(SimulatorTest, ADifferentSeedGivesADifferentRun) {
 }
 
 // BSP replayed by hand: round r averages every worker's gradient at the parameters after
-// rounds 0 .. r - 1, on the mini-batch SampleBatch(seed, w, r), and takes one SGD step.
-Eigen::VectorXf SequentialBsp(const SimOptions& o) {
-  Eigen::VectorXf w = o.model->InitialParams();
+// rounds 0 .. r - 1, on the mini-batch SampleBatch(seed, w, r) (or `batch(w, r)`), and takes
+// one SGD step, from the model's initial parameters (or o.initial_params).
+Eigen::VectorXf SequentialBsp(const SimOptions& o,
+                              std::function<std::vector<int>(int, int64_t)> batch = nullptr) {
+  Eigen::VectorXf w = o.initial_params.size() > 0 ? o.initial_params : o.model->InitialParams();
   Eigen::VectorXf g;
   for (int64_t round = 0; round < o.iterations; ++round) {
     Eigen::VectorXf sum = Eigen::VectorXf::Zero(w.size());
     for (int worker = 0; worker < o.num_workers; ++worker) {
-      o.model->Gradient(w, SampleBatch(o.seed, worker, round, o.batch_size,
-                                       o.model->num_examples()), &g);
+      o.model->Gradient(
+          w,
+          batch ? batch(worker, round)
+                : SampleBatch(o.seed, worker, round, o.batch_size, o.model->num_examples()),
+          &g);
       sum += 1.0f * g;
     }
     w -= (o.learning_rate * (1.0f / static_cast<float>(o.num_workers))) * sum;
@@ -92,6 +100,77 @@ TEST(SimulatorTest, BspWithEqualSpeedsIsExactlyTheSequentialAverageGradient) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->version, 25u);
   EXPECT_EQ(r->final_params, SequentialBsp(o));
+}
+
+// SimOptions::batches and initial_params replace the sampled batches and the model's
+// weights: the run is the hand replay on the same batches from the same start, bit for bit,
+// and each worker's batches are asked for once per iteration in increasing order.
+TEST(SimulatorTest, BatchesAndInitialParamsAreTheRunsOwn) {
+  SimOptions o;
+  o.policy = "bsp";
+  o.num_workers = 4;
+  o.model = SmallQuadratic();
+  o.iterations = 25;
+  const int n = o.model->num_examples();
+  const auto batch = [n](int w, int64_t k) {
+    return std::vector<int>{static_cast<int>((7 * w + 3 * k) % n), static_cast<int>((w + k) % n)};
+  };
+  std::vector<std::vector<int64_t>> asked(4);
+  std::vector<int> held;
+  o.batches = [&](int w, int64_t k) {
+    asked[static_cast<size_t>(w)].push_back(k);
+    held = batch(w, k);
+    return std::span<const int>(held);
+  };
+  o.initial_params = Eigen::VectorXf::Constant(o.model->num_params(), 0.5f);
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->final_params, SequentialBsp(o, batch));
+  EXPECT_NE(r->final_params, SequentialBsp(o));  // the positive control: other batches
+  for (const std::vector<int64_t>& a : asked) {
+    ASSERT_EQ(a.size(), 25u);
+    for (size_t k = 0; k < a.size(); ++k) EXPECT_EQ(a[k], static_cast<int64_t>(k));
+  }
+  // Under eager pull too (its first gradient on the initial pull, then one ahead).
+  o.policy = "eager";
+  for (std::vector<int64_t>& a : asked) a.clear();
+  ASSERT_TRUE(Simulate(o).ok());
+  for (const std::vector<int64_t>& a : asked) {
+    ASSERT_EQ(a.size(), 25u);
+    EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+  }
+  // No iteration: the run ends where it started.
+  o.iterations = 0;
+  absl::StatusOr<SimResult> none = Simulate(o);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->final_params, o.initial_params);
+}
+
+TEST(SimulatorTest, ABatchOutOfRangeOrParamsOfTheWrongSizeFailTheRun) {
+  SimOptions o;
+  o.policy = "asp";
+  o.num_workers = 3;
+  o.model = SmallQuadratic();
+  o.iterations = 10;
+  const int n = o.model->num_examples();
+  std::vector<int> held;
+  o.batches = [&](int w, int64_t k) {
+    held = {w == 2 && k == 5 ? n : 0};
+    return std::span<const int>(held);
+  };
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_THAT(std::string(r.status().message()),
+              testing::HasSubstr("batch of worker 2 at iteration 5 is not in [0, 256)"));
+  o.batches = [&](int, int64_t) {
+    held = {0};
+    return std::span<const int>(held);
+  };
+  EXPECT_TRUE(Simulate(o).ok());  // the positive control
+  o.initial_params = Eigen::VectorXf::Zero(o.model->num_params() + 1);
+  r = Simulate(o);
+  ASSERT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), testing::HasSubstr("initial_params: 9 values"));
 }
 
 TEST(SimulatorTest, BspWithHeterogeneousSpeedsIsTheSequentialAverageGradient) {
