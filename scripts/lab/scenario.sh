@@ -100,6 +100,7 @@ done
 
 # The example's flags of a scenario, for `workers` workers (scripts/lab/scenarios.sh).
 source scripts/lab/scenarios.sh
+source scripts/lab/compare_lib.sh
 scenario_flags() { lab_scenario_flags "$1" "$workers"; }
 for s in "${scenarios[@]}"; do
   scenario_flags "$s" >/dev/null || die "unknown scenario '$s' ($lab_scenario_names)"
@@ -240,34 +241,30 @@ for scenario in "${scenarios[@]}"; do
       ttt = $7 == "" ? "not reached" : sprintf("%.2f s (%.2f-%.2f)", $7, $8, $9)
       printf "  %-22s %5s %5d/%-2d %22s %5.1f%% %10.4f %9.1f %8.0f%% %9d\n", $2, $3, $6, $4, ttt, 100 * $10, $11, $12, 100 * $13, $14
     }' "$summary"
-  # The verdict, drawn only beyond the noise: among the policies that reached the target in
-  # every seed, the one with the soonest median wins alone if its slowest seed beat every
-  # other policy's fastest and its median is more than --noise below theirs; otherwise the
-  # policies within that of it share the lead. BSP, the usual baseline, is compared with the leader when it is not in the lead.
-  awk -F'\t' -v sc="$scenario" -v noise="$noise" 'NR > 1 && $1 == sc {
-      all[$2] = 1
-      if ($6 == $4 && $5 == 0 && $7 != "") { med[$2] = $7; lo[$2] = $8; hi[$2] = $9 }
+  # The verdict, drawn only beyond the noise (lab_leads): among the policies that reached the
+  # target in every seed, the one with the soonest median wins alone if no other is within
+  # the noise of it; otherwise the policies within it share the lead. BSP, the usual
+  # baseline, is compared with the leader when it is not in the lead.
+  { lab_leads "$summary" "$noise"; awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t\trun" }' "$summary"; } |
+  awk -F'\t' -v sc="$scenario" '$1 == sc {
+      if ($4 == "run") { all[$2] = 1; next }
+      med[$2] = $3 + 0
+      if ($4 == "best") best = $2
+      else if ($4 == "lead") { lead = lead ", " $2; tied++; in_lead[$2] = 1 }
+      if ($4 != "best" && (second == "" || med[$2] < med[second])) second = $2
     } END {
-      best = ""
-      for (p in med) if (best == "" || med[p] < med[best]) best = p
       if (best == "") { print "  verdict: no policy reached the target in every seed"; exit }
-      lead = best; second = ""; tied = 0
-      for (p in med) {
-        if (p == best) continue
-        if (lo[p] <= hi[best] || med[p] <= med[best] * (1 + noise)) { lead = lead ", " p; tied++; in_lead[p] = 1 }
-        if (second == "" || med[p] < med[second]) second = p
-      }
       if (tied == 0 && second != "") {
         line = sprintf("  verdict: %s wins (median %.2f s), %.2fx sooner than the next, %s (%.2f s), beyond the noise", best, med[best], med[second] / med[best], second, med[second])
       } else if (tied == 0) {
         line = sprintf("  verdict: %s (median %.2f s), the only policy run", best, med[best])
       } else {
-        line = sprintf("  verdict: no single winner: %s are within the noise of each other (best median %.2f s, %s)", lead, med[best], best)
+        line = sprintf("  verdict: no single winner: %s%s are within the noise of each other (best median %.2f s, %s)", best, lead, med[best], best)
       }
       if (("bsp" in med) && best != "bsp" && !("bsp" in in_lead)) line = line sprintf("; %s is %.2fx sooner than bsp", best, med["bsp"] / med[best])
       print line
       for (p in all) if (!(p in med)) printf "  %s did not reach the target in every seed\n", p
-    }' "$summary"
+    }'
 done
 
 if ((plots)) && command -v gnuplot >/dev/null; then

@@ -5,21 +5,28 @@
 # the iterations per second, the share of time blocked, the time to target and the winner.
 #
 #   scripts/lab/simulate.sh --lab DIR [--latency-ms 0.03] [--server-read-ms 0.23]
-#       [--server-apply-ms 0.37] [--worker-local-ms 0.15] [--noise 0.01] [--bandwidth-mbps 0]
+#       [--server-apply-ms 0.37] [--worker-local-ms 0.15] [--host-mbps 0] [--noise 0.01]
+#       [--bandwidth-mbps 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
-#       [--out DIR/sim] [--sim PATH] [-- MORE FLAGS OF kairos_policy_sim]
+#       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
+#       [-- MORE FLAGS OF kairos_policy_sim]
 #
 # The simulated runs: the example's MLP (its hidden units, batch, pace and data sizes read
 # from the lab runs' logs), each worker slowed as in the lab's scenario
-# (scripts/lab/scenarios.sh) with the same pace model and seeds, the mean of worker 0's
+# (scripts/lab/scenarios.sh) with the same pace model and seeds, each worker walking its
+# shard in the example's order from the example's initial parameters for the seed
+# (kairos_policy_sim --example-streams; --sampled-batches: batches drawn with replacement
+# from the whole set, the simulator's own weights; by-class shards are always sampled, with
+# a warning), the mean of worker 0's
 # reads of the last --average-s evaluated every --snapshot-s, the lab's time to target
 # (kairos_policy_sim --smoothed-target), stopped there or at --budget-s; each worker waits
 # for its push's acknowledgement before its next read (--push-waits), as the lab's trainer
 # does, and the lab's servers are the simulator's shards (--server-shards). The network,
 # the servers and the worker's own time are the calibration: a one-way --latency-ms per
 # message, each shard's thread busy --server-read-ms per served read and --server-apply-ms
-# per push (for its part), --worker-local-ms per iteration, workers' links of
-# --bandwidth-mbps (0: infinite; with it, --serialize-links is a good addition after --).
+# per push (for its part), --worker-local-ms per iteration, the machine's copies of every
+# message through one resource all the nodes share at --host-mbps (0: free; serialized
+# links), workers' links of --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
 # timing noise that keeps paced workers out of lockstep. The defaults are this machine's
 # calibration (docs/simulator_results.md#the-simulator-against-the-lab).
@@ -29,19 +36,22 @@
 # and their send delays on the sending side, and compared on rank 0's figures, the only
 # ones such a run reports. Links that differ between workers are refused.
 #
-# Writes under --out: <scenario>_<policy>.csv (kairos_policy_sim --csv, one row per seed)
-# and compare.tsv, one row per scenario and policy: the lab's and the simulator's median
-# time to target over the seeds ("-" when at most half reached it) and their relative
-# error, mean iterations per second (the workers' together) and relative error, mean share
-# of time blocked (the workers' time in pulls, as the lab counts it: the gate's wait, the
-# server and both transfers) and the difference in points. Prints the table and per
-# scenario the two winners (the soonest median) and the lab's time of the simulator's pick
-# over the lab's best (the regret). Exit 1 if a simulation failed, 2 on bad arguments (and
-# for runs through shaped links whose options are not known).
+# Writes under --out: <scenario>_<policy>.csv (kairos_policy_sim --csv, one row per seed),
+# summary.tsv (the simulated seeds in the lab's summary format) and compare.tsv, one row per
+# scenario and policy: the lab's and the simulator's median time to target over the seeds
+# ("-" when at most half reached it) and their relative error, mean iterations per second
+# (the workers' together) and relative error, mean share of time blocked (the workers' time
+# in pulls, as the lab counts it: the gate's wait, the server and both transfers) and the
+# difference in points. Prints the table; per scenario both verdicts' leads (the lab's rule,
+# with --verdict-noise), whether the winners agree and the lab's time of the simulator's
+# pick over the lab's best; and the counts against the acceptance (scripts/lab/compare_lib.sh).
+# Policies named by --skip are simulated and shown but not counted. Exit 1 if a simulation
+# failed, 2 on bad arguments (and for runs through shaped links whose options are not known).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/lab/scenarios.sh
 source scripts/lab/sim_lib.sh
+source scripts/lab/compare_lib.sh
 
 lab=""
 frame_overhead=0.04
@@ -51,6 +61,7 @@ read_ms=0.23
 apply_ms=0.37
 local_ms=0.15
 bandwidth_mbps=0
+host_mbps=0
 target=0.84
 average_s=2
 snapshot_s=0.25
@@ -58,6 +69,9 @@ budget_s=30
 parallel=2
 out=""
 sim=build/bench/kairos_policy_sim
+verdict_noise=0.1
+example_streams=1
+skip=()
 extra=()
 
 die() { echo "simulate.sh: $*" >&2; exit 2; }
@@ -70,6 +84,7 @@ while (($#)); do
     --worker-local-ms) local_ms=$2; shift 2 ;;
     --noise) noise=$2; shift 2 ;;
     --bandwidth-mbps) bandwidth_mbps=$2; shift 2 ;;
+    --host-mbps) host_mbps=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
@@ -77,8 +92,11 @@ while (($#)); do
     --jobs) parallel=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --sim) sim=$2; shift 2 ;;
+    --verdict-noise) verdict_noise=$2; shift 2 ;;
+    --sampled-batches) example_streams=0; shift ;;
+    --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -90,6 +108,9 @@ out=${out:-$lab/sim}
 mkdir -p "$out"
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms")
+if [[ -f $lab/links ]] || awk -v h="$host_mbps" 'BEGIN { exit !(h > 0) }'; then
+  sim_worker_flags+=(--serialize-links --host-bandwidth-gbps "$(awk -v h="$host_mbps" 'BEGIN { print h / 1000 }')")
+fi
 rank0=0
 links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
@@ -119,7 +140,7 @@ if [[ -f $lab/links ]]; then
   # The frames' headers take about 4 % of a shaped link (docs/lab.md#validated).
   payload() { awk -v m="$1" -v o="$frame_overhead" 'BEGIN { print m / (1 + o) }'; }
   bandwidth_mbps=$(payload "$(link_rate "$worker_link")")
-  sim_worker_flags+=(--serialize-links
+  sim_worker_flags+=(
     --server-bandwidth-gbps "$(awk -v m="$(payload "$(link_rate "$server_link")")" 'BEGIN { print m / 1000 }')"
     --worker-send-delay-ms "$(link_delay "$worker_link")"
     --server-send-delay-ms "$(link_delay "$server_link")")
@@ -142,6 +163,8 @@ test=$(sed -n 's/.*data: \([0-9]*\) training and \([0-9]*\) test examples.*/\2/p
 sim_worker_flags+=(--server-shards "$servers")
 if grep -q "shards by-class" <<<"$head2"; then
   echo "simulate.sh: the lab's shards are by class; the simulator samples every batch from the whole training set" >&2
+elif ((example_streams)); then
+  sim_worker_flags+=(--example-streams)
 fi
 
 failed=0
@@ -160,42 +183,20 @@ done < <(awk -F'\t' 'NR > 1 && $2 == "run" {
 } END { for (i = 1; i <= n; i++) print order[i] "\t" first[order[i]] "\t" count[order[i]] }' "$lab/runs.tsv")
 while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 
-# compare.tsv: the lab's summary joined with the simulated seeds' (lab_sim_summary).
-compare="$out/compare.tsv"
+# The simulated seeds as a summary of the lab's format (lab_sim_summary), and compare.tsv:
+# the two joined (lab_compare).
 {
-  printf 'scenario\tpolicy\tlr\tlab_time_s\tsim_time_s\ttime_error\tlab_it_s\tsim_it_s\tit_s_error\tlab_blocked\tsim_blocked\tblocked_points\n'
+  echo "$lab_summary_header"
   awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$lab/summary.tsv" |
   while IFS=$'\t' read -r scenario policy lr; do
     csv="$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv"
-    [[ -f $csv ]] || continue
-    lab_sim_summary "$scenario" "$policy" "$lr" "$csv" |
-      awk -F'\t' -v OFS='\t' 'FNR == NR { split($0, m, "\t"); next }
-        FNR > 1 && $1 == m[1] && $2 == m[2] {
-          # A median counts when more than half of the seeds reached the target.
-          lt = (2 * $6 > $4 ? $7 : "-"); st = (2 * m[6] > m[4] ? m[7] : "-")
-          te = (lt != "-" && st != "-") ? sprintf("%+.1f%%", 100 * (st - lt) / lt) : "-"
-          print $1, $2, $3, lt, st, te, sprintf("%.1f", $12), sprintf("%.1f", m[12]),
-            sprintf("%+.1f%%", 100 * (m[12] - $12) / $12), sprintf("%.1f%%", 100 * $13),
-            sprintf("%.1f%%", 100 * m[13]), sprintf("%+.1f", 100 * (m[13] - $13))
-        }' - "$lab/summary.tsv"
+    [[ -f $csv ]] && lab_sim_summary "$scenario" "$policy" "$lr" "$csv"
   done
-} >"$compare"
+} >"$out/summary.tsv"
+compare="$out/compare.tsv"
+lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration, bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
-awk -F'\t' '{ printf "%-12s %-42s %8s %10s %10s %10s %9s %9s %10s %11s %11s %14s\n",
-  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$compare"
-# Per scenario: the winners (the soonest median; "-" sorts last) and the regret.
-awk -F'\t' 'NR > 1 {
-  s = $1; if (!(s in seen)) { seen[s] = 1; order[++n] = s }
-  lt = ($4 == "-" ? 1e300 : $4); st = ($5 == "-" || $5 == "?" ? 1e300 : $5)
-  if (!(s in lbest) || lt < lbest[s]) { lbest[s] = lt; lwin[s] = $2 }
-  if (!(s in sbest) || st < sbest[s]) { sbest[s] = st; swin[s] = $2; spick_lab[s] = lt }
-} END {
-  for (i = 1; i <= n; i++) {
-    s = order[i]
-    regret = (lbest[s] < 1e300 && spick_lab[s] < 1e300) ? sprintf("%+.1f%%", 100 * (spick_lab[s] / lbest[s] - 1)) : "-"
-    printf "%s: lab winner %s, simulator winner %s (%s); the lab time of the simulator pick over the lab best: %s\n",
-      s, lwin[s], swin[s], (lwin[s] == swin[s] ? "the same" : "different"), regret
-  }
-}' "$compare"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration, host $host_mbps Mbit/s, bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
+lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
+  ${skip[@]+"${skip[@]}"}
 exit "$failed"
