@@ -83,7 +83,6 @@ struct Flags {
   double bandwidth_gbps = 10.0;
   bool serialize_links = false;
   double server_bandwidth_gbps = -1.0;
-  double host_bandwidth_gbps = 0.0;
   double server_apply_ms = 0.0;
   double server_read_ms = 0.0;
   bool push_waits = false;
@@ -171,12 +170,6 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "With --serialize-links: the server's link, Gbit/s (0: infinite; < 0: "
                  "--bandwidth-gbps)")
       ->check(CLI::Range(-1.0, 1e9))->capture_default_str();
-  app.add_option("--host-bandwidth-gbps", f.host_bandwidth_gbps,
-                 "With --serialize-links: every message is also copied through one resource "
-                 "all the nodes share, at this rate, Gbit/s: the cores of a machine that runs "
-                 "the whole job (0: none)")
-      ->check(CLI::Range(0.0, 1e9))
-      ->capture_default_str();
   app.add_option("--server-shards", f.server_shards,
                  "The parameters over this many server shards, each with its own link and "
                  "thread (the server costs are a shard's for its part; docs/simulator.md)")
@@ -340,7 +333,6 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.worker_cost.local = absl::Microseconds(1000 * f.worker_local_ms);
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
-  o.network.host_bandwidth_bytes_per_s = f.host_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);
   o.average_window = absl::Seconds(f.average_s);
   o.cache_clocks = f.cache_clocks;
@@ -478,13 +470,10 @@ void PrintHeader(const Flags& f, const Model& model, const SimOptions& o) {
                            : absl::StrCat("slowdowns ", absl::StrJoin(f.slowdown, ",")),
         f.jitter, f.straggler_prob, f.straggler_factor, f.latency_ms, f.bandwidth_gbps,
         f.serialize_links
-            ? absl::StrFormat(", serialized links (server %s%s)",
+            ? absl::StrFormat(", serialized links (server %s)",
                               f.server_bandwidth_gbps < 0
                                   ? std::string("as the workers'")
-                                  : absl::StrFormat("%g Gbit/s", f.server_bandwidth_gbps),
-                              f.host_bandwidth_gbps > 0
-                                  ? absl::StrFormat(", host %g Gbit/s", f.host_bandwidth_gbps)
-                                  : std::string())
+                                  : absl::StrFormat("%g Gbit/s", f.server_bandwidth_gbps))
             : std::string());
   }
 #ifndef NDEBUG

@@ -5,7 +5,6 @@
 
 #include "fashion_mnist/models.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +12,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -5,8 +5,8 @@
 # the iterations per second, the share of time blocked, the time to target and the winner.
 #
 #   scripts/lab/simulate.sh --lab DIR [--latency-ms 0.03] [--server-read-ms 0.23]
-#       [--server-apply-ms 0.37] [--worker-local-ms 0.15] [--host-mbps 0] [--noise 0.01]
-#       [--bandwidth-mbps 0]
+#       [--server-apply-ms 0.37] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
+#       [--noise 0.01] [--bandwidth-mbps 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -24,9 +24,9 @@
 # does, and the lab's servers are the simulator's shards (--server-shards). The network,
 # the servers and the worker's own time are the calibration: a one-way --latency-ms per
 # message, each shard's thread busy --server-read-ms per served read and --server-apply-ms
-# per push (for its part), --worker-local-ms per iteration, the machine's copies of every
-# message through one resource all the nodes share at --host-mbps (0: free; serialized
-# links), workers' links of --bandwidth-mbps (0: infinite).
+# per push (for its part), --worker-local-ms per iteration (--eager-local-ms under eager pull,
+# whose step also corrects the parameters and copies them in and out), workers' links of
+# --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
 # timing noise that keeps paced workers out of lockstep. The defaults are this machine's
 # calibration (docs/simulator_results.md#the-simulator-against-the-lab).
@@ -61,7 +61,7 @@ read_ms=0.23
 apply_ms=0.37
 local_ms=0.15
 bandwidth_mbps=0
-host_mbps=0
+eager_local_ms=0.57
 target=0.84
 average_s=2
 snapshot_s=0.25
@@ -84,7 +84,7 @@ while (($#)); do
     --worker-local-ms) local_ms=$2; shift 2 ;;
     --noise) noise=$2; shift 2 ;;
     --bandwidth-mbps) bandwidth_mbps=$2; shift 2 ;;
-    --host-mbps) host_mbps=$2; shift 2 ;;
+    --eager-local-ms) eager_local_ms=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
@@ -107,10 +107,7 @@ done
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
-sim_worker_flags=(--push-waits --worker-local-ms "$local_ms")
-if [[ -f $lab/links ]] || awk -v h="$host_mbps" 'BEGIN { exit !(h > 0) }'; then
-  sim_worker_flags+=(--serialize-links --host-bandwidth-gbps "$(awk -v h="$host_mbps" 'BEGIN { print h / 1000 }')")
-fi
+sim_worker_flags=(--push-waits)
 rank0=0
 links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
@@ -140,7 +137,7 @@ if [[ -f $lab/links ]]; then
   # The frames' headers take about 4 % of a shaped link (docs/lab.md#validated).
   payload() { awk -v m="$1" -v o="$frame_overhead" 'BEGIN { print m / (1 + o) }'; }
   bandwidth_mbps=$(payload "$(link_rate "$worker_link")")
-  sim_worker_flags+=(
+  sim_worker_flags+=(--serialize-links
     --server-bandwidth-gbps "$(awk -v m="$(payload "$(link_rate "$server_link")")" 'BEGIN { print m / 1000 }')"
     --worker-send-delay-ms "$(link_delay "$worker_link")"
     --server-send-delay-ms "$(link_delay "$server_link")")
@@ -196,7 +193,7 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration, host $host_mbps Mbit/s, bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

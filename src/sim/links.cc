@@ -7,13 +7,11 @@
 namespace kairos::sim {
 
 Links::Links(int num_workers, absl::Duration to_server, absl::Duration to_worker,
-             double worker_bandwidth, double server_bandwidth, int num_shards,
-             double host_bandwidth)
+             double worker_bandwidth, double server_bandwidth, int num_shards)
     : to_server_(to_server),
       to_worker_(to_worker),
       workers_(static_cast<size_t>(num_workers)),
-      servers_(static_cast<size_t>(num_shards)),
-      host_bandwidth_(host_bandwidth) {
+      servers_(static_cast<size_t>(num_shards)) {
   for (Link& l : workers_) l.bandwidth = worker_bandwidth;
   for (Link& l : servers_) l.bandwidth = server_bandwidth;
 }
@@ -22,16 +20,8 @@ absl::Time Links::Send(int from, int to, double bytes, absl::Time at) {
   Link& up = Of(from);
   Link& down = Of(to);
   const absl::Duration latency = from < 0 ? to_worker_ : to_server_;
-  // The host's copy: after the messages before it, its bytes go up as they are copied.
-  absl::Time copy_start = at;
-  absl::Time copied = at;
-  if (host_bandwidth_ > 0.0) {
-    copy_start = std::max(at, host_free_);
-    copied = copy_start + Time(host_bandwidth_, bytes);
-    host_free_ = copied;
-  }
-  const absl::Time up_start = std::max(copy_start, up.up_free);
-  const absl::Time up_end = std::max(up_start + up.Time(bytes), copied);
+  const absl::Time up_start = std::max(at, up.up_free);
+  const absl::Time up_end = up_start + up.Time(bytes);
   up.up_free = up_end;
   const absl::Time down_start = std::max(up_start + latency, down.down_free);
   const absl::Time down_end = std::max(down_start + down.Time(bytes), up_end + latency);

@@ -11,12 +11,6 @@
 // contention; the server's link, shared by every worker, is where their replies and pushes
 // queue (BSP's replies all leave at once, one after the other).
 //
-// With a host bandwidth, every message's bytes are also copied through one resource shared
-// by all the nodes, one message after another at that rate, before and while they go up the
-// sender's link (cut through): the machine whose cores every node of a one-machine job
-// shares (the lab's), where messages sent at once wait for each other even on separate
-// links, as BSP's released reads do.
-//
 // Thread-safety: none; one simulation owns it. Send must be called in non-decreasing `at`
 // order per link (the simulation calls it when the message is sent, in event order).
 
@@ -39,24 +33,21 @@ class Links {
   // infinite; a message from a worker takes `to_server` of latency, one from a shard
   // `to_worker`. REQUIRES: num_workers >= 1, num_shards >= 1, latencies >= 0, bandwidths
   // >= 0.
-  // `host_bandwidth` in bytes per second, 0: no host (the copies cost nothing).
   Links(int num_workers, absl::Duration to_server, absl::Duration to_worker,
-        double worker_bandwidth, double server_bandwidth, int num_shards = 1,
-        double host_bandwidth = 0.0);
+        double worker_bandwidth, double server_bandwidth, int num_shards = 1);
 
   // When a message of `bytes` sent by `from` to `to` at `at` has fully arrived (nodes:
   // a shard's or a worker's index), with both links reserved for it.
   absl::Time Send(int from, int to, double bytes, absl::Time at);
 
  private:
-  static absl::Duration Time(double bandwidth, double bytes) {
-    return bandwidth > 0.0 ? absl::Seconds(bytes / bandwidth) : absl::ZeroDuration();
-  }
   struct Link {
     double bandwidth = 0.0;  // bytes per second, 0: infinite
     absl::Time up_free = absl::InfinitePast();
     absl::Time down_free = absl::InfinitePast();
-    absl::Duration Time(double bytes) const { return Links::Time(bandwidth, bytes); }
+    absl::Duration Time(double bytes) const {
+      return bandwidth > 0.0 ? absl::Seconds(bytes / bandwidth) : absl::ZeroDuration();
+    }
   };
   Link& Of(int node) {
     return node < 0 ? servers_[static_cast<size_t>(-1 - node)]
@@ -67,8 +58,6 @@ class Links {
   const absl::Duration to_worker_;
   std::vector<Link> workers_;
   std::vector<Link> servers_;  // one per shard
-  const double host_bandwidth_;
-  absl::Time host_free_ = absl::InfinitePast();
 };
 
 }  // namespace kairos::sim

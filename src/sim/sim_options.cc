@@ -89,10 +89,6 @@ absl::Status CheckNetwork(const NetworkOptions& n) {
     return Bad("network.bandwidth_bytes_per_s", ">= 0 (0: infinite)",
                absl::StrCat(n.bandwidth_bytes_per_s));
   }
-  if (!(n.host_bandwidth_bytes_per_s >= 0.0) || !std::isfinite(n.host_bandwidth_bytes_per_s)) {
-    return Bad("network.host_bandwidth_bytes_per_s", ">= 0 and finite (0: none)",
-               absl::StrCat(n.host_bandwidth_bytes_per_s));
-  }
   if (!std::isfinite(n.server_bandwidth_bytes_per_s)) {
     return Bad("network.server_bandwidth_bytes_per_s", "finite (< 0: the workers')",
                absl::StrCat(n.server_bandwidth_bytes_per_s));

@@ -228,7 +228,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
     links_.emplace(options.num_workers, n.to_server(), n.to_worker(), n.bandwidth_bytes_per_s,
                    n.server_bandwidth_bytes_per_s < 0 ? n.bandwidth_bytes_per_s
                                                       : n.server_bandwidth_bytes_per_s,
-                   shards_, n.host_bandwidth_bytes_per_s);
+                   shards_);
   }
 }
 

@@ -45,13 +45,14 @@
 #ifndef KAIROS_SIM_SIMULATOR_H_
 #define KAIROS_SIM_SIMULATOR_H_
 
-#include <Eigen/Core>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -107,10 +108,6 @@ struct NetworkOptions {
   // The server's link under serialize_links, bytes per second (0: infinite); < 0: the
   // workers' bandwidth_bytes_per_s.
   double server_bandwidth_bytes_per_s = -1.0;
-  // Under serialize_links, > 0: every message is also copied through one resource all the
-  // nodes share, at this many bytes per second, one message after another: the cores of a
-  // machine that runs the whole job (sim/links.h). 0: none. >= 0 and finite.
-  double host_bandwidth_bytes_per_s = 0.0;
   // Added to the latency of every message a worker sends, and of every message the server
   // sends: a link whose delay sits on one side, as the lab's shaped links add theirs at the
   // sender (docs/lab.md). >= 0 and finite.

@@ -6,11 +6,13 @@
 
 #include "bench/example_streams.h"
 
-#include <Eigen/Core>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "absl/status/statusor.h"
 #include "engine/initializer.h"

@@ -61,26 +61,6 @@ TEST(LinksTest, InfiniteBandwidthLeavesTheLatency) {
   }
 }
 
-// The host: messages on separate links are copied one after the other at its rate, and go
-// up their links as they are copied; without a host they do not wait for each other.
-TEST(LinksTest, TheHostCopiesOneMessageAtATime) {
-  // Infinite links, a host of 1000 bytes in 10 ms: three replies to three workers at once.
-  Links host(3, kLatency, kLatency, 0.0, 0.0, /*num_shards=*/1, /*host_bandwidth=*/kRate);
-  for (int w = 0; w < 3; ++w) {
-    EXPECT_EQ(host.Send(Links::kServer, w, kBytes, kT0), kT0 + (w + 1) * kX + kLatency) << w;
-  }
-  // Shared by every node, both ways: a push sent meanwhile waits for the three copies.
-  EXPECT_EQ(host.Send(0, Links::kServer, kBytes, kT0 + kX), kT0 + 4 * kX + kLatency);
-  // A link slower than the host: the copy is hidden behind the link's own time.
-  Links slow(2, kLatency, kLatency, kRate / 2, kRate / 2, 1, kRate);
-  EXPECT_EQ(slow.Send(Links::kServer, 0, kBytes, kT0), kT0 + 2 * kX + kLatency);
-  // The control: no host, the three replies on separate (infinite) links do not queue.
-  Links none(3, kLatency, kLatency, 0.0, 0.0);
-  for (int w = 0; w < 3; ++w) {
-    EXPECT_EQ(none.Send(Links::kServer, w, kBytes, kT0), kT0 + kLatency) << w;
-  }
-}
-
 // BSP, 4 workers of 100 ms, a message of 10 ms, no latency, 10 rounds. Without contention a
 // round is 100 + 2 x 10 ms. With serialized links the server's uplink sends the four replies
 // one after the other and worker k gets its reply at k x 10 ms, so the last push arrives

@@ -6,7 +6,6 @@
 
 #include "sim/simulator.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -14,6 +13,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
