@@ -187,7 +187,7 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
   awk -F'\t' 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$lab/summary.tsv" |
   while IFS=$'\t' read -r scenario policy lr; do
     csv="$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv"
-    [[ -f $csv ]] && lab_sim_summary "$scenario" "$policy" "$lr" "$csv"
+    if [[ -f $csv ]]; then lab_sim_summary "$scenario" "$policy" "$lr" "$csv"; fi
   done
 } >"$out/summary.tsv"
 compare="$out/compare.tsv"
