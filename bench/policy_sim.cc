@@ -90,6 +90,7 @@ struct Flags {
   int server_shards = 1;
   double server_send_delay_ms = 0.0;
   double worker_local_ms = 0.0;
+  double eager_local_ms = -1.0;
   uint32_t cache_clocks = 0;  // SimOptions::cache_clocks
   double sample_ms = 250.0;
   double max_time_s = 30.0;
@@ -197,6 +198,11 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--worker-local-ms", f.worker_local_ms,
                  "Each worker's own time per iteration outside its gradient and requests")
       ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--eager-local-ms", f.eager_local_ms,
+                 "Under eager pull, each worker's own time per step instead of "
+                 "--worker-local-ms (< 0: --worker-local-ms)")
+      ->check(CLI::Range(-1.0, 1e6))
       ->capture_default_str();
   app.add_option("--cache-clocks", f.cache_clocks,
                  "Each worker answers a read from its copy of an earlier one when that is at "
@@ -331,6 +337,9 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);
   o.worker_cost.push_waits = f.push_waits;
   o.worker_cost.local = absl::Microseconds(1000 * f.worker_local_ms);
+  if (f.eager_local_ms >= 0) {
+    o.worker_cost.eager_local = absl::Microseconds(1000 * f.eager_local_ms);
+  }
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);

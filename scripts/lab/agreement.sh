@@ -17,6 +17,7 @@
 # arguments.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+source scripts/lab/scenarios.sh
 source scripts/lab/compare_lib.sh
 
 lab=""
@@ -45,11 +46,7 @@ done
 if ((rerun)); then
   log=$(ls "$lab"/evals/*.log 2>/dev/null | head -1)
   [[ -n $log ]] || die "$lab: no run logs in $lab/evals"
-  # The example's first lines (after the nodes' own when the run went through shaped links).
-  head1=$(grep -m1 -A1 '^kairos Fashion-MNIST:' "$log" | tr '\n' ' ' || true)
-  workers=$(sed -n 's/.*, \([0-9][0-9]*\) workers.*/\1/p' <<<"$head1")
-  servers=$(sed -n 's/.*, \([0-9][0-9]*\) servers,.*/\1/p' <<<"$head1")
-  pace_ms=$(sed -n 's/.*, pace \([0-9.]*\) ms.*/\1/p' <<<"$head1")
+  lab_run_settings "$log"
   [[ -n $workers && -n $servers && -n $pace_ms ]] ||
     die "$log: not a log of the example with a pace (workers '$workers', servers '$servers', pace '$pace_ms')"
   args=(--workers "$workers" --servers "$servers" --pace-ms "$pace_ms" --no-plots --out "$with"

@@ -56,15 +56,17 @@ lab_compare_report() {
   shift 5
   local skip
   skip=$(printf '%s\n' "$@")
+  # The rows of a table (summary or compare.tsv, the policy second) but the skipped policies'.
+  without_skipped() {
+    awk -F'\t' -v skip="$skip" 'BEGIN { split(skip, s, "\n"); for (i in s) x[s[i]] = 1 }
+      !($2 in x)' "$1"
+  }
   awk -F'\t' '{ printf "%-12s %-42s %8s %10s %10s %10s %9s %9s %10s %11s %11s %14s\n",
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$compare"
   {
-    lab_leads <(awk -F'\t' -v skip="$skip" 'BEGIN { split(skip, s, "\n"); for (i in s) x[s[i]] = 1 }
-      !($2 in x)' "$ref") "$noise" | sed 's/^/lab\t/'
-    lab_leads <(awk -F'\t' -v skip="$skip" 'BEGIN { split(skip, s, "\n"); for (i in s) x[s[i]] = 1 }
-      !($2 in x)' "$other") "$noise" | sed 's/^/other\t/'
-    awk -F'\t' -v skip="$skip" 'BEGIN { split(skip, s, "\n"); for (i in s) x[s[i]] = 1 }
-      NR > 1 && !($2 in x) { print "cell\t" $0 }' "$compare"
+    lab_leads <(without_skipped "$ref") "$noise" | sed 's/^/lab\t/'
+    lab_leads <(without_skipped "$other") "$noise" | sed 's/^/other\t/'
+    without_skipped "$compare" | awk 'NR > 1 { print "cell\t" $0 }'
   } | awk -F'\t' -v name="$name" -v noise="$noise" '
     function abs(v) { return v < 0 ? -v : v }
     function num(v) { sub(/%$/, "", v); return v + 0 }

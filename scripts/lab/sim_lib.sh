@@ -7,15 +7,11 @@
 # CSV, the program's output beside it (.log). Reads: sim hidden train test batch workers
 # pace_ms latency_ms read_ms apply_ms bandwidth_mbps average_s snapshot_s target budget_s
 # noise (the iterations' timing noise: a jitter of that mean fraction, shifted to keep the
-# mean; 0 when unset), local_ms and eager_local_ms (the worker's own time per iteration, the
-# second for a spec that pulls eagerly; none when unset) and the arrays sim_worker_flags and
-# extra (more flags of kairos_policy_sim).
+# mean; 0 when unset) and the arrays sim_worker_flags and extra (more flags of
+# kairos_policy_sim).
 lab_sim() {
   local flags
   read -r -a flags <<<"$(lab_scenario_flags "$1" "$workers")"
-  local own=${local_ms:-}
-  if [[ $2 == eager* || $2 == *pull=eager* ]]; then own=${eager_local_ms:-$own}; fi
-  [[ -z $own ]] || flags+=(--worker-local-ms "$own")
   "$sim" --model mlp --hidden "$hidden" --fashion-train "$train" --fashion-test "$test" \
     --batch "$batch" --workers "$workers" --compute-ms "$pace_ms" --slow-factor 1 \
     --jitter "${noise:-0}" --jitter-shift "$(awk -v n="${noise:-0}" 'BEGIN { print 1 - n }')" \

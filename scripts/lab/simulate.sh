@@ -107,7 +107,7 @@ done
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
-sim_worker_flags=(--push-waits)
+sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms")
 rank0=0
 links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
@@ -146,19 +146,12 @@ if [[ -f $lab/links ]]; then
 elif grep -q '^kairos-coordinator listening' "$log"; then
   die "$lab: its runs went through shaped links, but $lab/links (the options scenario.sh --shaped keeps) is missing"
 fi
-head2=$(grep -m1 -A2 '^kairos Fashion-MNIST:' "$log" || true)
-workers=$(sed -n 's/.* \([0-9][0-9]*\) workers\( (launched)\)\{0,1\}$/\1/p' <<<"$head2" | head -1)
-servers=$(sed -n 's/.*, \([0-9][0-9]*\) servers, .*/\1/p' <<<"$head2" | head -1)
-hidden=$(sed -n 's/.*model mlp (\([0-9]*\) hidden).*/\1/p' <<<"$head2")
-batch=$(sed -n 's/.*(batch \([0-9]*\),.*/\1/p' <<<"$head2")
-pace_ms=$(sed -n 's/.*, pace \([0-9.]*\) ms.*/\1/p' <<<"$head2")
-train=$(sed -n 's/.*data: \([0-9]*\) training and \([0-9]*\) test examples.*/\1/p' <<<"$head2")
-test=$(sed -n 's/.*data: \([0-9]*\) training and \([0-9]*\) test examples.*/\2/p' <<<"$head2")
+lab_run_settings "$log"
 [[ -n $workers && -n $servers && -n $hidden && -n $batch && -n $pace_ms && -n $train && -n $test ]] ||
   die "$log: not a log of the example's MLP with a pace (workers '$workers', servers '$servers', hidden '$hidden', batch '$batch', pace '$pace_ms', data '$train'/'$test')"
 # The lab's servers are the simulator's shards: each with its own link and thread.
 sim_worker_flags+=(--server-shards "$servers")
-if grep -q "shards by-class" <<<"$head2"; then
+if [[ $shards == by-class ]]; then
   echo "simulate.sh: the lab's shards are by class; the simulator samples every batch from the whole training set" >&2
 elif ((example_streams)); then
   sim_worker_flags+=(--example-streams)

@@ -123,8 +123,12 @@ absl::Status CheckServerCost(const ServerCostOptions& c) {
 }
 
 absl::Status CheckWorkerCost(const WorkerCostOptions& c) {
-  if (c.local < absl::ZeroDuration() || c.local == absl::InfiniteDuration()) {
-    return Bad("worker_cost.local", ">= 0 and finite", absl::FormatDuration(c.local));
+  for (const auto& [name, d] :
+       {std::pair{"worker_cost.local", c.local},
+        std::pair{"worker_cost.eager_local", c.eager_local.value_or(absl::ZeroDuration())}}) {
+    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
+    }
   }
   return absl::OkStatus();
 }

@@ -130,6 +130,10 @@ class Simulation {
   // next call. A batch that breaks the hook's contract is replaced by SampleBatch's and
   // fails the run at its end (batch_error_).
   std::span<const int> BatchOf(WorkerId w, int64_t iteration);
+  // The worker's own time per eager step (WorkerCostOptions::eager_local, else local).
+  absl::Duration EagerLocal() const {
+    return options_.worker_cost.eager_local.value_or(options_.worker_cost.local);
+  }
   bool AllLeft() const { return server_.clocks().num_active() == 0; }
   // server_shards > 1: when the last part of a push is applied.
   static absl::Time PartsDone(const std::vector<absl::Time>& part_done) {
@@ -553,7 +557,7 @@ void Simulation::EagerStep(const ServedRead& r) {
     // The initial pull: compute g_0 on it; its reply carries no clocks (as EagerSchedule).
     worker.params = server_.params();
     worker.next_compute = DrawComputeTime(w, 0);
-    worker.next_done = back + options_.worker_cost.local + worker.next_compute;
+    worker.next_done = back + EagerLocal() + worker.next_compute;
     model_->Gradient(worker.params, BatchOf(w, 0), &worker.next);
   } else {
     const policy::WorkerClocks& clocks = server_.clocks();
@@ -578,7 +582,7 @@ void Simulation::EagerStep(const ServedRead& r) {
   SendPush(w, r.clock, step, std::move(worker.next), scale);
   if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
   worker.next_compute = DrawComputeTime(w, r.clock + 1);
-  worker.next_done = step + options_.worker_cost.local + worker.next_compute;
+  worker.next_done = step + EagerLocal() + worker.next_compute;
   model_->Gradient(worker.params, BatchOf(w, r.clock + 1), &worker.next);
 }
 

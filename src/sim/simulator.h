@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -149,6 +150,10 @@ struct WorkerCostOptions {
   // gathering, bookkeeping), the same on every worker (not scaled by slowdowns), spent
   // between the reply and the computation. >= 0 and finite.
   absl::Duration local = absl::ZeroDuration();
+  // Under eager pull, the worker's own time per step instead of `local` (an eager step also
+  // corrects the parameters locally and copies them in and out); unset: `local`. >= 0 and
+  // finite.
+  std::optional<absl::Duration> eager_local;
 };
 
 // Worker `worker` stops at virtual time `at` (since the start).

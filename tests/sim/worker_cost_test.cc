@@ -3,7 +3,9 @@
 // The simulated worker's costs (WorkerCostOptions): with push_waits a worker reports its
 // clock and sends its next read only once its push is acknowledged, so each iteration takes
 // two more latencies and the gate sees the clock later; `local` adds the worker's own time
-// to each iteration.
+// to each iteration (`eager_local` to each eager step).
+
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -80,6 +82,24 @@ TEST(WorkerCostTest, LocalTimeAddsToEachIteration) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->end_time, Ms(1 + 10 * 105));
   EXPECT_EQ(r->workers[0].compute_time, Ms(1000));  // the gradients' time alone
+}
+
+// eager_local replaces `local` under eager pull, and only there.
+TEST(WorkerCostTest, EagerLocalTimeIsTheEagerStepsOwn) {
+  const auto end = [](const char* policy, double local, std::optional<double> eager_local) {
+    SimOptions o = Timed(policy, 2);
+    o.worker_cost.local = Ms(local);
+    if (eager_local) o.worker_cost.eager_local = Ms(*eager_local);
+    absl::StatusOr<SimResult> r = Simulate(o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->end_time : absl::ZeroDuration();
+  };
+  EXPECT_EQ(end("eager", 3, 7), end("eager", 7, std::nullopt));
+  EXPECT_NE(end("eager", 3, 7), end("eager", 3, std::nullopt));  // the control
+  EXPECT_EQ(end("asp", 3, 7), Ms(1 + 10 * 105));                 // asp keeps `local`
+  SimOptions bad = Timed("eager", 1);
+  bad.worker_cost.eager_local = -Ms(1);
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(bad).status()));
 }
 
 // An eager push carries the next read: push_waits changes nothing there.
