@@ -85,6 +85,8 @@ struct Flags {
   double server_bandwidth_gbps = -1.0;
   double server_apply_ms = 0.0;
   double server_read_ms = 0.0;
+  double server_queued_read_ms = -1.0;
+  double server_receive_ms = 0.0;
   bool push_waits = false;
   double worker_send_delay_ms = 0.0;
   int server_shards = 1;
@@ -192,6 +194,16 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "The server's thread is busy this long per served read, before its reply "
                  "leaves")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_option("--server-queued-read-ms", f.server_queued_read_ms,
+                 "The server's thread is busy this long per read that queued behind other "
+                 "work (reads served back to back; < 0: --server-read-ms)")
+      ->check(CLI::Range(-1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--server-receive-ms", f.server_receive_ms,
+                 "A push reaches the server's thread this long after it arrived (the "
+                 "transport taking it in, beside the thread)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   app.add_flag("--push-waits", f.push_waits,
                "Each worker waits for its push's acknowledgement before it reports its clock "
                "and sends its next read, as a blocking Push does (docs/simulator.md)");
@@ -335,6 +347,10 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.network.server_send_delay = absl::Microseconds(1000 * f.server_send_delay_ms);
   o.server_cost.apply = absl::Microseconds(1000 * f.server_apply_ms);
   o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);
+  o.server_cost.receive = absl::Microseconds(1000 * f.server_receive_ms);
+  if (f.server_queued_read_ms >= 0) {
+    o.server_cost.queued_read = absl::Microseconds(1000 * f.server_queued_read_ms);
+  }
   o.worker_cost.push_waits = f.push_waits;
   o.worker_cost.local = absl::Microseconds(1000 * f.worker_local_ms);
   if (f.eager_local_ms >= 0) {
@@ -397,6 +413,7 @@ struct Row {
   // Worker 0's alone (a lab run through shaped links reports rank 0's figures).
   int64_t iterations_0 = 0;
   double pull_s_0 = 0;
+  double push_s = 0;         // the workers' time waiting for pushes' acknowledgements (push_waits)
   int64_t reads_cached = 0;  // every worker's reads its copy answered (--cache-clocks)
 
   // A loss that is not finite or grew a thousandfold, or a gradient that was not finite
@@ -423,6 +440,7 @@ Row Summarize(const Flags& f, const SimResult& r, absl::Duration wall) {
   row.blocked_s = absl::ToDoubleSeconds(r.total_blocked_time);
   for (const SimWorkerResult& w : r.workers) {
     row.pull_s += absl::ToDoubleSeconds(w.pull_time);
+    row.push_s += absl::ToDoubleSeconds(w.push_time);
     row.reads_cached += w.reads_cached;
   }
   row.iterations_0 = r.workers.front().iterations;
@@ -585,14 +603,14 @@ void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "policy,error,time_to_target_s,final_loss,final_accuracy,end_time_s,iterations,"
          "iterations_per_s,blocked_s,mean_staleness,max_staleness,max_read_lead,wall_ms,"
-         "seed,diverged,pull_s,iterations_0,pull_s_0,reads_cached\n";
+         "seed,diverged,pull_s,iterations_0,pull_s_0,reads_cached,push_s\n";
   for (const Row& r : rows) {
     out << absl::StrFormat(
-        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f,%d,%.6f,%d\n",
+        "\"%s\",\"%s\",%s,%.9g,%.6f,%.6f,%d,%.4f,%.6f,%.4f,%d,%d,%.3f,%d,%d,%.6f,%d,%.6f,%d,%.6f\n",
         r.policy, r.error, r.to_target ? Target(r) : "", r.final_loss, r.final_accuracy, r.end_s,
         r.iterations, r.iterations_per_s, r.blocked_s, r.mean_staleness, r.max_staleness,
         r.max_lead, r.wall_ms, r.seed, r.error.empty() && r.diverged() ? 1 : 0, r.pull_s,
-        r.iterations_0, r.pull_s_0, r.reads_cached);
+        r.iterations_0, r.pull_s_0, r.reads_cached, r.push_s);
   }
 }
 

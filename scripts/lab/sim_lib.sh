@@ -37,7 +37,7 @@ lab_sim_summary() {
       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
     NR > 1 {
-      o = NF - 19; n++   # the policy may hold commas: the numeric columns are the last
+      o = NF - 20; n++   # the policy may hold commas: the numeric columns are the last
       if ($(3 + o) != "") {
         t[n] = $(3 + o); r++
         if (r == 1 || t[n] < lo) lo = t[n]

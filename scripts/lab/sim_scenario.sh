@@ -103,7 +103,7 @@ one() {
       csv="$dir/grid_lr$lr.csv"
       lab_sim "$scenario" "$spec" "$lr" "$tune_seed" 1 "$csv" || return 1
       # The seed's time to target (1e300: not reached) and final accuracy.
-      read -r t a < <(awk -F, 'NR == 2 { o = NF - 19
+      read -r t a < <(awk -F, 'NR == 2 { o = NF - 20
         print ($(3 + o) == "" ? 1e300 : $(3 + o)), $(5 + o) }' "$csv")
       if awk -v t="$t" -v bt="$best_t" -v a="$a" -v ba="$best_a" \
           'BEGIN { exit !(t < bt || (t == bt && a > ba)) }'; then

@@ -5,7 +5,8 @@
 # the iterations per second, the share of time blocked, the time to target and the winner.
 #
 #   scripts/lab/simulate.sh --lab DIR [--latency-ms 0.03] [--server-read-ms 0.23]
-#       [--server-apply-ms 0.37] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
+#       [--server-queued-read-ms 0.30] [--server-receive-ms 0.22] [--server-apply-ms 0.15]
+#       [--worker-local-ms 0.15] [--eager-local-ms 0.57]
 #       [--noise 0.01] [--bandwidth-mbps 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
@@ -23,8 +24,10 @@
 # for its push's acknowledgement before its next read (--push-waits), as the lab's trainer
 # does, and the lab's servers are the simulator's shards (--server-shards). The network,
 # the servers and the worker's own time are the calibration: a one-way --latency-ms per
-# message, each shard's thread busy --server-read-ms per served read and --server-apply-ms
-# per push (for its part), --worker-local-ms per iteration (--eager-local-ms under eager pull,
+# message, each shard's thread busy --server-read-ms per served read (--server-queued-read-ms
+# for one served behind other work, as at a BSP release) and --server-apply-ms per push (for
+# its part), which reaches it --server-receive-ms after it arrived (the transport taking it
+# in beside the thread), --worker-local-ms per iteration (--eager-local-ms under eager pull,
 # whose step also corrects the parameters and copies them in and out), workers' links of
 # --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
@@ -58,7 +61,9 @@ frame_overhead=0.04
 noise=0.01
 latency_ms=0.03
 read_ms=0.23
-apply_ms=0.37
+queued_read_ms=0.30
+receive_ms=0.22
+apply_ms=0.15
 local_ms=0.15
 bandwidth_mbps=0
 eager_local_ms=0.57
@@ -81,6 +86,8 @@ while (($#)); do
     --latency-ms) latency_ms=$2; shift 2 ;;
     --server-read-ms) read_ms=$2; shift 2 ;;
     --server-apply-ms) apply_ms=$2; shift 2 ;;
+    --server-queued-read-ms) queued_read_ms=$2; shift 2 ;;
+    --server-receive-ms) receive_ms=$2; shift 2 ;;
     --worker-local-ms) local_ms=$2; shift 2 ;;
     --noise) noise=$2; shift 2 ;;
     --bandwidth-mbps) bandwidth_mbps=$2; shift 2 ;;
@@ -96,7 +103,7 @@ while (($#)); do
     --sampled-batches) example_streams=0; shift ;;
     --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -107,7 +114,8 @@ done
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
-sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms")
+sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
+  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms")
 rank0=0
 links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
@@ -186,7 +194,7 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

@@ -16,14 +16,16 @@
 namespace kairos::sim {
 
 enum class EventKind {
-  kReadArrives,     // a worker's read (pull) at `clock` reaches the server
-  kPushArrives,     // a worker's push at `clock`, then its clock report, reach the server
-  kPushSent,        // serialized links only: a worker's push at `clock` leaves it
-  kAckArrives,      // push_waits: the acknowledgement of a worker's push at `clock` is back
-  kClockArrives,    // push_waits: a worker's clock report (clock + 1) and next read arrive
-  kPartArrives,     // server_shards > 1: shard `shard`'s part of a worker's push arrives
-  kCachedRead,      // cache_clocks: a worker's read at `clock`, answered by its copy
-  kFailureDetected  // the server learns that `worker` has died
+  kReadArrives,      // a worker's read (pull) at `clock` reaches the server
+  kPushArrives,      // a worker's push at `clock`, then its clock report, reach the server
+  kPushSent,         // serialized links only: a worker's push at `clock` leaves it
+  kAckArrives,       // push_waits: the acknowledgement of a worker's push at `clock` is back
+  kClockArrives,     // push_waits: a worker's clock report (clock + 1) and next read arrive
+  kPartArrives,      // server_shards > 1: shard `shard`'s part of a worker's push arrives
+  kCachedRead,       // cache_clocks: a worker's read at `clock`, answered by its copy
+  kFailureDetected,  // the server learns that `worker` has died
+  kPartApplied,      // eager pull: shard `shard`'s part of `worker`'s latest push is applied
+  kJobEnds           // a job on a shard's thread (sim/lanes.h), `job`, ends
 };
 
 struct Event {
@@ -32,7 +34,8 @@ struct Event {
   EventKind kind = EventKind::kReadArrives;
   policy::WorkerId worker = 0;
   policy::Tick clock = 0;
-  int shard = 0;  // kPartArrives
+  int shard = 0;     // kPartArrives
+  uint64_t job = 0;  // kJobEnds
 };
 
 // A min-heap on (time, sequence). Thread-safety: none; one simulation owns it.

@@ -15,12 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "kairos/pace.h"
 #include "sim/event_queue.h"
+#include "sim/lanes.h"
 #include "sim/links.h"
 #include "sim/random.h"
 #include "sim/sim_read_cache.h"
@@ -55,12 +57,30 @@ class Simulation {
     Eigen::VectorXf gradient;
     float scale = 1.0f;  // eager pull: the worker's learning-rate scale
     absl::Time sent;     // when it left
-    // server_shards > 1: its parts still to arrive, the latest start of their applies, and
-    // when each shard's part was applied.
+    // Its parts (one per shard) whose applies have not started, and when each shard's
+    // apply is done.
     int parts_left = 0;
-    absl::Time parts_start = absl::InfinitePast();
     std::vector<absl::Time> part_done;
     bool waits = false;  // it arrived before an earlier push of its worker was applied
+  };
+
+  // A read the server served whose reply is on its way back (a worker has one at a time),
+  // and what the worker does once it is back. The math is done when the read is served, on
+  // the parameters served then; only the times wait for the reply.
+  struct Reply {
+    Tick clock = 0;
+    absl::Time served;
+    int parts_left = 0;  // shards whose part has not left yet
+    // Per shard: a carried read's part that waits for the shard's part of the push.
+    std::vector<bool> part_waits;
+    absl::Time back = absl::InfinitePast();  // the latest part's arrival so far
+    // The gradient the worker pushes next (on-demand pull: of the served parameters; eager
+    // pull: g_t of its step), how long it computes it, its eager scale, and (eager) how
+    // long its next gradient g_{t+1} takes.
+    Eigen::VectorXf gradient;
+    absl::Duration compute;
+    float scale = 1.0f;
+    absl::Duration next_compute;
   };
 
   // The worker side: what a worker needs between its events.
@@ -73,10 +93,13 @@ class Simulation {
     absl::Duration pull_time;  // SimWorkerResult::pull_time, the gate's wait not included
     absl::Duration push_time;  // SimWorkerResult::push_time
     absl::Time push_sent;      // push_waits: when its push applied last left
-    // The time of its latest push's application and (server_shards > 1) when each shard's
-    // part of it was applied: its carried read (eager) may leave each shard from there.
+    // When its latest push took effect: a read served then is the one it carried (eager).
     absl::Time applied_at = absl::InfinitePast();
-    std::vector<absl::Time> part_done;
+    Reply reply;
+    // Eager pull: when each shard's part of the read its latest push carries was read
+    // (InfinitePast: not yet).
+    std::vector<absl::Time> carried_read;
+    Tick carried_clock = -1;  // that push's clock
     // Eager pull only: the worker's parameters x_t, the gradient g_t computed on them (and
     // how long it took), when that gradient is done, and the latest clocks it was told (the
     // foreign updates between its two latest reads come from them).
@@ -94,18 +117,33 @@ class Simulation {
 
   void Start();
   void Handle(const Event& e);
-  // w's push at `clock` is at the server (server_shards > 1: its parts' applies placed): it
-  // is applied now, once the server's thread is free, or after w's earlier pushes.
+  // w's push at `clock` takes effect (its parts' applies have started): now, or after w's
+  // earlier pushes.
   void OnPushArrives(WorkerId w, Tick clock);
-  // server_shards > 1: shard e.shard's part of e.worker's push arrives.
+  // Shard e.shard's part of e.worker's push arrives: applied on the shard's thread.
   void OnPartArrives(const Event& e);
+  // A job on shard `shard`'s thread (Lanes): `at_start` runs when it starts (now or at a
+  // later event), given its end, `duration` after. A job of no duration runs at once unless
+  // the thread has work.
+  void RunOnShard(int shard, absl::Duration duration, std::function<void(absl::Time end)> at_start);
+  void StartJob(uint64_t id);
+  // What a read placed on shard `shard`'s thread now costs: ServerCostOptions::queued_read
+  // behind other work (reads served back to back), else read.
+  absl::Duration ReadCost(int shard) const;
+  // Shard i serves its part of w's reply (Worker::reply): read, then sent.
+  void SendReplyPart(WorkerId w, int i);
+  // Shard i's part of w's reply leaves at `at`; Received once the last part is in.
+  void ReplyPartLeaves(WorkerId w, int i, absl::Time at);
   // w's push at `clock` is applied now; its acknowledgement leaves at `acked_at`.
   void OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at);
   // WorkerCostOptions::push_waits: the server takes w's clock `clock` + 1, then its next
   // read (or its finish).
   void OnClockArrives(WorkerId w, Tick clock);
-  // When the reply to w's read, served now, is back at w (its links reserved for it).
-  absl::Time ReplyArrives(WorkerId w);
+  // The reply to w's read, served now (Worker::reply), leaves each shard once the shard's
+  // thread has read its part, then crosses the links; Received once the last part is in.
+  void SendReply(WorkerId w);
+  // w has its reply at `back` (>= now): it computes and pushes.
+  void Received(WorkerId w, absl::Time back);
   // w sends its push of `gradient` at `clock` at time `at`: it arrives one transfer later,
   // or (serialized links) the event kPushSent takes its links at `at`, in time order with
   // other senders.
@@ -113,16 +151,18 @@ class Simulation {
                 float scale = 1.0f);
   // The workers whose reads were served compute and push (see simulator.h, steps 3-5).
   void Compute(const std::vector<ServedRead>& served);
-  // w computes its gradient at `clock` on `params` from `start` for `compute`, then pushes
+  // w computes `gradient` (its iteration at `clock`) from `start` for `compute`, then pushes
   // it (and without push_waits sends its next read right behind).
-  void ComputeAndPush(WorkerId w, Tick clock, const Eigen::VectorXf& params, absl::Time start,
+  void ComputeAndPush(WorkerId w, Tick clock, Eigen::VectorXf gradient, absl::Time start,
                       absl::Duration compute);
   // cache_clocks: w would send its read at `clock` at `at` (>= now): when its copy answers
   // it, w computes on the copy from then (OnCachedRead) and the read is not sent.
   void ReadFromCopy(WorkerId w, Tick clock, absl::Time at);
   void OnCachedRead(WorkerId w, Tick clock);
-  // Eager pull (PS+): the reply of w's read at `clock` is served now; see simulator.h.
+  // Eager pull (PS+): the reply of w's read at `clock` is served now; see simulator.h. The
+  // step's math is done now (Worker::reply), its times once the reply is back (EagerTimes).
   void EagerStep(const ServedRead& r);
+  void EagerTimes(WorkerId w, absl::Time back);
   // How long w computes its iteration `iteration` (the one that starts with the read at
   // that clock).
   absl::Duration DrawComputeTime(WorkerId w, int64_t iteration);
@@ -135,7 +175,7 @@ class Simulation {
     return options_.worker_cost.eager_local.value_or(options_.worker_cost.local);
   }
   bool AllLeft() const { return server_.clocks().num_active() == 0; }
-  // server_shards > 1: when the last part of a push is applied.
+  // When the last part of a push is applied.
   static absl::Time PartsDone(const std::vector<absl::Time>& part_done) {
     return *std::max_element(part_done.begin(), part_done.end());
   }
@@ -159,9 +199,15 @@ class Simulation {
   const absl::Duration transfer_down_;
   const int shards_;
   const double part_bytes_;
-  std::vector<absl::Time> shard_free_;  // server_shards > 1: each shard's thread
   std::optional<Links> links_;     // NetworkOptions::serialize_links
-  absl::Time server_free_ = kStart;  // ServerCostOptions: when the server's thread is free
+  // The shards' threads and the jobs submitted to them, not started yet.
+  struct ShardJob {
+    absl::Duration duration;
+    std::function<void(absl::Time end)> at_start;
+  };
+  Lanes lanes_;
+  absl::flat_hash_map<uint64_t, ShardJob> shard_jobs_;
+  uint64_t next_job_ = 1;
   const PaceModel pace_;           // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;
@@ -205,7 +251,6 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       transfer_down_(TransferTime(options.network, options.network.to_worker(), message_bytes_)),
       shards_(options.network.server_shards),
       part_bytes_(message_bytes_ / shards_),
-      shard_free_(static_cast<size_t>(shards_), kStart),
       pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
@@ -236,40 +281,78 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
   }
 }
 
-absl::Time Simulation::ReplyArrives(WorkerId w) {
+void Simulation::RunOnShard(int shard, absl::Duration duration,
+                            std::function<void(absl::Time end)> at_start) {
+  if (duration == absl::ZeroDuration() && lanes_.Idle(shard)) {
+    at_start(now_);
+    return;
+  }
+  const uint64_t id = next_job_++;
+  shard_jobs_.emplace(id, ShardJob{duration, std::move(at_start)});
+  if (lanes_.Submit(id, shard)) StartJob(id);
+}
+
+void Simulation::StartJob(uint64_t id) {
+  auto job = shard_jobs_.extract(id);
+  const absl::Time end = now_ + job.mapped().duration;
+  queue_.Schedule({.time = end, .kind = EventKind::kJobEnds, .job = id});
+  job.mapped().at_start(end);
+}
+
+absl::Duration Simulation::ReadCost(int shard) const {
   const ServerCostOptions& cost = options_.server_cost;
-  const bool costs = cost.apply > absl::ZeroDuration() || cost.read > absl::ZeroDuration();
-  if (shards_ == 1) {
-    absl::Time leaves = now_;
-    if (costs) {
-      leaves = std::max(now_, server_free_) + cost.read;
-      server_free_ = leaves;
-    }
-    if (!links_) return leaves + transfer_down_;
-    return links_->Send(Links::kServer, w, message_bytes_, leaves);
+  return lanes_.Idle(shard) ? cost.read : cost.queued_read.value_or(cost.read);
+}
+
+void Simulation::SendReply(WorkerId w) {
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  Reply& reply = worker.reply;
+  reply.back = absl::InfinitePast();
+  reply.parts_left = shards_;
+  reply.part_waits.assign(static_cast<size_t>(shards_), false);
+  if (!(eager_ && worker.applied_at == now_)) {
+    for (int i = 0; i < shards_; ++i) SendReplyPart(w, i);
+    return;
   }
-  // One part per shard. A read carried by the push applied now (eager) is served by each
-  // shard once its own part is applied: the first parts' replies may leave before the last
-  // part arrived.
-  const Worker& worker = workers_[static_cast<size_t>(w)];
-  const bool carried = eager_ && worker.applied_at == now_;
-  std::vector<std::pair<absl::Time, int>> leaves;  // (time, shard), sent in time order
+  // Carried by the eager push applied now. Each shard served (or will serve) its part
+  // right behind its own part of the push (kPartApplied), as a real shard serves the read
+  // that rides on a push, so the first parts of the reply may leave before the last part of
+  // the push is in: parts already read leave when their read ended, in time order; the
+  // others when theirs ends.
+  std::vector<std::pair<absl::Time, int>> read;  // (leaves, shard)
   for (int i = 0; i < shards_; ++i) {
-    const auto k = static_cast<size_t>(i);
-    absl::Time t = carried ? worker.part_done[k] : now_;
-    if (costs) {
-      t = std::max(t, shard_free_[k]) + cost.read;
-      shard_free_[k] = t;
+    const absl::Time leaves = worker.carried_read[static_cast<size_t>(i)];
+    if (leaves == absl::InfinitePast()) {
+      reply.part_waits[static_cast<size_t>(i)] = true;
+    } else {
+      read.emplace_back(leaves, i);
     }
-    leaves.emplace_back(t, i);
   }
-  std::sort(leaves.begin(), leaves.end());
-  absl::Time back = now_;
-  for (const auto& [t, i] : leaves) {
-    back = std::max(back,
-                    links_ ? links_->Send(Links::Shard(i), w, part_bytes_, t) : t + transfer_down_);
+  std::sort(read.begin(), read.end());
+  for (const auto& [t, i] : read) ReplyPartLeaves(w, i, t);
+}
+
+void Simulation::SendReplyPart(WorkerId w, int i) {
+  RunOnShard(i, ReadCost(i), [this, w, i](absl::Time end) { ReplyPartLeaves(w, i, end); });
+}
+
+void Simulation::ReplyPartLeaves(WorkerId w, int i, absl::Time at) {
+  Reply& r = workers_[static_cast<size_t>(w)].reply;
+  r.back = std::max(
+      r.back, links_ ? links_->Send(Links::Shard(i), w, part_bytes_, at) : at + transfer_down_);
+  if (--r.parts_left == 0) Received(w, std::max(r.back, now_));
+}
+
+void Simulation::Received(WorkerId w, absl::Time back) {
+  if (eager_) {
+    EagerTimes(w, back);
+    return;
   }
-  return back;
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  Reply& reply = worker.reply;
+  // The request's latency, the server's queue and read, the reply's transfer.
+  worker.pull_time += options_.network.to_server() + (back - reply.served);
+  ComputeAndPush(w, reply.clock, std::move(reply.gradient), back, reply.compute);
 }
 
 void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf gradient,
@@ -279,22 +362,22 @@ void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf
   push.gradient = std::move(gradient);
   push.scale = scale;
   push.sent = at;
-  if (shards_ > 1) {
-    push.parts_left = shards_;
-    push.part_done.assign(static_cast<size_t>(shards_), absl::InfinitePast());
-    if (!links_) {
-      for (int i = 0; i < shards_; ++i) {
-        queue_.Schedule({.time = at + transfer_up_,
-                         .kind = EventKind::kPartArrives,
-                         .worker = w,
-                         .clock = clock,
-                         .shard = i});
-      }
-      return;
+  push.parts_left = shards_;
+  push.part_done.assign(static_cast<size_t>(shards_), absl::InfinitePast());
+  if (eager_) {
+    Worker& worker = workers_[static_cast<size_t>(w)];
+    worker.carried_read.assign(static_cast<size_t>(shards_), absl::InfinitePast());
+    worker.carried_clock = clock;
+  }
+  if (!links_) {
+    // Without contention a message's parts together take the message's time.
+    for (int i = 0; i < shards_; ++i) {
+      queue_.Schedule({.time = at + transfer_up_ + options_.server_cost.receive,
+                       .kind = EventKind::kPartArrives,
+                       .worker = w,
+                       .clock = clock,
+                       .shard = i});
     }
-  } else if (!links_) {
-    queue_.Schedule(
-        {.time = at + transfer_up_, .kind = EventKind::kPushArrives, .worker = w, .clock = clock});
     return;
   }
   queue_.Schedule({.time = at, .kind = EventKind::kPushSent, .worker = w, .clock = clock});
@@ -361,23 +444,37 @@ void Simulation::Handle(const Event& e) {
       OnPushArrives(e.worker, e.clock);
       return;
     case EventKind::kPushSent:
-      if (shards_ > 1) {  // the parts, one after the other on the worker's link
-        for (int i = 0; i < shards_; ++i) {
-          queue_.Schedule({.time = links_->Send(e.worker, Links::Shard(i), part_bytes_, now_),
-                           .kind = EventKind::kPartArrives,
-                           .worker = e.worker,
-                           .clock = e.clock,
-                           .shard = i});
-        }
-        return;
+      // The parts, one after the other on the worker's link.
+      for (int i = 0; i < shards_; ++i) {
+        queue_.Schedule({.time = links_->Send(e.worker, Links::Shard(i), part_bytes_, now_) +
+                                 options_.server_cost.receive,
+                         .kind = EventKind::kPartArrives,
+                         .worker = e.worker,
+                         .clock = e.clock,
+                         .shard = i});
       }
-      queue_.Schedule({.time = links_->Send(e.worker, Links::kServer, message_bytes_, now_),
-                       .kind = EventKind::kPushArrives,
-                       .worker = e.worker,
-                       .clock = e.clock});
       return;
     case EventKind::kPartArrives:
       OnPartArrives(e);
+      return;
+    case EventKind::kPartApplied:
+      // The shard reads its part of the read the push carries, whether or not the gate will
+      // serve it (the simulation's one gate decides once the whole push is in); it leaves
+      // if the read was served (SendReply).
+      RunOnShard(
+          e.shard, ReadCost(e.shard),
+          [this, w = e.worker, clock = e.clock, k = static_cast<size_t>(e.shard)](absl::Time end) {
+            Worker& worker = workers_[static_cast<size_t>(w)];
+            if (worker.carried_clock != clock) return;  // a push before the latest
+            worker.carried_read[k] = end;
+            if (k < worker.reply.part_waits.size() && worker.reply.part_waits[k]) {
+              worker.reply.part_waits[k] = false;
+              ReplyPartLeaves(w, static_cast<int>(k), end);
+            }
+          });
+      return;
+    case EventKind::kJobEnds:
+      if (const std::optional<uint64_t> next = lanes_.End(e.job)) StartJob(*next);
       return;
     case EventKind::kAckArrives: {
       Worker& worker = workers_[static_cast<size_t>(e.worker)];
@@ -404,49 +501,32 @@ void Simulation::Handle(const Event& e) {
 }
 
 void Simulation::OnPartArrives(const Event& e) {
-  Push& push = workers_[static_cast<size_t>(e.worker)].PushAt(e.clock);
-  const auto k = static_cast<size_t>(e.shard);
-  const absl::Duration apply = options_.server_cost.apply;
-  // Applied once the shard's thread is free, which it then is again `apply` later.
-  const absl::Time start = apply > absl::ZeroDuration() ? std::max(now_, shard_free_[k]) : now_;
-  if (apply > absl::ZeroDuration()) shard_free_[k] = start + apply;
-  push.part_done[k] = start + apply;
-  push.parts_start = std::max(push.parts_start, start);
-  if (--push.parts_left > 0) return;
-  // The whole push takes effect when its last part's apply starts.
-  if (push.parts_start <= now_) {
-    OnPushArrives(e.worker, e.clock);
-  } else {
-    queue_.Schedule({.time = push.parts_start,
-                     .kind = EventKind::kPushArrives,
-                     .worker = e.worker,
-                     .clock = e.clock});
-  }
+  const int k = e.shard;
+  RunOnShard(k, options_.server_cost.apply,
+             [this, w = e.worker, clock = e.clock, k](absl::Time end) {
+               Push& push = workers_[static_cast<size_t>(w)].PushAt(clock);
+               push.part_done[static_cast<size_t>(k)] = end;
+               if (eager_) {
+                 queue_.Schedule({.time = end,
+                                  .kind = EventKind::kPartApplied,
+                                  .worker = w,
+                                  .clock = clock,
+                                  .shard = k});
+               }
+               // The whole push takes effect when its last part's apply starts.
+               if (--push.parts_left == 0) OnPushArrives(w, clock);
+             });
 }
 
 void Simulation::OnPushArrives(WorkerId w, Tick clock) {
   Worker& worker = workers_[static_cast<size_t>(w)];
-  Push& push = worker.PushAt(clock);
   if (worker.pushes.front().clock != clock) {
-    // An earlier push of w (one its copy let it send sooner) is still waiting for the
-    // server's thread: this one follows it.
-    push.waits = true;
+    // An earlier push of w (one its copy let it send sooner) has not taken effect yet: this
+    // one follows it.
+    worker.PushAt(clock).waits = true;
     return;
   }
-  if (shards_ > 1) {  // the parts' applies are already placed (OnPartArrives)
-    OnPushApplied(w, clock, PartsDone(push.part_done));
-    return;
-  }
-  if (options_.server_cost.apply > absl::ZeroDuration()) {
-    // Handled once the server's thread is free, then busy for the apply.
-    if (now_ < server_free_) {
-      queue_.Schedule(
-          {.time = server_free_, .kind = EventKind::kPushArrives, .worker = w, .clock = clock});
-      return;
-    }
-    server_free_ = now_ + options_.server_cost.apply;
-  }
-  OnPushApplied(w, clock, now_ + options_.server_cost.apply);
+  OnPushApplied(w, clock, PartsDone(worker.pushes.front().part_done));
 }
 
 void Simulation::OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at) {
@@ -454,7 +534,6 @@ void Simulation::OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at) {
   const Push push = std::move(worker.pushes.front());
   worker.pushes.pop_front();
   worker.applied_at = now_;
-  worker.part_done = push.part_done;
   worker.push_sent = push.sent;
   ++pushes_taken_[static_cast<size_t>(w)];
   Compute(server_.OnPush(w, clock, push.gradient, now_, push.scale, eager_));
@@ -495,30 +574,28 @@ void Simulation::Compute(const std::vector<ServedRead>& served) {
       EagerStep(r);
       continue;
     }
-    Worker& worker = workers_[static_cast<size_t>(r.worker)];
     cache_.Served(r.worker, r.clock, server_.params(), server_.clocks().MinActiveClock(),
                   pushes_taken_);
+    Reply& reply = workers_[static_cast<size_t>(r.worker)].reply;
+    reply.clock = r.clock;
+    reply.served = now_;
     // Drawn for every read, so that worker w's k-th iteration always takes the same time
     // for a seed, whatever the policy.
-    const absl::Duration compute = DrawComputeTime(r.worker, r.clock);
-    const absl::Time back = ReplyArrives(r.worker);
-    // The request's latency, the server's queue and read, the reply's transfer.
-    worker.pull_time += options_.network.to_server() + (back - now_);
+    reply.compute = DrawComputeTime(r.worker, r.clock);
     // The gradient is taken now, on the parameters served now: the worker computes on the
     // values the reply carries, so doing the math at send time instead of arrival time
     // changes nothing.
-    ComputeAndPush(r.worker, r.clock, server_.params(), back, compute);
+    model_->Gradient(server_.params(), BatchOf(r.worker, r.clock), &reply.gradient);
+    SendReply(r.worker);
   }
 }
 
-void Simulation::ComputeAndPush(WorkerId w, Tick clock, const Eigen::VectorXf& params,
-                                absl::Time start, absl::Duration compute) {
+void Simulation::ComputeAndPush(WorkerId w, Tick clock, Eigen::VectorXf gradient, absl::Time start,
+                                absl::Duration compute) {
   Worker& worker = workers_[static_cast<size_t>(w)];
   const absl::Time done = start + options_.worker_cost.local + compute;
   if (done > worker.fails_at) return;  // died before it could push
   worker.compute_time += compute;
-  Eigen::VectorXf gradient;
-  model_->Gradient(params, BatchOf(w, clock), &gradient);
   cache_.Pushed(w, gradient);  // written through into its copy, where the server does so
   SendPush(w, clock, done, std::move(gradient));
   // Without push_waits the next read leaves right behind the push.
@@ -538,7 +615,10 @@ void Simulation::ReadFromCopy(WorkerId w, Tick clock, absl::Time at) {
 // No transfer, no server, no gate: the worker computes on its copy at once.
 void Simulation::OnCachedRead(WorkerId w, Tick clock) {
   AddRead(w, cache_.params(w));
-  ComputeAndPush(w, clock, cache_.params(w), now_, DrawComputeTime(w, clock));
+  const absl::Duration compute = DrawComputeTime(w, clock);
+  Eigen::VectorXf gradient;
+  model_->Gradient(cache_.params(w), BatchOf(w, clock), &gradient);
+  ComputeAndPush(w, clock, std::move(gradient), now_, compute);
 }
 
 // The worker's step t (t = r.clock) happens once the reply to its previous request (this
@@ -551,13 +631,14 @@ void Simulation::EagerStep(const ServedRead& r) {
   const WorkerId w = r.worker;
   Worker& worker = workers_[static_cast<size_t>(w)];
   if (r.clock >= worker.target) return;  // the read after its last push: it finishes
-  const absl::Time back = ReplyArrives(w);
+  Reply& reply = worker.reply;
+  reply.clock = r.clock;
+  reply.served = now_;
   int64_t foreign = 0;
   if (r.clock == 0) {
     // The initial pull: compute g_0 on it; its reply carries no clocks (as EagerSchedule).
     worker.params = server_.params();
     worker.next_compute = DrawComputeTime(w, 0);
-    worker.next_done = back + EagerLocal() + worker.next_compute;
     model_->Gradient(worker.params, BatchOf(w, 0), &worker.next);
   } else {
     const policy::WorkerClocks& clocks = server_.clocks();
@@ -567,23 +648,36 @@ void Simulation::EagerStep(const ServedRead& r) {
       seen = std::max(seen, clocks.clock(v));
     }
   }
-  const absl::Time step = std::max(back, worker.next_done);
-  // What the worker waits for: the reply, once its gradient is done (the first pull whole).
-  worker.pull_time +=
-      r.clock == 0 ? options_.network.to_server() + (back - now_) : step - worker.next_done;
-  if (step > worker.fails_at) return;  // died before it could push
-  worker.compute_time += worker.next_compute;
-  const float scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
+  reply.compute = worker.next_compute;
+  reply.scale = policy::EagerLearningRateScale(pull_, foreign, options_.num_workers);
   // x_{t+1}; a refreshed worker (SaPS) takes the served parameters as they are.
   worker.params = server_.params();
   if (!(r.clock > 0 && r.refresh)) {
-    worker.params -= (options_.learning_rate * scale) * worker.next;
+    worker.params -= (options_.learning_rate * reply.scale) * worker.next;
   }
-  SendPush(w, r.clock, step, std::move(worker.next), scale);
-  if (r.clock + 1 >= worker.target) return;  // its last step: only the push is left
-  worker.next_compute = DrawComputeTime(w, r.clock + 1);
-  worker.next_done = step + EagerLocal() + worker.next_compute;
-  model_->Gradient(worker.params, BatchOf(w, r.clock + 1), &worker.next);
+  reply.gradient = std::move(worker.next);
+  if (r.clock + 1 < worker.target) {
+    worker.next_compute = DrawComputeTime(w, r.clock + 1);
+    model_->Gradient(worker.params, BatchOf(w, r.clock + 1), &worker.next);
+  }
+  reply.next_compute = worker.next_compute;
+  SendReply(w);
+}
+
+void Simulation::EagerTimes(WorkerId w, absl::Time back) {
+  Worker& worker = workers_[static_cast<size_t>(w)];
+  Reply& reply = worker.reply;
+  // g_0 is computed on the initial pull once it is back.
+  if (reply.clock == 0) worker.next_done = back + EagerLocal() + reply.compute;
+  const absl::Time step = std::max(back, worker.next_done);
+  // What the worker waits for: the reply, once its gradient is done (the first pull whole).
+  worker.pull_time += reply.clock == 0 ? options_.network.to_server() + (back - reply.served)
+                                       : step - worker.next_done;
+  if (step > worker.fails_at) return;  // died before it could push
+  worker.compute_time += reply.compute;
+  SendPush(w, reply.clock, step, std::move(reply.gradient), reply.scale);
+  if (reply.clock + 1 >= worker.target) return;  // its last step: only the push is left
+  worker.next_done = step + EagerLocal() + reply.next_compute;
 }
 
 std::span<const int> Simulation::BatchOf(WorkerId w, int64_t iteration) {

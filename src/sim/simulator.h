@@ -128,12 +128,20 @@ struct NetworkOptions {
   absl::Duration to_worker() const { return latency + server_send_delay; }
 };
 
-// What the server's one thread spends per request (a calibration, docs/simulator.md): a
-// push is handled once the server is free and keeps it busy for `apply`; each served read
-// keeps it busy for `read` before its reply leaves. Zero (the default): the server is free.
+// What a shard's thread spends per request (a calibration, docs/simulator.md). The thread
+// does one thing at a time, in the order things became ready (sim/lanes.h): a push's part
+// reaches it `receive` after the part arrived (the transport taking it in, beside the
+// thread) and keeps it busy for `apply`; each served read keeps it busy for `read` before
+// its part of the reply leaves (`queued_read` when it queued behind other work: reads
+// served back to back, as at a BSP release). Under eager pull the read a push carries is
+// placed on the thread when the shard's part of the push is applied. Zero (the default):
+// the server is free.
 struct ServerCostOptions {
-  absl::Duration apply = absl::ZeroDuration();  // >= 0
-  absl::Duration read = absl::ZeroDuration();   // >= 0
+  absl::Duration apply = absl::ZeroDuration();    // >= 0
+  absl::Duration read = absl::ZeroDuration();     // >= 0
+  absl::Duration receive = absl::ZeroDuration();  // >= 0
+  // >= 0; unset: `read`.
+  std::optional<absl::Duration> queued_read;
 };
 
 // What the worker does around its computation (a calibration, docs/simulator.md). The
