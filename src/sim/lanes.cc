@@ -9,12 +9,11 @@
 namespace kairos::sim {
 
 bool Lanes::Submit(uint64_t id, int lane) {
-  const auto [it, first] = lanes_.try_emplace(lane);
-  if (!first) {
-    it->second.waiting.push_back(id);
+  const auto [it, idle] = waiting_.try_emplace(lane);
+  if (!idle) {
+    it->second.push_back(id);
     return false;
   }
-  it->second.running = id;
   if (!lane_of_.emplace(id, lane).second) std::abort();  // submitted twice
   return true;
 }
@@ -24,15 +23,15 @@ std::optional<uint64_t> Lanes::End(uint64_t id) {
   if (job == lane_of_.end()) std::abort();  // ended without running
   const int lane = job->second;
   lane_of_.erase(job);
-  Lane& l = lanes_.at(lane);
-  if (l.waiting.empty()) {
-    lanes_.erase(lane);
+  const auto it = waiting_.find(lane);
+  if (it->second.empty()) {
+    waiting_.erase(it);
     return std::nullopt;
   }
-  l.running = l.waiting.front();
-  l.waiting.pop_front();
-  lane_of_.emplace(l.running, lane);
-  return l.running;
+  const uint64_t next = it->second.front();
+  it->second.pop_front();
+  lane_of_.emplace(next, lane);
+  return next;
 }
 
 }  // namespace kairos::sim

@@ -29,14 +29,12 @@ class Lanes {
   // Job `id`, started, ends now. Returns the job of its lane that starts now, if any.
   std::optional<uint64_t> End(uint64_t id);
   // Whether `lane` has no job, running or waiting.
-  bool Idle(int lane) const { return !lanes_.contains(lane); }
+  bool Idle(int lane) const { return !waiting_.contains(lane); }
 
  private:
-  struct Lane {
-    uint64_t running = 0;
-    std::deque<uint64_t> waiting;  // in the order they became ready
-  };
-  absl::flat_hash_map<int, Lane> lanes_;        // the lanes with a job
+  // Per lane that has a job running, the jobs waiting behind it, in the order they became
+  // ready.
+  absl::flat_hash_map<int, std::deque<uint64_t>> waiting_;
   absl::flat_hash_map<uint64_t, int> lane_of_;  // each running job's lane
 };
 
