@@ -110,13 +110,15 @@ using ConnectErrorHandler = std::function<void(PeerId peer, const absl::Status& 
 // command queued while the I/O thread is awake (or spinning: TransportOptions::idle_spin)
 // rides on its current round without a wake-up; the tests of the pipelined paths read them.
 // `spins`: the idle spins begun; `spins_found`: those that found work before their end;
-// `ran_here`: functions run on their caller's thread instead (Transport::RunHere).
+// `ran_here`: functions run on their caller's thread instead (Transport::RunHere);
+// `waited_here`: waits done on the caller's thread, as the I/O thread (Transport::WaitHere).
 struct HandOffCounts {
   uint64_t enqueued = 0;
   uint64_t wakes = 0;
   uint64_t spins = 0;
   uint64_t spins_found = 0;
   uint64_t ran_here = 0;
+  uint64_t waited_here = 0;
 };
 
 // What crossed a transport's sockets: whole messages, each counted as its frames' bytes
@@ -171,6 +173,22 @@ class Transport {
   // it saves: the hand-off of `fn` to the I/O thread (a wake-up of a sleeping thread, or
   // the spin of one waiting for work). Not supported by default.
   virtual bool RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) { return false; }
+  // Waits on the calling thread until `done()` is true or `until` (real time) passes, doing
+  // the I/O thread's work meanwhile, when the I/O thread has none: it polls the sockets and
+  // the queue itself and runs their handlers (and the tick when due) here, as RunHere does,
+  // while the I/O thread stays off the sockets. `done` is called here, between messages.
+  // Once `done()`, the I/O thread keeps off the sockets a little longer (a lease of
+  // kWaitHereLease), as the caller is likely to wait again soon: messages that arrive
+  // meanwhile wait for the next WaitHere, RunHere or the end of the lease, and anything
+  // queued from another thread ends the lease at once. False, without waiting, when the I/O
+  // thread is busy, not running, or on virtual time (the lease then ends): the caller waits
+  // for the I/O thread instead. What it saves: for each wait, the wake-up of the I/O thread
+  // by the answer and of the caller by the I/O thread; one wake-up of the caller instead.
+  // Not supported by default.
+  virtual bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ThreadChecker* role) {
+    return false;
+  }
+  static constexpr absl::Duration kWaitHereLease = absl::Milliseconds(1);
   // Stops the I/O thread and closes the sockets; messages still queued, and those sent
   // later, are discarded and counted as dropped; functions posted later never run.
   // Idempotent. Must not be called from the I/O thread.

@@ -109,7 +109,7 @@ void ZmqTransport::Stop() {
   }
   if (!io_thread_.joinable()) return;
   stop_.store(true);
-  Wake();
+  WakeAll();
   io_thread_.join();
 }
 
@@ -131,9 +131,13 @@ TrafficCounts ZmqTransport::traffic() const {
 }
 
 HandOffCounts ZmqTransport::hand_offs() const {
-  return {enqueued_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
-          spins_.load(std::memory_order_relaxed), spins_found_.load(std::memory_order_relaxed),
-          ran_here_.load(std::memory_order_relaxed)};
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  return {.enqueued = enqueued_.load(kRelaxed),
+          .wakes = wakes_.load(kRelaxed),
+          .spins = spins_.load(kRelaxed),
+          .spins_found = spins_found_.load(kRelaxed),
+          .ran_here = ran_here_.load(kRelaxed),
+          .waited_here = waited_here_.load(kRelaxed)};
 }
 
 absl::Status ZmqTransport::Stopped(const std::string& what) const {
@@ -161,13 +165,17 @@ void ZmqTransport::RunOnIo(std::function<void()> fn) {
 void ZmqTransport::Enqueue(Command command) {
   bool queued = false;
   bool wake = false;
+  // From another thread than the one doing the I/O thread's work: the work of a caller that
+  // is not waiting here (a lone request, whose answer it spins for), so a lease ends.
+  const bool outside = !OnIoThread();
   {
     PlainMutexLock lock(&mu_);
     if (loop_ != LoopState::kEnded) {
       queue_.push_back(std::move(command));
       queued = true;
       commands_queued_.store(true, std::memory_order_release);
-      wake = std::exchange(sleeping_, false);
+      wake = std::exchange(leading_ ? leader_sleeping_ : sleeping_, false);
+      if (outside) EndLease();
     }
   }
   if (!queued) return Discard(command);
@@ -177,6 +185,33 @@ void ZmqTransport::Enqueue(Command command) {
 
 void ZmqTransport::Discard(const Command& command) {
   if (std::holds_alternative<Outgoing>(command)) Drop();
+}
+
+void ZmqTransport::EndLease() {
+  lease_until_ns_.store(0, std::memory_order_release);
+  if (parked_) park_.Signal();
+}
+
+void ZmqTransport::TakeLease() { lease_until_ns_.store(kLeading, std::memory_order_release); }
+
+void ZmqTransport::GiveLease(bool keep) {
+  PlainMutexLock lock(&mu_);
+  leading_ = false;
+  leader_sleeping_ = false;
+  int64_t leading = kLeading;
+  const int64_t lease = absl::ToUnixNanos(absl::Now() + kWaitHereLease);
+  if (!keep || !queue_.empty() ||
+      !lease_until_ns_.compare_exchange_strong(leading, lease, std::memory_order_acq_rel)) {
+    EndLease();
+  }
+}
+
+void ZmqTransport::WakeAll() {
+  {
+    PlainMutexLock lock(&mu_);
+    EndLease();
+  }
+  Wake();
 }
 
 void ZmqTransport::Wake() {
@@ -288,6 +323,37 @@ bool ZmqTransport::MaySleep() {
   return true;
 }
 
+bool ZmqTransport::LeaderMaySleep() {
+  PlainMutexLock lock(&mu_);
+  if (!queue_.empty()) return false;
+  leader_sleeping_ = true;
+  return true;
+}
+
+bool ZmqTransport::Park(absl::Time next_tick) {
+  if (lease_until_ns_.load(std::memory_order_acquire) == 0) return false;  // none
+  bool parked = false;
+  PlainMutexLock lock(&mu_);
+  while (!stop_.load() && queue_.empty()) {
+    const int64_t lease = lease_until_ns_.load(std::memory_order_acquire);
+    const absl::Time until = std::min(absl::FromUnixNanos(lease), next_tick);
+    if (absl::Now() >= until) break;
+    parked_ = true;
+    park_.WaitWithDeadline(&mu_, until);
+    parked_ = false;
+    parked = true;
+  }
+  return parked;
+}
+
+void ZmqTransport::TickIfDue() {
+  const absl::Time real_now = absl::Now();
+  if (real_now < next_tick_) return;
+  next_tick_ = real_now + options_.tick_period;
+  std::fill(pending_.begin(), pending_.end(), 1);  // the backstop (see above)
+  if (on_tick_) on_tick_(env_.Now());
+}
+
 int ZmqTransport::SpinBeforeSleep(absl::Time next_tick) {
   if (options_.idle_spin <= absl::ZeroDuration()) return 0;
   if (options_.spin_wanted && !options_.spin_wanted()) return 0;
@@ -314,6 +380,7 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
     token_.unlock();
     return false;
   }
+  TakeLease();
   const std::thread::id io = io_thread_id_.load();
   io_thread_id_.store(std::this_thread::get_id());
   if (role != nullptr) role->Bind();
@@ -323,6 +390,7 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
   absl::Cleanup give_back = [&] {
     if (role != nullptr) role->Unbind();
     io_thread_id_.store(io);
+    GiveLease(!wake);
     token_.unlock();
     if (wake) Wake();
   };
@@ -339,14 +407,94 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
     FlushBatches();
     more = more || SentSinceDrain();
   }
-  wake = more || poll_dirty_;
+  // Commands its handlers queued are the I/O thread's, which may be parked (Park).
+  wake = more || poll_dirty_ || commands_queued_.load(std::memory_order_acquire);
   ran_here_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
+bool ZmqTransport::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ThreadChecker* role) {
+  if (env_.IsVirtual() || OnIoThread()) return false;
+  const auto refuse = [this] {
+    PlainMutexLock lock(&mu_);
+    EndLease();
+    return false;
+  };
+  if (!token_.try_lock()) return refuse();  // the I/O thread (or another caller) is at work
+  if (!looping_.load(std::memory_order_acquire) || poll_dirty_ || stop_.load()) {
+    token_.unlock();
+    return refuse();
+  }
+  TakeLease();
+  {
+    PlainMutexLock lock(&mu_);
+    leading_ = true;
+  }
+  const std::thread::id io = io_thread_id_.load();
+  io_thread_id_.store(std::this_thread::get_id());
+  if (role != nullptr) role->Bind();
+  waited_here_.fetch_add(1, std::memory_order_relaxed);
+  // Ends with a lease when the wait ended as asked and nothing is left for the I/O thread;
+  // otherwise the I/O thread takes over at once (however this ends: a handler may throw),
+  // woken to drain what is left or to rebuild its poll set.
+  bool finished = false;
+  bool more = false;
+  absl::Cleanup give_back = [&] {
+    if (role != nullptr) role->Unbind();
+    io_thread_id_.store(io);
+    GiveLease(finished);
+    const bool wake = more || poll_dirty_;
+    token_.unlock();
+    if (wake) Wake();
+  };
+  lead_fds_.resize(fds_.size());
+  for (size_t i = 0; i < fds_.size(); ++i) {  // not revents: the I/O thread's poll writes them
+    lead_fds_[i].fd = fds_[i].fd;
+    lead_fds_[i].events = fds_[i].events;
+  }
+  for (;;) {
+    RunCommands();
+    FlushBatches();
+    TickIfDue();
+    more = DrainSockets();
+    if (on_batch_) on_batch_();
+    FlushBatches();
+    more = more || SentSinceDrain() || commands_queued_.load(std::memory_order_acquire);
+    if (poll_dirty_ || stop_.load()) return true;  // left to the I/O thread
+    if (done()) {
+      finished = !more;  // messages left: the I/O thread takes them at once
+      return true;
+    }
+    if (more) continue;
+    const absl::Duration wait = std::min(until, next_tick_) - absl::Now();
+    if (wait <= absl::ZeroDuration()) {
+      if (absl::Now() >= until) return true;
+      continue;  // the tick
+    }
+    int timeout_ms =
+        static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(wait) + 1, 1 << 30));
+    if (!LeaderMaySleep()) timeout_ms = 0;
+    for (pollfd& p : lead_fds_) p.revents = 0;
+    const int ready = ::poll(lead_fds_.data(), lead_fds_.size(), timeout_ms);
+    if (timeout_ms != 0) {
+      PlainMutexLock lock(&mu_);
+      leader_sleeping_ = false;
+    }
+    if (ready > 0) {
+      if (lead_fds_[0].revents & POLLIN) {
+        uint64_t count;
+        [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
+      }
+      for (size_t i = 1; i < lead_fds_.size(); ++i) {
+        if (lead_fds_[i].revents != 0) pending_[i] = 1;
+      }
+    }
+  }
+}
+
 void ZmqTransport::Loop() {
   const bool virtual_time = env_.IsVirtual();
-  absl::Time next_tick = absl::Now() + options_.tick_period;
+  next_tick_ = absl::Now() + options_.tick_period;
   token_.lock();
   looping_.store(true, std::memory_order_release);
   while (!stop_.load()) {
@@ -362,7 +510,7 @@ void ZmqTransport::Loop() {
     FlushBatches();
     more = more || SentSinceDrain();  // sent on: those sockets are drained before a sleep
     if (poll_dirty_) continue;  // a handler changed the poll set: drain the new one first
-    const absl::Duration wait = next_tick - absl::Now();
+    const absl::Duration wait = next_tick_ - absl::Now();
     // A move of a virtual clock flags clock_moved_ before it wakes the loop, so a flag
     // seen here is never waited out; one set later wakes the poll.
     int timeout_ms =
@@ -373,20 +521,28 @@ void ZmqTransport::Loop() {
     // A socket with messages left, or commands queued since RunCommands: look without
     // waiting. Otherwise sleeping_ is set, and the next command wakes the poll.
     if (more) timeout_ms = 0;
-    // Out of work: a caller may do the work meanwhile (RunHere).
+    // Out of work: a caller may do the work meanwhile (RunHere, WaitHere).
+    const absl::Time next_tick = next_tick_;
     token_.unlock();
-    // Where time moves by itself: first a spin, which may find the next work itself.
-    int ready = timeout_ms != 0 && !virtual_time ? SpinBeforeSleep(next_tick) : 0;
-    if (ready > 0) timeout_ms = 0;
-    if (timeout_ms != 0 && !MaySleep()) timeout_ms = 0;
-    if (ready == 0) {
-      for (pollfd& p : fds_) p.revents = 0;
-      ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
-    }
-    token_.lock();
-    if (timeout_ms != 0) {
-      PlainMutexLock lock(&mu_);
-      sleeping_ = false;
+    int ready = 0;
+    if (timeout_ms != 0 && Park(next_tick)) {
+      // A caller waited here meanwhile: the sockets were not watched by this thread.
+      token_.lock();
+      std::fill(pending_.begin(), pending_.end(), 1);
+    } else {
+      // Where time moves by itself: first a spin, which may find the next work itself.
+      ready = timeout_ms != 0 && !virtual_time ? SpinBeforeSleep(next_tick) : 0;
+      if (ready > 0) timeout_ms = 0;
+      if (timeout_ms != 0 && !MaySleep()) timeout_ms = 0;
+      if (ready == 0) {
+        for (pollfd& p : fds_) p.revents = 0;
+        ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
+      }
+      token_.lock();
+      if (timeout_ms != 0) {
+        PlainMutexLock lock(&mu_);
+        sleeping_ = false;
+      }
     }
     if (ready > 0) {
       if (fds_[0].revents & POLLIN) {
@@ -404,12 +560,7 @@ void ZmqTransport::Loop() {
       }
       continue;
     }
-    const absl::Time real_now = absl::Now();
-    if (real_now >= next_tick) {
-      next_tick = real_now + options_.tick_period;
-      std::fill(pending_.begin(), pending_.end(), 1);  // the backstop (see above)
-      if (on_tick_) on_tick_(env_.Now());
-    }
+    TickIfDue();
   }
   looping_.store(false, std::memory_order_release);
   FlushBatches();

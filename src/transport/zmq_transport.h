@@ -25,8 +25,10 @@
 // The queue and the loop's state are guarded by mu_, the counters are atomic, and the
 // sockets and peer tables (below "Owned by the I/O thread") are the I/O thread's: before
 // Start, Listen and Connect run on the calling thread, and Start hands the sockets over to
-// the I/O thread after a full barrier. While the I/O thread waits, a caller of RunHere may
-// play it, holding token_ (which the I/O thread holds whenever it works).
+// the I/O thread after a full barrier. While the I/O thread waits, a caller of RunHere or
+// WaitHere may play it, holding token_ (which the I/O thread holds whenever it works); from
+// then until shortly after (a lease) the I/O thread, out of work, waits off the sockets
+// (Park), so that a message wakes one thread, not two.
 
 #ifndef KAIROS_TRANSPORT_ZMQ_TRANSPORT_H_
 #define KAIROS_TRANSPORT_ZMQ_TRANSPORT_H_
@@ -92,6 +94,7 @@ class ZmqTransport final : public Transport {
   void Send(PeerId to, Message message) override;
   void Post(std::function<void()> fn) override { Enqueue(std::move(fn)); }
   bool RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) override;
+  bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ThreadChecker* role) override;
   void Stop() override;
   bool OnIoThread() const override { return io_thread_id_.load() == std::this_thread::get_id(); }
   std::string PeerAddress(PeerId peer) const override;
@@ -177,6 +180,25 @@ class ZmqTransport final : public Transport {
   void Discard(const Command& command);
 
   void Wake();
+  // Ends the lease of a caller that waited here (WaitHere) and wakes the I/O thread,
+  // parked or asleep in its poll, to look at everything.
+  void WakeAll();
+  // Ends the lease; a parked I/O thread wakes.
+  void EndLease() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A caller doing the I/O thread's work (RunHere, WaitHere) keeps the I/O thread off the
+  // sockets from now on, and at its end (GiveLease) for kWaitHereLease more when `keep`,
+  // nothing is queued and nobody ended the lease meanwhile; otherwise the lease ends.
+  void TakeLease();
+  void GiveLease(bool keep);
+
+  // While a caller waits here or holds a lease (lease_until_ns_ in the future), the I/O
+  // thread out of work waits on park_ instead of polling the sockets, until the lease ends,
+  // `next_tick`, or Stop. True when it parked (it then watched no socket meanwhile).
+  bool Park(absl::Time next_tick);
+
+  // Runs the tick when due (the I/O thread's, or a caller's in WaitHere): every socket is
+  // drained next (the backstop, see the loop).
+  void TickIfDue();
 
   // The poll set: the wake-up fd, the data sockets, then the monitors (from first_monitor_
   // on); items_ holds the sockets, fds_ their descriptors, pending_ whether to drain them.
@@ -196,6 +218,9 @@ class ZmqTransport final : public Transport {
   // Whether the poll may block: true when the queue is empty, and then sleeping_ is set
   // under the same lock, so a command queued from now on writes the eventfd (Enqueue).
   bool MaySleep();
+
+  // A caller in WaitHere, out of work: as MaySleep, for its own poll (leader_sleeping_).
+  bool LeaderMaySleep();
 
   // Out of work, before sleeping: unless the node does not want it now (spin_wanted), polls
   // without waiting, for as long as idle_spin_ allows and never past `next_tick`, until a
@@ -307,17 +332,34 @@ class ZmqTransport final : public Transport {
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
   // The I/O thread waits, or is about to wait, in the poll: the next Enqueue wakes it.
   bool sleeping_ ABSL_GUARDED_BY(mu_) = false;
+  // The I/O thread waits on park_ (see Park).
+  bool parked_ ABSL_GUARDED_BY(mu_) = false;
+  PlainCondVar park_;
+  // A caller is in WaitHere; leader_sleeping_: it waits, or is about to, in its poll (the
+  // eventfd among the descriptors): the next Enqueue writes the eventfd.
+  bool leading_ ABSL_GUARDED_BY(mu_) = false;
+  bool leader_sleeping_ ABSL_GUARDED_BY(mu_) = false;
   LoopState loop_ ABSL_GUARDED_BY(mu_) = LoopState::kNotStarted;
 
   // Held by whoever does the I/O thread's work: the I/O thread, except while it spins or
-  // waits in the poll, or a caller in RunHere meanwhile. The sockets, the peer tables, the
-  // batches and pending_ are touched only under it; fds_ (the poll set) is read by the
-  // I/O thread's poll without it, and rebuilt by the I/O thread only. Taken and let go of
-  // across the loop's rounds, which the thread-safety analysis does not follow: a plain
-  // std::mutex (not an absl::Mutex, for the reason of common/plain_mutex.h).
+  // waits in the poll, or a caller in RunHere or WaitHere meanwhile. The sockets, the peer tables,
+  // the batches and pending_ are touched only under it; fds_ (the poll set) is read by the I/O
+  // thread's poll without it, and rebuilt by the I/O thread only. Taken and let go of across the
+  // loop's rounds, which the thread-safety analysis does not follow: a plain std::mutex (not an
+  // absl::Mutex, for the reason of common/plain_mutex.h).
   std::mutex token_;
-  // The loop runs (set and cleared by the I/O thread under token_): RunHere may do its work.
+  // The loop runs (set and cleared by the I/O thread under token_): RunHere and WaitHere may
+  // do its work.
   std::atomic<bool> looping_{false};
+  // When the tick runs next (real time): read and written under token_.
+  absl::Time next_tick_ = absl::InfinitePast();
+  // Until when the I/O thread keeps off the sockets, in Unix ns of real time: kLeading while
+  // a caller waits here, then the end of its lease; 0 when none. Set by WaitHere, ended
+  // (0) by anything that needs the I/O thread (EndLease).
+  static constexpr int64_t kLeading = INT64_MAX;
+  std::atomic<int64_t> lease_until_ns_{0};
+  // The leader's copy of the poll set (its revents are its own); under token_.
+  std::vector<pollfd> lead_fds_;
 
   std::thread io_thread_;
   std::atomic<std::thread::id> io_thread_id_{};
@@ -333,6 +375,7 @@ class ZmqTransport final : public Transport {
   std::atomic<uint64_t> enqueued_{0};  // commands queued (HandOffCounts)
   std::atomic<uint64_t> wakes_{0};     // eventfd writes
   std::atomic<uint64_t> ran_here_{0};  // RunHere calls that ran their function
+  std::atomic<uint64_t> waited_here_{0};  // WaitHere calls that waited here
   // TrafficCounts: written by the holder of token_ alone (AddTo), read from any thread.
   std::atomic<uint64_t> messages_sent_{0};
   std::atomic<uint64_t> bytes_sent_{0};

@@ -2,7 +2,7 @@
 //
 // The shared state behind a kairos::Request: how many parts (messages to shards) are still
 // outstanding, the first error, and the deadline. Parts are completed by the worker's I/O
-// thread; callers wait on it.
+// thread, or by a waiting caller doing its work (WaitTuning::WaitHere); callers wait on it.
 //
 // Thread-safety: all methods are thread-safe.
 
@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/env.h"
@@ -57,6 +59,21 @@ struct WaitTuning {
 
   static constexpr int64_t kFirstSpinNs = 30'000;
   static constexpr int64_t kMaxSpinNs = 150'000;
+
+  // While the worker lives, a caller waiting for a small request behind others waits on its
+  // own thread doing the I/O thread's work (Transport::WaitHere) instead of being woken by
+  // it: `wait_here` is the worker's, set once its transport runs. False when it is not set
+  // (or no longer), or it did not wait (the I/O thread was busy): the caller sleeps.
+  bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until);
+  void SetWaitHere(std::function<bool(absl::FunctionRef<bool()>, absl::Time)> wait_here);
+  // Once it returns no WaitHere runs or will: the worker calls it after its transport
+  // stopped (which ends the waits in progress) and before it goes.
+  void ClearWaitHere();
+
+ private:
+  // Shared by the waits in progress, taken alone by SetWaitHere and ClearWaitHere.
+  std::shared_mutex wait_here_mu_;
+  std::function<bool(absl::FunctionRef<bool()>, absl::Time)> wait_here_;  // by wait_here_mu_
 };
 
 class RequestState {

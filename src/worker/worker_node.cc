@@ -62,6 +62,7 @@ WorkerNode::WorkerNode(const WorkerOptions& options, std::unique_ptr<Transport> 
 
 WorkerNode::~WorkerNode() {
   if (transport_ != nullptr) transport_->Stop();
+  wait_tuning_->ClearWaitHere();  // its requests may outlive the node
   parts_.FailAll(absl::CancelledError("worker destroyed"));
   if (merger_.has_value()) merger_->FailAll(absl::CancelledError("worker destroyed"));
 }
@@ -113,6 +114,9 @@ absl::Status WorkerNode::SendJoin() {
         log_->warn("worker {}: dropped a malformed message: {}", rank_, std::string(why.message()));
       },
       [this](absl::Time now) { OnTick(now); });
+  wait_tuning_->SetWaitHere([this](absl::FunctionRef<bool()> done, absl::Time until) {
+    return transport_->WaitHere(done, until, &io_thread_);
+  });
   SendJoinMessage();
   return absl::OkStatus();
 }

@@ -106,9 +106,10 @@ class WorkerNode {
   // OK while the node is in the job; afterwards why it left.
   absl::Status EndStatus() const;
 
-  // The worker's open push and pull requests and how fast lone small ones are answered,
-  // shared with them (RequestState keeps both; a lone small request spins in Wait, one
-  // behind others sleeps). The I/O thread spins before it sleeps (WorkerOptions::io_spin)
+  // The worker's open push and pull requests, how fast lone small ones are answered, and the
+  // way to wait doing the I/O thread's work, shared with them (RequestState keeps it: a lone
+  // small request spins in Wait, then any waits on the transport while the I/O thread has no
+  // work, Transport::WaitHere). The I/O thread spins before it sleeps (WorkerOptions::io_spin)
   // except while exactly one of them is open or a large one is (see SendJoin).
   const std::shared_ptr<WaitTuning>& wait_tuning() const { return wait_tuning_; }
 

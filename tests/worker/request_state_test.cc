@@ -1,7 +1,8 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Tests of RequestState, the shared state behind kairos::Request: parts, the first error
-// (prefixed with what the request was), Fail, and waits with a deadline.
+// (prefixed with what the request was), Fail, waits with a deadline, and WaitTuning (the
+// spin of a lone request, the wait on the worker's transport).
 
 #include "worker/request_state.h"
 
@@ -10,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -289,6 +292,84 @@ TEST(WaitTuningTest, OnlyLoneSpinningRequestsRecordTheirAnswerTime) {
   lone.PartDone(absl::OkStatus());
   EXPECT_GT(tuning->lone_latency_ns.load(), 0);
   EXPECT_TRUE(lone.Wait(absl::InfinitePast()).ok());
+}
+
+// A wait that cannot end at once goes to the worker's WaitHere (after a lone request's
+// spin), which may complete the request itself: the wait then returns without sleeping.
+TEST(WaitTuningTest, AWaitThatCannotEndAtOnceWaitsHere) {
+  auto tuning = std::make_shared<WaitTuning>();
+  RequestState* completing = nullptr;
+  int calls = 0;
+  absl::Time until_seen;
+  tuning->SetWaitHere([&](absl::FunctionRef<bool()> done, absl::Time until) {
+    ++calls;
+    until_seen = until;
+    EXPECT_FALSE(done());
+    completing->PartDone(absl::OkStatus());  // as a handler run here would
+    EXPECT_TRUE(done());
+    return true;
+  });
+  RequestState first(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);   // lone: spins first
+  RequestState behind(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);  // behind it
+  RequestState large(kLabel, kFarDeadline, 1, /*spin=*/false, tuning);
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  for (RequestState* r : {&behind, &large, &first}) {
+    completing = r;
+    EXPECT_TRUE(r->Wait(until).ok());
+  }
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(until_seen, until);
+  // Complete already, or a deadline already past: nothing to wait for here.
+  EXPECT_TRUE(first.Wait(until).ok());
+  RequestState late(kLabel, kFarDeadline, 1, /*spin=*/true, tuning);
+  EXPECT_EQ(late.Wait(absl::Now() - absl::Seconds(1)).code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(calls, 3);
+  late.Fail(absl::CancelledError("end"));
+}
+
+// A WaitHere that did not wait (false: the I/O thread was busy) leaves the caller to sleep
+// until the I/O thread completes the request; without a WaitHere set, or once cleared, the
+// caller sleeps as well.
+TEST(WaitTuningTest, WithoutAWaitHereTheCallerSleeps) {
+  for (const bool set : {true, false}) {
+    auto tuning = std::make_shared<WaitTuning>();
+    int calls = 0;
+    tuning->SetWaitHere([&](absl::FunctionRef<bool()>, absl::Time) {
+      ++calls;
+      return false;
+    });
+    if (!set) tuning->ClearWaitHere();
+    RequestState r(kLabel, kFarDeadline, 2, /*spin=*/false, tuning);
+    r.PartDone(absl::OkStatus());
+    std::thread io([&] { r.PartDone(absl::OkStatus()); });
+    EXPECT_TRUE(r.Wait(absl::Now() + absl::Seconds(30)).ok());
+    io.join();
+    EXPECT_LE(calls, set ? 1 : 0);
+  }
+}
+
+// ClearWaitHere returns only once the waits in progress have returned (the worker clears it
+// before it goes, and a wait here runs the worker's handlers): while a wait is inside, a
+// clearer started from it does not get through (given 100 ms to, which a broken guard
+// would use), and gets through once it returned.
+TEST(WaitTuningTest, ClearWaitHereWaitsForTheWaitsInProgress) {
+  auto tuning = std::make_shared<WaitTuning>();
+  absl::Notification cleared;
+  std::thread clearer;
+  bool cleared_inside = true;
+  tuning->SetWaitHere([&](absl::FunctionRef<bool()>, absl::Time) {
+    clearer = std::thread([&] {
+      tuning->ClearWaitHere();
+      cleared.Notify();
+    });
+    cleared_inside = cleared.WaitForNotificationWithTimeout(absl::Milliseconds(100));
+    return true;
+  });
+  EXPECT_TRUE(tuning->WaitHere([] { return false; }, absl::InfiniteFuture()));
+  clearer.join();
+  EXPECT_FALSE(cleared_inside) << "ClearWaitHere returned while a wait was in progress";
+  EXPECT_TRUE(cleared.HasBeenNotified());
+  EXPECT_FALSE(tuning->WaitHere([] { return false; }, absl::InfiniteFuture())) << "cleared";
 }
 
 TEST(RequestTest, DefaultRequestIsCompleteAndOk) {
