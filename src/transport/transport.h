@@ -176,7 +176,8 @@ class Transport {
   // Waits on the calling thread until `done()` is true or `until` (real time) passes, doing
   // the I/O thread's work meanwhile, when the I/O thread has none: it polls the sockets and
   // the queue itself and runs their handlers (and the tick when due) here, as RunHere does,
-  // while the I/O thread stays off the sockets. `done` is called here, between messages.
+  // while the I/O thread stays off the sockets; until `spin_until` it polls without sleeping
+  // (yielding the core now and then). `done` is called here, between messages.
   // Once `done()`, the I/O thread keeps off the sockets a little longer (a lease of
   // kWaitHereLease), as the caller is likely to wait again soon: messages that arrive
   // meanwhile wait for the next WaitHere, RunHere or the end of the lease, and anything
@@ -185,7 +186,8 @@ class Transport {
   // for the I/O thread instead. What it saves: for each wait, the wake-up of the I/O thread
   // by the answer and of the caller by the I/O thread; one wake-up of the caller instead.
   // Not supported by default.
-  virtual bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ThreadChecker* role) {
+  virtual bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until,
+                        ThreadChecker* role) {
     return false;
   }
   static constexpr absl::Duration kWaitHereLease = absl::Milliseconds(1);

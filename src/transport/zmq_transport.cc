@@ -8,6 +8,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -190,6 +191,11 @@ void ZmqTransport::Discard(const Command& command) {
 void ZmqTransport::EndLease() {
   lease_until_ns_.store(0, std::memory_order_release);
   if (parked_) park_.Signal();
+}
+
+bool ZmqTransport::IoThreadParked() {
+  PlainMutexLock lock(&mu_);
+  return parked_;
 }
 
 void ZmqTransport::TakeLease() { lease_until_ns_.store(kLeading, std::memory_order_release); }
@@ -399,8 +405,17 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
   FlushBatches();
   // The sockets sent on are drained as the loop drains them before it sleeps: a send may
   // have taken the signal of a message that arrived meanwhile, which the I/O thread's poll
-  // would then never see. A poll set changed by a handler is left to the I/O thread.
+  // would then never see. A poll set changed by a handler is left to the I/O thread. With
+  // the I/O thread parked they are not (a drain ends with a receive that finds the socket
+  // empty, two system calls in ZeroMQ): they stay marked as sent on, and whoever works next
+  // drains them first, this caller when it waits or sends again, or the I/O thread, which
+  // drains every socket when it leaves the park.
   bool more = true;
+  if (IoThreadParked()) {
+    if (on_batch_) on_batch_();
+    FlushBatches();
+    more = false;
+  }
   while (more && !poll_dirty_) {
     more = DrainSockets();
     if (on_batch_) on_batch_();
@@ -413,7 +428,8 @@ bool ZmqTransport::RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) {
   return true;
 }
 
-bool ZmqTransport::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ThreadChecker* role) {
+bool ZmqTransport::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until,
+                            ThreadChecker* role) {
   if (env_.IsVirtual() || OnIoThread()) return false;
   const auto refuse = [this] {
     PlainMutexLock lock(&mu_);
@@ -452,7 +468,7 @@ bool ZmqTransport::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, Th
     lead_fds_[i].fd = fds_[i].fd;
     lead_fds_[i].events = fds_[i].events;
   }
-  for (;;) {
+  for (int round = 1;; ++round) {
     RunCommands();
     FlushBatches();
     TickIfDue();
@@ -473,7 +489,14 @@ bool ZmqTransport::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, Th
     }
     int timeout_ms =
         static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(wait) + 1, 1 << 30));
-    if (!LeaderMaySleep()) timeout_ms = 0;
+    if (absl::Now() < spin_until) {
+      timeout_ms = 0;
+      // Now and then, let a thread that waits for this core run: it may be the one bringing
+      // the answer (ZeroMQ's I/O thread).
+      if (round % 8 == 0) sched_yield();
+    } else if (!LeaderMaySleep()) {
+      timeout_ms = 0;
+    }
     for (pollfd& p : lead_fds_) p.revents = 0;
     const int ready = ::poll(lead_fds_.data(), lead_fds_.size(), timeout_ms);
     if (timeout_ms != 0) {

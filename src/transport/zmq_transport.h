@@ -94,7 +94,8 @@ class ZmqTransport final : public Transport {
   void Send(PeerId to, Message message) override;
   void Post(std::function<void()> fn) override { Enqueue(std::move(fn)); }
   bool RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) override;
-  bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ThreadChecker* role) override;
+  bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until,
+                ThreadChecker* role) override;
   void Stop() override;
   bool OnIoThread() const override { return io_thread_id_.load() == std::this_thread::get_id(); }
   std::string PeerAddress(PeerId peer) const override;
@@ -190,6 +191,7 @@ class ZmqTransport final : public Transport {
   // nothing is queued and nobody ended the lease meanwhile; otherwise the lease ends.
   void TakeLease();
   void GiveLease(bool keep);
+  bool IoThreadParked();
 
   // While a caller waits here or holds a lease (lease_until_ns_ in the future), the I/O
   // thread out of work waits on park_ instead of polling the sockets, until the lease ends,

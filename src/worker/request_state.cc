@@ -48,12 +48,12 @@ void WaitTuning::RecordLoneLatency(int64_t ns) {
   lone_latency_ns.store(old == 0 ? ns : (3 * old + ns) / 4, std::memory_order_relaxed);
 }
 
-bool WaitTuning::WaitHere(absl::FunctionRef<bool()> done, absl::Time until) {
+bool WaitTuning::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until) {
   std::shared_lock lock(wait_here_mu_, std::try_to_lock);
-  return lock.owns_lock() && wait_here_ && wait_here_(done, until);
+  return lock.owns_lock() && wait_here_ && wait_here_(done, until, spin_until);
 }
 
-void WaitTuning::SetWaitHere(std::function<bool(absl::FunctionRef<bool()>, absl::Time)> wait_here) {
+void WaitTuning::SetWaitHere(WaitHereFn wait_here) {
   std::unique_lock lock(wait_here_mu_);
   wait_here_ = std::move(wait_here);
 }
@@ -166,32 +166,37 @@ void RequestState::Deliver() const {
 }
 
 absl::Status RequestState::Wait(absl::Time until) const {
-  // A spin first, for a lone small request: its answer usually comes within tens of
-  // microseconds, and sleeping on the mutex would add a wake-up to the round trip. It
-  // lasts until a little after the answer usually comes (WaitTuning), counted from the
-  // issue, and ends at once when another request of the worker is opened meanwhile.
-  if (spin_ns_ > 0) {
-    // Never past the caller's own deadline (WaitFor(0) polls).
-    const absl::Duration left = until - absl::Now();
-    const int64_t now = SteadyNanos();
-    const int64_t spin_until =
-        left <= absl::ZeroDuration()
-            ? now
-            : std::min(issued_ns_ + spin_ns_, now + absl::ToInt64Nanoseconds(left));
-    for (int round = 1; !complete_.load(std::memory_order_acquire); ++round) {
+  const auto done = [this] { return complete_.load(std::memory_order_acquire); };
+  // A lone small request's answer usually comes within tens of microseconds, and sleeping
+  // would add a wake-up to the round trip: its wait spins first, until a little after the
+  // answer usually comes (WaitTuning), counted from the issue, never past the caller's own
+  // deadline (WaitFor(0) polls).
+  const absl::Time now = absl::Now();
+  int64_t spin_until_ns = 0;  // on the steady clock; 0: no spin
+  absl::Time spin_until = absl::InfinitePast();
+  if (spin_ns_ > 0 && until > now) {
+    const int64_t steady = SteadyNanos();
+    spin_until_ns = std::min(issued_ns_ + spin_ns_, steady + absl::ToInt64Nanoseconds(until - now));
+    spin_until = now + absl::Nanoseconds(spin_until_ns - steady);
+  }
+  // Rather than wait for the worker's I/O thread to take the answer (and to wake it), the
+  // caller takes the answers from the sockets itself while that thread has no other work
+  // (Transport::WaitHere): spinning first when lone, then sleeping in the poll.
+  bool waited = false;
+  if (tuning_ != nullptr && !done() && until > now) {
+    waited = tuning_->WaitHere(done, until, spin_until);
+  }
+  // Otherwise a lone request spins on its completion by the I/O thread, and ends the spin at
+  // once when another request of the worker is opened meanwhile.
+  if (!waited && spin_until_ns > 0) {
+    for (int round = 1; !done(); ++round) {
       for (int i = 0; i < 16; ++i) CpuRelax();
-      if (SteadyNanos() >= spin_until) break;
+      if (SteadyNanos() >= spin_until_ns) break;
       if (tuning_ != nullptr && tuning_->open.load(std::memory_order_relaxed) > 1) break;
       // Every few microseconds, let a thread that waits for this core run: it may be the
       // one bringing the answer.
       if (round % 8 == 0) sched_yield();
     }
-  }
-  // Then, rather than sleep until the worker's I/O thread takes the answer and wakes it, the
-  // caller takes the answers from the sockets itself while that thread has no other work
-  // (Transport::WaitHere): one wake-up instead of two.
-  if (tuning_ != nullptr && !complete_.load(std::memory_order_acquire) && until > absl::Now()) {
-    tuning_->WaitHere([this] { return complete_.load(std::memory_order_acquire); }, until);
   }
   PlainMutexLock lock(&mu_);
   while (outstanding_ != 0) {

@@ -64,8 +64,11 @@ struct WaitTuning {
   // own thread doing the I/O thread's work (Transport::WaitHere) instead of being woken by
   // it: `wait_here` is the worker's, set once its transport runs. False when it is not set
   // (or no longer), or it did not wait (the I/O thread was busy): the caller sleeps.
-  bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until);
-  void SetWaitHere(std::function<bool(absl::FunctionRef<bool()>, absl::Time)> wait_here);
+  // (Transport::WaitHere's arguments, but the role.)
+  using WaitHereFn =
+      std::function<bool(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until)>;
+  bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until);
+  void SetWaitHere(WaitHereFn wait_here);
   // Once it returns no WaitHere runs or will: the worker calls it after its transport
   // stopped (which ends the waits in progress) and before it goes.
   void ClearWaitHere();
@@ -73,7 +76,7 @@ struct WaitTuning {
  private:
   // Shared by the waits in progress, taken alone by SetWaitHere and ClearWaitHere.
   std::shared_mutex wait_here_mu_;
-  std::function<bool(absl::FunctionRef<bool()>, absl::Time)> wait_here_;  // by wait_here_mu_
+  WaitHereFn wait_here_;  // guarded by wait_here_mu_
 };
 
 class RequestState {

@@ -114,9 +114,10 @@ absl::Status WorkerNode::SendJoin() {
         log_->warn("worker {}: dropped a malformed message: {}", rank_, std::string(why.message()));
       },
       [this](absl::Time now) { OnTick(now); });
-  wait_tuning_->SetWaitHere([this](absl::FunctionRef<bool()> done, absl::Time until) {
-    return transport_->WaitHere(done, until, &io_thread_);
-  });
+  wait_tuning_->SetWaitHere(
+      [this](absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until) {
+        return transport_->WaitHere(done, until, spin_until, &io_thread_);
+      });
   SendJoinMessage();
   return absl::OkStatus();
 }
@@ -194,12 +195,11 @@ WorkerStats WorkerNode::stats() const {
 
 void WorkerNode::Post(Batch batch, const char* what) {
   // With a few requests open the I/O thread mostly waits between them: the requests leave
-  // from here, without a hand-off (Transport::RunHere). With more, they go through the
-  // I/O thread, where those issued while it works leave as one batch; a lone one (a
-  // synchronous call) too, so that the thread that takes its answer has just run.
+  // from here, without a hand-off (Transport::RunHere), and their caller takes the answers
+  // when it waits (Transport::WaitHere). With more, they go through the I/O thread, where
+  // those issued while it works leave as one batch.
   const int open = wait_tuning_->open.load(std::memory_order_relaxed);
-  if (open >= 2 && open <= kSendHereMaxOpen &&
-      transport_->RunHere([&] { Dispatch(batch); }, &io_thread_)) {
+  if (open <= kSendHereMaxOpen && transport_->RunHere([&] { Dispatch(batch); }, &io_thread_)) {
     return;
   }
   auto posted = std::make_shared<PostedBatch>(std::move(batch), rank_, what);

@@ -119,7 +119,7 @@ class WorkerNode {
   // Hands a request's messages to the I/O thread, which registers and sends them. When the
   // node stops before they reach it, their requests fail at once with Unavailable
   // ("worker 3 stopped before the push was sent"; `what` is the request, a literal).
-  // While 2 to kSendHereMaxOpen requests are open and the I/O thread has no work, the
+  // While at most kSendHereMaxOpen requests are open and the I/O thread has no work, the
   // calling thread does that work itself instead (Transport::RunHere).
   void Post(Batch batch, const char* what);
   // Measured on a 2-core VM (docs/performance.md, "Small requests"): sending from the caller

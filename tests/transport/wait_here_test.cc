@@ -28,6 +28,7 @@ namespace kairos::internal {
 namespace {
 
 constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Time kNoSpin = absl::InfinitePast();
 
 // A well-formed message (a push of one value).
 Message Ping(uint64_t id) {
@@ -114,10 +115,11 @@ class WaitHereTest : public ::testing::Test {
 
   // WaitHere, again while it returns false because the I/O thread is at work for a moment
   // (Start, the Send of Ask); false if it never waited.
-  bool WaitHereSoon(absl::FunctionRef<bool()> done, ThreadChecker* role = nullptr) {
+  bool WaitHereSoon(absl::FunctionRef<bool()> done, ThreadChecker* role = nullptr,
+                    absl::Duration spin = absl::ZeroDuration()) {
     const absl::Time deadline = absl::Now() + kWait;
     while (absl::Now() < deadline) {
-      if (client_->WaitHere(done, deadline, role)) return true;
+      if (client_->WaitHere(done, deadline, absl::Now() + spin, role)) return true;
     }
     return false;
   }
@@ -138,7 +140,8 @@ class WaitHereTest : public ::testing::Test {
 // thread's work (OnIoThread, the role bound), and the wait ends with it.
 TEST_F(WaitHereTest, AnAnswerArrivingWhileTheCallerWaitsIsHandledOnItsThread) {
   ThreadChecker role("client I/O thread");
-  EXPECT_FALSE(client_->WaitHere([] { return true; }, absl::Now() + kWait, &role)) << "not started";
+  EXPECT_FALSE(client_->WaitHere([] { return true; }, absl::Now() + kWait, kNoSpin, &role))
+      << "not started";
   StartClient();
   for (uint64_t i = 0; i < 20; ++i) {
     ASSERT_TRUE(Ask(i));
@@ -162,7 +165,8 @@ TEST_F(WaitHereTest, AnAnswerArrivingWhileTheCallerWaitsIsHandledOnItsThread) {
     EXPECT_FALSE(client_->OnIoThread()) << "the role goes back after the wait";
   }
   client_->Stop();
-  EXPECT_FALSE(client_->WaitHere([] { return true; }, absl::Now() + kWait, nullptr)) << "stopped";
+  EXPECT_FALSE(client_->WaitHere([] { return true; }, absl::Now() + kWait, kNoSpin, nullptr))
+      << "stopped";
 }
 
 // After a wait here, the I/O thread keeps off the sockets for a lease; an answer that comes
@@ -229,7 +233,8 @@ TEST_F(WaitHereTest, ASecondCallerIsRefusedWhileTheFirstWaitsHere) {
   ASSERT_TRUE(WaitHereSoon([&] {
     if (second == -1) {
       std::thread other([&] {
-        second = client_->WaitHere([] { return true; }, absl::Now() + kWait, nullptr) ? 1 : 0;
+        second =
+            client_->WaitHere([] { return true; }, absl::Now() + kWait, kNoSpin, nullptr) ? 1 : 0;
       });
       other.join();
     }
@@ -272,7 +277,7 @@ TEST_F(WaitHereTest, RefusedOnTheIoThreadAndOnVirtualTime) {
   absl::Notification done;
   std::atomic<bool> waited{true};
   client_->Post([&] {
-    waited = client_->WaitHere([] { return false; }, absl::Now() + kWait, nullptr);
+    waited = client_->WaitHere([] { return false; }, absl::Now() + kWait, kNoSpin, nullptr);
     done.Notify();
   });
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
@@ -284,7 +289,7 @@ TEST_F(WaitHereTest, RefusedOnTheIoThreadAndOnVirtualTime) {
   absl::Notification posted;
   manual->Post([&] { posted.Notify(); });
   ASSERT_TRUE(posted.WaitForNotificationWithTimeout(kWait));
-  EXPECT_FALSE(manual->WaitHere([] { return false; }, absl::Now() + kWait, nullptr));
+  EXPECT_FALSE(manual->WaitHere([] { return false; }, absl::Now() + kWait, kNoSpin, nullptr));
   manual->Stop();
 }
 

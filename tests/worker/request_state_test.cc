@@ -301,9 +301,11 @@ TEST(WaitTuningTest, AWaitThatCannotEndAtOnceWaitsHere) {
   RequestState* completing = nullptr;
   int calls = 0;
   absl::Time until_seen;
-  tuning->SetWaitHere([&](absl::FunctionRef<bool()> done, absl::Time until) {
+  absl::Time spin_seen;
+  tuning->SetWaitHere([&](absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin) {
     ++calls;
     until_seen = until;
+    spin_seen = spin;
     EXPECT_FALSE(done());
     completing->PartDone(absl::OkStatus());  // as a handler run here would
     EXPECT_TRUE(done());
@@ -315,7 +317,14 @@ TEST(WaitTuningTest, AWaitThatCannotEndAtOnceWaitsHere) {
   const absl::Time until = absl::Now() + absl::Seconds(30);
   for (RequestState* r : {&behind, &large, &first}) {
     completing = r;
+    const absl::Time before = absl::Now();
     EXPECT_TRUE(r->Wait(until).ok());
+    if (r == &first) {  // spins in the poll for as long as it would have spun
+      EXPECT_GT(spin_seen, absl::InfinitePast());
+      EXPECT_LE(spin_seen, before + absl::Nanoseconds(WaitTuning::kFirstSpinNs));
+    } else {
+      EXPECT_EQ(spin_seen, absl::InfinitePast()) << "behind others, or large: no spin";
+    }
   }
   EXPECT_EQ(calls, 3);
   EXPECT_EQ(until_seen, until);
@@ -334,7 +343,7 @@ TEST(WaitTuningTest, WithoutAWaitHereTheCallerSleeps) {
   for (const bool set : {true, false}) {
     auto tuning = std::make_shared<WaitTuning>();
     int calls = 0;
-    tuning->SetWaitHere([&](absl::FunctionRef<bool()>, absl::Time) {
+    tuning->SetWaitHere([&](absl::FunctionRef<bool()>, absl::Time, absl::Time) {
       ++calls;
       return false;
     });
@@ -357,7 +366,7 @@ TEST(WaitTuningTest, ClearWaitHereWaitsForTheWaitsInProgress) {
   absl::Notification cleared;
   std::thread clearer;
   bool cleared_inside = true;
-  tuning->SetWaitHere([&](absl::FunctionRef<bool()>, absl::Time) {
+  tuning->SetWaitHere([&](absl::FunctionRef<bool()>, absl::Time, absl::Time) {
     clearer = std::thread([&] {
       tuning->ClearWaitHere();
       cleared.Notify();
@@ -365,11 +374,12 @@ TEST(WaitTuningTest, ClearWaitHereWaitsForTheWaitsInProgress) {
     cleared_inside = cleared.WaitForNotificationWithTimeout(absl::Milliseconds(100));
     return true;
   });
-  EXPECT_TRUE(tuning->WaitHere([] { return false; }, absl::InfiniteFuture()));
+  EXPECT_TRUE(tuning->WaitHere([] { return false; }, absl::InfiniteFuture(), absl::InfinitePast()));
   clearer.join();
   EXPECT_FALSE(cleared_inside) << "ClearWaitHere returned while a wait was in progress";
   EXPECT_TRUE(cleared.HasBeenNotified());
-  EXPECT_FALSE(tuning->WaitHere([] { return false; }, absl::InfiniteFuture())) << "cleared";
+  EXPECT_FALSE(tuning->WaitHere([] { return false; }, absl::InfiniteFuture(), absl::InfinitePast()))
+      << "cleared";
 }
 
 TEST(RequestTest, DefaultRequestIsCompleteAndOk) {
