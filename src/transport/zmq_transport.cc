@@ -352,6 +352,16 @@ bool ZmqTransport::Park(absl::Time next_tick) {
   return parked;
 }
 
+void ZmqTransport::TakeReady(const std::vector<pollfd>& polled) {
+  if (polled[0].revents & POLLIN) {
+    uint64_t count;
+    [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
+  }
+  for (size_t i = 1; i < polled.size(); ++i) {
+    if (polled[i].revents != 0) pending_[i] = 1;
+  }
+}
+
 void ZmqTransport::TickIfDue() {
   const absl::Time real_now = absl::Now();
   if (real_now < next_tick_) return;
@@ -503,15 +513,7 @@ bool ZmqTransport::WaitHere(absl::FunctionRef<bool()> done, absl::Time until, ab
       PlainMutexLock lock(&mu_);
       leader_sleeping_ = false;
     }
-    if (ready > 0) {
-      if (lead_fds_[0].revents & POLLIN) {
-        uint64_t count;
-        [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
-      }
-      for (size_t i = 1; i < lead_fds_.size(); ++i) {
-        if (lead_fds_[i].revents != 0) pending_[i] = 1;
-      }
-    }
+    if (ready > 0) TakeReady(lead_fds_);
   }
 }
 
@@ -567,15 +569,7 @@ void ZmqTransport::Loop() {
         sleeping_ = false;
       }
     }
-    if (ready > 0) {
-      if (fds_[0].revents & POLLIN) {
-        uint64_t count;
-        [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof(count));
-      }
-      for (size_t i = 1; i < fds_.size(); ++i) {
-        if (fds_[i].revents != 0) pending_[i] = 1;
-      }
-    }
+    if (ready > 0) TakeReady(fds_);
     if (virtual_time) {
       if (clock_moved_.exchange(false) && on_tick_) {
         std::fill(pending_.begin(), pending_.end(), 1);

@@ -198,6 +198,10 @@ class ZmqTransport final : public Transport {
   // `next_tick`, or Stop. True when it parked (it then watched no socket meanwhile).
   bool Park(absl::Time next_tick);
 
+  // After a poll of the set (fds_, or a leader's copy) found descriptors ready: the
+  // eventfd's count is read, and the sockets whose descriptor fired are to be drained.
+  void TakeReady(const std::vector<pollfd>& polled);
+
   // Runs the tick when due (the I/O thread's, or a caller's in WaitHere): every socket is
   // drained next (the backstop, see the loop).
   void TickIfDue();
