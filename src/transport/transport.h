@@ -166,12 +166,14 @@ class Transport {
   // Runs `fn` at once on the calling thread, as the I/O thread's work, when the I/O thread
   // has none (it waits for messages or commands): the commands queued before run first;
   // then `fn`; then the messages its sends may have brought to the sockets are received
-  // (their handlers run here too). OnIoThread() is true on this thread meanwhile, and
+  // (their handlers run here too), unless the I/O thread is parked (see WaitHere): the
+  // next to do its work receives them. OnIoThread() is true on this thread meanwhile, and
   // `role`, when given, is bound to it (ThreadChecker::Bind) and unbound at the end. The
-  // I/O thread runs nothing in the meantime. False, without running `fn`, when the I/O
-  // thread is busy, not running, or on virtual time: the caller Posts `fn` instead. What
-  // it saves: the hand-off of `fn` to the I/O thread (a wake-up of a sleeping thread, or
-  // the spin of one waiting for work). Not supported by default.
+  // I/O thread runs nothing in the meantime, and keeps off the sockets for a lease after
+  // (as after WaitHere). False, without running `fn`, when the I/O thread is busy, not
+  // running, or on virtual time: the caller Posts `fn` instead. What it saves: the hand-off
+  // of `fn` to the I/O thread (a wake-up of a sleeping thread, or the spin of one waiting
+  // for work). Not supported by default.
   virtual bool RunHere(absl::FunctionRef<void()> fn, ThreadChecker* role) { return false; }
   // Waits on the calling thread until `done()` is true or `until` (real time) passes, doing
   // the I/O thread's work meanwhile, when the I/O thread has none: it polls the sockets and

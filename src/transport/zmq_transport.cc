@@ -166,8 +166,9 @@ void ZmqTransport::RunOnIo(std::function<void()> fn) {
 void ZmqTransport::Enqueue(Command command) {
   bool queued = false;
   bool wake = false;
-  // From another thread than the one doing the I/O thread's work: the work of a caller that
-  // is not waiting here (a lone request, whose answer it spins for), so a lease ends.
+  // From another thread than the one doing the I/O thread's work (a request beyond the
+  // few a caller sends itself, the clock, another thread's call): it is the I/O thread's to
+  // do, so a lease ends.
   const bool outside = !OnIoThread();
   {
     PlainMutexLock lock(&mu_);

@@ -360,8 +360,8 @@ class ZmqTransport final : public Transport {
   // When the tick runs next (real time): read and written under token_.
   absl::Time next_tick_ = absl::InfinitePast();
   // Until when the I/O thread keeps off the sockets, in Unix ns of real time: kLeading while
-  // a caller waits here, then the end of its lease; 0 when none. Set by WaitHere, ended
-  // (0) by anything that needs the I/O thread (EndLease).
+  // a caller works (RunHere, WaitHere), then the end of its lease; 0 when none; ended (0) by
+  // anything that needs the I/O thread (EndLease).
   static constexpr int64_t kLeading = INT64_MAX;
   std::atomic<int64_t> lease_until_ns_{0};
   // The leader's copy of the poll set (its revents are its own); under token_.

@@ -60,11 +60,11 @@ struct WaitTuning {
   static constexpr int64_t kFirstSpinNs = 30'000;
   static constexpr int64_t kMaxSpinNs = 150'000;
 
-  // While the worker lives, a caller waiting for a small request behind others waits on its
-  // own thread doing the I/O thread's work (Transport::WaitHere) instead of being woken by
-  // it: `wait_here` is the worker's, set once its transport runs. False when it is not set
-  // (or no longer), or it did not wait (the I/O thread was busy): the caller sleeps.
-  // (Transport::WaitHere's arguments, but the role.)
+  // While the worker lives, a caller waiting for a request waits on its own thread doing the
+  // I/O thread's work (Transport::WaitHere) instead of being woken by it: `wait_here` is the
+  // worker's, set once its transport runs, with Transport::WaitHere's arguments but the
+  // role. False when it is not set (or no longer), or it did not wait (the I/O thread was
+  // busy): the caller then sleeps until the I/O thread completes the request.
   using WaitHereFn =
       std::function<bool(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until)>;
   bool WaitHere(absl::FunctionRef<bool()> done, absl::Time until, absl::Time spin_until);

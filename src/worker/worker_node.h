@@ -124,8 +124,9 @@ class WorkerNode {
   void Post(Batch batch, const char* what);
   // Measured on a 2-core VM (docs/performance.md, "Small requests"): sending from the caller
   // pays with up to 16 small requests in flight (+17 % requests/s, -13 % CPU per request at
-  // 16); with 32 and more it costs the batches the I/O thread would have formed (-19 %), and
-  // for a lone request 15 us at p50 (its answer waits for an I/O thread that slept long).
+  // 16); with 32 and more it costs the batches the I/O thread would have formed (-19 %). A
+  // lone request's caller, which takes its answer itself (Transport::WaitHere), loses
+  // nothing by it.
   static constexpr int kSendHereMaxOpen = 16;
   // Sends CLOCK `clock` to every shard, behind the messages already queued for it.
   void PostClock(int64_t clock);
