@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kairos/kairos.h"
@@ -19,6 +22,7 @@
 namespace kairos {
 namespace {
 
+using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -238,6 +242,36 @@ TEST(WaitAllTest, WaitsForEveryRequestAndReturnsTheFirstError) {
   std::vector<float> a(5);
   ASSERT_TRUE(w.Pull("a", std::span<float>(a)).ok());
   EXPECT_THAT(a, ElementsAre(0.5f, 0.5f, 0.5f, 0.5f, 0.5f));  // 1 - 0.5 * 1
+  ASSERT_TRUE((*cluster)->Shutdown().ok());
+}
+
+// Requests a caller sends itself and then leaves alone (it computes instead of waiting)
+// complete all the same: whatever the caller did not take, the worker's I/O thread takes
+// once the caller's lease on its sockets ends. Then the values are those of every push.
+TEST(WaitAllTest, RequestsCompleteWithoutTheirCallerWaiting) {
+  ClusterOptions o = TwoTables(1);
+  o.job.policy = "asp";
+  auto cluster = LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Worker& w = (*cluster)->worker(0);
+  const std::vector<float> ones(5, 1.0f);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Request> requests;
+    for (int i = 0; i < 8; ++i) requests.push_back(w.PushAsync("a", ones));
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    auto all_done = [&] {
+      for (const Request& r : requests) {
+        if (!r.done()) return false;
+      }
+      return true;
+    };
+    while (!all_done() && absl::Now() < deadline) std::this_thread::yield();
+    ASSERT_TRUE(all_done()) << "round " << round;
+    ASSERT_TRUE(WaitAll(requests).ok());
+  }
+  std::vector<float> a(5);
+  ASSERT_TRUE(w.Pull("a", std::span<float>(a)).ok());
+  EXPECT_THAT(a, Each(kInitialA - 160 * kLearningRate));  // 160 pushes of 1, exact
   ASSERT_TRUE((*cluster)->Shutdown().ok());
 }
 
