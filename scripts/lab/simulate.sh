@@ -4,10 +4,10 @@
 # --out) on kairos_policy_sim with the lab's settings, and compares per scenario and policy
 # the iterations per second, the share of time blocked, the time to target and the winner.
 #
-#   scripts/lab/simulate.sh --lab DIR [--latency-ms 0.03] [--server-read-ms 0.23]
-#       [--server-queued-read-ms 0.30] [--server-receive-ms 0.22] [--server-apply-ms 0.15]
-#       [--worker-local-ms 0.15] [--eager-local-ms 0.57]
-#       [--noise 0.01] [--bandwidth-mbps 0]
+#   scripts/lab/simulate.sh --lab DIR [--calibration FILE] [--latency-ms 0.03]
+#       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
+#       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
+#       [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -31,11 +31,16 @@
 # whose step also corrects the parameters and copies them in and out), workers' links of
 # --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
-# timing noise that keeps paced workers out of lockstep. The defaults are this machine's
-# calibration (docs/simulator_results.md#the-simulator-against-the-lab).
+# timing noise that keeps paced workers out of lockstep. The defaults are the calibration of
+# the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
+# --calibration FILE sets them from a file of NAME=VALUE lines, NAME one of these options
+# without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
+# server-apply-ms, worker-local-ms, eager-local-ms, noise, frame-overhead), '#' comments;
+# options after it override it. scripts/lab/calibration/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
-# replayed through the same links: the workers' and the servers' rates (serialized links)
+# replayed through the same links: the workers' and the servers' rates less
+# --frame-overhead (the share of a shaped link the frames' headers take; serialized links)
 # and their send delays on the sending side, and compared on rank 0's figures, the only
 # ones such a run reports. Links that differ between workers are refused.
 #
@@ -80,9 +85,36 @@ skip=()
 extra=()
 
 die() { echo "simulate.sh: $*" >&2; exit 2; }
+# calibrate FILE: the settings of a calibration file (the --help above).
+calibrate() {
+  [[ -f $1 && -r $1 ]] || die "--calibration: no readable file '$1'"
+  local line name value n=0
+  while IFS= read -r line || [[ -n $line ]]; do
+    n=$((n + 1))
+    line=${line%%#*}
+    [[ $line =~ ^[[:space:]]*$ ]] && continue
+    [[ $line =~ ^[[:space:]]*([a-z-]+)[[:space:]]*=[[:space:]]*([0-9]+(\.[0-9]+)?)[[:space:]]*$ ]] ||
+      die "$1:$n: not NAME=NUMBER: '$line'"
+    name=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
+    case $name in
+      latency-ms) latency_ms=$value ;;
+      server-read-ms) read_ms=$value ;;
+      server-queued-read-ms) queued_read_ms=$value ;;
+      server-receive-ms) receive_ms=$value ;;
+      server-apply-ms) apply_ms=$value ;;
+      worker-local-ms) local_ms=$value ;;
+      eager-local-ms) eager_local_ms=$value ;;
+      noise) noise=$value ;;
+      frame-overhead) frame_overhead=$value ;;
+      *) die "$1:$n: unknown setting '$name'" ;;
+    esac
+  done <"$1"
+}
 while (($#)); do
   case "$1" in
     --lab) lab=$2; shift 2 ;;
+    --calibration) calibrate "$2"; shift 2 ;;
+    --frame-overhead) frame_overhead=$2; shift 2 ;;
     --latency-ms) latency_ms=$2; shift 2 ;;
     --server-read-ms) read_ms=$2; shift 2 ;;
     --server-apply-ms) apply_ms=$2; shift 2 ;;
@@ -103,7 +135,7 @@ while (($#)); do
     --sampled-batches) example_streams=0; shift ;;
     --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,57p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -142,7 +174,7 @@ if [[ -f $lab/links ]]; then
   done
   [[ $worker_link =~ ^[0-9]+(:[0-9.]+)?$ && $server_link =~ ^[0-9]+(:[0-9.]+)?$ ]] ||
     die "$lab/links: not RATE[:DELAY_MS] links ('$worker_link', '$server_link')"
-  # The frames' headers take about 4 % of a shaped link (docs/lab.md#validated).
+  # The frames' headers take a share of a shaped link (docs/lab.md#validated).
   payload() { awk -v m="$1" -v o="$frame_overhead" 'BEGIN { print m / (1 + o) }'; }
   bandwidth_mbps=$(payload "$(link_rate "$worker_link")")
   sim_worker_flags+=(--serialize-links
@@ -194,7 +226,7 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), bandwidth ${bandwidth_mbps} Mbit/s$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"
