@@ -62,16 +62,7 @@ source scripts/lab/sim_lib.sh
 source scripts/lab/compare_lib.sh
 
 lab=""
-frame_overhead=0.04
-noise=0.01
-latency_ms=0.03
-read_ms=0.23
-queued_read_ms=0.30
-receive_ms=0.22
-apply_ms=0.15
-local_ms=0.15
 bandwidth_mbps=0
-eager_local_ms=0.57
 target=0.84
 average_s=2
 snapshot_s=0.25
@@ -110,6 +101,8 @@ calibrate() {
     esac
   done <"$1"
 }
+# The defaults: the calibration of the machine the lab was first run on.
+calibrate scripts/lab/calibration/first-machine.env
 while (($#)); do
   case "$1" in
     --lab) lab=$2; shift 2 ;;
