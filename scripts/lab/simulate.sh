@@ -4,7 +4,7 @@
 # --out) on kairos_policy_sim with the lab's settings, and compares per scenario and policy
 # the iterations per second, the share of time blocked, the time to target and the winner.
 #
-#   scripts/lab/simulate.sh --lab DIR [--calibration FILE] [--latency-ms 0.03]
+#   scripts/lab/simulate.sh --lab DIR [--machine FILE] [--latency-ms 0.03]
 #       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
 #       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
 #       [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
@@ -33,10 +33,10 @@
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
 # timing noise that keeps paced workers out of lockstep. The defaults are the calibration of
 # the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
-# --calibration FILE sets them from a file of NAME=VALUE lines, NAME one of these options
+# --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
 # server-apply-ms, worker-local-ms, eager-local-ms, noise, frame-overhead), '#' comments;
-# options after it override it. scripts/lab/calibration/ holds the measured ones.
+# options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
 # replayed through the same links: the workers' and the servers' rates less
@@ -76,9 +76,9 @@ skip=()
 extra=()
 
 die() { echo "simulate.sh: $*" >&2; exit 2; }
-# calibrate FILE: the settings of a calibration file (the --help above).
-calibrate() {
-  [[ -f $1 && -r $1 ]] || die "--calibration: no readable file '$1'"
+# read_machine FILE: the calibration in a machine file (the --help above).
+read_machine() {
+  [[ -f $1 && -r $1 ]] || die "--machine: no readable file '$1'"
   local line name value n=0
   while IFS= read -r line || [[ -n $line ]]; do
     n=$((n + 1))
@@ -102,11 +102,11 @@ calibrate() {
   done <"$1"
 }
 # The defaults: the calibration of the machine the lab was first run on.
-calibrate scripts/lab/calibration/first-machine.env
+read_machine scripts/lab/machines/first.env
 while (($#)); do
   case "$1" in
     --lab) lab=$2; shift 2 ;;
-    --calibration) calibrate "$2"; shift 2 ;;
+    --machine) read_machine "$2"; shift 2 ;;
     --frame-overhead) frame_overhead=$2; shift 2 ;;
     --latency-ms) latency_ms=$2; shift 2 ;;
     --server-read-ms) read_ms=$2; shift 2 ;;

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# scripts/lab/simulate.sh --calibration: a file of NAME=VALUE lines sets the calibration (the
+# scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
 # header names the values; a large latency slows the replay of bsp, the positive control),
 # an option after it overrides it, and a file with an unknown name, a value that is not a
 # number, or no file at all is refused with exit 2 and the reason.
 #
-#   simulate_calibration_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
+#   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
 set -euo pipefail
 simulate=$1 sim=$2 lab=$3
 work=$(mktemp -d)
 trap 'rm -rf -- "$work"' EXIT
-fail() { echo "simulate_calibration_test: $*" >&2; exit 1; }
+fail() { echo "simulate_machine_test: $*" >&2; exit 1; }
 
 cp -r "$lab" "$work/lab"
 rm -rf "$work/lab/sim"
@@ -30,7 +30,7 @@ server-read-ms=0.5   # per read
 noise=0.02
 frame-overhead=0.1
 CAL
-replay slow --calibration "$work/slow.env"
+replay slow --machine "$work/slow.env"
 head -n 1 "$work/slow.out"
 grep -q 'latency 2 ms, server read 0.5 ms' "$work/slow.out" || fail "the header does not show the file's values"
 grep -q 'noise 0.02, .*(frames 0.1)' "$work/slow.out" || fail "the header does not show the file's noise and frames"
@@ -39,14 +39,14 @@ default=$(bsp_it_s default) slow=$(bsp_it_s slow)
 awk -v d="$default" -v s="$slow" 'BEGIN { exit !(s > 0 && s < 0.9 * d) }' ||
   fail "bsp with 2 ms latency ran $slow iterations/s, with the default $default"
 
-replay override --calibration "$work/slow.env" --latency-ms 0.03
+replay override --machine "$work/slow.env" --latency-ms 0.03
 grep -q 'latency 0.03 ms, server read 0.5 ms' "$work/override.out" ||
-  fail "an option after --calibration did not override the file"
+  fail "an option after --machine did not override the file"
 
 refused() {  # refused REASON FILE_CONTENT: the file is refused with exit 2, naming REASON
   local reason=$1 status=0
   printf '%s\n' "$2" >"$work/bad.env"
-  "$simulate" --lab "$work/lab" --sim "$sim" --calibration "$work/bad.env" \
+  "$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/bad.env" \
     >"$work/bad.out" 2>&1 || status=$?
   cat "$work/bad.out"
   [[ $status -eq 2 ]] || fail "'$2': exit $status, not 2"
@@ -56,8 +56,8 @@ refused "unknown setting 'latency'" "latency=0.1"
 refused "bad.env:2: not NAME=NUMBER" $'noise=0.01\nserver-apply-ms=fast'
 refused "bad.env:1: not NAME=NUMBER" "server-apply-ms=-1"
 status=0
-"$simulate" --lab "$work/lab" --sim "$sim" --calibration "$work/none.env" >"$work/none.out" 2>&1 ||
+"$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/none.env" >"$work/none.out" 2>&1 ||
   status=$?
 [[ $status -eq 2 ]] && grep -q "no readable file" "$work/none.out" ||
-  fail "a missing calibration file: exit $status, $(cat "$work/none.out")"
-echo "simulate_calibration_test passed"
+  fail "a missing machine file: exit $status, $(cat "$work/none.out")"
+echo "simulate_machine_test passed"
