@@ -102,11 +102,12 @@ read_machine() {
   done <"$1"
 }
 # The defaults: the calibration of the machine the lab was first run on.
-read_machine scripts/lab/machines/first.env
+machine=scripts/lab/machines/first.env
+read_machine "$machine"
 while (($#)); do
   case "$1" in
     --lab) lab=$2; shift 2 ;;
-    --machine) read_machine "$2"; shift 2 ;;
+    --machine) machine=$2; read_machine "$2"; shift 2 ;;
     --frame-overhead) frame_overhead=$2; shift 2 ;;
     --latency-ms) latency_ms=$2; shift 2 ;;
     --server-read-ms) read_ms=$2; shift 2 ;;
@@ -219,7 +220,7 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

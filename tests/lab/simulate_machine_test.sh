@@ -32,7 +32,10 @@ frame-overhead=0.1
 CAL
 replay slow --machine "$work/slow.env"
 head -n 1 "$work/slow.out"
-grep -q 'latency 2 ms, server read 0.5 ms' "$work/slow.out" || fail "the header does not show the file's values"
+grep -q "machine $work/slow.env: latency 2 ms, server read 0.5 ms" "$work/slow.out" ||
+  fail "the header does not name the file and show its values"
+grep -q 'machine scripts/lab/machines/first.env: latency 0.03 ms' "$work/default.out" ||
+  fail "the header does not name the default machine"
 grep -q 'noise 0.02, .*(frames 0.1)' "$work/slow.out" || fail "the header does not show the file's noise and frames"
 default=$(bsp_it_s default) slow=$(bsp_it_s slow)
 [[ -n $default && -n $slow ]] || fail "no bsp row ($default, $slow)"
