@@ -93,6 +93,10 @@ struct Flags {
   double server_send_delay_ms = 0.0;
   double worker_local_ms = 0.0;
   double eager_local_ms = -1.0;
+  double host_cores = 0.0;
+  double host_background = 0.0;
+  double gradient_cpu_ms = 0.0;
+  double transfer_cpu_ms_per_mb = 0.0;
   uint32_t cache_clocks = 0;  // SimOptions::cache_clocks
   double sample_ms = 250.0;
   double max_time_s = 30.0;
@@ -215,6 +219,27 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "Under eager pull, each worker's own time per step instead of "
                  "--worker-local-ms (< 0: --worker-local-ms)")
       ->check(CLI::Range(-1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--host-cores", f.host_cores,
+                 "The nodes share a host of this many cores: the server's costs and "
+                 "--gradient-cpu-ms are CPU work on it, stretched by its load "
+                 "(docs/simulator.md); 0: each node has a CPU of its own")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--host-background", f.host_background,
+                 "With --host-cores, a job of this weight always runs on the host at a lower "
+                 "priority (the lab's evaluator)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--gradient-cpu-ms", f.gradient_cpu_ms,
+                 "With --host-cores, each gradient's CPU time on the host (it loads the host; "
+                 "the iteration still takes its drawn compute time)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--transfer-cpu-ms-per-mb", f.transfer_cpu_ms_per_mb,
+                 "With --host-cores and --serialize-links, each message's transfer takes this "
+                 "much CPU on the host per megabyte, beside its links (the kernel's work)")
+      ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_option("--cache-clocks", f.cache_clocks,
                  "Each worker answers a read from its copy of an earlier one when that is at "
@@ -356,6 +381,10 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   if (f.eager_local_ms >= 0) {
     o.worker_cost.eager_local = absl::Microseconds(1000 * f.eager_local_ms);
   }
+  o.host.cores = f.host_cores;
+  o.host.background = f.host_background;
+  o.host.gradient_cpu = absl::Microseconds(1000 * f.gradient_cpu_ms);
+  o.host.transfer_cpu_per_mb = absl::Microseconds(1000 * f.transfer_cpu_ms_per_mb);
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);

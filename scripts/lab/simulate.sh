@@ -8,6 +8,7 @@
 #       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
 #       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
 #       [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
+#       [--host-cores 0] [--host-background 0] [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -31,11 +32,18 @@
 # whose step also corrects the parameters and copies them in and out), workers' links of
 # --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
-# timing noise that keeps paced workers out of lockstep. The defaults are the calibration of
+# timing noise that keeps paced workers out of lockstep. --host-cores C > 0 puts the nodes on
+# one host of C cores, as the lab's share one machine: the server's costs above are CPU work
+# on it, stretched by its load, beside each worker's gradient (--gradient-cpu-ms of CPU) and
+# a background job of weight --host-background (the evaluator at nice 10), and through shaped
+# links each message's transfer takes --transfer-cpu-ms-per-mb of CPU per megabyte (the
+# kernel's work between the lab's namespaces); 0: every node has a CPU of its own
+# (docs/simulator.md, host.cores). The defaults are the calibration of
 # the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
-# server-apply-ms, worker-local-ms, eager-local-ms, noise, frame-overhead), '#' comments;
+# server-apply-ms, worker-local-ms, eager-local-ms, noise, frame-overhead, host-cores,
+# host-background, gradient-cpu-ms, transfer-cpu-ms-per-mb), '#' comments;
 # options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
@@ -97,6 +105,10 @@ read_machine() {
       eager-local-ms) eager_local_ms=$value ;;
       noise) noise=$value ;;
       frame-overhead) frame_overhead=$value ;;
+      host-cores) host_cores=$value ;;
+      host-background) host_background=$value ;;
+      gradient-cpu-ms) gradient_cpu_ms=$value ;;
+      transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$value ;;
       *) die "$1:$n: unknown setting '$name'" ;;
     esac
   done <"$1"
@@ -118,6 +130,10 @@ while (($#)); do
     --noise) noise=$2; shift 2 ;;
     --bandwidth-mbps) bandwidth_mbps=$2; shift 2 ;;
     --eager-local-ms) eager_local_ms=$2; shift 2 ;;
+    --host-cores) host_cores=$2; shift 2 ;;
+    --host-background) host_background=$2; shift 2 ;;
+    --gradient-cpu-ms) gradient_cpu_ms=$2; shift 2 ;;
+    --transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
@@ -129,7 +145,7 @@ while (($#)); do
     --sampled-batches) example_streams=0; shift ;;
     --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,57p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,65p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -141,7 +157,9 @@ out=${out:-$lab/sim}
 mkdir -p "$out"
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
-  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms")
+  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms"
+  --host-cores "$host_cores" --host-background "$host_background"
+  --gradient-cpu-ms "$gradient_cpu_ms")
 rank0=0
 links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
@@ -175,6 +193,10 @@ if [[ -f $lab/links ]]; then
     --server-bandwidth-gbps "$(awk -v m="$(payload "$(link_rate "$server_link")")" 'BEGIN { print m / 1000 }')"
     --worker-send-delay-ms "$(link_delay "$worker_link")"
     --server-send-delay-ms "$(link_delay "$server_link")")
+  # On a shared host, the kernel's work on the links between the lab's namespaces.
+  if awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; then
+    sim_worker_flags+=(--transfer-cpu-ms-per-mb "$transfer_cpu_ms_per_mb")
+  fi
   rank0=1
   links="; links: workers $worker_link, servers $server_link (rank 0's figures)"
 elif grep -q '^kairos-coordinator listening' "$log"; then
@@ -220,7 +242,7 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB), bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

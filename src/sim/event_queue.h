@@ -25,7 +25,9 @@ enum class EventKind {
   kCachedRead,       // cache_clocks: a worker's read at `clock`, answered by its copy
   kFailureDetected,  // the server learns that `worker` has died
   kPartApplied,      // eager pull: shard `shard`'s part of `worker`'s latest push is applied
-  kJobEnds           // a job on a shard's thread (sim/lanes.h), `job`, ends
+  kJobEnds,          // a job on a shard's thread (sim/lanes.h), `job`, ends
+  kHostTick,         // HostOptions: the host's next job ends, if its version is still `job`
+  kGradientStarts    // HostOptions: `worker` starts computing a gradient (the host's load)
 };
 
 struct Event {
@@ -35,7 +37,7 @@ struct Event {
   policy::WorkerId worker = 0;
   policy::Tick clock = 0;
   int shard = 0;     // kPartArrives
-  uint64_t job = 0;  // kJobEnds
+  uint64_t job = 0;  // kJobEnds; kHostTick: the host's version
 };
 
 // A min-heap on (time, sequence). Thread-safety: none; one simulation owns it.

@@ -135,6 +135,27 @@ absl::Status CheckWorkerCost(const WorkerCostOptions& c) {
   return absl::OkStatus();
 }
 
+absl::Status CheckHost(const HostOptions& h, bool serialize_links) {
+  for (const auto& [name, x] :
+       {std::pair{"host.cores", h.cores}, std::pair{"host.background", h.background}}) {
+    if (!(x >= 0.0 && std::isfinite(x))) return Bad(name, ">= 0 and finite", absl::StrCat(x));
+  }
+  for (const auto& [name, d] : {std::pair{"host.gradient_cpu", h.gradient_cpu},
+                                std::pair{"host.transfer_cpu_per_mb", h.transfer_cpu_per_mb}}) {
+    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
+    }
+    if (d > absl::ZeroDuration() && h.cores == 0.0) {
+      return Bad(name, "0 without a host (host.cores 0)", absl::FormatDuration(d));
+    }
+  }
+  if (h.transfer_cpu_per_mb > absl::ZeroDuration() && !serialize_links) {
+    return Bad("host.transfer_cpu_per_mb", "0 without network.serialize_links",
+               absl::FormatDuration(h.transfer_cpu_per_mb));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckFailures(const SimOptions& o) {
   std::vector<bool> seen(static_cast<size_t>(o.num_workers), false);
   for (const WorkerFailure& f : o.failures) {
@@ -185,7 +206,8 @@ absl::Status ValidateSimOptions(const SimOptions& o) {
   }
   for (absl::Status s :
        {CheckIterations(o), CheckCompute(o.compute, o.num_workers), CheckNetwork(o.network),
-        CheckServerCost(o.server_cost), CheckWorkerCost(o.worker_cost), CheckFailures(o)}) {
+        CheckServerCost(o.server_cost), CheckWorkerCost(o.worker_cost),
+        CheckHost(o.host, o.network.serialize_links), CheckFailures(o)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -10,6 +10,7 @@
 #ifndef KAIROS_SIM_SIMULATION_H_
 #define KAIROS_SIM_SIMULATION_H_
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -20,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +28,7 @@
 #include "kairos/pace.h"
 #include "policy/policy.h"
 #include "sim/event_queue.h"
+#include "sim/host.h"
 #include "sim/lanes.h"
 #include "sim/links.h"
 #include "sim/model.h"
@@ -124,20 +124,42 @@ class Simulation {
   // w's push at `clock` takes effect (its parts' applies have started): now, or after w's
   // earlier pushes.
   void OnPushArrives(WorkerId w, Tick clock);
-  // Shard e.shard's part of e.worker's push arrives: applied on the shard's thread.
+  // Shard e.shard's part of e.worker's push arrives: taken in (ServerCostOptions::receive),
+  // then applied on the shard's thread (ApplyPart).
   void OnPartArrives(const Event& e);
-  // A job on shard `shard`'s thread (Lanes): `at_start` runs when it starts (now or at a
-  // later event), given its end, `duration` after. A job of no duration runs at once unless
-  // the thread has work.
-  void RunOnShard(int shard, absl::Duration duration, std::function<void(absl::Time end)> at_start);
+  void ApplyPart(WorkerId w, Tick clock, int shard);
+  // A job on shard `shard`'s thread (Lanes): `act` runs when it starts (now or at a later
+  // event), given its end, `duration` after; under a host (HostOptions), whose load decides
+  // the end, at its end, given now. A job of no duration runs at once unless the thread
+  // has work.
+  void RunOnShard(int shard, absl::Duration duration, std::function<void(absl::Time end)> act);
   void StartJob(uint64_t id);
+  // HostOptions: `work` of CPU starts on the host now; `at_end` (if any) runs when it is done.
+  void OnHost(absl::Duration work, std::function<void()> at_end);
+  // The kHostTick of the host's current state, unless it is scheduled.
+  void ScheduleHostTick();
+  // A kHostTick of the host's `version`: the jobs that end now act (a stale tick does nothing).
+  void HostTick(uint64_t version);
+  // HostOptions::gradient_cpu: a worker's gradient loads the host from `at` (>= now).
+  void LoadGradient(WorkerId w, absl::Time at);
+  // When a push's part that arrives now reaches the shard's thread, as a delay: the
+  // transport's time (ServerCostOptions::receive), unless a host runs it (OnPartArrives).
+  absl::Duration ReceiveDelay() const {
+    return host_ ? absl::ZeroDuration() : options_.server_cost.receive;
+  }
   // What a read placed on shard `shard`'s thread now costs: ServerCostOptions::queued_read
   // behind other work (reads served back to back), else read.
   absl::Duration ReadCost(int shard) const;
   // Shard i serves its part of w's reply (Worker::reply): read, then sent.
   void SendReplyPart(WorkerId w, int i);
-  // Shard i's part of w's reply leaves at `at`; Received once the last part is in.
+  // Shard i's part of w's reply leaves at `at` (<= now under a host); Received once the
+  // last part is in (ReplyPartBack).
   void ReplyPartLeaves(WorkerId w, int i, absl::Time at);
+  void ReplyPartBack(WorkerId w, absl::Time back);
+  // A message part leaving now that has crossed its links at `crossed`: `then` gets when it
+  // has arrived, `crossed` or, with HostOptions::transfer_cpu_per_mb, once its transfer's
+  // CPU on the host is done too (then at a later event).
+  void AfterTransfer(absl::Time crossed, std::function<void(absl::Time arrived)> then);
   // w's push at `clock` is applied now; its acknowledgement leaves at `acked_at`.
   void OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at);
   // WorkerCostOptions::push_waits: the server takes w's clock `clock` + 1, then its next
@@ -207,11 +229,17 @@ class Simulation {
   // The shards' threads and the jobs submitted to them, not started yet.
   struct ShardJob {
     absl::Duration duration;
-    std::function<void(absl::Time end)> at_start;
+    std::function<void(absl::Time end)> act;
   };
   Lanes lanes_;
   absl::flat_hash_map<uint64_t, ShardJob> shard_jobs_;
   uint64_t next_job_ = 1;
+  // HostOptions::cores > 0: the host, each running job's action at its end, and the version
+  // whose kHostTick is scheduled (kNoTick: none).
+  static constexpr uint64_t kNoTick = ~uint64_t{0};
+  std::optional<Host> host_;
+  absl::flat_hash_map<uint64_t, std::function<void()>> host_jobs_;
+  uint64_t host_tick_ = kNoTick;
   const PaceModel pace_;  // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;

@@ -17,21 +17,61 @@
 namespace kairos::sim::internal {
 
 void Simulation::RunOnShard(int shard, absl::Duration duration,
-                            std::function<void(absl::Time end)> at_start) {
+                            std::function<void(absl::Time end)> act) {
   if (duration == absl::ZeroDuration() && lanes_.Idle(shard)) {
-    at_start(now_);
+    act(now_);
     return;
   }
   const uint64_t id = next_job_++;
-  shard_jobs_.emplace(id, ShardJob{duration, std::move(at_start)});
+  shard_jobs_.emplace(id, ShardJob{duration, std::move(act)});
   if (lanes_.Submit(id, shard)) StartJob(id);
 }
 
 void Simulation::StartJob(uint64_t id) {
+  if (host_) {
+    // Its work on the host; at its end it acts and its thread's next job starts.
+    OnHost(shard_jobs_.at(id).duration, [this, id] {
+      shard_jobs_.extract(id).mapped().act(now_);
+      if (const std::optional<uint64_t> next = lanes_.End(id)) StartJob(*next);
+    });
+    return;
+  }
   auto job = shard_jobs_.extract(id);
   const absl::Time end = now_ + job.mapped().duration;
   queue_.Schedule({.time = end, .kind = EventKind::kJobEnds, .job = id});
-  job.mapped().at_start(end);
+  job.mapped().act(end);
+}
+
+void Simulation::OnHost(absl::Duration work, std::function<void()> at_end) {
+  host_jobs_.emplace(host_->Add(work, now_), std::move(at_end));
+  ScheduleHostTick();
+}
+
+void Simulation::ScheduleHostTick() {
+  const absl::Time at = host_->NextEnd();
+  if (host_->version() == host_tick_ || at == absl::InfiniteFuture()) return;
+  host_tick_ = host_->version();
+  queue_.Schedule({.time = at, .kind = EventKind::kHostTick, .job = host_tick_});
+}
+
+void Simulation::HostTick(uint64_t version) {
+  if (version != host_->version()) return;  // the host changed since it was scheduled
+  host_tick_ = kNoTick;
+  host_->Advance(now_);
+  for (const uint64_t id : host_->TakeEnded()) {
+    std::function<void()> at_end = std::move(host_jobs_.extract(id).mapped());
+    if (at_end) at_end();
+  }
+  ScheduleHostTick();
+}
+
+void Simulation::LoadGradient(WorkerId w, absl::Time at) {
+  if (!host_ || options_.host.gradient_cpu == absl::ZeroDuration()) return;
+  if (at == now_) {
+    OnHost(options_.host.gradient_cpu, nullptr);
+  } else {
+    queue_.Schedule({.time = at, .kind = EventKind::kGradientStarts, .worker = w});
+  }
 }
 
 absl::Duration Simulation::ReadCost(int shard) const {
@@ -72,10 +112,24 @@ void Simulation::SendReplyPart(WorkerId w, int i) {
 }
 
 void Simulation::ReplyPartLeaves(WorkerId w, int i, absl::Time at) {
+  AfterTransfer(links_ ? links_->Send(Links::Shard(i), w, part_bytes_, at) : at + transfer_down_,
+                [this, w](absl::Time back) { ReplyPartBack(w, back); });
+}
+
+void Simulation::ReplyPartBack(WorkerId w, absl::Time back) {
   Reply& r = workers_[static_cast<size_t>(w)].reply;
-  r.back = std::max(
-      r.back, links_ ? links_->Send(Links::Shard(i), w, part_bytes_, at) : at + transfer_down_);
+  r.back = std::max(r.back, back);
   if (--r.parts_left == 0) Received(w, std::max(r.back, now_));
+}
+
+void Simulation::AfterTransfer(absl::Time crossed, std::function<void(absl::Time arrived)> then) {
+  const absl::Duration per_mb = options_.host.transfer_cpu_per_mb;
+  if (!host_ || per_mb == absl::ZeroDuration()) {
+    then(crossed);
+    return;
+  }
+  OnHost(per_mb * (part_bytes_ / 1e6),
+         [this, crossed, then = std::move(then)] { then(std::max(crossed, now_)); });
 }
 
 void Simulation::Received(WorkerId w, absl::Time back) {
@@ -107,7 +161,7 @@ void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf
   if (!links_) {
     // Without contention a message's parts together take the message's time.
     for (int i = 0; i < shards_; ++i) {
-      queue_.Schedule({.time = at + transfer_up_ + options_.server_cost.receive,
+      queue_.Schedule({.time = at + transfer_up_ + ReceiveDelay(),
                        .kind = EventKind::kPartArrives,
                        .worker = w,
                        .clock = clock,
@@ -119,9 +173,17 @@ void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf
 }
 
 void Simulation::OnPartArrives(const Event& e) {
-  const int k = e.shard;
+  if (host_ && options_.server_cost.receive > absl::ZeroDuration()) {
+    OnHost(options_.server_cost.receive,
+           [this, w = e.worker, clock = e.clock, k = e.shard] { ApplyPart(w, clock, k); });
+    return;
+  }
+  ApplyPart(e.worker, e.clock, e.shard);
+}
+
+void Simulation::ApplyPart(WorkerId w, Tick clock, int k) {
   RunOnShard(k, options_.server_cost.apply,
-             [this, w = e.worker, clock = e.clock, k](absl::Time end) {
+             [this, w, clock, k](absl::Time end) {
                Push& push = workers_[static_cast<size_t>(w)].PushAt(clock);
                push.part_done[static_cast<size_t>(k)] = end;
                if (eager_) {
@@ -213,6 +275,7 @@ void Simulation::ComputeAndPush(WorkerId w, Tick clock, Eigen::VectorXf gradient
   Worker& worker = workers_[static_cast<size_t>(w)];
   const absl::Time done = start + options_.worker_cost.local + compute;
   if (done > worker.fails_at) return;  // died before it could push
+  LoadGradient(w, start + options_.worker_cost.local);
   worker.compute_time += compute;
   cache_.Pushed(w, gradient);  // written through into its copy, where the server does so
   SendPush(w, clock, done, std::move(gradient));
@@ -286,7 +349,10 @@ void Simulation::EagerTimes(WorkerId w, absl::Time back) {
   Worker& worker = workers_[static_cast<size_t>(w)];
   Reply& reply = worker.reply;
   // g_0 is computed on the initial pull once it is back.
-  if (reply.clock == 0) worker.next_done = back + EagerLocal() + reply.compute;
+  if (reply.clock == 0) {
+    worker.next_done = back + EagerLocal() + reply.compute;
+    LoadGradient(w, back + EagerLocal());
+  }
   const absl::Time step = std::max(back, worker.next_done);
   // What the worker waits for: the reply, once its gradient is done (the first pull whole).
   worker.pull_time += reply.clock == 0 ? options_.network.to_server() + (back - reply.served)
@@ -296,6 +362,7 @@ void Simulation::EagerTimes(WorkerId w, absl::Time back) {
   SendPush(w, reply.clock, step, std::move(reply.gradient), reply.scale);
   if (reply.clock + 1 >= worker.target) return;  // its last step: only the push is left
   worker.next_done = step + EagerLocal() + reply.next_compute;
+  LoadGradient(w, step + EagerLocal());
 }
 
 }  // namespace kairos::sim::internal

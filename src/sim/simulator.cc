@@ -65,6 +65,7 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
   for (const WorkerFailure& f : options.failures) {
     workers_[static_cast<size_t>(f.worker)].fails_at = kStart + f.at;
   }
+  if (options.host.cores > 0.0) host_.emplace(options.host.cores, options.host.background);
   const NetworkOptions& n = options.network;
   if (n.serialize_links) {
     links_.emplace(options.num_workers, n.to_server(), n.to_worker(), n.bandwidth_bytes_per_s,
@@ -137,12 +138,14 @@ void Simulation::Handle(const Event& e) {
     case EventKind::kPushSent:
       // The parts, one after the other on the worker's link.
       for (int i = 0; i < shards_; ++i) {
-        queue_.Schedule({.time = links_->Send(e.worker, Links::Shard(i), part_bytes_, now_) +
-                                 options_.server_cost.receive,
-                         .kind = EventKind::kPartArrives,
-                         .worker = e.worker,
-                         .clock = e.clock,
-                         .shard = i});
+        AfterTransfer(links_->Send(e.worker, Links::Shard(i), part_bytes_, now_),
+                      [this, w = e.worker, clock = e.clock, i](absl::Time arrived) {
+                        queue_.Schedule({.time = arrived + ReceiveDelay(),
+                                         .kind = EventKind::kPartArrives,
+                                         .worker = w,
+                                         .clock = clock,
+                                         .shard = i});
+                      });
       }
       return;
     case EventKind::kPartArrives:
@@ -166,6 +169,12 @@ void Simulation::Handle(const Event& e) {
       return;
     case EventKind::kJobEnds:
       if (const std::optional<uint64_t> next = lanes_.End(e.job)) StartJob(*next);
+      return;
+    case EventKind::kHostTick:
+      HostTick(e.job);
+      return;
+    case EventKind::kGradientStarts:
+      OnHost(options_.host.gradient_cpu, nullptr);
       return;
     case EventKind::kAckArrives: {
       Worker& worker = workers_[static_cast<size_t>(e.worker)];

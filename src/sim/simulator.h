@@ -164,6 +164,30 @@ struct WorkerCostOptions {
   std::optional<absl::Duration> eager_local;
 };
 
+// The machine the job's nodes share (a calibration, docs/simulator.md), as the lab's
+// workers, servers and evaluator share one. With cores > 0 the shards' threads' costs
+// (ServerCostOptions read, queued_read and apply) and the transport's (receive) are CPU
+// work on a Host (sim/host.h) of `cores` cores, shared evenly by the jobs running (each
+// worker's gradient takes gradient_cpu of it too) and a background job of weight
+// `background` that runs at a lower priority (the lab's evaluator): a job ends once its
+// work is done at the rate the host's load leaves it, and what it does (a reply part
+// leaving, a push's part applied and, with its last part, taking effect) happens at its
+// end. A worker's iteration still takes its drawn compute time (a paced worker sleeps
+// what its gradient left): its gradient only loads the host, from the start of its
+// computation. A transfer may cost CPU too (transfer_cpu_per_mb). 0 (the default): every node has a
+// CPU of its own, and the costs are plain durations.
+struct HostOptions {
+  double cores = 0.0;       // >= 0 and finite
+  double background = 0.0;  // >= 0 and finite
+  // Needs cores > 0 (as transfer_cpu_per_mb). >= 0 and finite.
+  absl::Duration gradient_cpu = absl::ZeroDuration();
+  // The CPU a message's transfer takes per megabyte (1e6 bytes) of its payload: the
+  // kernel's work on the lab's links between network namespaces. A job on the host from
+  // when the message leaves, beside its crossing of the links: it has arrived once both are
+  // done. Needs network.serialize_links. >= 0 and finite.
+  absl::Duration transfer_cpu_per_mb = absl::ZeroDuration();
+};
+
 // Worker `worker` stops at virtual time `at` (since the start).
 struct WorkerFailure {
   int worker = 0;
@@ -201,6 +225,7 @@ struct SimOptions {
   NetworkOptions network;
   ServerCostOptions server_cost;
   WorkerCostOptions worker_cost;
+  HostOptions host;
   std::vector<WorkerFailure> failures;  // at most one per worker
   // How long after a failure the server is told (a heartbeat timeout). >= 0.
   absl::Duration detection_delay = absl::Seconds(1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
-# header names the values; a large latency slows the replay of bsp, the positive control),
-# an option after it overrides it, and a file with an unknown name, a value that is not a
+# header names the values; a large latency slows the replay of bsp, the positive control;
+# so does a small shared host), an option after it overrides it, and a file with an unknown name, a value that is not a
 # number, or no file at all is refused with exit 2 and the reason.
 #
 #   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
@@ -41,6 +41,15 @@ default=$(bsp_it_s default) slow=$(bsp_it_s slow)
 [[ -n $default && -n $slow ]] || fail "no bsp row ($default, $slow)"
 awk -v d="$default" -v s="$slow" 'BEGIN { exit !(s > 0 && s < 0.9 * d) }' ||
   fail "bsp with 2 ms latency ran $slow iterations/s, with the default $default"
+
+printf 'host-cores=0.2\ngradient-cpu-ms=2\nhost-background=0.1\n' >"$work/host.env"
+replay host --machine "$work/host.env"
+grep -q 'host 0.2 cores (background 0.1, gradient 2 ms, transfers 0 ms per MB)' "$work/host.out" ||
+  fail "the header does not show the file's host"
+grep -q 'host 0 cores' "$work/default.out" || fail "the default has a shared host"
+host=$(bsp_it_s host)
+awk -v d="$default" -v h="$host" 'BEGIN { exit !(h > 0 && h < 0.95 * d) }' ||
+  fail "bsp on a host of 0.2 cores ran $host iterations/s, with the default $default"
 
 replay override --machine "$work/slow.env" --latency-ms 0.03
 grep -q 'latency 0.03 ms, server read 0.5 ms' "$work/override.out" ||

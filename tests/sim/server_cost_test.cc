@@ -3,7 +3,12 @@
 // The simulated server's costs (ServerCostOptions): a shard's thread takes a push `receive`
 // after it arrived and handles it for `apply`, and each served read for `read` (`queued_read`
 // behind other work) before the reply leaves, so BSP's replies, released together, leave
-// one after the other, and a push delays the read behind it.
+// one after the other, and a push delays the read behind it. On a shared host
+// (HostOptions) these costs are CPU work, stretched by the host's load.
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -103,6 +108,130 @@ TEST(ServerCostTest, AnEagerPushsReadIsServedOnceItIsApplied) {
   // taking effect once received (4 ms).
   EXPECT_EQ(end(absl::Milliseconds(4), absl::Milliseconds(2), absl::Milliseconds(3)),
             absl::Milliseconds(3 + 1 + 9 * 9 + 4));
+}
+
+// One worker that waits for its acknowledgements: a host of one core never has two jobs,
+// so the run is the one without a host, to the nanosecond.
+TEST(ServerCostTest, AHostWithNothingToShareChangesNothing) {
+  const auto run = [](double cores) {
+    SimOptions o = Quiet("asp", 1);
+    o.worker_cost.push_waits = true;
+    o.server_cost.apply = absl::Milliseconds(5);
+    o.server_cost.read = absl::Milliseconds(2);
+    o.server_cost.receive = absl::Milliseconds(3);
+    o.host.cores = cores;
+    if (cores > 0) o.host.gradient_cpu = absl::Milliseconds(50);  // done before the push
+    absl::StatusOr<SimResult> r = Simulate(o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : SimResult{};
+  };
+  const SimResult alone = run(0);
+  const SimResult hosted = run(1);
+  EXPECT_EQ(alone.end_time, absl::Milliseconds(10 * (2 + 100 + 3 + 5)));
+  EXPECT_EQ(hosted.end_time, alone.end_time);
+  EXPECT_EQ(hosted.workers[0].push_time, alone.workers[0].push_time);
+  EXPECT_EQ(hosted.workers[0].pull_time, alone.workers[0].pull_time);
+}
+
+// Each worker's push time (one iteration each): two pushes arrive together at 100 ms and
+// are received (4 ms each) side by side, then applied (2 ms each) in turn on the shard's
+// thread. With two cores the receipts end at 104 and the acknowledgements leave at 106 and
+// 108; with one core the receipts share it and end at 108, the acknowledgements at 110
+// and 112.
+TEST(ServerCostTest, OnAHostJobsThatOverlapShareItsCores) {
+  for (const auto& [cores, first, second] :
+       {std::tuple{2.0, absl::Milliseconds(6), absl::Milliseconds(8)},
+        std::tuple{1.0, absl::Milliseconds(10), absl::Milliseconds(12)}}) {
+    SimOptions o = Quiet("asp", 2);
+    o.iterations = 1;
+    o.worker_cost.push_waits = true;
+    o.server_cost.apply = absl::Milliseconds(2);
+    o.server_cost.receive = absl::Milliseconds(4);
+    o.host.cores = cores;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(std::min(r->workers[0].push_time, r->workers[1].push_time), first) << cores;
+    EXPECT_EQ(std::max(r->workers[0].push_time, r->workers[1].push_time), second) << cores;
+  }
+}
+
+// A receipt of 4 ms on one core: alone it takes 4 ms; beside a background job of weight 1
+// it gets half the core (8 ms); with two cores the background takes only the spare one.
+TEST(ServerCostTest, TheBackgroundSlowsAJobOnlyWhenTheCoresAreShort) {
+  for (const auto& [cores, background, push] :
+       {std::tuple{1.0, 0.0, absl::Milliseconds(4)}, std::tuple{1.0, 1.0, absl::Milliseconds(8)},
+        std::tuple{2.0, 1.0, absl::Milliseconds(4)}}) {
+    SimOptions o = Quiet("asp", 1);
+    o.worker_cost.push_waits = true;
+    o.server_cost.receive = absl::Milliseconds(4);
+    o.host.cores = cores;
+    o.host.background = background;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->workers[0].push_time, 10 * push) << cores << " " << background;
+  }
+}
+
+// Two workers whose gradients take 60 ms of CPU, on one core: both run at half speed from
+// 0 (50 ms done at 100 ms), when the two pushes arrive and their receipts (4 ms each) join
+// them: four jobs at a quarter speed, so the receipts end at 116 ms and each push waits
+// 16 ms for its acknowledgement (8 ms with gradients that cost no CPU).
+TEST(ServerCostTest, GradientsLoadTheHost) {
+  for (const auto& [gradient, push] : {std::pair{absl::ZeroDuration(), absl::Milliseconds(8)},
+                                       std::pair{absl::Milliseconds(60), absl::Milliseconds(16)}}) {
+    SimOptions o = Quiet("asp", 2);
+    o.iterations = 1;
+    o.worker_cost.push_waits = true;
+    o.server_cost.receive = absl::Milliseconds(4);
+    o.host.cores = 1;
+    o.host.gradient_cpu = gradient;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->workers[0].push_time, push) << gradient;
+    EXPECT_EQ(r->workers[1].push_time, push) << gradient;
+  }
+}
+
+// One worker, 32-byte messages (8 parameters) on links that take 2 ms to cross: a
+// transfer's CPU (1 ms per message) runs beside the crossing and adds nothing; at 3 ms it
+// is what the message waits for. Each iteration: a reply, 100 ms of compute, a push.
+TEST(ServerCostTest, ATransfersCpuRunsBesideItsLinks) {
+  for (const auto& [cpu, message] : {std::pair{absl::ZeroDuration(), absl::Milliseconds(2)},
+                                     std::pair{absl::Milliseconds(1), absl::Milliseconds(2)},
+                                     std::pair{absl::Milliseconds(3), absl::Milliseconds(3)}}) {
+    SimOptions o = Quiet("asp", 1);
+    o.worker_cost.push_waits = true;
+    o.network.serialize_links = true;
+    o.network.bandwidth_bytes_per_s = 32 / 2e-3;
+    o.host.cores = 1;
+    o.host.transfer_cpu_per_mb = cpu * (1e6 / 32);
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->end_time, 10 * (absl::Milliseconds(100) + 2 * message)) << cpu;
+    EXPECT_EQ(r->workers[0].push_time, 10 * message) << cpu;
+  }
+}
+
+TEST(ServerCostTest, BadHostsAreRefused) {
+  SimOptions o = Quiet("asp", 1);
+  o.host.cores = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.host.cores = 2;
+  o.host.background = -0.5;
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.host.background = 0;
+  o.host.gradient_cpu = -absl::Milliseconds(1);
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.host.gradient_cpu = absl::ZeroDuration();
+  o.host.transfer_cpu_per_mb = absl::Milliseconds(1);  // needs serialized links
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.network.serialize_links = true;
+  EXPECT_TRUE(Simulate(o).ok());  // the positive control
+  o.host.cores = 0;               // a transfer's CPU needs a host
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.host.transfer_cpu_per_mb = absl::ZeroDuration();
+  o.host.gradient_cpu = absl::Milliseconds(1);  // so does a gradient's
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
 }
 
 TEST(ServerCostTest, NegativeCostsAreRefused) {
