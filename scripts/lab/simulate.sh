@@ -157,9 +157,13 @@ out=${out:-$lab/sim}
 mkdir -p "$out"
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
-  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms"
-  --host-cores "$host_cores" --host-background "$host_background"
-  --gradient-cpu-ms "$gradient_cpu_ms")
+  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms")
+# The host's other settings only with a host (--host-cores 0 turns it off).
+host_on() { awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; }
+if host_on; then
+  sim_worker_flags+=(--host-cores "$host_cores" --host-background "$host_background"
+    --gradient-cpu-ms "$gradient_cpu_ms")
+fi
 rank0=0
 links=""
 # The lab's model, workers, pace and data, from the first lines of a run's log.
@@ -194,7 +198,7 @@ if [[ -f $lab/links ]]; then
     --worker-send-delay-ms "$(link_delay "$worker_link")"
     --server-send-delay-ms "$(link_delay "$server_link")")
   # On a shared host, the kernel's work on the links between the lab's namespaces.
-  if awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; then
+  if host_on; then
     sim_worker_flags+=(--transfer-cpu-ms-per-mb "$transfer_cpu_ms_per_mb")
   fi
   rank0=1
@@ -242,7 +246,9 @@ while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
 compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB), bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+host="no shared host"
+host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB)"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"
