@@ -10,7 +10,6 @@
 #ifndef KAIROS_SIM_SIMULATION_H_
 #define KAIROS_SIM_SIMULATION_H_
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -20,6 +19,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -121,8 +122,8 @@ class Simulation {
 
   void Start();
   void Handle(const Event& e);
-  // w's push at `clock` takes effect (its parts' applies have started): now, or after w's
-  // earlier pushes.
+  // w's push at `clock` takes effect (its parts' applies have started; under a host, ended):
+  // now, or after w's earlier pushes.
   void OnPushArrives(WorkerId w, Tick clock);
   // Shard e.shard's part of e.worker's push arrives: taken in (ServerCostOptions::receive),
   // then applied on the shard's thread (ApplyPart).

@@ -174,8 +174,9 @@ struct WorkerCostOptions {
 // leaving, a push's part applied and, with its last part, taking effect) happens at its
 // end. A worker's iteration still takes its drawn compute time (a paced worker sleeps
 // what its gradient left): its gradient only loads the host, from the start of its
-// computation. A transfer may cost CPU too (transfer_cpu_per_mb). 0 (the default): every node has a
-// CPU of its own, and the costs are plain durations.
+// computation. A transfer may cost CPU too (transfer_cpu_per_mb). 0 (the default): every
+// node has a CPU of its own, and the costs are plain durations (docs/simulator.md, "A
+// shared host").
 struct HostOptions {
   double cores = 0.0;       // >= 0 and finite
   double background = 0.0;  // >= 0 and finite
