@@ -13,7 +13,8 @@
 # Prints one line: the rate, the halves' size, the medians of when the first and the second
 # half were answered, the link's time for both halves' bytes (2 x half / (RATE / (1 +
 # frame overhead))) and the second's excess over it. Exit 2 on bad arguments, 77 when
-# namespaces cannot be made here (not root, no ip or tc), 1 if the probe failed.
+# namespaces cannot be made here (not root, no ip or tc) or python3 is missing, 1 if the
+# probe failed.
 set -euo pipefail
 rate=400 bytes=407080 gap_ms=10 repeat=260 overhead=0.048
 die() { echo "message_time.sh: $*" >&2; exit 2; }
@@ -24,7 +25,7 @@ while (($#)); do
     --gap-ms) gap_ms=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --frame-overhead) overhead=$2; shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -33,8 +34,9 @@ for v in "$rate" "$bytes" "$gap_ms" "$repeat"; do
 done
 ((repeat > 20)) || die "--repeat: more than the 20 not counted"
 [[ $overhead =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--frame-overhead: a number >= 0"
-if ((EUID != 0)) || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "message_time.sh: needs root, ip and tc (network namespaces, htb)" >&2
+if ((EUID != 0)) || ! command -v ip >/dev/null || ! command -v tc >/dev/null ||
+  ! command -v python3 >/dev/null; then
+  echo "message_time.sh: needs root, ip and tc (network namespaces, htb) and python3" >&2
   exit 77
 fi
 a=mta$$ b=mtb$$
