@@ -86,6 +86,7 @@ struct Flags {
   double server_apply_ms = 0.0;
   double server_read_ms = 0.0;
   double server_queued_read_ms = -1.0;
+  bool server_transport_thread = false;
   double server_receive_ms = 0.0;
   bool push_waits = false;
   double worker_send_delay_ms = 0.0;
@@ -97,6 +98,7 @@ struct Flags {
   double host_background = 0.0;
   double gradient_cpu_ms = 0.0;
   double transfer_cpu_ms_per_mb = 0.0;
+  double transfer_cpu_after_link = 0.0;
   uint32_t cache_clocks = 0;  // SimOptions::cache_clocks
   double sample_ms = 250.0;
   double max_time_s = 30.0;
@@ -203,9 +205,13 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "work (reads served back to back; < 0: --server-read-ms)")
       ->check(CLI::Range(-1.0, 1e6))
       ->capture_default_str();
+  app.add_flag("--server-transport-thread", f.server_transport_thread,
+               "Each shard has a transport thread beside its apply thread, as a real server: "
+               "receipts run on it, and reads when the apply thread has no work");
   app.add_option("--server-receive-ms", f.server_receive_ms,
                  "A push reaches the server's thread this long after it arrived (the "
-                 "transport taking it in, beside the thread)")
+                 "transport taking it in, beside the thread; with --server-transport-thread, "
+                 "on that thread)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_flag("--push-waits", f.push_waits,
@@ -238,8 +244,14 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--transfer-cpu-ms-per-mb", f.transfer_cpu_ms_per_mb,
                  "With --host-cores and --serialize-links, each message's transfer takes this "
-                 "much CPU on the host per megabyte, beside its links (the kernel's work)")
+                 "much CPU on the host per megabyte, beside its links (the kernel's work; "
+                 "--transfer-cpu-after-link moves a share of it after them)")
       ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--transfer-cpu-after-link", f.transfer_cpu_after_link,
+                 "The share of --transfer-cpu-ms-per-mb that runs once the message has crossed "
+                 "its links, after the rest (0: all beside the links, 1: all after)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--cache-clocks", f.cache_clocks,
                  "Each worker answers a read from its copy of an earlier one when that is at "
@@ -373,6 +385,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.server_cost.apply = absl::Microseconds(1000 * f.server_apply_ms);
   o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);
   o.server_cost.receive = absl::Microseconds(1000 * f.server_receive_ms);
+  o.server_cost.transport_thread = f.server_transport_thread;
   if (f.server_queued_read_ms >= 0) {
     o.server_cost.queued_read = absl::Microseconds(1000 * f.server_queued_read_ms);
   }
@@ -385,6 +398,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.host.background = f.host_background;
   o.host.gradient_cpu = absl::Microseconds(1000 * f.gradient_cpu_ms);
   o.host.transfer_cpu_per_mb = absl::Microseconds(1000 * f.transfer_cpu_ms_per_mb);
+  o.host.transfer_cpu_after_link = f.transfer_cpu_after_link;
   o.network.server_bandwidth_bytes_per_s =
       f.server_bandwidth_gbps < 0 ? -1.0 : f.server_bandwidth_gbps * 1e9 / 8;
   o.sample_interval = absl::Milliseconds(f.sample_ms);

@@ -8,7 +8,8 @@
 #       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
 #       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
 #       [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
-#       [--host-cores 0] [--host-background 0] [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0]
+#       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
+#       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -37,13 +38,17 @@
 # on it, stretched by its load, beside each worker's gradient (--gradient-cpu-ms of CPU) and
 # a background job of weight --host-background (the evaluator at nice 10), and through shaped
 # links each message's transfer takes --transfer-cpu-ms-per-mb of CPU per megabyte (the
-# kernel's work between the lab's namespaces); 0: every node has a CPU of its own
-# (docs/simulator.md, host.cores). The defaults are the calibration of
+# kernel's work between the lab's namespaces), --transfer-cpu-after-link of it (a share)
+# once the message has crossed the link; 0: every node has a CPU of its own
+# (docs/simulator.md, host.cores). --server-transport-thread 1 gives each shard a transport
+# thread beside its apply thread, as a real server (docs/simulator.md,
+# server_cost.transport_thread). The defaults are the calibration of
 # the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
-# server-apply-ms, worker-local-ms, eager-local-ms, noise, frame-overhead, host-cores,
-# host-background, gradient-cpu-ms, transfer-cpu-ms-per-mb), '#' comments;
+# server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms, noise,
+# frame-overhead, host-cores, host-background, gradient-cpu-ms, transfer-cpu-ms-per-mb,
+# transfer-cpu-after-link), '#' comments;
 # options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
@@ -99,6 +104,7 @@ read_machine() {
       latency-ms) latency_ms=$value ;;
       server-read-ms) read_ms=$value ;;
       server-queued-read-ms) queued_read_ms=$value ;;
+      server-transport-thread) transport_thread=$value ;;
       server-receive-ms) receive_ms=$value ;;
       server-apply-ms) apply_ms=$value ;;
       worker-local-ms) local_ms=$value ;;
@@ -109,6 +115,7 @@ read_machine() {
       host-background) host_background=$value ;;
       gradient-cpu-ms) gradient_cpu_ms=$value ;;
       transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$value ;;
+      transfer-cpu-after-link) transfer_cpu_after_link=$value ;;
       *) die "$1:$n: unknown setting '$name'" ;;
     esac
   done <"$1"
@@ -125,6 +132,7 @@ while (($#)); do
     --server-read-ms) read_ms=$2; shift 2 ;;
     --server-apply-ms) apply_ms=$2; shift 2 ;;
     --server-queued-read-ms) queued_read_ms=$2; shift 2 ;;
+    --server-transport-thread) transport_thread=$2; shift 2 ;;
     --server-receive-ms) receive_ms=$2; shift 2 ;;
     --worker-local-ms) local_ms=$2; shift 2 ;;
     --noise) noise=$2; shift 2 ;;
@@ -134,6 +142,7 @@ while (($#)); do
     --host-background) host_background=$2; shift 2 ;;
     --gradient-cpu-ms) gradient_cpu_ms=$2; shift 2 ;;
     --transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$2; shift 2 ;;
+    --transfer-cpu-after-link) transfer_cpu_after_link=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
@@ -153,11 +162,13 @@ done
   die "--lab: a directory of scripts/lab/scenario.sh --out (with runs.tsv and summary.tsv)"
 [[ -x $sim ]] || die "no simulator at $sim (build it: scripts/build.sh --target kairos_policy_sim)"
 [[ $parallel =~ ^[0-9]+$ ]] && ((parallel >= 1)) || die "--jobs: a number >= 1"
+[[ $transport_thread == [01] ]] || die "--server-transport-thread: 0 or 1, not '$transport_thread'"
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
   --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms")
+[[ $transport_thread == 1 ]] && sim_worker_flags+=(--server-transport-thread)
 # The host's other settings only with a host (--host-cores 0 turns it off).
 host_on() { awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; }
 if host_on; then
@@ -199,7 +210,8 @@ if [[ -f $lab/links ]]; then
     --server-send-delay-ms "$(link_delay "$server_link")")
   # On a shared host, the kernel's work on the links between the lab's namespaces.
   if host_on; then
-    sim_worker_flags+=(--transfer-cpu-ms-per-mb "$transfer_cpu_ms_per_mb")
+    sim_worker_flags+=(--transfer-cpu-ms-per-mb "$transfer_cpu_ms_per_mb"
+      --transfer-cpu-after-link "$transfer_cpu_after_link")
   fi
   rank0=1
   links="; links: workers $worker_link, servers $server_link (rank 0's figures)"
@@ -247,8 +259,10 @@ compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
 host="no shared host"
-host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB)"
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB, $transfer_cpu_after_link of it after the link)"
+threads=""
+[[ $transport_thread == 1 ]] && threads=" (a transport thread beside the apply thread)"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

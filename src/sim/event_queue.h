@@ -21,13 +21,15 @@ enum class EventKind {
   kPushSent,         // serialized links only: a worker's push at `clock` leaves it
   kAckArrives,       // push_waits: the acknowledgement of a worker's push at `clock` is back
   kClockArrives,     // push_waits: a worker's clock report (clock + 1) and next read arrive
-  kPartArrives,      // server_shards > 1: shard `shard`'s part of a worker's push arrives
+  kPartArrives,      // shard `shard`'s part of a worker's push arrives
+  kPartReceived,     // transport_thread: shard `shard`'s part of a push is taken in
   kCachedRead,       // cache_clocks: a worker's read at `clock`, answered by its copy
   kFailureDetected,  // the server learns that `worker` has died
   kPartApplied,      // eager pull: shard `shard`'s part of `worker`'s latest push is applied
   kJobEnds,          // a job on a shard's thread (sim/lanes.h), `job`, ends
   kHostTick,         // HostOptions: the host's next job ends, if its version is still `job`
-  kGradientStarts    // HostOptions: `worker` starts computing a gradient (the host's load)
+  kGradientStarts,   // HostOptions: `worker` starts computing a gradient (the host's load)
+  kTransferCrossed   // HostOptions: a message has crossed its links; its CPU tail, `job`, starts
 };
 
 struct Event {
@@ -36,8 +38,8 @@ struct Event {
   EventKind kind = EventKind::kReadArrives;
   policy::WorkerId worker = 0;
   policy::Tick clock = 0;
-  int shard = 0;     // kPartArrives
-  uint64_t job = 0;  // kJobEnds; kHostTick: the host's version
+  int shard = 0;     // kPartArrives, kPartReceived, kPartApplied
+  uint64_t job = 0;  // kJobEnds; kHostTick: the host's version; kTransferCrossed
 };
 
 // A min-heap on (time, sequence). Thread-safety: none; one simulation owns it.

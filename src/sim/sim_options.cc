@@ -149,6 +149,10 @@ absl::Status CheckHost(const HostOptions& h, bool serialize_links) {
       return Bad(name, "0 without a host (host.cores 0)", absl::FormatDuration(d));
     }
   }
+  if (!(h.transfer_cpu_after_link >= 0.0 && h.transfer_cpu_after_link <= 1.0)) {
+    return Bad("host.transfer_cpu_after_link", "in [0, 1]",
+               absl::StrCat(h.transfer_cpu_after_link));
+  }
   if (h.transfer_cpu_per_mb > absl::ZeroDuration() && !serialize_links) {
     return Bad("host.transfer_cpu_per_mb", "0 without network.serialize_links",
                absl::FormatDuration(h.transfer_cpu_per_mb));

@@ -125,15 +125,18 @@ class Simulation {
   // w's push at `clock` takes effect (its parts' applies have started; under a host, ended):
   // now, or after w's earlier pushes.
   void OnPushArrives(WorkerId w, Tick clock);
-  // Shard e.shard's part of e.worker's push arrives: taken in (ServerCostOptions::receive),
-  // then applied on the shard's thread (ApplyPart).
+  // Shard e.shard's part of e.worker's push arrives: taken in (ServerCostOptions::receive,
+  // beside the shard's thread or on its transport thread), then applied on the shard's
+  // (apply) thread (ApplyPart).
   void OnPartArrives(const Event& e);
   void ApplyPart(WorkerId w, Tick clock, int shard);
-  // A job on shard `shard`'s thread (Lanes): `act` runs when it starts (now or at a later
-  // event), given its end, `duration` after; under a host (HostOptions), whose load decides
-  // the end, at its end, given now. A job of no duration runs at once unless the thread
-  // has work.
-  void RunOnShard(int shard, absl::Duration duration, std::function<void(absl::Time end)> act);
+  // A job on a shard's thread `lane` (Lanes: `shard` is its apply thread, TransportLane its
+  // transport's): `act` runs when it starts (now or at a later event), given its end,
+  // `duration` after; under a host (HostOptions), whose load decides the end, at its end,
+  // given now. A job of no duration runs at once unless the thread has work.
+  void RunOnLane(int lane, absl::Duration duration, std::function<void(absl::Time end)> act);
+  // ServerCostOptions::transport_thread: shard `shard`'s transport thread.
+  int TransportLane(int shard) const { return shards_ + shard; }
   void StartJob(uint64_t id);
   // HostOptions: `work` of CPU starts on the host now; `at_end` (if any) runs when it is done.
   void OnHost(absl::Duration work, std::function<void()> at_end);
@@ -144,13 +147,18 @@ class Simulation {
   // HostOptions::gradient_cpu: a worker's gradient loads the host from `at` (>= now).
   void LoadGradient(WorkerId w, absl::Time at);
   // When a push's part that arrives now reaches the shard's thread, as a delay: the
-  // transport's time (ServerCostOptions::receive), unless a host runs it (OnPartArrives).
+  // transport's time (ServerCostOptions::receive), unless a host or the shard's transport
+  // thread runs it (OnPartArrives).
   absl::Duration ReceiveDelay() const {
-    return host_ ? absl::ZeroDuration() : options_.server_cost.receive;
+    return host_ || options_.server_cost.transport_thread ? absl::ZeroDuration()
+                                                          : options_.server_cost.receive;
   }
-  // What a read placed on shard `shard`'s thread now costs: ServerCostOptions::queued_read
-  // behind other work (reads served back to back), else read.
-  absl::Duration ReadCost(int shard) const;
+  // What a read placed on thread `lane` now costs: ServerCostOptions::queued_read behind
+  // other work (reads served back to back), else read.
+  absl::Duration ReadCost(int lane) const;
+  // Shard `shard` serves a read now: on its transport thread if it has one and the apply
+  // thread has no work, else on the apply thread; `act` as RunOnLane's.
+  void ReadOnShard(int shard, std::function<void(absl::Time end)> act);
   // Shard i serves its part of w's reply (Worker::reply): read, then sent.
   void SendReplyPart(WorkerId w, int i);
   // Shard i's part of w's reply leaves at `at` (<= now under a host); Received once the
@@ -161,6 +169,13 @@ class Simulation {
   // has arrived, `crossed` or, with HostOptions::transfer_cpu_per_mb, once its transfer's
   // CPU on the host is done too (then at a later event).
   void AfterTransfer(absl::Time crossed, std::function<void(absl::Time arrived)> then);
+  // Whether a message's transfer costs CPU on the host (HostOptions::transfer_cpu_per_mb).
+  bool TransferCpu() const {
+    return host_ && options_.host.transfer_cpu_per_mb > absl::ZeroDuration();
+  }
+  // HostOptions::transfer_cpu_after_link: a message's share of its transfer's CPU that
+  // follows its crossing starts on the host now; `then` gets when it is done.
+  void TransferTail(std::function<void(absl::Time arrived)> then);
   // w's push at `clock` is applied now; its acknowledgement leaves at `acked_at`.
   void OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at);
   // WorkerCostOptions::push_waits: the server takes w's clock `clock` + 1, then its next
@@ -241,6 +256,9 @@ class Simulation {
   std::optional<Host> host_;
   absl::flat_hash_map<uint64_t, std::function<void()>> host_jobs_;
   uint64_t host_tick_ = kNoTick;
+  // The messages whose CPU tail starts at a kTransferCrossed, by the event's `job`.
+  absl::flat_hash_map<uint64_t, std::function<void(absl::Time)>> transfer_tails_;
+  uint64_t next_transfer_tail_ = 0;
   const PaceModel pace_;  // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;

@@ -16,15 +16,21 @@
 
 namespace kairos::sim::internal {
 
-void Simulation::RunOnShard(int shard, absl::Duration duration,
-                            std::function<void(absl::Time end)> act) {
-  if (duration == absl::ZeroDuration() && lanes_.Idle(shard)) {
+void Simulation::RunOnLane(int lane, absl::Duration duration,
+                           std::function<void(absl::Time end)> act) {
+  if (duration == absl::ZeroDuration() && lanes_.Idle(lane)) {
     act(now_);
     return;
   }
   const uint64_t id = next_job_++;
   shard_jobs_.emplace(id, ShardJob{duration, std::move(act)});
-  if (lanes_.Submit(id, shard)) StartJob(id);
+  if (lanes_.Submit(id, lane)) StartJob(id);
+}
+
+void Simulation::ReadOnShard(int shard, std::function<void(absl::Time end)> act) {
+  const int lane =
+      options_.server_cost.transport_thread && lanes_.Idle(shard) ? TransportLane(shard) : shard;
+  RunOnLane(lane, ReadCost(lane), std::move(act));
 }
 
 void Simulation::StartJob(uint64_t id) {
@@ -74,9 +80,9 @@ void Simulation::LoadGradient(WorkerId w, absl::Time at) {
   }
 }
 
-absl::Duration Simulation::ReadCost(int shard) const {
+absl::Duration Simulation::ReadCost(int lane) const {
   const ServerCostOptions& cost = options_.server_cost;
-  return lanes_.Idle(shard) ? cost.read : cost.queued_read.value_or(cost.read);
+  return lanes_.Idle(lane) ? cost.read : cost.queued_read.value_or(cost.read);
 }
 
 void Simulation::SendReply(WorkerId w) {
@@ -108,7 +114,7 @@ void Simulation::SendReply(WorkerId w) {
 }
 
 void Simulation::SendReplyPart(WorkerId w, int i) {
-  RunOnShard(i, ReadCost(i), [this, w, i](absl::Time end) { ReplyPartLeaves(w, i, end); });
+  ReadOnShard(i, [this, w, i](absl::Time end) { ReplyPartLeaves(w, i, end); });
 }
 
 void Simulation::ReplyPartLeaves(WorkerId w, int i, absl::Time at) {
@@ -124,12 +130,35 @@ void Simulation::ReplyPartBack(WorkerId w, absl::Time back) {
 
 void Simulation::AfterTransfer(absl::Time crossed, std::function<void(absl::Time arrived)> then) {
   const absl::Duration per_mb = options_.host.transfer_cpu_per_mb;
-  if (!host_ || per_mb == absl::ZeroDuration()) {
+  if (!TransferCpu()) {
     then(crossed);
     return;
   }
-  OnHost(per_mb * (part_bytes_ / 1e6),
-         [this, crossed, then = std::move(then)] { then(std::max(crossed, now_)); });
+  const double after = options_.host.transfer_cpu_after_link;
+  // Once the share beside the crossing is done: the share after it, from the crossing (or
+  // from now, if the crossing is past).
+  auto beside_done = [this, crossed, then = std::move(then), after]() mutable {
+    if (after == 0.0) {
+      then(std::max(crossed, now_));
+    } else if (crossed <= now_) {
+      TransferTail(std::move(then));
+    } else {
+      const uint64_t id = next_transfer_tail_++;
+      transfer_tails_.emplace(id, std::move(then));
+      queue_.Schedule({.time = crossed, .kind = EventKind::kTransferCrossed, .job = id});
+    }
+  };
+  if (after == 1.0) {
+    beside_done();
+  } else {
+    OnHost(per_mb * (part_bytes_ / 1e6) * (1.0 - after), std::move(beside_done));
+  }
+}
+
+void Simulation::TransferTail(std::function<void(absl::Time arrived)> then) {
+  const HostOptions& host = options_.host;
+  OnHost(host.transfer_cpu_per_mb * (part_bytes_ / 1e6) * host.transfer_cpu_after_link,
+         [this, then = std::move(then)] { then(now_); });
 }
 
 void Simulation::Received(WorkerId w, absl::Time back) {
@@ -173,6 +202,21 @@ void Simulation::SendPush(WorkerId w, Tick clock, absl::Time at, Eigen::VectorXf
 }
 
 void Simulation::OnPartArrives(const Event& e) {
+  if (options_.server_cost.transport_thread) {
+    RunOnLane(TransportLane(e.shard), options_.server_cost.receive,
+              [this, w = e.worker, clock = e.clock, k = e.shard](absl::Time end) {
+                if (end == now_) {
+                  ApplyPart(w, clock, k);
+                } else {
+                  queue_.Schedule({.time = end,
+                                   .kind = EventKind::kPartReceived,
+                                   .worker = w,
+                                   .clock = clock,
+                                   .shard = k});
+                }
+              });
+    return;
+  }
   if (host_ && options_.server_cost.receive > absl::ZeroDuration()) {
     OnHost(options_.server_cost.receive,
            [this, w = e.worker, clock = e.clock, k = e.shard] { ApplyPart(w, clock, k); });
@@ -182,20 +226,16 @@ void Simulation::OnPartArrives(const Event& e) {
 }
 
 void Simulation::ApplyPart(WorkerId w, Tick clock, int k) {
-  RunOnShard(k, options_.server_cost.apply,
-             [this, w, clock, k](absl::Time end) {
-               Push& push = workers_[static_cast<size_t>(w)].PushAt(clock);
-               push.part_done[static_cast<size_t>(k)] = end;
-               if (eager_) {
-                 queue_.Schedule({.time = end,
-                                  .kind = EventKind::kPartApplied,
-                                  .worker = w,
-                                  .clock = clock,
-                                  .shard = k});
-               }
-               // The whole push takes effect when its last part's apply starts.
-               if (--push.parts_left == 0) OnPushArrives(w, clock);
-             });
+  RunOnLane(k, options_.server_cost.apply, [this, w, clock, k](absl::Time end) {
+    Push& push = workers_[static_cast<size_t>(w)].PushAt(clock);
+    push.part_done[static_cast<size_t>(k)] = end;
+    if (eager_) {
+      queue_.Schedule(
+          {.time = end, .kind = EventKind::kPartApplied, .worker = w, .clock = clock, .shard = k});
+    }
+    // The whole push takes effect when its last part's apply starts.
+    if (--push.parts_left == 0) OnPushArrives(w, clock);
+  });
 }
 
 void Simulation::OnPushArrives(WorkerId w, Tick clock) {

@@ -151,11 +151,14 @@ void Simulation::Handle(const Event& e) {
     case EventKind::kPartArrives:
       OnPartArrives(e);
       return;
+    case EventKind::kPartReceived:
+      ApplyPart(e.worker, e.clock, e.shard);
+      return;
     case EventKind::kPartApplied:
       // The shard reads its part of the read the push carries, whether or not the gate will
       // serve it (the simulation's one gate decides once the whole push is in); it leaves
       // if the read was served (SendReply).
-      RunOnShard(
+      RunOnLane(
           e.shard, ReadCost(e.shard),
           [this, w = e.worker, clock = e.clock, k = static_cast<size_t>(e.shard)](absl::Time end) {
             Worker& worker = workers_[static_cast<size_t>(w)];
@@ -175,6 +178,9 @@ void Simulation::Handle(const Event& e) {
       return;
     case EventKind::kGradientStarts:
       OnHost(options_.host.gradient_cpu, nullptr);
+      return;
+    case EventKind::kTransferCrossed:
+      TransferTail(std::move(transfer_tails_.extract(e.job).mapped()));
       return;
     case EventKind::kAckArrives: {
       Worker& worker = workers_[static_cast<size_t>(e.worker)];

@@ -142,6 +142,12 @@ struct ServerCostOptions {
   absl::Duration receive = absl::ZeroDuration();  // >= 0
   // >= 0; unset: `read`.
   std::optional<absl::Duration> queued_read;
+  // Two threads per shard, as a real server has (the transport's and an apply thread,
+  // engine/chunk_work.h): a push's part is taken in on the transport's thread (`receive`
+  // holds it, rather than running beside) and applied on the apply thread; a read is served
+  // on the transport's thread when the apply thread has no work, else on the apply thread
+  // behind that work. false: one thread does both.
+  bool transport_thread = false;
 };
 
 // What the worker does around its computation (a calibration, docs/simulator.md). The
@@ -187,6 +193,11 @@ struct HostOptions {
   // when the message leaves, beside its crossing of the links: it has arrived once both are
   // done. Needs network.serialize_links. >= 0 and finite.
   absl::Duration transfer_cpu_per_mb = absl::ZeroDuration();
+  // The share of that CPU that runs once the message has crossed its links, after the
+  // rest, adding to the message's time (on the lab's loaded host all of it does: its
+  // iteration through a shaped link is its unshaped one plus the link's time). 0: all of it
+  // beside the crossing; 1: all of it after. In [0, 1].
+  double transfer_cpu_after_link = 0.0;
 };
 
 // Worker `worker` stops at virtual time `at` (since the start).

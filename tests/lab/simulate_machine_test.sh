@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
 # header names the values; a large latency slows the replay of bsp, the positive control;
-# so does a small shared host), an option after it overrides it, and a file with an unknown name, a value that is not a
+# so do a small shared host and receipts on a transport thread), an option after it
+# overrides it, and a file with an unknown name, a value that is not a
 # number, or no file at all is refused with exit 2 and the reason.
 #
 #   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
@@ -44,12 +45,25 @@ awk -v d="$default" -v s="$slow" 'BEGIN { exit !(s > 0 && s < 0.9 * d) }' ||
 
 printf 'host-cores=0.2\ngradient-cpu-ms=2\nhost-background=0.1\n' >"$work/host.env"
 replay host --machine "$work/host.env"
-grep -q 'host 0.2 cores (background 0.1, gradient 2 ms, transfers 0 ms per MB)' "$work/host.out" ||
+grep -q 'host 0.2 cores (background 0.1, gradient 2 ms, transfers 0 ms per MB, 0 of it after the link)' "$work/host.out" ||
   fail "the header does not show the file's host"
 grep -q 'no shared host' "$work/default.out" || fail "the default has a shared host"
 host=$(bsp_it_s host)
 awk -v d="$default" -v h="$host" 'BEGIN { exit !(h > 0 && h < 0.95 * d) }' ||
   fail "bsp on a host of 0.2 cores ran $host iterations/s, with the default $default"
+
+# Receipts of 5 ms: beside the shard's thread the four pushes of a round are taken in
+# together; on a transport thread one after the other, so bsp runs slower.
+printf 'server-receive-ms=5\n' >"$work/beside.env"
+printf 'server-receive-ms=5\nserver-transport-thread=1\n' >"$work/thread.env"
+replay beside --machine "$work/beside.env"
+replay thread --machine "$work/thread.env"
+grep -q 'apply 0.15 ms (a transport thread beside the apply thread)' "$work/thread.out" ||
+  fail "the header does not show the transport thread"
+! grep -q 'transport thread' "$work/beside.out" || fail "the default has a transport thread"
+beside=$(bsp_it_s beside) thread=$(bsp_it_s thread)
+awk -v b="$beside" -v t="$thread" 'BEGIN { exit !(t > 0 && t < 0.95 * b) }' ||
+  fail "bsp with receipts on a transport thread ran $thread iterations/s, beside it $beside"
 
 replay override --machine "$work/slow.env" --latency-ms 0.03
 grep -q 'latency 0.03 ms, server read 0.5 ms' "$work/override.out" ||
@@ -67,6 +81,7 @@ refused() {  # refused REASON FILE_CONTENT: the file is refused with exit 2, nam
 refused "unknown setting 'latency'" "latency=0.1"
 refused "bad.env:2: not NAME=NUMBER" $'noise=0.01\nserver-apply-ms=fast'
 refused "bad.env:1: not NAME=NUMBER" "server-apply-ms=-1"
+refused "server-transport-thread: 0 or 1, not '2'" "server-transport-thread=2"
 status=0
 "$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/none.env" >"$work/none.out" 2>&1 ||
   status=$?

@@ -3,8 +3,9 @@
 // The simulated server's costs (ServerCostOptions): a shard's thread takes a push `receive`
 // after it arrived and handles it for `apply`, and each served read for `read` (`queued_read`
 // behind other work) before the reply leaves, so BSP's replies, released together, leave
-// one after the other, and a push delays the read behind it. On a shared host
-// (HostOptions) these costs are CPU work, stretched by the host's load.
+// one after the other, and a push delays the read behind it; with a transport thread the
+// receipts hold that thread instead. On a shared host (HostOptions) these costs are CPU
+// work, stretched by the host's load, and so is a transfer's, beside or after its link.
 
 #include <algorithm>
 #include <tuple>
@@ -84,6 +85,41 @@ TEST(ServerCostTest, AReceiveDoesNotHoldTheThread) {
     absl::StatusOr<SimResult> r = Simulate(o);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->end_time, 9 * c.round + absl::Milliseconds(100) + c.last_effect) << c.receive;
+  }
+}
+
+// The same with a transport thread per shard (ServerCostOptions::transport_thread), as a
+// real server: the receipts hold it, one after the other, so the pushes take effect at 4,
+// 8, 12 and 16 ms (a round of 116 ms).
+TEST(ServerCostTest, OnATransportThreadReceiptsQueue) {
+  SimOptions o = Quiet("bsp", 4);
+  o.server_cost.receive = absl::Milliseconds(4);
+  o.server_cost.transport_thread = true;
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->end_time, 9 * absl::Milliseconds(116) + absl::Milliseconds(100 + 16));
+}
+
+// BSP, 4 workers, one iteration of 3 ms: the first round's reads (2 ms each) leave at 2, 4,
+// 6 and 8 ms and the pushes arrive at 5, 7, 9 and 11 ms, each received for 1 ms and applied
+// for 3. On one thread the receipts run beside it (the parts reach it at 6, 8, 10 and 12 ms)
+// and the applies run from 8, 11, 14 and 17 ms; with a transport thread, where the reads
+// were served, the receipts wait for the reads (8-9, 9-10, 10-11, 11-12 ms) and the applies
+// run from 9, 12, 15 and 18 ms. The run ends when the last push takes effect, at its
+// apply's start.
+TEST(ServerCostTest, OnATransportThreadReceiptsWaitForItsReads) {
+  for (const auto& [transport, end] :
+       {std::pair{false, absl::Milliseconds(17)}, std::pair{true, absl::Milliseconds(18)}}) {
+    SimOptions o = Quiet("bsp", 4);
+    o.iterations = 1;
+    o.compute.compute_time = absl::Milliseconds(3);
+    o.server_cost.read = absl::Milliseconds(2);
+    o.server_cost.receive = absl::Milliseconds(1);
+    o.server_cost.apply = absl::Milliseconds(3);
+    o.server_cost.transport_thread = transport;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->end_time, end) << transport;
   }
 }
 
@@ -212,6 +248,28 @@ TEST(ServerCostTest, ATransfersCpuRunsBesideItsLinks) {
   }
 }
 
+// The same with a share of the transfer's CPU after the crossing: it adds to the crossing
+// (2 ms) once the share beside it is done. (CPU, share after, the message's time.)
+TEST(ServerCostTest, ATransfersCpuAfterItsLinksAddsToThem) {
+  for (const auto& [cpu, after, message] :
+       {std::tuple{absl::Milliseconds(1), 1.0, absl::Milliseconds(3)},
+        std::tuple{absl::Milliseconds(2), 0.5, absl::Milliseconds(3)},
+        std::tuple{absl::Milliseconds(6), 0.5, absl::Milliseconds(6)},
+        std::tuple{absl::Milliseconds(1), 0.0, absl::Milliseconds(2)}}) {
+    SimOptions o = Quiet("asp", 1);
+    o.worker_cost.push_waits = true;
+    o.network.serialize_links = true;
+    o.network.bandwidth_bytes_per_s = 32 / 2e-3;
+    o.host.cores = 1;
+    o.host.transfer_cpu_per_mb = cpu * (1e6 / 32);
+    o.host.transfer_cpu_after_link = after;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->end_time, 10 * (absl::Milliseconds(100) + 2 * message)) << cpu << " " << after;
+    EXPECT_EQ(r->workers[0].push_time, 10 * message) << cpu << " " << after;
+  }
+}
+
 TEST(ServerCostTest, BadHostsAreRefused) {
   SimOptions o = Quiet("asp", 1);
   o.host.cores = -1;
@@ -227,6 +285,12 @@ TEST(ServerCostTest, BadHostsAreRefused) {
   EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
   o.network.serialize_links = true;
   EXPECT_TRUE(Simulate(o).ok());  // the positive control
+  for (const double after : {-0.1, 1.5}) {
+    o.host.transfer_cpu_after_link = after;
+    EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status())) << after;
+  }
+  o.host.transfer_cpu_after_link = 1.0;
+  EXPECT_TRUE(Simulate(o).ok());
   o.host.cores = 0;               // a transfer's CPU needs a host
   EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
   o.host.transfer_cpu_per_mb = absl::ZeroDuration();
