@@ -154,7 +154,7 @@ while (($#)); do
     --sampled-batches) example_streams=0; shift ;;
     --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,65p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,70p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done

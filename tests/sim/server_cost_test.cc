@@ -230,32 +230,16 @@ TEST(ServerCostTest, GradientsLoadTheHost) {
 
 // One worker, 32-byte messages (8 parameters) on links that take 2 ms to cross: a
 // transfer's CPU (1 ms per message) runs beside the crossing and adds nothing; at 3 ms it
-// is what the message waits for. Each iteration: a reply, 100 ms of compute, a push.
-TEST(ServerCostTest, ATransfersCpuRunsBesideItsLinks) {
-  for (const auto& [cpu, message] : {std::pair{absl::ZeroDuration(), absl::Milliseconds(2)},
-                                     std::pair{absl::Milliseconds(1), absl::Milliseconds(2)},
-                                     std::pair{absl::Milliseconds(3), absl::Milliseconds(3)}}) {
-    SimOptions o = Quiet("asp", 1);
-    o.worker_cost.push_waits = true;
-    o.network.serialize_links = true;
-    o.network.bandwidth_bytes_per_s = 32 / 2e-3;
-    o.host.cores = 1;
-    o.host.transfer_cpu_per_mb = cpu * (1e6 / 32);
-    absl::StatusOr<SimResult> r = Simulate(o);
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->end_time, 10 * (absl::Milliseconds(100) + 2 * message)) << cpu;
-    EXPECT_EQ(r->workers[0].push_time, 10 * message) << cpu;
-  }
-}
-
-// The same with a share of the transfer's CPU after the crossing: it adds to the crossing
-// (2 ms) once the share beside it is done. (CPU, share after, the message's time.)
-TEST(ServerCostTest, ATransfersCpuAfterItsLinksAddsToThem) {
-  for (const auto& [cpu, after, message] :
-       {std::tuple{absl::Milliseconds(1), 1.0, absl::Milliseconds(3)},
+// is what the message waits for. A share of it after the crossing adds to the crossing once
+// the share beside it is done. Each iteration: a reply, 100 ms of compute, a push.
+TEST(ServerCostTest, ATransfersCpuRunsBesideItsLinksOrAfterThem) {
+  for (const auto& [cpu, after, message] :  // CPU, its share after, the message's time
+       {std::tuple{absl::ZeroDuration(), 0.0, absl::Milliseconds(2)},
+        std::tuple{absl::Milliseconds(1), 0.0, absl::Milliseconds(2)},
+        std::tuple{absl::Milliseconds(3), 0.0, absl::Milliseconds(3)},
+        std::tuple{absl::Milliseconds(1), 1.0, absl::Milliseconds(3)},
         std::tuple{absl::Milliseconds(2), 0.5, absl::Milliseconds(3)},
-        std::tuple{absl::Milliseconds(6), 0.5, absl::Milliseconds(6)},
-        std::tuple{absl::Milliseconds(1), 0.0, absl::Milliseconds(2)}}) {
+        std::tuple{absl::Milliseconds(6), 0.5, absl::Milliseconds(6)}}) {
     SimOptions o = Quiet("asp", 1);
     o.worker_cost.push_waits = true;
     o.network.serialize_links = true;
