@@ -28,8 +28,7 @@ enum class EventKind {
   kPartApplied,      // eager pull: shard `shard`'s part of `worker`'s latest push is applied
   kJobEnds,          // a job on a shard's thread (sim/lanes.h), `job`, ends
   kHostTick,         // HostOptions: the host's next job ends, if its version is still `job`
-  kGradientStarts,   // HostOptions: `worker` starts computing a gradient (the host's load)
-  kTransferCrossed   // HostOptions: a message has crossed its links; its CPU tail, `job`, starts
+  kHostJobStarts  // HostOptions: a job of the host, `job`, starts (a gradient, a transfer's tail)
 };
 
 struct Event {
@@ -39,7 +38,7 @@ struct Event {
   policy::WorkerId worker = 0;
   policy::Tick clock = 0;
   int shard = 0;     // kPartArrives, kPartReceived, kPartApplied
-  uint64_t job = 0;  // kJobEnds; kHostTick: the host's version; kTransferCrossed
+  uint64_t job = 0;  // kJobEnds, kHostJobStarts; kHostTick: the host's version
 };
 
 // A min-heap on (time, sequence). Thread-safety: none; one simulation owns it.

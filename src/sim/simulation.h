@@ -140,12 +140,14 @@ class Simulation {
   void StartJob(uint64_t id);
   // HostOptions: `work` of CPU starts on the host now; `at_end` (if any) runs when it is done.
   void OnHost(absl::Duration work, std::function<void()> at_end);
+  // The same from `from` (now if it is past; else at a kHostJobStarts).
+  void OnHostFrom(absl::Time from, absl::Duration work, std::function<void()> at_end);
   // The kHostTick of the host's current state, unless it is scheduled.
   void ScheduleHostTick();
   // A kHostTick of the host's `version`: the jobs that end now act (a stale tick does nothing).
   void HostTick(uint64_t version);
   // HostOptions::gradient_cpu: a worker's gradient loads the host from `at` (>= now).
-  void LoadGradient(WorkerId w, absl::Time at);
+  void LoadGradient(absl::Time at);
   // When a push's part that arrives now reaches the shard's thread, as a delay: the
   // transport's time (ServerCostOptions::receive), unless a host or the shard's transport
   // thread runs it (OnPartArrives).
@@ -173,9 +175,6 @@ class Simulation {
   bool TransferCpu() const {
     return host_ && options_.host.transfer_cpu_per_mb > absl::ZeroDuration();
   }
-  // HostOptions::transfer_cpu_after_link: a message's share of its transfer's CPU that
-  // follows its crossing starts on the host now; `then` gets when it is done.
-  void TransferTail(std::function<void(absl::Time arrived)> then);
   // w's push at `clock` is applied now; its acknowledgement leaves at `acked_at`.
   void OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at);
   // WorkerCostOptions::push_waits: the server takes w's clock `clock` + 1, then its next
@@ -256,9 +255,13 @@ class Simulation {
   std::optional<Host> host_;
   absl::flat_hash_map<uint64_t, std::function<void()>> host_jobs_;
   uint64_t host_tick_ = kNoTick;
-  // The messages whose CPU tail starts at a kTransferCrossed, by the event's `job`.
-  absl::flat_hash_map<uint64_t, std::function<void(absl::Time)>> transfer_tails_;
-  uint64_t next_transfer_tail_ = 0;
+  // The host's jobs that start at a kHostJobStarts (OnHostFrom), by the event's `job`.
+  struct LaterHostJob {
+    absl::Duration work;
+    std::function<void()> at_end;
+  };
+  absl::flat_hash_map<uint64_t, LaterHostJob> later_host_jobs_;
+  uint64_t next_later_host_job_ = 0;
   const PaceModel pace_;  // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;

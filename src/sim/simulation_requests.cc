@@ -53,6 +53,13 @@ void Simulation::OnHost(absl::Duration work, std::function<void()> at_end) {
   ScheduleHostTick();
 }
 
+void Simulation::OnHostFrom(absl::Time from, absl::Duration work, std::function<void()> at_end) {
+  if (from <= now_) return OnHost(work, std::move(at_end));
+  const uint64_t id = next_later_host_job_++;
+  later_host_jobs_.emplace(id, LaterHostJob{work, std::move(at_end)});
+  queue_.Schedule({.time = from, .kind = EventKind::kHostJobStarts, .job = id});
+}
+
 void Simulation::ScheduleHostTick() {
   const absl::Time at = host_->NextEnd();
   if (host_->version() == host_tick_ || at == absl::InfiniteFuture()) return;
@@ -71,13 +78,9 @@ void Simulation::HostTick(uint64_t version) {
   ScheduleHostTick();
 }
 
-void Simulation::LoadGradient(WorkerId w, absl::Time at) {
+void Simulation::LoadGradient(absl::Time at) {
   if (!host_ || options_.host.gradient_cpu == absl::ZeroDuration()) return;
-  if (at == now_) {
-    OnHost(options_.host.gradient_cpu, nullptr);
-  } else {
-    queue_.Schedule({.time = at, .kind = EventKind::kGradientStarts, .worker = w});
-  }
+  OnHostFrom(at, options_.host.gradient_cpu, nullptr);
 }
 
 absl::Duration Simulation::ReadCost(int lane) const {
@@ -134,31 +137,19 @@ void Simulation::AfterTransfer(absl::Time crossed, std::function<void(absl::Time
     then(crossed);
     return;
   }
+  const absl::Duration cpu = per_mb * (part_bytes_ / 1e6);
   const double after = options_.host.transfer_cpu_after_link;
   // Once the share beside the crossing is done: the share after it, from the crossing (or
   // from now, if the crossing is past).
-  auto beside_done = [this, crossed, then = std::move(then), after]() mutable {
-    if (after == 0.0) {
-      then(std::max(crossed, now_));
-    } else if (crossed <= now_) {
-      TransferTail(std::move(then));
-    } else {
-      const uint64_t id = next_transfer_tail_++;
-      transfer_tails_.emplace(id, std::move(then));
-      queue_.Schedule({.time = crossed, .kind = EventKind::kTransferCrossed, .job = id});
-    }
+  auto beside_done = [this, crossed, cpu, after, then = std::move(then)]() mutable {
+    if (after == 0.0) return then(std::max(crossed, now_));
+    OnHostFrom(crossed, cpu * after, [this, then = std::move(then)] { then(now_); });
   };
   if (after == 1.0) {
     beside_done();
   } else {
-    OnHost(per_mb * (part_bytes_ / 1e6) * (1.0 - after), std::move(beside_done));
+    OnHost(cpu * (1.0 - after), std::move(beside_done));
   }
-}
-
-void Simulation::TransferTail(std::function<void(absl::Time arrived)> then) {
-  const HostOptions& host = options_.host;
-  OnHost(host.transfer_cpu_per_mb * (part_bytes_ / 1e6) * host.transfer_cpu_after_link,
-         [this, then = std::move(then)] { then(now_); });
 }
 
 void Simulation::Received(WorkerId w, absl::Time back) {
@@ -315,7 +306,7 @@ void Simulation::ComputeAndPush(WorkerId w, Tick clock, Eigen::VectorXf gradient
   Worker& worker = workers_[static_cast<size_t>(w)];
   const absl::Time done = start + options_.worker_cost.local + compute;
   if (done > worker.fails_at) return;  // died before it could push
-  LoadGradient(w, start + options_.worker_cost.local);
+  LoadGradient(start + options_.worker_cost.local);
   worker.compute_time += compute;
   cache_.Pushed(w, gradient);  // written through into its copy, where the server does so
   SendPush(w, clock, done, std::move(gradient));
@@ -391,7 +382,7 @@ void Simulation::EagerTimes(WorkerId w, absl::Time back) {
   // g_0 is computed on the initial pull once it is back.
   if (reply.clock == 0) {
     worker.next_done = back + EagerLocal() + reply.compute;
-    LoadGradient(w, back + EagerLocal());
+    LoadGradient(back + EagerLocal());
   }
   const absl::Time step = std::max(back, worker.next_done);
   // What the worker waits for: the reply, once its gradient is done (the first pull whole).
@@ -402,7 +393,7 @@ void Simulation::EagerTimes(WorkerId w, absl::Time back) {
   SendPush(w, reply.clock, step, std::move(reply.gradient), reply.scale);
   if (reply.clock + 1 >= worker.target) return;  // its last step: only the push is left
   worker.next_done = step + EagerLocal() + reply.next_compute;
-  LoadGradient(w, step + EagerLocal());
+  LoadGradient(step + EagerLocal());
 }
 
 }  // namespace kairos::sim::internal

@@ -176,12 +176,11 @@ void Simulation::Handle(const Event& e) {
     case EventKind::kHostTick:
       HostTick(e.job);
       return;
-    case EventKind::kGradientStarts:
-      OnHost(options_.host.gradient_cpu, nullptr);
+    case EventKind::kHostJobStarts: {
+      LaterHostJob job = std::move(later_host_jobs_.extract(e.job).mapped());
+      OnHost(job.work, std::move(job.at_end));
       return;
-    case EventKind::kTransferCrossed:
-      TransferTail(std::move(transfer_tails_.extract(e.job).mapped()));
-      return;
+    }
     case EventKind::kAckArrives: {
       Worker& worker = workers_[static_cast<size_t>(e.worker)];
       if (now_ > worker.fails_at) return;  // died before it could report its clock
