@@ -90,6 +90,8 @@ for attempt in range(50):
         break
     except OSError:
         time.sleep(0.1)
+else:
+    sys.exit("message_time.sh: no connection to the probe's server in 5 s")
 for c in cs:
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     c.setblocking(False)

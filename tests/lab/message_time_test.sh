@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/lab/message_time.sh: a 2 MB message through a 400 Mbit/s link takes about the
 # link's time for its bytes (the link shapes it; the htb bucket's burst after an idle gap is
-# small beside it) and not much more on an idle host; bad arguments are refused with exit 2. Needs root (exit 77, skipped, otherwise, as the script does).
+# small beside it) and not much more on an idle host; bad arguments are refused with exit 2.
+# Needs root (exit 77, skipped, otherwise, as the script does).
 #
 #   message_time_test.sh MESSAGE_TIME_SH
 set -euo pipefail
