@@ -94,6 +94,7 @@ struct Flags {
   double server_send_delay_ms = 0.0;
   double worker_local_ms = 0.0;
   double eager_local_ms = -1.0;
+  double worker_receive_ms = 0.0;
   double host_cores = 0.0;
   double host_background = 0.0;
   double gradient_cpu_ms = 0.0;
@@ -225,6 +226,11 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "Under eager pull, each worker's own time per step instead of "
                  "--worker-local-ms (< 0: --worker-local-ms)")
       ->check(CLI::Range(-1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--worker-receive-ms", f.worker_receive_ms,
+                 "Each worker's CPU to take in a reply once it is back; its pull returns "
+                 "after it (on the host with --host-cores)")
+      ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_option("--host-cores", f.host_cores,
                  "The nodes share a host of this many cores: the server's costs and "
@@ -394,6 +400,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   if (f.eager_local_ms >= 0) {
     o.worker_cost.eager_local = absl::Microseconds(1000 * f.eager_local_ms);
   }
+  o.worker_cost.receive = absl::Microseconds(1000 * f.worker_receive_ms);
   o.host.cores = f.host_cores;
   o.host.background = f.host_background;
   o.host.gradient_cpu = absl::Microseconds(1000 * f.gradient_cpu_ms);

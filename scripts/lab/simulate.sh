@@ -7,6 +7,7 @@
 #   scripts/lab/simulate.sh --lab DIR [--machine FILE] [--latency-ms 0.03]
 #       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
 #       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
+#       [--worker-receive-ms 0]
 #       [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
@@ -30,7 +31,8 @@
 # for one served behind other work, as at a BSP release) and --server-apply-ms per push (for
 # its part), which reaches it --server-receive-ms after it arrived (the transport taking it
 # in beside the thread), --worker-local-ms per iteration (--eager-local-ms under eager pull,
-# whose step also corrects the parameters and copies them in and out), workers' links of
+# whose step also corrects the parameters and copies them in and out), --worker-receive-ms
+# per reply (the worker taking it in, once it is back), workers' links of
 # --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
 # timing noise that keeps paced workers out of lockstep. --host-cores C > 0 puts the nodes on
@@ -46,7 +48,8 @@
 # the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
-# server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms, noise,
+# server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms,
+# worker-receive-ms, noise,
 # frame-overhead, host-cores, host-background, gradient-cpu-ms, transfer-cpu-ms-per-mb,
 # transfer-cpu-after-link), '#' comments;
 # options after it override it. scripts/lab/machines/ holds the measured ones.
@@ -109,6 +112,7 @@ read_machine() {
       server-apply-ms) apply_ms=$value ;;
       worker-local-ms) local_ms=$value ;;
       eager-local-ms) eager_local_ms=$value ;;
+      worker-receive-ms) worker_receive_ms=$value ;;
       noise) noise=$value ;;
       frame-overhead) frame_overhead=$value ;;
       host-cores) host_cores=$value ;;
@@ -138,6 +142,7 @@ while (($#)); do
     --noise) noise=$2; shift 2 ;;
     --bandwidth-mbps) bandwidth_mbps=$2; shift 2 ;;
     --eager-local-ms) eager_local_ms=$2; shift 2 ;;
+    --worker-receive-ms) worker_receive_ms=$2; shift 2 ;;
     --host-cores) host_cores=$2; shift 2 ;;
     --host-background) host_background=$2; shift 2 ;;
     --gradient-cpu-ms) gradient_cpu_ms=$2; shift 2 ;;
@@ -154,7 +159,7 @@ while (($#)); do
     --sampled-batches) example_streams=0; shift ;;
     --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,70p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -167,6 +172,7 @@ out=${out:-$lab/sim}
 mkdir -p "$out"
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
+  --worker-receive-ms "$worker_receive_ms"
   --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms")
 [[ $transport_thread == 1 ]] && sim_worker_flags+=(--server-transport-thread)
 # The host's other settings only with a host (--host-cores 0 turns it off).
@@ -262,7 +268,7 @@ host="no shared host"
 host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB, $transfer_cpu_after_link of it after the link)"
 threads=""
 [[ $transport_thread == 1 ]] && threads=" (a transport thread beside the apply thread)"
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, worker $local_ms ms per iteration ($eager_local_ms under eager pull), noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, worker $local_ms ms per iteration ($eager_local_ms under eager pull) and $worker_receive_ms per reply, noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

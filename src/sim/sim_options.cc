@@ -127,7 +127,8 @@ absl::Status CheckServerCost(const ServerCostOptions& c) {
 absl::Status CheckWorkerCost(const WorkerCostOptions& c) {
   for (const auto& [name, d] :
        {std::pair{"worker_cost.local", c.local},
-        std::pair{"worker_cost.eager_local", c.eager_local.value_or(absl::ZeroDuration())}}) {
+        std::pair{"worker_cost.eager_local", c.eager_local.value_or(absl::ZeroDuration())},
+        std::pair{"worker_cost.receive", c.receive}}) {
     if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
       return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
     }

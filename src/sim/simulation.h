@@ -163,10 +163,13 @@ class Simulation {
   void ReadOnShard(int shard, std::function<void(absl::Time end)> act);
   // Shard i serves its part of w's reply (Worker::reply): read, then sent.
   void SendReplyPart(WorkerId w, int i);
-  // Shard i's part of w's reply leaves at `at` (<= now under a host); Received once the
+  // Shard i's part of w's reply leaves at `at` (<= now under a host); TakeReply once the
   // last part is in (ReplyPartBack).
   void ReplyPartLeaves(WorkerId w, int i, absl::Time at);
   void ReplyPartBack(WorkerId w, absl::Time back);
+  // w's reply is in at `back` (>= now): w takes it in (WorkerCostOptions::receive), then
+  // Received.
+  void TakeReply(WorkerId w, absl::Time back);
   // A message part leaving now that has crossed its links at `crossed`: `then` gets when it
   // has arrived, `crossed` or, with HostOptions::transfer_cpu_per_mb, once its transfer's
   // CPU on the host is done too (then at a later event).

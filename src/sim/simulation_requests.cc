@@ -128,7 +128,14 @@ void Simulation::ReplyPartLeaves(WorkerId w, int i, absl::Time at) {
 void Simulation::ReplyPartBack(WorkerId w, absl::Time back) {
   Reply& r = workers_[static_cast<size_t>(w)].reply;
   r.back = std::max(r.back, back);
-  if (--r.parts_left == 0) Received(w, std::max(r.back, now_));
+  if (--r.parts_left == 0) TakeReply(w, std::max(r.back, now_));
+}
+
+void Simulation::TakeReply(WorkerId w, absl::Time back) {
+  const absl::Duration cpu = options_.worker_cost.receive;
+  if (cpu == absl::ZeroDuration()) return Received(w, back);
+  if (!host_) return Received(w, back + cpu);
+  OnHostFrom(back, cpu, [this, w] { Received(w, now_); });
 }
 
 void Simulation::AfterTransfer(absl::Time crossed, std::function<void(absl::Time arrived)> then) {

@@ -168,13 +168,21 @@ struct WorkerCostOptions {
   // corrects the parameters locally and copies them in and out); unset: `local`. >= 0 and
   // finite.
   std::optional<absl::Duration> eager_local;
+  // The worker's CPU to take in a reply once its last part is back (the copy out of its
+  // socket, the parse), before it goes on: its pull returns at the end. A job on the host
+  // when there is one (HostOptions), so that it is stretched by the load, else a plain
+  // delay. It moves part of a read's cost off the server's thread: the server's reply shares
+  // the parameters with the transport, so a burst of reads released at once costs the
+  // server little each while every worker takes in its own. >= 0 and finite.
+  absl::Duration receive = absl::ZeroDuration();
 };
 
 // The machine the job's nodes share (a calibration, docs/simulator.md), as the lab's
 // workers, servers and evaluator share one. With cores > 0 the shards' threads' costs
 // (ServerCostOptions read, queued_read and apply) and the transport's (receive) are CPU
 // work on a Host (sim/host.h) of `cores` cores, shared evenly by the jobs running (each
-// worker's gradient takes gradient_cpu of it too) and a background job of weight
+// worker's gradient takes gradient_cpu of it too, and its take-in of each reply
+// WorkerCostOptions::receive) and a background job of weight
 // `background` that runs at a lower priority (the lab's evaluator): a job ends once its
 // work is done at the rate the host's load leaves it, and what it does (a reply part
 // leaving, a push's part applied and, with its last part, taking effect) happens at its

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
 # header names the values; a large latency slows the replay of bsp, the positive control;
-# so do a small shared host and receipts on a transport thread), an option after it
+# so do a small shared host, receipts on a transport thread and a worker's take-in of each
+# reply), an option after it
 # overrides it, and a file with an unknown name, a value that is not a
 # number, or no file at all is refused with exit 2 and the reason.
 #
@@ -64,6 +65,17 @@ grep -q 'apply 0.15 ms (a transport thread beside the apply thread)' "$work/thre
 beside=$(bsp_it_s beside) thread=$(bsp_it_s thread)
 awk -v b="$beside" -v t="$thread" 'BEGIN { exit !(t > 0 && t < 0.95 * b) }' ||
   fail "bsp with receipts on a transport thread ran $thread iterations/s, beside it $beside"
+
+# A worker taking 5 ms to take in each reply: every iteration is that much longer.
+printf 'worker-receive-ms=5\n' >"$work/takein.env"
+replay takein --machine "$work/takein.env"
+grep -q 'under eager pull) and 5 per reply' "$work/takein.out" ||
+  fail "the header does not show the take-in of a reply"
+grep -q 'under eager pull) and 0 per reply' "$work/default.out" ||
+  fail "the default takes in a reply"
+takein=$(bsp_it_s takein)
+awk -v d="$default" -v t="$takein" 'BEGIN { exit !(t > 0 && t < 0.95 * d) }' ||
+  fail "bsp taking 5 ms per reply ran $takein iterations/s, with the default $default"
 
 replay override --machine "$work/slow.env" --latency-ms 0.03
 grep -q 'latency 0.03 ms, server read 0.5 ms' "$work/override.out" ||

@@ -3,7 +3,7 @@
 // The simulated worker's costs (WorkerCostOptions): with push_waits a worker reports its
 // clock and sends its next read only once its push is acknowledged, so each iteration takes
 // two more latencies and the gate sees the clock later; `local` adds the worker's own time
-// to each iteration (`eager_local` to each eager step).
+// to each iteration (`eager_local` to each eager step), `receive` to each pull.
 
 #include <optional>
 
@@ -128,12 +128,41 @@ TEST(WorkerCostTest, AWorkerThatDiesBeforeTheAcknowledgementReportsNoClock) {
   EXPECT_EQ(r->workers[0].iterations, 10);
 }
 
-TEST(WorkerCostTest, NegativeLocalTimeIsRefused) {
+// `receive` is the worker's taking in of each reply: without a host it adds to every
+// iteration and to the pull (10 iterations of 102 + 3 ms, each pull 2 + 3 ms); on a host
+// it is CPU work there, so the two workers' take-ins, which start together, share one core
+// (each 6 ms: 10 iterations of 108 ms) and do not share two (105 ms).
+TEST(WorkerCostTest, TakingInAReplyAddsToThePull) {
+  struct Case {
+    double cores;
+    absl::Duration end, pull;
+  };
+  for (const Case& c : {Case{0, Ms(1 + 10 * 105), Ms(50)}, Case{2, Ms(1 + 10 * 105), Ms(50)},
+                        Case{1, Ms(1 + 10 * 108), Ms(80)}}) {
+    SimOptions o = Timed("asp", 2);
+    o.worker_cost.receive = Ms(3);
+    o.host.cores = c.cores;
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->end_time, c.end) << c.cores;
+    EXPECT_EQ(r->workers[1].pull_time, c.pull) << c.cores;
+    EXPECT_EQ(r->workers[1].compute_time, Ms(1000)) << c.cores;
+  }
+}
+
+TEST(WorkerCostTest, NegativeTimesAreRefused) {
   SimOptions o = Timed("asp", 1);
   o.worker_cost.local = -Ms(1);
   const absl::Status s = Simulate(o).status();
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_NE(s.message().find("worker_cost.local"), std::string::npos) << s;
+  o.worker_cost.local = Ms(1);
+  o.worker_cost.receive = -Ms(1);
+  const absl::Status t = Simulate(o).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(t)) << t;
+  EXPECT_NE(t.message().find("worker_cost.receive"), std::string::npos) << t;
+  o.worker_cost.receive = Ms(1);
+  EXPECT_TRUE(Simulate(o).ok());  // the control
 }
 
 }  // namespace
