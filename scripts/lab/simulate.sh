@@ -7,8 +7,7 @@
 #   scripts/lab/simulate.sh --lab DIR [--machine FILE] [--latency-ms 0.03]
 #       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
 #       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
-#       [--worker-receive-ms 0]
-#       [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
+#       [--worker-receive-ms 0] [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
@@ -49,9 +48,8 @@
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
 # server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms,
-# worker-receive-ms, noise,
-# frame-overhead, host-cores, host-background, gradient-cpu-ms, transfer-cpu-ms-per-mb,
-# transfer-cpu-after-link), '#' comments;
+# worker-receive-ms, noise, frame-overhead, host-cores, host-background, gradient-cpu-ms,
+# transfer-cpu-ms-per-mb, transfer-cpu-after-link), '#' comments;
 # options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
