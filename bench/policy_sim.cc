@@ -97,6 +97,7 @@ struct Flags {
   double worker_receive_ms = 0.0;
   double host_cores = 0.0;
   double host_background = 0.0;
+  bool host_run_to_completion = false;
   double gradient_cpu_ms = 0.0;
   double transfer_cpu_ms_per_mb = 0.0;
   double transfer_cpu_after_link = 0.0;
@@ -243,6 +244,9 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "priority (the lab's evaluator)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  app.add_flag("--host-run-to-completion", f.host_run_to_completion,
+               "With --host-cores, each job on the host runs alone on a core until it is "
+               "done, the others waiting in order (docs/simulator.md)");
   app.add_option("--gradient-cpu-ms", f.gradient_cpu_ms,
                  "With --host-cores, each gradient's CPU time on the host (it loads the host; "
                  "the iteration still takes its drawn compute time)")
@@ -403,6 +407,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.worker_cost.receive = absl::Microseconds(1000 * f.worker_receive_ms);
   o.host.cores = f.host_cores;
   o.host.background = f.host_background;
+  o.host.run_to_completion = f.host_run_to_completion;
   o.host.gradient_cpu = absl::Microseconds(1000 * f.gradient_cpu_ms);
   o.host.transfer_cpu_per_mb = absl::Microseconds(1000 * f.transfer_cpu_ms_per_mb);
   o.host.transfer_cpu_after_link = f.transfer_cpu_after_link;

@@ -10,6 +10,7 @@
 #       [--worker-receive-ms 0] [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
+#       [--host-run-to-completion 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -40,8 +41,9 @@
 # a background job of weight --host-background (the evaluator at nice 10), and through shaped
 # links each message's transfer takes --transfer-cpu-ms-per-mb of CPU per megabyte (the
 # kernel's work between the lab's namespaces), --transfer-cpu-after-link of it (a share)
-# once the message has crossed the link; 0: every node has a CPU of its own
-# (docs/simulator.md, host.cores). --server-transport-thread 1 gives each shard a transport
+# once the message has crossed the link; --host-run-to-completion 1 runs each job alone on a
+# core until it is done, the others waiting in order, instead of sharing the cores; 0: every
+# node has a CPU of its own (docs/simulator.md, host.cores). --server-transport-thread 1 gives each shard a transport
 # thread beside its apply thread, as a real server (docs/simulator.md,
 # server_cost.transport_thread). The defaults are the calibration of
 # the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
@@ -49,7 +51,7 @@
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
 # server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms,
 # worker-receive-ms, noise, frame-overhead, host-cores, host-background, gradient-cpu-ms,
-# transfer-cpu-ms-per-mb, transfer-cpu-after-link), '#' comments;
+# transfer-cpu-ms-per-mb, transfer-cpu-after-link, host-run-to-completion), '#' comments;
 # options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
@@ -115,6 +117,7 @@ read_machine() {
       frame-overhead) frame_overhead=$value ;;
       host-cores) host_cores=$value ;;
       host-background) host_background=$value ;;
+      host-run-to-completion) run_to_completion=$value ;;
       gradient-cpu-ms) gradient_cpu_ms=$value ;;
       transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$value ;;
       transfer-cpu-after-link) transfer_cpu_after_link=$value ;;
@@ -143,6 +146,7 @@ while (($#)); do
     --worker-receive-ms) worker_receive_ms=$2; shift 2 ;;
     --host-cores) host_cores=$2; shift 2 ;;
     --host-background) host_background=$2; shift 2 ;;
+    --host-run-to-completion) run_to_completion=$2; shift 2 ;;
     --gradient-cpu-ms) gradient_cpu_ms=$2; shift 2 ;;
     --transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$2; shift 2 ;;
     --transfer-cpu-after-link) transfer_cpu_after_link=$2; shift 2 ;;
@@ -166,6 +170,7 @@ done
 [[ -x $sim ]] || die "no simulator at $sim (build it: scripts/build.sh --target kairos_policy_sim)"
 [[ $parallel =~ ^[0-9]+$ ]] && ((parallel >= 1)) || die "--jobs: a number >= 1"
 [[ $transport_thread == [01] ]] || die "--server-transport-thread: 0 or 1, not '$transport_thread'"
+[[ $run_to_completion == [01] ]] || die "--host-run-to-completion: 0 or 1, not '$run_to_completion'"
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
@@ -178,6 +183,7 @@ host_on() { awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; }
 if host_on; then
   sim_worker_flags+=(--host-cores "$host_cores" --host-background "$host_background"
     --gradient-cpu-ms "$gradient_cpu_ms")
+  [[ $run_to_completion == 1 ]] && sim_worker_flags+=(--host-run-to-completion)
 fi
 rank0=0
 links=""
@@ -263,7 +269,9 @@ compare="$out/compare.tsv"
 lab_compare "$lab/summary.tsv" "$out/summary.tsv" sim >"$compare"
 
 host="no shared host"
-host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB, $transfer_cpu_after_link of it after the link)"
+scheduling=""
+[[ $run_to_completion == 1 ]] && scheduling=", jobs run to completion"
+host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB, $transfer_cpu_after_link of it after the link$scheduling)"
 threads=""
 [[ $transport_thread == 1 ]] && threads=" (a transport thread beside the apply thread)"
 echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, worker $local_ms ms per iteration ($eager_local_ms under eager pull) and $worker_receive_ms per reply, noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"

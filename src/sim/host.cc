@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <utility>
@@ -20,7 +21,10 @@ constexpr double kDoneNs = 1e-3;
 
 }  // namespace
 
-Host::Host(double cores, double background) : cores_(cores), background_(background) {
+Host::Host(double cores, double background, bool run_to_completion)
+    : cores_(cores),
+      background_(background),
+      slots_(run_to_completion ? static_cast<size_t>(std::max(1.0, std::floor(cores))) : SIZE_MAX) {
   if (!(cores > 0.0 && std::isfinite(cores) && background >= 0.0 && std::isfinite(background))) {
     std::abort();
   }
@@ -34,7 +38,11 @@ uint64_t Host::Add(absl::Duration work, absl::Time now) {
   if (work < absl::ZeroDuration() || work == absl::InfiniteDuration()) std::abort();
   Advance(now);  // the jobs running so far advanced at the old rate up to now
   const uint64_t id = next_id_++;
-  left_ns_.emplace(id, absl::ToDoubleNanoseconds(work));
+  if (left_ns_.size() < slots_) {
+    left_ns_.emplace(id, absl::ToDoubleNanoseconds(work));
+  } else {
+    waiting_.emplace_back(id, absl::ToDoubleNanoseconds(work));
+  }
   ++version_;
   return id;
 }
@@ -67,7 +75,13 @@ void Host::Advance(absl::Time now) {
       ++it;
     }
   }
-  if (ended_.size() != before) ++version_;
+  if (ended_.size() == before) return;
+  ++version_;
+  // The cores the ended jobs freed take the jobs that waited longest, from now.
+  while (left_ns_.size() < slots_ && !waiting_.empty()) {
+    left_ns_.insert(waiting_.front());
+    waiting_.pop_front();
+  }
 }
 
 std::vector<uint64_t> Host::TakeEnded() { return std::exchange(ended_, {}); }

@@ -150,6 +150,9 @@ absl::Status CheckHost(const HostOptions& h, bool serialize_links) {
       return Bad(name, "0 without a host (host.cores 0)", absl::FormatDuration(d));
     }
   }
+  if (h.run_to_completion && h.cores == 0.0) {
+    return Bad("host.run_to_completion", "false without a host (host.cores 0)", "true");
+  }
   if (!(h.transfer_cpu_after_link >= 0.0 && h.transfer_cpu_after_link <= 1.0)) {
     return Bad("host.transfer_cpu_after_link", "in [0, 1]",
                absl::StrCat(h.transfer_cpu_after_link));

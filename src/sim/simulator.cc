@@ -65,7 +65,9 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
   for (const WorkerFailure& f : options.failures) {
     workers_[static_cast<size_t>(f.worker)].fails_at = kStart + f.at;
   }
-  if (options.host.cores > 0.0) host_.emplace(options.host.cores, options.host.background);
+  if (options.host.cores > 0.0) {
+    host_.emplace(options.host.cores, options.host.background, options.host.run_to_completion);
+  }
   const NetworkOptions& n = options.network;
   if (n.serialize_links) {
     links_.emplace(options.num_workers, n.to_server(), n.to_worker(), n.bandwidth_bytes_per_s,

@@ -206,6 +206,10 @@ struct HostOptions {
   // iteration through a shaped link is its unshaped one plus the link's time). 0: all of it
   // beside the crossing; 1: all of it after. In [0, 1].
   double transfer_cpu_after_link = 0.0;
+  // Each job runs alone on a core until it is done, the others waiting for one in the order
+  // they came (sim/host.h), as Linux's scheduler treats jobs shorter than its time slice;
+  // false: the jobs share the cores evenly (processor sharing).
+  bool run_to_completion = false;
 };
 
 // Worker `worker` stops at virtual time `at` (since the start).

@@ -48,6 +48,11 @@ replay host --machine "$work/host.env"
 grep -q 'host 0.2 cores (background 0.1, gradient 2 ms, transfers 0 ms per MB, 0 of it after the link)' "$work/host.out" ||
   fail "the header does not show the file's host"
 grep -q 'no shared host' "$work/default.out" || fail "the default has a shared host"
+! grep -q 'run to completion' "$work/host.out" || fail "the default host runs jobs to completion"
+printf 'host-cores=1\nhost-run-to-completion=1\n' >"$work/rtc.env"
+replay rtc --machine "$work/rtc.env"
+grep -q 'after the link, jobs run to completion)' "$work/rtc.out" ||
+  fail "the header does not show jobs run to completion"
 host=$(bsp_it_s host)
 awk -v d="$default" -v h="$host" 'BEGIN { exit !(h > 0 && h < 0.95 * d) }' ||
   fail "bsp on a host of 0.2 cores ran $host iterations/s, with the default $default"
@@ -93,6 +98,7 @@ refused "unknown setting 'latency'" "latency=0.1"
 refused "bad.env:2: not NAME=NUMBER" $'noise=0.01\nserver-apply-ms=fast'
 refused "bad.env:1: not NAME=NUMBER" "server-apply-ms=-1"
 refused "server-transport-thread: 0 or 1, not '2'" "server-transport-thread=2"
+refused "host-run-to-completion: 0 or 1, not '2'" "host-run-to-completion=2"
 status=0
 "$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/none.env" >"$work/none.out" 2>&1 ||
   status=$?

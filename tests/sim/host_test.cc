@@ -1,6 +1,7 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Host: processor sharing on a number of cores, with a background job of a lower priority.
+// Host: processor sharing on a number of cores, with a background job of a lower priority,
+// or jobs run to completion.
 
 #include "sim/host.h"
 
@@ -61,6 +62,50 @@ TEST(HostTest, AJobThatArrivesSlowsTheOthersFromThen) {
   EXPECT_EQ(when, At(2));
   EXPECT_EQ(Next(host, &when), Ids{1});
   EXPECT_EQ(when, At(2.5));
+}
+
+TEST(HostTest, RunToCompletionJobsWaitForACoreInTheOrderTheyCame) {
+  // Two cores, jobs of 1, 2 and 1 ms at 0 and 0.5 ms at 0.5: jobs 1 and 2 run at full
+  // speed; 3 and 4 wait; 3 takes job 1's core when it ends (1 ms) and ends at 2 ms, when 2
+  // ends too; 4 starts then and ends at 2.5 ms. Shared instead, the four would end later
+  // and together (the control).
+  Host host(2, 0, /*run_to_completion=*/true);
+  host.Add(Ms(1), At(0));
+  host.Add(Ms(2), At(0));
+  host.Add(Ms(1), At(0));
+  EXPECT_EQ(host.running(), 2);
+  EXPECT_EQ(host.waiting(), 1);
+  EXPECT_DOUBLE_EQ(host.Rate(), 1.0);
+  host.Add(Ms(0.5), At(0.5));
+  EXPECT_EQ(host.waiting(), 2);
+  absl::Time when;
+  EXPECT_EQ(Next(host, &when), Ids{1});
+  EXPECT_EQ(when, At(1));
+  EXPECT_EQ(host.running(), 2);  // job 3 started
+  EXPECT_EQ(Next(host, &when), (Ids{2, 3}));
+  EXPECT_EQ(when, At(2));
+  EXPECT_EQ(Next(host, &when), Ids{4});
+  EXPECT_EQ(when, At(2.5));
+  EXPECT_EQ(host.running() + host.waiting(), 0);
+
+  Host shared(2, 0);
+  shared.Add(Ms(1), At(0));
+  shared.Add(Ms(2), At(0));
+  shared.Add(Ms(1), At(0));
+  EXPECT_DOUBLE_EQ(shared.Rate(), 2.0 / 3);
+  EXPECT_EQ(shared.waiting(), 0);
+}
+
+TEST(HostTest, RunToCompletionOnAFractionOfACoreRunsOneJobAtThatRate) {
+  // 0.5 core: one job at a time, at half speed (a job of 1 ms takes 2).
+  Host host(0.5, 0, /*run_to_completion=*/true);
+  host.Add(Ms(1), At(0));
+  host.Add(Ms(0), At(0));
+  absl::Time when;
+  EXPECT_EQ(Next(host, &when), Ids{1});
+  EXPECT_EQ(when, At(2));
+  EXPECT_EQ(Next(host, &when), Ids{2});  // the job of no work, once it had the core
+  EXPECT_EQ(when, At(2));
 }
 
 TEST(HostTest, TheBackgroundTakesOnlyWhatTheJobsLeaveUntilTheyOutnumberTheCores) {

@@ -280,6 +280,12 @@ TEST(ServerCostTest, BadHostsAreRefused) {
   o.host.transfer_cpu_per_mb = absl::ZeroDuration();
   o.host.gradient_cpu = absl::Milliseconds(1);  // so does a gradient's
   EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.host.gradient_cpu = absl::ZeroDuration();
+  EXPECT_TRUE(Simulate(o).ok());
+  o.host.run_to_completion = true;  // and running jobs to completion
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.host.cores = 2;
+  EXPECT_TRUE(Simulate(o).ok());
 }
 
 TEST(ServerCostTest, NegativeCostsAreRefused) {

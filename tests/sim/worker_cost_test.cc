@@ -131,17 +131,22 @@ TEST(WorkerCostTest, AWorkerThatDiesBeforeTheAcknowledgementReportsNoClock) {
 // `receive` is the worker's taking in of each reply: without a host it adds to every
 // iteration and to the pull (10 iterations of 102 + 3 ms, each pull 2 + 3 ms); on a host
 // it is CPU work there, so the two workers' take-ins, which start together, share one core
-// (each 6 ms: 10 iterations of 108 ms) and do not share two (105 ms).
+// (each 6 ms: 10 iterations of 108 ms) and do not share two (105 ms). Run to completion on
+// one core, worker 1's first take-in waits for worker 0's (3 ms more in its first pull) and
+// the two never meet again (worker 1 ends 3 ms after worker 0).
 TEST(WorkerCostTest, TakingInAReplyAddsToThePull) {
   struct Case {
     double cores;
+    bool run_to_completion;
     absl::Duration end, pull;
   };
-  for (const Case& c : {Case{0, Ms(1 + 10 * 105), Ms(50)}, Case{2, Ms(1 + 10 * 105), Ms(50)},
-                        Case{1, Ms(1 + 10 * 108), Ms(80)}}) {
+  for (const Case& c :
+       {Case{0, false, Ms(1 + 10 * 105), Ms(50)}, Case{2, false, Ms(1 + 10 * 105), Ms(50)},
+        Case{1, false, Ms(1 + 10 * 108), Ms(80)}, Case{1, true, Ms(1 + 10 * 105 + 3), Ms(53)}}) {
     SimOptions o = Timed("asp", 2);
     o.worker_cost.receive = Ms(3);
     o.host.cores = c.cores;
+    o.host.run_to_completion = c.run_to_completion;
     absl::StatusOr<SimResult> r = Simulate(o);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->end_time, c.end) << c.cores;
