@@ -67,8 +67,8 @@ TEST(HostTest, AJobThatArrivesSlowsTheOthersFromThen) {
 TEST(HostTest, RunToCompletionJobsWaitForACoreInTheOrderTheyCame) {
   // Two cores, jobs of 1, 2 and 1 ms at 0 and 0.5 ms at 0.5: jobs 1 and 2 run at full
   // speed; 3 and 4 wait; 3 takes job 1's core when it ends (1 ms) and ends at 2 ms, when 2
-  // ends too; 4 starts then and ends at 2.5 ms. Shared instead, the four would end later
-  // and together (the control).
+  // ends too; 4 starts then and ends at 2.5 ms. Shared instead, the first three would each
+  // run at 2/3 at once (the control).
   Host host(2, 0, /*run_to_completion=*/true);
   host.Add(Ms(1), At(0));
   host.Add(Ms(2), At(0));
