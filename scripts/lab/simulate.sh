@@ -41,12 +41,13 @@
 # a background job of weight --host-background (the evaluator at nice 10), and through shaped
 # links each message's transfer takes --transfer-cpu-ms-per-mb of CPU per megabyte (the
 # kernel's work between the lab's namespaces), --transfer-cpu-after-link of it (a share)
-# once the message has crossed the link; --host-run-to-completion 1 runs each job alone on a
-# core until it is done, the others waiting in order, instead of sharing the cores; 0: every
-# node has a CPU of its own (docs/simulator.md, host.cores). --server-transport-thread 1 gives each shard a transport
-# thread beside its apply thread, as a real server (docs/simulator.md,
-# server_cost.transport_thread). The defaults are the calibration of
-# the machine the lab was first run on (docs/simulator_results.md#the-simulator-against-the-lab);
+# once the message has crossed the link; --host-cores 0: every node has a CPU of its own
+# (docs/simulator.md, host.cores). --host-run-to-completion 1 runs each of the host's jobs
+# alone on a core until it is done, the others waiting in order, instead of sharing the
+# cores. --server-transport-thread 1 gives each shard a transport thread beside its apply
+# thread, as a real server (docs/simulator.md, server_cost.transport_thread). The defaults
+# are the calibration of the machine the lab was first run on
+# (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
 # server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms,

@@ -180,10 +180,11 @@ struct WorkerCostOptions {
 // The machine the job's nodes share (a calibration, docs/simulator.md), as the lab's
 // workers, servers and evaluator share one. With cores > 0 the shards' threads' costs
 // (ServerCostOptions read, queued_read and apply) and the transport's (receive) are CPU
-// work on a Host (sim/host.h) of `cores` cores, shared evenly by the jobs running (each
-// worker's gradient takes gradient_cpu of it too, and its take-in of each reply
-// WorkerCostOptions::receive) and a background job of weight
-// `background` that runs at a lower priority (the lab's evaluator): a job ends once its
+// work on a Host (sim/host.h) of `cores` cores, as are each worker's gradient
+// (gradient_cpu) and its take-in of each reply (WorkerCostOptions::receive). The jobs
+// running share the cores evenly (or run to completion: run_to_completion) with a
+// background job of weight `background` that runs at a lower priority (the lab's
+// evaluator): a job ends once its
 // work is done at the rate the host's load leaves it, and what it does (a reply part
 // leaving, a push's part applied and, with its last part, taking effect) happens at its
 // end. A worker's iteration still takes its drawn compute time (a paced worker sleeps
