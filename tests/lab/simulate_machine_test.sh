@@ -2,7 +2,7 @@
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
 # header names the values; a large latency slows the replay of bsp, the positive control;
 # so do a small shared host, receipts on a transport thread and a worker's take-in of each
-# reply), an option after it overrides it, and a file with an unknown name, a value that is
+# reply; jobs run to completion change it), an option after it overrides it, and a file with an unknown name, a value that is
 # not a number, or no file at all is refused with exit 2 and the reason.
 #
 #   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
@@ -49,10 +49,16 @@ grep -q 'host 0.2 cores (background 0.1, gradient 2 ms, transfers 0 ms per MB, 0
   fail "the header does not show the file's host"
 grep -q 'no shared host' "$work/default.out" || fail "the default has a shared host"
 ! grep -q 'run to completion' "$work/host.out" || fail "the default host runs jobs to completion"
-printf 'host-cores=1\nhost-run-to-completion=1\n' >"$work/rtc.env"
+# One core loaded by 2 ms gradients: run to completion times the jobs otherwise than sharing.
+printf 'host-cores=1\ngradient-cpu-ms=2\n' >"$work/ps.env"
+printf 'host-cores=1\ngradient-cpu-ms=2\nhost-run-to-completion=1\n' >"$work/rtc.env"
+replay ps --machine "$work/ps.env"
 replay rtc --machine "$work/rtc.env"
 grep -q 'after the link, jobs run to completion)' "$work/rtc.out" ||
   fail "the header does not show jobs run to completion"
+ps=$(bsp_it_s ps) rtc=$(bsp_it_s rtc)
+[[ -n $ps && -n $rtc && $ps != "$rtc" ]] ||
+  fail "bsp ran $rtc iterations/s with jobs run to completion, $ps sharing the core"
 host=$(bsp_it_s host)
 awk -v d="$default" -v h="$host" 'BEGIN { exit !(h > 0 && h < 0.95 * d) }' ||
   fail "bsp on a host of 0.2 cores ran $host iterations/s, with the default $default"
