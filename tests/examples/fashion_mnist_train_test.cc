@@ -5,7 +5,10 @@
 // planned iterations, and a target accuracy stops every worker under each kind of policy, with a
 // slow worker, without any read left waiting for a worker that stopped.
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -587,6 +590,26 @@ TEST(SnapshotEvaluatorTest, EvaluatesTheMeanOfTheWindow) {
   // The control: the means score differently from the snapshots (random parameters).
   EXPECT_NE(accuracy_of(mean01), accuracy_of(snapshots[1]));
   EXPECT_NE(accuracy_of(mean12), accuracy_of(snapshots[2]));
+}
+
+// The evaluator's thread is in the idle scheduling class, so it runs only on CPU time the
+// workers leave (evaluator.cc); the thread that made it keeps its own class (the control:
+// the class is the evaluator thread's, not the process's).
+TEST(SnapshotEvaluatorTest, EvaluatesInTheIdleSchedulingClass) {
+  const FashionMnist data = SyntheticSplit();
+  absl::StatusOr<std::unique_ptr<Model>> m = MakeModel("softmax", data.train.num_features(), 0);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<Eigen::MatrixXf> parameters;
+  for (const Eigen::Ref<Eigen::MatrixXf>& t : (*m)->parameters()) parameters.push_back(t);
+  std::atomic<int> policy{-1};
+  {
+    SnapshotEvaluator evaluator(&data.test, *std::move(m), 0.0, 0.0,
+                                [&](const EvalRecord&) { policy = sched_getscheduler(0); });
+    evaluator.Add(EvalRecord{}, {.sum = parameters});
+    evaluator.Drain();
+  }
+  EXPECT_EQ(policy.load(), SCHED_IDLE);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
 }
 
 // TrainConfig::max_wall_s: rank 0 raises the stop flag after the budget, every worker stops
