@@ -88,6 +88,7 @@ struct Flags {
   double server_queued_read_ms = -1.0;
   bool server_transport_thread = false;
   double server_receive_ms = 0.0;
+  double server_drift_pass_ms = 0.0;
   bool push_waits = false;
   double worker_send_delay_ms = 0.0;
   int server_shards = 1;
@@ -214,6 +215,12 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "A push reaches the server's thread this long after it arrived (the "
                  "transport taking it in, beside the thread; with --server-transport-thread, "
                  "on that thread)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--server-drift-pass-ms", f.server_drift_pass_ms,
+                 "Under value weighting (VSGD), one pass over a shard's part of the "
+                 "parameters: an apply adds 1 + workers passes (2 with the bound), a read 1 "
+                 "(docs/simulator.md)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_flag("--push-waits", f.push_waits,
@@ -395,6 +402,7 @@ SimOptions MakeOptions(const Flags& f, std::shared_ptr<const Model> model, uint6
   o.server_cost.apply = absl::Microseconds(1000 * f.server_apply_ms);
   o.server_cost.read = absl::Microseconds(1000 * f.server_read_ms);
   o.server_cost.receive = absl::Microseconds(1000 * f.server_receive_ms);
+  o.server_cost.drift_pass = absl::Microseconds(1000 * f.server_drift_pass_ms);
   o.server_cost.transport_thread = f.server_transport_thread;
   if (f.server_queued_read_ms >= 0) {
     o.server_cost.queued_read = absl::Microseconds(1000 * f.server_queued_read_ms);

@@ -6,7 +6,8 @@
 #
 #   scripts/lab/simulate.sh --lab DIR [--machine FILE] [--latency-ms 0.03]
 #       [--server-read-ms 0.23] [--server-queued-read-ms 0.30] [--server-receive-ms 0.22]
-#       [--server-apply-ms 0.15] [--worker-local-ms 0.15] [--eager-local-ms 0.57]
+#       [--server-apply-ms 0.15] [--server-drift-pass-ms 0] [--worker-local-ms 0.15]
+#       [--eager-local-ms 0.57]
 #       [--worker-receive-ms 0] [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
@@ -30,15 +31,17 @@
 # message, each shard's thread busy --server-read-ms per served read (--server-queued-read-ms
 # for one served behind other work, as at a BSP release) and --server-apply-ms per push (for
 # its part), which reaches it --server-receive-ms after it arrived (the transport taking it
-# in beside the thread), --worker-local-ms per iteration (--eager-local-ms under eager pull,
-# whose step also corrects the parameters and copies them in and out), --worker-receive-ms
-# per reply (the worker taking it in, once it is back), workers' links of
-# --bandwidth-mbps (0: infinite).
+# in beside the thread), plus under value weighting (VSGD) --server-drift-pass-ms per pass
+# over its part that the weighting's bookkeeping makes (1 + workers per apply, 1 per read;
+# docs/simulator.md, server_cost.drift_pass), --worker-local-ms per iteration
+# (--eager-local-ms under eager pull, whose step also corrects the parameters and copies
+# them in and out), --worker-receive-ms per reply (the worker taking it in, once it is
+# back), workers' links of --bandwidth-mbps (0: infinite).
 # --noise F gives each iteration a jitter of mean fraction F, shifted to keep the mean: the
 # timing noise that keeps paced workers out of lockstep. --host-cores C > 0 puts the nodes on
 # one host of C cores, as the lab's share one machine: the server's costs above are CPU work
 # on it, stretched by its load, beside each worker's gradient (--gradient-cpu-ms of CPU) and
-# a background job of weight --host-background (the evaluator at nice 10), and through shaped
+# a background job of weight --host-background (a thread at nice 10: 0.11), and through shaped
 # links each message's transfer takes --transfer-cpu-ms-per-mb of CPU per megabyte (the
 # kernel's work between the lab's namespaces), --transfer-cpu-after-link of it (a share)
 # once the message has crossed the link; --host-cores 0: every node has a CPU of its own
@@ -50,10 +53,10 @@
 # (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
-# server-apply-ms, server-transport-thread, worker-local-ms, eager-local-ms,
-# worker-receive-ms, noise, frame-overhead, host-cores, host-background, gradient-cpu-ms,
-# transfer-cpu-ms-per-mb, transfer-cpu-after-link, host-run-to-completion), '#' comments;
-# options after it override it. scripts/lab/machines/ holds the measured ones.
+# server-apply-ms, server-drift-pass-ms, server-transport-thread, worker-local-ms,
+# eager-local-ms, worker-receive-ms, noise, frame-overhead, host-cores, host-background,
+# gradient-cpu-ms, transfer-cpu-ms-per-mb, transfer-cpu-after-link, host-run-to-completion),
+# '#' comments; options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
 # replayed through the same links: the workers' and the servers' rates less
@@ -111,6 +114,7 @@ read_machine() {
       server-transport-thread) transport_thread=$value ;;
       server-receive-ms) receive_ms=$value ;;
       server-apply-ms) apply_ms=$value ;;
+      server-drift-pass-ms) drift_pass_ms=$value ;;
       worker-local-ms) local_ms=$value ;;
       eager-local-ms) eager_local_ms=$value ;;
       worker-receive-ms) worker_receive_ms=$value ;;
@@ -126,7 +130,9 @@ read_machine() {
     esac
   done <"$1"
 }
-# The defaults: the calibration of the machine the lab was first run on.
+# The defaults: the calibration of the machine the lab was first run on (value weighting's
+# passes were not measured there).
+drift_pass_ms=0
 machine=scripts/lab/machines/first.env
 read_machine "$machine"
 while (($#)); do
@@ -137,6 +143,7 @@ while (($#)); do
     --latency-ms) latency_ms=$2; shift 2 ;;
     --server-read-ms) read_ms=$2; shift 2 ;;
     --server-apply-ms) apply_ms=$2; shift 2 ;;
+    --server-drift-pass-ms) drift_pass_ms=$2; shift 2 ;;
     --server-queued-read-ms) queued_read_ms=$2; shift 2 ;;
     --server-transport-thread) transport_thread=$2; shift 2 ;;
     --server-receive-ms) receive_ms=$2; shift 2 ;;
@@ -177,7 +184,8 @@ mkdir -p "$out"
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
   --worker-receive-ms "$worker_receive_ms"
-  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms")
+  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms"
+  --server-drift-pass-ms "$drift_pass_ms")
 [[ $transport_thread == 1 ]] && sim_worker_flags+=(--server-transport-thread)
 # The host's other settings only with a host (--host-cores 0 turns it off).
 host_on() { awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; }
@@ -275,7 +283,7 @@ scheduling=""
 host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB, $transfer_cpu_after_link of it after the link$scheduling)"
 threads=""
 [[ $transport_thread == 1 ]] && threads=" (a transport thread beside the apply thread)"
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, worker $local_ms ms per iteration ($eager_local_ms under eager pull) and $worker_receive_ms per reply, noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, value weighting's pass $drift_pass_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull) and $worker_receive_ms per reply, noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

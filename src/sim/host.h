@@ -1,11 +1,11 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Host: the cores a simulated job's nodes share (HostOptions, simulator.h), as the lab's
-// workers, servers and evaluator share one machine. Processor sharing: the running jobs
-// (each a fixed amount of CPU work) advance together, each at min(1, cores / (n +
-// background)) of real time with n jobs running, where `background` is the weight of a
-// job that always runs at a lower priority (the lab's evaluator at nice 10): it takes only
-// what the jobs leave, and a share of what they would take once they outnumber the cores.
+// workers and servers share one machine. Processor sharing: the running jobs (each a fixed
+// amount of CPU work) advance together, each at min(1, cores / (n + background)) of real
+// time with n jobs running, where `background` is the weight of a job that always runs at a
+// lower priority (a thread at nice 10 weighs about 0.11): it takes only what the jobs leave,
+// and a share of what they would take once they outnumber the cores.
 // That is Linux's fair scheduler seen over intervals longer than its time slices.
 //
 // With run_to_completion, a job runs alone on its core until it is done: at most

@@ -116,7 +116,8 @@ absl::Status CheckServerCost(const ServerCostOptions& c) {
   for (const auto& [name, d] :
        {std::pair{"server_cost.apply", c.apply}, std::pair{"server_cost.read", c.read},
         std::pair{"server_cost.receive", c.receive},
-        std::pair{"server_cost.queued_read", c.queued_read.value_or(absl::ZeroDuration())}}) {
+        std::pair{"server_cost.queued_read", c.queued_read.value_or(absl::ZeroDuration())},
+        std::pair{"server_cost.drift_pass", c.drift_pass}}) {
     if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
       return Bad(name, ">= 0 and finite", absl::FormatDuration(d));
     }

@@ -268,6 +268,10 @@ class Simulation {
   const PaceModel pace_;  // the compute times, as a paced real worker's
   const policy::PullSpec pull_;
   const bool eager_;
+  // Under value weighting: the passes of ServerCostOptions::drift_pass an apply and a read
+  // add (0 and 0 under any other weighting).
+  const int drift_passes_per_apply_;
+  const int drift_passes_per_read_;
   SimServer server_;
   SimReadCache cache_;  // the workers' copies (cache_clocks) and the read log
   // Per worker, the pushes the server has taken (SimRead::pushes).

@@ -85,7 +85,8 @@ void Simulation::LoadGradient(absl::Time at) {
 
 absl::Duration Simulation::ReadCost(int lane) const {
   const ServerCostOptions& cost = options_.server_cost;
-  return lanes_.Idle(lane) ? cost.read : cost.queued_read.value_or(cost.read);
+  return (lanes_.Idle(lane) ? cost.read : cost.queued_read.value_or(cost.read)) +
+         drift_passes_per_read_ * cost.drift_pass;
 }
 
 void Simulation::SendReply(WorkerId w) {
@@ -224,7 +225,9 @@ void Simulation::OnPartArrives(const Event& e) {
 }
 
 void Simulation::ApplyPart(WorkerId w, Tick clock, int k) {
-  RunOnLane(k, options_.server_cost.apply, [this, w, clock, k](absl::Time end) {
+  const absl::Duration cost =
+      options_.server_cost.apply + drift_passes_per_apply_ * options_.server_cost.drift_pass;
+  RunOnLane(k, cost, [this, w, clock, k](absl::Time end) {
     Push& push = workers_[static_cast<size_t>(w)].PushAt(clock);
     push.part_done[static_cast<size_t>(k)] = end;
     if (eager_) {

@@ -30,6 +30,19 @@ absl::Duration TransferTime(const NetworkOptions& n, absl::Duration latency, dou
   return latency + absl::Seconds(bytes / n.bandwidth_bytes_per_s);
 }
 
+// The passes over a shard's part that value weighting adds to an apply and to a read
+// (ServerCostOptions::drift_pass, as engine/shard.cc's ApplyTracked and ResetDrift do).
+int DriftPassesPerApply(const policy::WeightingSpec& w, int num_workers) {
+  if (w.kind != policy::WeightingSpec::Kind::kValue) return 0;
+  return w.value_mode == policy::WeightingSpec::ValueMode::kBound ? 2 : 1 + num_workers;
+}
+int DriftPassesPerRead(const policy::WeightingSpec& w) {
+  return w.kind == policy::WeightingSpec::Kind::kValue &&
+                 w.value_mode == policy::WeightingSpec::ValueMode::kExact
+             ? 1
+             : 0;
+}
+
 }  // namespace
 
 namespace internal {
@@ -47,6 +60,8 @@ Simulation::Simulation(const SimOptions& options, const policy::PolicySpec& spec
       pace_(PaceOf(options)),
       pull_(spec.pull),
       eager_(spec.pull.kind == policy::PullSpec::Kind::kEager),
+      drift_passes_per_apply_(DriftPassesPerApply(spec.weighting, options.num_workers)),
+      drift_passes_per_read_(DriftPassesPerRead(spec.weighting)),
       server_(spec, options.num_workers,
               options.initial_params.size() > 0 ? options.initial_params : model_->InitialParams(),
               options.learning_rate, options.push_log_size),

@@ -142,6 +142,12 @@ struct ServerCostOptions {
   absl::Duration receive = absl::ZeroDuration();  // >= 0
   // >= 0; unset: `read`.
   std::optional<absl::Duration> queued_read;
+  // Value weighting's bookkeeping (VSGD, engine/shard.h: ShardTable::ApplyTracked): one
+  // pass over a shard's part of the parameters. An apply under value weighting also copies
+  // the part before it and adds the change to every worker's drift (exact: 1 + num_workers
+  // passes) or sums its square (the bound: 2 passes), and a read there zeroes its worker's
+  // drift (exact: 1 pass). >= 0; no effect under any other weighting.
+  absl::Duration drift_pass = absl::ZeroDuration();
   // Two threads per shard, as a real server has (the transport's and an apply thread,
   // engine/chunk_work.h): a push's part is taken in on the transport's thread (`receive`
   // holds it, rather than running beside) and applied on the apply thread; a read is served

@@ -2,8 +2,9 @@
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
 # header names the values; a large latency slows the replay of bsp, the positive control;
 # so do a small shared host, receipts on a transport thread and a worker's take-in of each
-# reply; jobs run to completion change it), an option after it overrides it, and a file with an unknown name, a value that is
-# not a number, or no file at all is refused with exit 2 and the reason.
+# reply; jobs run to completion change it; value weighting's pass reaches the simulator),
+# an option after it overrides it, and a file with an unknown name, a value that is not a
+# number, or no file at all is refused with exit 2 and the reason.
 #
 #   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
 set -euo pipefail
@@ -75,6 +76,22 @@ grep -q 'apply 0.15 ms (a transport thread beside the apply thread)' "$work/thre
 beside=$(bsp_it_s beside) thread=$(bsp_it_s thread)
 awk -v b="$beside" -v t="$thread" 'BEGIN { exit !(t > 0 && t < 0.95 * b) }' ||
   fail "bsp with receipts on a transport thread ran $thread iterations/s, beside it $beside"
+
+# Value weighting's pass reaches the simulator (the runs here have none: the simulator's
+# own tests show its effect; a wrapper records the simulator's arguments) and the header.
+printf 'server-drift-pass-ms=0.7\n' >"$work/drift.env"
+printf '#!/usr/bin/env bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$work/drift.args" "$sim" \
+  >"$work/sim_args.sh"
+chmod +x "$work/sim_args.sh"
+"$simulate" --lab "$work/lab" --sim "$work/sim_args.sh" --target 0.5 --budget-s 3 \
+  --out "$work/drift" --machine "$work/drift.env" >"$work/drift.out" 2>&1 ||
+  { cat "$work/drift.out"; fail "the replay 'drift' failed"; }
+grep -q -- '--server-drift-pass-ms 0.7 ' "$work/drift.args" ||
+  fail "the simulator was not given value weighting's pass: $(head -n 1 "$work/drift.args")"
+grep -q "value weighting's pass 0.7 ms," "$work/drift.out" ||
+  fail "the header does not show value weighting's pass"
+grep -q "value weighting's pass 0 ms," "$work/default.out" ||
+  fail "the default has a pass of value weighting"
 
 # A worker taking 5 ms to take in each reply: every iteration is that much longer.
 printf 'worker-receive-ms=5\n' >"$work/takein.env"

@@ -56,6 +56,44 @@ TEST(ServerCostTest, AReadWaitsForTheApplyBeforeIt) {
   EXPECT_EQ(r->end_time, absl::Milliseconds(10 * 100 + 9 * 5));
 }
 
+// One worker, a push costs 5 ms and value weighting's pass 1 ms. Exact value weighting
+// makes each apply 1 + 1 passes longer (7 ms) and each read one pass (1 ms), so the first
+// reply leaves at 1 ms and every later iteration takes 108 ms; with the bound an apply takes
+// two passes and a read none (107 ms); under any other weighting the pass costs nothing (the
+// control: 105 ms, as above).
+TEST(ServerCostTest, ValueWeightingsBookkeepingCostsItsPasses) {
+  for (const auto& [policy, end] :
+       {std::pair{"asp+weight=value", absl::Milliseconds(1 + 10 * 100 + 9 * 8)},
+        std::pair{"asp+weight=value:mode=bound", absl::Milliseconds(10 * 100 + 9 * 7)},
+        std::pair{"asp", absl::Milliseconds(10 * 100 + 9 * 5)},
+        std::pair{"asp+weight=staleness", absl::Milliseconds(10 * 100 + 9 * 5)}}) {
+    SimOptions o = Quiet(policy, 1);
+    o.server_cost.apply = absl::Milliseconds(5);
+    o.server_cost.drift_pass = absl::Milliseconds(1);
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->end_time, end) << policy;
+  }
+}
+
+// Exact value weighting's apply adds a pass per worker. BSP, 3 workers, a pass of 1 ms: a
+// round's reads (one pass each) send their replies at 1, 2 and 3 ms, so the pushes arrive
+// at 101, 102 and 103 ms and their applies (1 + 3 passes each) run 101-105, 105-109 and
+// 109-113; the last push takes effect at 109 ms (its apply's start) and the next round's
+// reads wait for that apply: a round of 113 ms, and the run ends at 9 x 113 + 109 ms.
+// Without value weighting the pass costs nothing (the control: 10 x 100 ms).
+TEST(ServerCostTest, ExactValueWeightingPaysAPassPerWorker) {
+  SimOptions o = Quiet("bsp+weight=value", 3);
+  o.server_cost.drift_pass = absl::Milliseconds(1);
+  absl::StatusOr<SimResult> r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->end_time, absl::Milliseconds(9 * 113 + 109));
+  o.policy = "bsp";  // the control
+  r = Simulate(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->end_time, absl::Milliseconds(10 * 100));
+}
+
 // BSP, 4 workers: reads queued behind others (released together) cost 3 ms instead of 2:
 // the replies leave at 2, 5, 8 and 11 ms, a round of 111 ms.
 TEST(ServerCostTest, ReadsServedBackToBackCostTheirQueuedCost) {
@@ -298,6 +336,11 @@ TEST(ServerCostTest, NegativeCostsAreRefused) {
   o.server_cost.queued_read.reset();
   o.server_cost.receive = -absl::Milliseconds(1);
   EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.server_cost.receive = absl::ZeroDuration();
+  o.server_cost.drift_pass = -absl::Milliseconds(1);
+  EXPECT_TRUE(absl::IsInvalidArgument(Simulate(o).status()));
+  o.server_cost.drift_pass = absl::ZeroDuration();  // the control
+  EXPECT_TRUE(Simulate(o).ok());
 }
 
 }  // namespace
