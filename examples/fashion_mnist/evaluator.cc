@@ -17,11 +17,10 @@ namespace {
 
 // The evaluator's thread runs only on CPU time the workers' and the nodes' threads leave
 // idle: it is in Linux's idle scheduling class (SCHED_IDLE), whose threads any other thread
-// preempts at once when it wakes. At nice 10 instead, a waking worker could wait
-// for the evaluator's slice to end: on a 2-core machine running 8 paced workers that cost
-// 2-8 % of the iterations, more under some policies than others (docs/lab.md). On a machine
-// the workers keep busy, the evaluations lag and the stop at the target comes later; the
-// measured time to target does not change (it is the snapshots' time).
+// preempts at once when it wakes, where at a positive nice value a waking worker can wait
+// for the evaluator's slice to end. On a machine the workers keep busy, the evaluations lag
+// and the stop at the target comes later; the measured time to target does not change (it
+// is the snapshots' time). docs/lab.md#evaluation-off-the-critical-path has the figures.
 constexpr int kFallbackNice = 10;
 
 void LowerThisThreadsPriority() {
