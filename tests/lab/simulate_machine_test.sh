@@ -3,7 +3,7 @@
 # header names the values; a large latency slows the replay of bsp, the positive control;
 # so do a small shared host, receipts on a transport thread and a worker's take-in of each
 # reply; jobs run to completion change it; value weighting's pass reaches the simulator),
-# an option after it overrides it, and a file with an unknown name, a value that is not a
+# every shipped machine file replays, an option after it overrides it, and a file with an unknown name, a value that is not a
 # number, or no file at all is refused with exit 2 and the reason.
 #
 #   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
@@ -103,6 +103,15 @@ grep -q 'under eager pull) and 0 per reply' "$work/default.out" ||
 takein=$(bsp_it_s takein)
 awk -v d="$default" -v t="$takein" 'BEGIN { exit !(t > 0 && t < 0.95 * d) }' ||
   fail "bsp taking 5 ms per reply ran $takein iterations/s, with the default $default"
+
+# Every machine file shipped in scripts/lab/machines/ is read whole (a bad one is refused:
+# below) and replays.
+for file in "$(dirname "$simulate")"/machines/*.env; do
+  name=$(basename "$file" .env)
+  replay "shipped-$name" --machine "$file"
+  grep -q "machine $file: latency" "$work/shipped-$name.out" ||
+    fail "the shipped machine file $file was not applied"
+done
 
 replay override --machine "$work/slow.env" --latency-ms 0.03
 grep -q 'latency 0.03 ms, server read 0.5 ms' "$work/override.out" ||
