@@ -248,7 +248,7 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--host-background", f.host_background,
                  "With --host-cores, a job of this weight always runs on the host at a lower "
-                 "priority (the lab's evaluator)")
+                 "priority (a thread at nice 10: 0.11)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_flag("--host-run-to-completion", f.host_run_to_completion,

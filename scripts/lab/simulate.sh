@@ -130,9 +130,7 @@ read_machine() {
     esac
   done <"$1"
 }
-# The defaults: the calibration of the machine the lab was first run on (value weighting's
-# passes were not measured there).
-drift_pass_ms=0
+# The defaults: the calibration of the machine the lab was first run on.
 machine=scripts/lab/machines/first.env
 read_machine "$machine"
 while (($#)); do

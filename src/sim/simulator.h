@@ -184,20 +184,19 @@ struct WorkerCostOptions {
 };
 
 // The machine the job's nodes share (a calibration, docs/simulator.md), as the lab's
-// workers, servers and evaluator share one. With cores > 0 the shards' threads' costs
+// workers and servers share one. With cores > 0 the shards' threads' costs
 // (ServerCostOptions read, queued_read and apply) and the transport's (receive) are CPU
 // work on a Host (sim/host.h) of `cores` cores, as are each worker's gradient
 // (gradient_cpu) and its take-in of each reply (WorkerCostOptions::receive). The jobs
 // running share the cores evenly (or run to completion: run_to_completion) with a
-// background job of weight `background` that runs at a lower priority (the lab's
-// evaluator): a job ends once its
-// work is done at the rate the host's load leaves it, and what it does (a reply part
-// leaving, a push's part applied and, with its last part, taking effect) happens at its
-// end. A worker's iteration still takes its drawn compute time (a paced worker sleeps
-// what its gradient left): its gradient only loads the host, from the start of its
-// computation. A transfer may cost CPU too (transfer_cpu_per_mb). 0 (the default): every
-// node has a CPU of its own, and the costs are plain durations (docs/simulator.md, "A
-// shared host").
+// background job of weight `background` that runs at a lower priority (a thread at nice 10:
+// about 0.11): a job ends once its work is done at the rate the host's load leaves it, and
+// what it does (a reply part leaving, a push's part applied and, with its last part, taking
+// effect) happens at its end. A worker's iteration still takes its drawn compute time (a
+// paced worker sleeps what its gradient left): its gradient only loads the host, from the
+// start of its computation. A transfer may cost CPU too (transfer_cpu_per_mb). 0 (the
+// default): every node has a CPU of its own, and the costs are plain durations
+// (docs/simulator.md, "A shared host").
 struct HostOptions {
   double cores = 0.0;       // >= 0 and finite
   double background = 0.0;  // >= 0 and finite
