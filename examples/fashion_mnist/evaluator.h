@@ -3,9 +3,9 @@
 // Evaluation off the workers' critical path. Rank 0 takes a snapshot of the parameters it
 // pulled (a copy, not an evaluation) when one is due and hands it to a SnapshotEvaluator,
 // whose own thread, in the idle scheduling class (it runs on CPU time the workers leave,
-// evaluator.cc), evaluates the snapshots on the test set in the order they were taken. Accuracy
-// against wall time then has the same resolution under every policy, and no worker's iteration pays
-// for an evaluation.
+// evaluator.cc), evaluates the snapshots on the test set in the order they were taken.
+// Accuracy against wall time then has the same resolution under every policy, and no
+// worker's iteration pays for an evaluation.
 //
 // What is evaluated (SnapshotWindow below): each snapshot's parameters, or, with an
 // averaging window, the mean of the parameters rank 0 read in the last window seconds (tail

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
-# header names the values; a large latency slows the replay of bsp, the positive control;
-# so do a small shared host, receipts on a transport thread and a worker's take-in of each
+# header names the values; a large latency slows the replay of bsp, the positive control; so
+# do a small shared host, receipts on a transport thread and a worker's take-in of each
 # reply; jobs run to completion change it; value weighting's pass reaches the simulator),
-# every shipped machine file replays, an option after it overrides it, and a file with an unknown name, a value that is not a
-# number, or no file at all is refused with exit 2 and the reason.
+# every shipped machine file replays, an option after it overrides it, and a file with an
+# unknown name, a value that is not a number, or no file at all is refused with exit 2 and
+# the reason.
 #
 #   simulate_machine_test.sh SIMULATE_SH KAIROS_POLICY_SIM LAB_DIR
 set -euo pipefail
