@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "fashion_mnist/data.h"
 #include "fashion_mnist/models.h"
+#include "fashion_mnist/speed_probe.h"
 #include "fashion_mnist/train.h"
 #include "kairos/kairos.h"
 #include "kairos/run.h"
@@ -45,6 +46,7 @@ struct Flags {
   int max_train = -1;
   int max_test = -1;
   int log_pushes = 0;
+  int speed_probe = 200;
 };
 
 // The defaults that meet docs/examples.md's targets on 2 cores (docs/examples.md, "Time to accuracy").
@@ -217,6 +219,11 @@ int main(int argc, char **argv) {
                  "iteration staleness (under weight=value; docs/examples.md)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  app.add_option("--speed-probe", f.speed_probe,
+                 "time this many gradients of the model alone before the cluster starts and "
+                 "report their median (the machine's speed, docs/lab.md; 0: no probe)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   app.add_option("--shards", f.shards,
                  "each worker's share of the training set: random (every class in "
                  "proportion) or by-class (sorted by label: each worker holds about 10/W of "
@@ -381,6 +388,24 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
   }
 
+  // The machine's speed now (fashion_mnist/speed_probe.h), timed before any node starts.
+  double probe_ms = fmnist::kUnknown;
+  if (reporter && f.speed_probe > 0) {
+    absl::StatusOr<std::unique_ptr<fmnist::Model>> model =
+        fmnist::MakeModel(f.train.model, data->train.num_features(), f.train.hidden);
+    absl::StatusOr<double> ms =
+        model.ok() ? fmnist::MedianGradientMs(**model, data->train, batch, f.speed_probe)
+                   : absl::StatusOr<double>(model.status());
+    if (!ms.ok()) {
+      std::fprintf(stderr, "speed probe: %s\n", std::string(ms.status().message()).c_str());
+      return 2;
+    }
+    probe_ms = *ms;
+    std::printf("speed probe: a gradient alone takes %.4f ms (median of %d)\n", probe_ms,
+                f.speed_probe);
+    std::fflush(stdout);
+  }
+
   std::mutex print_mu;
   std::vector<fmnist::WorkerSummary> summaries;
   std::unique_ptr<kairos::LocalCluster> cluster;
@@ -517,10 +542,11 @@ int main(int argc, char **argv) {
   // loops, not the wall time (which adds the final evaluation and the evaluator's backlog).
   std::printf(
       "summary: model=%s policy=%s workers=%d servers=%d wall_s=%.2f train_s=%.2f "
-      "process_s=%.1f time_to_target_s=%s final_accuracy=%.4f iterations=%lld iterations_per_s=%.1f "
+      "process_s=%.1f time_to_target_s=%s final_accuracy=%.4f iterations=%lld "
+      "iterations_per_s=%.1f "
       "blocked_share=%.3f overruns=%lld blocked_s=%s pull=%s eager_waits=%lld "
       "eager_wait_s=%.3f dssp_grants=%s dssp_zero_answers=%s saps_dropped=%s "
-      "saps_downweighted=%s\n",
+      "saps_downweighted=%s probe_ms=%s\n",
       f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, train_s, process_s,
       std::isnan(trainer->time_to_target_s()) ? "none"
                                               : Number(trainer->time_to_target_s(), 2).c_str(),
@@ -532,7 +558,8 @@ int main(int argc, char **argv) {
       CountSum(policy_counts, &fmnist::PolicyCounts::grants).c_str(),
       CountSum(policy_counts, &fmnist::PolicyCounts::zero_answers).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::dropped).c_str(),
-      CountList(policy_counts, f.workers, &fmnist::PolicyCounts::downweighted).c_str());
+      CountList(policy_counts, f.workers, &fmnist::PolicyCounts::downweighted).c_str(),
+      std::isnan(probe_ms) ? "none" : Number(probe_ms, 4).c_str());
   if (!logged.empty()) {
     std::string pushes;
     for (size_t r = 0; r < logged.size(); ++r) {

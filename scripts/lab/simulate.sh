@@ -11,7 +11,7 @@
 #       [--worker-receive-ms 0] [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
-#       [--host-run-to-completion 0]
+#       [--host-run-to-completion 0] [--probe-ms 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -48,14 +48,20 @@
 # (docs/simulator.md, host.cores). --host-run-to-completion 1 runs each of the host's jobs
 # alone on a core until it is done, the others waiting in order, instead of sharing the
 # cores. --server-transport-thread 1 gives each shard a transport thread beside its apply
-# thread, as a real server (docs/simulator.md, server_cost.transport_thread). The defaults
+# thread, as a real server (docs/simulator.md, server_cost.transport_thread). --probe-ms P
+# > 0 says the calibration was measured while a gradient alone took P ms (the example's
+# speed probe): every time above (latency, the server's and the worker's costs, the
+# gradient, the transfers' CPU) is scaled by the median probe of the directory's runs over
+# P, the machine's speed then against its speed in the calibration's period; runs without a
+# probe are replayed unscaled, with a warning. The defaults
 # are the calibration of the machine the lab was first run on
 # (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
 # without its dashes (latency-ms, server-read-ms, server-queued-read-ms, server-receive-ms,
 # server-apply-ms, server-drift-pass-ms, server-transport-thread, worker-local-ms,
 # eager-local-ms, worker-receive-ms, noise, frame-overhead, host-cores, host-background,
-# gradient-cpu-ms, transfer-cpu-ms-per-mb, transfer-cpu-after-link, host-run-to-completion),
+# gradient-cpu-ms, transfer-cpu-ms-per-mb, transfer-cpu-after-link, host-run-to-completion,
+# probe-ms),
 # '#' comments; options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
@@ -126,6 +132,7 @@ read_machine() {
       gradient-cpu-ms) gradient_cpu_ms=$value ;;
       transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$value ;;
       transfer-cpu-after-link) transfer_cpu_after_link=$value ;;
+      probe-ms) probe_ms=$value ;;
       *) die "$1:$n: unknown setting '$name'" ;;
     esac
   done <"$1"
@@ -156,6 +163,7 @@ while (($#)); do
     --gradient-cpu-ms) gradient_cpu_ms=$2; shift 2 ;;
     --transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$2; shift 2 ;;
     --transfer-cpu-after-link) transfer_cpu_after_link=$2; shift 2 ;;
+    --probe-ms) probe_ms=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
@@ -177,8 +185,37 @@ done
 [[ $parallel =~ ^[0-9]+$ ]] && ((parallel >= 1)) || die "--jobs: a number >= 1"
 [[ $transport_thread == [01] ]] || die "--server-transport-thread: 0 or 1, not '$transport_thread'"
 [[ $run_to_completion == [01] ]] || die "--host-run-to-completion: 0 or 1, not '$run_to_completion'"
+[[ $probe_ms =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--probe-ms: a number >= 0, not '$probe_ms'"
 out=${out:-$lab/sim}
 mkdir -p "$out"
+
+# The machine's speed (docs/lab.md#the-machines-own-speed): the calibration's times were
+# measured while a gradient alone took --probe-ms; the runs' own probe (the median over the
+# directory) scales every one of them, the network's and the server's as the workers'.
+speed="not scaled (no --probe-ms)"
+if awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }'; then
+  read -r runs_probe probes probe_lo probe_hi < <(awk -F'\t' '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
+    c && $c ~ /^[0-9]+(\.[0-9]+)?$/ && $c > 0 { v[++n] = $c }
+    END {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+      if (n) print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2), n, v[1], v[n]
+    }' "$lab/runs.tsv") || true
+  if [[ -z ${runs_probe:-} ]]; then
+    echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
+    speed="not scaled (the runs have no speed probe)"
+  else
+    factor=$(awk -v r="$runs_probe" -v p="$probe_ms" 'BEGIN { printf "%.4f", r / p }')
+    scaled() { awk -v v="$1" -v f="$factor" 'BEGIN { printf "%.3g", v * f }'; }
+    latency_ms=$(scaled "$latency_ms") read_ms=$(scaled "$read_ms")
+    queued_read_ms=$(scaled "$queued_read_ms") receive_ms=$(scaled "$receive_ms")
+    apply_ms=$(scaled "$apply_ms") drift_pass_ms=$(scaled "$drift_pass_ms")
+    local_ms=$(scaled "$local_ms") eager_local_ms=$(scaled "$eager_local_ms")
+    worker_receive_ms=$(scaled "$worker_receive_ms") gradient_cpu_ms=$(scaled "$gradient_cpu_ms")
+    transfer_cpu_ms_per_mb=$(scaled "$transfer_cpu_ms_per_mb")
+    speed="scaled by $factor (a gradient alone: the runs' $runs_probe ms, median of $probes, $probe_lo-$probe_hi; the calibration's $probe_ms)"
+  fi
+fi
 
 sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
   --worker-receive-ms "$worker_receive_ms"
@@ -281,7 +318,7 @@ scheduling=""
 host_on && host="host $host_cores cores (background $host_background, gradient $gradient_cpu_ms ms, transfers $transfer_cpu_ms_per_mb ms per MB, $transfer_cpu_after_link of it after the link$scheduling)"
 threads=""
 [[ $transport_thread == 1 ]] && threads=" (a transport thread beside the apply thread)"
-echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, value weighting's pass $drift_pass_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull) and $worker_receive_ms per reply, noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links ${extra[*]}"
+echo "the simulator against the lab: $lab ($workers workers, $servers servers, MLP $hidden, batch $batch, pace $pace_ms ms); machine $machine: latency $latency_ms ms, server read $read_ms ms ($queued_read_ms queued), receive $receive_ms ms, apply $apply_ms ms$threads, value weighting's pass $drift_pass_ms ms, worker $local_ms ms per iteration ($eager_local_ms under eager pull) and $worker_receive_ms per reply, noise $noise, $host, bandwidth ${bandwidth_mbps} Mbit/s (frames $frame_overhead)$links; times $speed ${extra[*]}"
 lab_compare_report "$compare" "$lab/summary.tsv" "$out/summary.tsv" simulator "$verdict_noise" \
   ${skip[@]+"${skip[@]}"}
 exit "$failed"

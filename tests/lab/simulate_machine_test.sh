@@ -2,7 +2,8 @@
 # scripts/lab/simulate.sh --machine: a file of NAME=VALUE lines sets the calibration (the
 # header names the values; a large latency slows the replay of bsp, the positive control; so
 # do a small shared host, receipts on a transport thread and a worker's take-in of each
-# reply; jobs run to completion change it; value weighting's pass reaches the simulator),
+# reply; jobs run to completion change it; value weighting's pass reaches the simulator;
+# the speed probe scales every time),
 # every shipped machine file replays, an option after it overrides it, and a file with an
 # unknown name, a value that is not a number, or no file at all is refused with exit 2 and
 # the reason.
@@ -94,6 +95,52 @@ grep -q "value weighting's pass 0.7 ms," "$work/drift.out" ||
 grep -q "value weighting's pass 0 ms," "$work/default.out" ||
   fail "the default has a pass of value weighting"
 
+# The speed probe: a calibration measured while a gradient took 0.4 ms, runs whose probes
+# say 0.8 (the copy's column rewritten): every time doubles on its way to the simulator;
+# without --probe-ms (the control) nothing is scaled; runs made before the probe are
+# replayed unscaled with a warning.
+set_probe() {  # set_probe VALUE|drop: the copy's runs.tsv with that probe, or without the column
+  awk -F'\t' -v OFS='\t' -v v="$1" '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i }
+    !c { print; next }
+    v == "drop" { $c = ""; sub(/\t$/, ""); print; next }
+    { if (NR > 1) $c = v; print }' "$work/lab/runs.tsv" >"$work/runs.tsv"
+  mv "$work/runs.tsv" "$work/lab/runs.tsv"
+}
+grep -q $'\tprobe_ms' "$work/lab/runs.tsv" || fail "the lab's runs.tsv has no probe_ms column"
+awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
+  !($c > 0) { exit 1 }' "$work/lab/runs.tsv" || fail "a lab run has no speed probe"
+cp "$work/lab/runs.tsv" "$work/runs.probed"
+set_probe 0.8
+printf 'latency-ms=0.5\nserver-apply-ms=0.25\nworker-local-ms=0.1\nhost-cores=2\ngradient-cpu-ms=1\n' \
+  >"$work/speed.env"
+probe_replay() {  # probe_replay NAME ARGS...: the replay through the argument-recording wrapper
+  local name=$1
+  shift
+  : >"$work/drift.args"
+  "$simulate" --lab "$work/lab" --sim "$work/sim_args.sh" --target 0.5 --budget-s 3 \
+    --out "$work/$name" --machine "$work/speed.env" "$@" >"$work/$name.out" 2>&1 ||
+    { cat "$work/$name.out"; fail "the replay '$name' failed"; }
+  cp "$work/drift.args" "$work/$name.args"
+}
+probe_replay scaled --probe-ms 0.4
+for flag in '--latency-ms 1 ' '--server-apply-ms 0.5 ' '--worker-local-ms 0.2 ' \
+  '--gradient-cpu-ms 2 '; do
+  grep -q -- "$flag" "$work/scaled.args" || fail "scaled by 2, the simulator was not given '$flag'"
+done
+grep -q 'times scaled by 2.0000 (a gradient alone: the runs. 0.8 ms, median of [0-9]*, 0.8-0.8; the calibration.s 0.4)' \
+  "$work/scaled.out" || fail "the header does not show the scale: $(head -n 1 "$work/scaled.out")"
+probe_replay unscaled
+grep -q -- '--latency-ms 0.5 .*--gradient-cpu-ms 1 ' "$work/unscaled.args" ||
+  fail "without --probe-ms the times were scaled"
+grep -q 'times not scaled (no --probe-ms)' "$work/unscaled.out" || fail "the header hides the unscaled times"
+set_probe drop
+probe_replay old --probe-ms 0.4
+grep -q -- '--latency-ms 0.5 .*--gradient-cpu-ms 1 ' "$work/old.args" ||
+  fail "runs without a probe were scaled"
+grep -q 'has no speed probe' "$work/old.out" || fail "runs without a probe gave no warning"
+cp "$work/runs.probed" "$work/lab/runs.tsv"
+
 # A worker taking 5 ms to take in each reply: every iteration is that much longer.
 printf 'worker-receive-ms=5\n' >"$work/takein.env"
 replay takein --machine "$work/takein.env"
@@ -132,6 +179,7 @@ refused "bad.env:2: not NAME=NUMBER" $'noise=0.01\nserver-apply-ms=fast'
 refused "bad.env:1: not NAME=NUMBER" "server-apply-ms=-1"
 refused "server-transport-thread: 0 or 1, not '2'" "server-transport-thread=2"
 refused "host-run-to-completion: 0 or 1, not '2'" "host-run-to-completion=2"
+refused "bad.env:1: not NAME=NUMBER" "probe-ms=fast"
 status=0
 "$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/none.env" >"$work/none.out" 2>&1 ||
   status=$?
