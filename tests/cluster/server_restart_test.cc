@@ -101,7 +101,11 @@ class ServerRestartTest : public ::testing::Test {
       if (!server.ok()) return server.status();
       servers.push_back(*std::move(server));
     }
+    // Rank 0 waits after its iteration `kill_after` until the fault is done, so that the
+    // fault always lands mid-run (the job cannot end before it, however late this thread
+    // is scheduled); rank 1 goes on meanwhile.
     absl::Notification reached;
+    absl::Notification faulted;
     std::vector<absl::Status> results(2);
     Values values;
     std::vector<std::thread> threads;
@@ -116,7 +120,12 @@ class ServerRestartTest : public ::testing::Test {
         absl::Status s;
         for (int t = 0; t < kIterations && s.ok(); ++t) {
           s = Step(**worker, t, /*pull=*/rebase_bytes_ > 0);
-          if (rank == 0 && t == kill_after) reached.Notify();
+          if (rank == 0 && t == kill_after) {
+            reached.Notify();
+            if (!faulted.WaitForNotificationWithTimeout(absl::Seconds(60))) {
+              s = absl::DeadlineExceededError("the fault did not happen within 60 s");
+            }
+          }
         }
         if (rank == 0 && !reached.HasBeenNotified()) reached.Notify();
         if (s.ok() && rank == 0) {
@@ -134,6 +143,7 @@ class ServerRestartTest : public ::testing::Test {
     if (kill_after >= 0) {
       reached.WaitForNotification();
       fault(servers, **coordinator);
+      faulted.Notify();
     }
     for (std::thread& t : threads) t.join();
     for (const absl::Status& s : results) {
