@@ -280,12 +280,26 @@ void Simulation::OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at) {
 
 void Simulation::OnClockArrives(WorkerId w, Tick clock) {
   const Worker& worker = workers_[static_cast<size_t>(w)];
-  Compute(server_.OnClock(w, clock + 1, now_));
+  uint64_t version = server_.version();
+  ComputeAfterBuckets(version, server_.OnClock(w, clock + 1, now_));
   if (clock + 1 >= worker.target) {
-    Compute(server_.OnLeave(w, MemberState::kFinished, now_));
+    version = server_.version();
+    ComputeAfterBuckets(version, server_.OnLeave(w, MemberState::kFinished, now_));
   } else if (!eager_ && !cache_.Answered(w, clock + 1)) {
     Compute(server_.OnRead(w, clock + 1, now_));
   }
+}
+
+void Simulation::ComputeAfterBuckets(uint64_t version_before,
+                                     const std::vector<ServedRead>& served) {
+  // Only a bucket's apply moves the version on a clock or a leave.
+  const int64_t buckets = static_cast<int64_t>(server_.version() - version_before);
+  if (buckets > 0 && options_.server_cost.apply > absl::ZeroDuration()) {
+    for (int k = 0; k < shards_; ++k) {
+      RunOnLane(k, buckets * options_.server_cost.apply, [](absl::Time) {});
+    }
+  }
+  Compute(served);
 }
 
 void Simulation::Compute(const std::vector<ServedRead>& served) {

@@ -133,9 +133,11 @@ struct NetworkOptions {
 // reaches it `receive` after the part arrived (the transport taking it in, beside the
 // thread) and keeps it busy for `apply`; each served read keeps it busy for `read` before
 // its part of the reply leaves (`queued_read` when it queued behind other work: reads
-// served back to back, as at a BSP release). Under eager pull the read a push carries is
-// placed on the thread when the shard's part of the push is applied. Zero (the default):
-// the server is free.
+// served back to back, as at a BSP release). A round's sum (agg=round, as under bsp),
+// applied when the clock that completes it arrives, keeps it busy for another `apply`
+// before the reads that clock released. Under eager pull the read a push carries is placed
+// on the thread when the shard's part of the push is applied. Zero (the default): the
+// server is free.
 struct ServerCostOptions {
   absl::Duration apply = absl::ZeroDuration();    // >= 0
   absl::Duration read = absl::ZeroDuration();     // >= 0

@@ -105,7 +105,7 @@ TEST(ServerCostTest, ReadsServedBackToBackCostTheirQueuedCost) {
   EXPECT_EQ(r->end_time, 10 * absl::Milliseconds(111));
 }
 
-// BSP, 4 workers whose pushes arrive together: a push that takes 4 ms to reach the thread
+// SSP(0), 4 workers whose pushes arrive together: a push that takes 4 ms to reach the thread
 // (receive) does not hold it, so the four take effect 4 ms after they arrived (a round of
 // 104 ms), where 4 ms of apply each hold the thread in turn (effects at 0, 4, 8, 12 ms, the
 // replies once the last apply ends: 116 ms). The run ends when the last push takes effect.
@@ -117,12 +117,27 @@ TEST(ServerCostTest, AReceiveDoesNotHoldTheThread) {
                              absl::Milliseconds(4)},
                         Case{absl::ZeroDuration(), absl::Milliseconds(4), absl::Milliseconds(116),
                              absl::Milliseconds(12)}}) {
-    SimOptions o = Quiet("bsp", 4);
+    SimOptions o = Quiet("ssp:s=0", 4);  // bsp's gate without its round (below)
     o.server_cost.receive = c.receive;
     o.server_cost.apply = c.apply;
     absl::StatusOr<SimResult> r = Simulate(o);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->end_time, 9 * c.round + absl::Milliseconds(100) + c.last_effect) << c.receive;
+  }
+}
+
+// bsp sums a round's pushes and applies the sum when the clock that completes the round
+// arrives, before the reads it released: with 4 ms applies as above, the last push takes
+// effect at 12 ms, the round's sum is applied 16-20 ms and the replies leave after it, a
+// round of 120 ms. ssp:s=0, the same gate applying each push at once (the control): 116.
+TEST(ServerCostTest, ARoundsSumIsAppliedBeforeTheReadsItReleases) {
+  for (const auto& [policy, round] :
+       {std::pair{"bsp", absl::Milliseconds(120)}, std::pair{"ssp:s=0", absl::Milliseconds(116)}}) {
+    SimOptions o = Quiet(policy, 4);
+    o.server_cost.apply = absl::Milliseconds(4);
+    absl::StatusOr<SimResult> r = Simulate(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->end_time, 9 * round + absl::Milliseconds(100 + 12)) << policy;
   }
 }
 
