@@ -51,9 +51,10 @@
 # thread, as a real server (docs/simulator.md, server_cost.transport_thread). --probe-ms P
 # > 0 says the calibration was measured while a gradient alone took P ms (the example's
 # speed probe): every time above (latency, the server's and the worker's costs, the
-# gradient, the transfers' CPU) is scaled by the median probe of the directory's runs over
-# P, the machine's speed then against its speed in the calibration's period; runs without a
-# probe are replayed unscaled, with a warning. The defaults
+# gradient, the transfers' CPU) is scaled, per scenario, policy and rate, by the median
+# probe of its runs over P, the machine's speed then against its speed in the calibration's
+# period (to three digits; the factors in <out>/speed.tsv); runs without a probe are
+# replayed unscaled, with a warning. The defaults
 # are the calibration of the machine the lab was first run on
 # (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
@@ -190,43 +191,44 @@ out=${out:-$lab/sim}
 mkdir -p "$out"
 
 # The machine's speed (docs/lab.md#the-machines-own-speed): the calibration's times were
-# measured while a gradient alone took --probe-ms; the runs' own probe (the median over the
-# directory) scales every one of them, the network's and the server's as the workers'.
-speed="not scaled (no --probe-ms)"
+# measured while a gradient alone took --probe-ms; each cell's runs (a scenario, policy and
+# rate: its seeds, made a minute apart) scale every one of them by their median probe over
+# it, the network's and the server's as the workers' (the directory's median for a cell
+# whose runs have none). The factor per cell goes to <out>/speed.tsv.
+scaling=0
 if awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }'; then
-  read -r runs_probe probes probe_lo probe_hi < <(awk -F'\t' '
-    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
-    c && $c ~ /^[0-9]+(\.[0-9]+)?$/ && $c > 0 { v[++n] = $c }
-    END {
-      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-      if (n) print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2), n, v[1], v[n]
-    }' "$lab/runs.tsv") || true
-  if [[ -z ${runs_probe:-} ]]; then
-    echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
-    speed="not scaled (the runs have no speed probe)"
+  if awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
+      c && $c > 0 { found = 1 } END { exit !found }' "$lab/runs.tsv"; then
+    scaling=1
   else
-    factor=$(awk -v r="$runs_probe" -v p="$probe_ms" 'BEGIN { printf "%.4f", r / p }')
-    scaled() { awk -v v="$1" -v f="$factor" 'BEGIN { printf "%.3g", v * f }'; }
-    latency_ms=$(scaled "$latency_ms") read_ms=$(scaled "$read_ms")
-    queued_read_ms=$(scaled "$queued_read_ms") receive_ms=$(scaled "$receive_ms")
-    apply_ms=$(scaled "$apply_ms") drift_pass_ms=$(scaled "$drift_pass_ms")
-    local_ms=$(scaled "$local_ms") eager_local_ms=$(scaled "$eager_local_ms")
-    worker_receive_ms=$(scaled "$worker_receive_ms") gradient_cpu_ms=$(scaled "$gradient_cpu_ms")
-    transfer_cpu_ms_per_mb=$(scaled "$transfer_cpu_ms_per_mb")
-    speed="scaled by $factor (a gradient alone: the runs' $runs_probe ms, median of $probes, $probe_lo-$probe_hi; the calibration's $probe_ms)"
+    echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
   fi
 fi
+# scale_times F: the calibration's times times F (to three digits; F = 1: as given), in the
+# variables lab_sim reads and in sim_worker_flags.
+scale_times() {
+  local f=$1
+  times() { if [[ $f == 1 ]]; then echo "$1"; else awk -v v="$1" -v f="$f" 'BEGIN { printf "%.3g", v * f }'; fi; }
+  latency_ms=$(times "$latency_ms") read_ms=$(times "$read_ms") apply_ms=$(times "$apply_ms")
+  sim_worker_flags+=(--worker-local-ms "$(times "$local_ms")"
+    --eager-local-ms "$(times "$eager_local_ms")"
+    --worker-receive-ms "$(times "$worker_receive_ms")"
+    --server-queued-read-ms "$(times "$queued_read_ms")"
+    --server-receive-ms "$(times "$receive_ms")"
+    --server-drift-pass-ms "$(times "$drift_pass_ms")")
+  if host_on; then
+    sim_worker_flags+=(--gradient-cpu-ms "$(times "$gradient_cpu_ms")")
+    [[ -n $links ]] && sim_worker_flags+=(--transfer-cpu-ms-per-mb "$(times "$transfer_cpu_ms_per_mb")")
+  fi
+  return 0
+}
 
-sim_worker_flags=(--push-waits --worker-local-ms "$local_ms" --eager-local-ms "$eager_local_ms"
-  --worker-receive-ms "$worker_receive_ms"
-  --server-queued-read-ms "$queued_read_ms" --server-receive-ms "$receive_ms"
-  --server-drift-pass-ms "$drift_pass_ms")
+sim_worker_flags=(--push-waits)
 [[ $transport_thread == 1 ]] && sim_worker_flags+=(--server-transport-thread)
 # The host's other settings only with a host (--host-cores 0 turns it off).
 host_on() { awk -v c="$host_cores" 'BEGIN { exit !(c > 0) }'; }
 if host_on; then
-  sim_worker_flags+=(--host-cores "$host_cores" --host-background "$host_background"
-    --gradient-cpu-ms "$gradient_cpu_ms")
+  sim_worker_flags+=(--host-cores "$host_cores" --host-background "$host_background")
   [[ $run_to_completion == 1 ]] && sim_worker_flags+=(--host-run-to-completion)
 fi
 rank0=0
@@ -264,8 +266,7 @@ if [[ -f $lab/links ]]; then
     --server-send-delay-ms "$(link_delay "$server_link")")
   # On a shared host, the kernel's work on the links between the lab's namespaces.
   if host_on; then
-    sim_worker_flags+=(--transfer-cpu-ms-per-mb "$transfer_cpu_ms_per_mb"
-      --transfer-cpu-after-link "$transfer_cpu_after_link")
+    sim_worker_flags+=(--transfer-cpu-after-link "$transfer_cpu_after_link")
   fi
   rank0=1
   links="; links: workers $worker_link, servers $server_link (rank 0's figures)"
@@ -286,18 +287,52 @@ fi
 failed=0
 
 # Per scenario, policy and learning rate of the seeds' runs: the first seed and how many
-# (kairos_policy_sim runs consecutive seeds).
-while IFS=$'\t' read -r scenario policy lr first count; do
+# (kairos_policy_sim runs consecutive seeds), and the median speed probe of those runs and of
+# the directory's ("-": none).
+printf 'scenario\tpolicy\tlr\tprobe_ms\tfactor\n' >"$out/speed.tsv"
+while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe; do
   while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
-  lab_sim "$scenario" "$policy" "$lr" "$first" "$count" \
-    "$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv" &
-done < <(awk -F'\t' 'NR > 1 && $2 == "run" {
-  k = $1 "\t" $3 "\t" $4
-  if (!(k in first)) { order[++n] = k; first[k] = $5 }
-  if ($5 < first[k]) first[k] = $5
-  count[k]++
-} END { for (i = 1; i <= n; i++) print order[i] "\t" first[order[i]] "\t" count[order[i]] }' "$lab/runs.tsv")
+  factor=1
+  if ((scaling)); then
+    [[ $cell_probe == - ]] && cell_probe=$dir_probe
+    factor=$(awk -v r="$cell_probe" -v p="$probe_ms" 'BEGIN { printf "%.4f", r / p }')
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\n' "$scenario" "$policy" "$lr" "$cell_probe" "$factor" >>"$out/speed.tsv"
+  (
+    scale_times "$factor"
+    lab_sim "$scenario" "$policy" "$lr" "$first" "$count" \
+      "$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv"
+  ) &
+done < <(awk -F'\t' '
+  function median(a, n,   i, j, t) {
+    if (!n) return "-"
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
+  c && $c > 0 { all[++m] = $c }
+  $2 == "run" {
+    k = $1 "\t" $3 "\t" $4
+    if (!(k in first)) { order[++n] = k; first[k] = $5 }
+    if ($5 < first[k]) first[k] = $5
+    count[k]++
+    if (c && $c > 0) probe[k, ++probes[k]] = $c
+  }
+  END {
+    d = median(all, m)
+    for (i = 1; i <= n; i++) {
+      k = order[i]; delete v
+      for (j = 1; j <= probes[k]; j++) v[j] = probe[k, j]
+      print k "\t" first[k] "\t" count[k] "\t" median(v, probes[k]) "\t" d
+    }
+  }' "$lab/runs.tsv")
 while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
+speed="not scaled (no --probe-ms)"
+if ((scaling)); then
+  speed="scaled per cell by the runs' speed probe over the calibration's $probe_ms ms ($(awk -F'\t' 'NR > 1 { if (lo == "" || $5 < lo) lo = $5; if ($5 > hi) hi = $5 } END { print "factors " lo "-" hi }' "$out/speed.tsv"); $out/speed.tsv)"
+elif awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }'; then
+  speed="not scaled (the runs have no speed probe)"
+fi
 
 # The simulated seeds as a summary of the lab's format (lab_sim_summary), and compare.tsv:
 # the two joined (lab_compare).

@@ -99,12 +99,13 @@ grep -q "value weighting's pass 0 ms," "$work/default.out" ||
 # say 0.8 (the copy's column rewritten): every time doubles on its way to the simulator;
 # without --probe-ms (the control) nothing is scaled; runs made before the probe are
 # replayed unscaled with a warning.
-set_probe() {  # set_probe VALUE|drop: the copy's runs.tsv with that probe, or without the column
-  awk -F'\t' -v OFS='\t' -v v="$1" '
+set_probe() {  # set_probe VALUE|drop [POLICY]: the copy's runs.tsv (POLICY's runs alone) with
+  # that probe, or without the column
+  awk -F'\t' -v OFS='\t' -v v="$1" -v p="${2:-}" '
     NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i }
     !c { print; next }
     v == "drop" { $c = ""; sub(/\t$/, ""); print; next }
-    { if (NR > 1) $c = v; print }' "$work/lab/runs.tsv" >"$work/runs.tsv"
+    { if (NR > 1 && (p == "" || $3 == p)) $c = v; print }' "$work/lab/runs.tsv" >"$work/runs.tsv"
   mv "$work/runs.tsv" "$work/lab/runs.tsv"
 }
 grep -q $'\tprobe_ms' "$work/lab/runs.tsv" || fail "the lab's runs.tsv has no probe_ms column"
@@ -128,8 +129,17 @@ for flag in '--latency-ms 1 ' '--server-apply-ms 0.5 ' '--worker-local-ms 0.2 ' 
   '--gradient-cpu-ms 2 '; do
   grep -q -- "$flag" "$work/scaled.args" || fail "scaled by 2, the simulator was not given '$flag'"
 done
-grep -q 'times scaled by 2.0000 (a gradient alone: the runs. 0.8 ms, median of [0-9]*, 0.8-0.8; the calibration.s 0.4)' \
+grep -q "times scaled per cell by the runs' speed probe over the calibration's 0.4 ms (factors 2.0000-2.0000; " \
   "$work/scaled.out" || fail "the header does not show the scale: $(head -n 1 "$work/scaled.out")"
+# Each cell by its own runs: bsp's at 1.2 ms (3 times), the others' at 0.8 (twice).
+set_probe 1.2 bsp
+probe_replay cells --probe-ms 0.4
+grep -q -- '--latency-ms 1.5 .*--policies bsp ' "$work/cells.args" ||
+  fail "bsp's runs at 1.2 ms were not scaled by 3: $(grep -- '--policies bsp ' "$work/cells.args")"
+grep -v -- '--policies bsp ' "$work/cells.args" | grep -q -- '--latency-ms 1 ' ||
+  fail "the other cells were not scaled by 2"
+awk -F'\t' '$2 == "bsp" && $5 != "3.0000" { exit 1 }' "$work/cells/speed.tsv" ||
+  fail "speed.tsv does not give bsp's factor 3: $(cat "$work/cells/speed.tsv")"
 probe_replay unscaled
 grep -q -- '--latency-ms 0.5 .*--gradient-cpu-ms 1 ' "$work/unscaled.args" ||
   fail "without --probe-ms the times were scaled"
