@@ -208,17 +208,17 @@ fi
 # variables lab_sim reads and in sim_worker_flags.
 scale_times() {
   local f=$1
-  times() { if [[ $f == 1 ]]; then echo "$1"; else awk -v v="$1" -v f="$f" 'BEGIN { printf "%.3g", v * f }'; fi; }
-  latency_ms=$(times "$latency_ms") read_ms=$(times "$read_ms") apply_ms=$(times "$apply_ms")
-  sim_worker_flags+=(--worker-local-ms "$(times "$local_ms")"
-    --eager-local-ms "$(times "$eager_local_ms")"
-    --worker-receive-ms "$(times "$worker_receive_ms")"
-    --server-queued-read-ms "$(times "$queued_read_ms")"
-    --server-receive-ms "$(times "$receive_ms")"
-    --server-drift-pass-ms "$(times "$drift_pass_ms")")
+  scaled_time() { if [[ $f == 1 ]]; then echo "$1"; else awk -v v="$1" -v f="$f" 'BEGIN { printf "%.3g", v * f }'; fi; }
+  latency_ms=$(scaled_time "$latency_ms") read_ms=$(scaled_time "$read_ms") apply_ms=$(scaled_time "$apply_ms")
+  sim_worker_flags+=(--worker-local-ms "$(scaled_time "$local_ms")"
+    --eager-local-ms "$(scaled_time "$eager_local_ms")"
+    --worker-receive-ms "$(scaled_time "$worker_receive_ms")"
+    --server-queued-read-ms "$(scaled_time "$queued_read_ms")"
+    --server-receive-ms "$(scaled_time "$receive_ms")"
+    --server-drift-pass-ms "$(scaled_time "$drift_pass_ms")")
   if host_on; then
-    sim_worker_flags+=(--gradient-cpu-ms "$(times "$gradient_cpu_ms")")
-    [[ -n $links ]] && sim_worker_flags+=(--transfer-cpu-ms-per-mb "$(times "$transfer_cpu_ms_per_mb")")
+    sim_worker_flags+=(--gradient-cpu-ms "$(scaled_time "$gradient_cpu_ms")")
+    [[ -n $links ]] && sim_worker_flags+=(--transfer-cpu-ms-per-mb "$(scaled_time "$transfer_cpu_ms_per_mb")")
   fi
   return 0
 }
