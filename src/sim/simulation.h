@@ -195,11 +195,11 @@ class Simulation {
                 float scale = 1.0f);
   // The workers whose reads were served compute and push (see simulator.h, steps 3-5).
   void Compute(const std::vector<ServedRead>& served);
-  // The same after a clock or a leave, which apply the buckets they complete (agg=round):
-  // each bucket applied since the server's version was `version_before` holds every shard's
-  // (apply) thread for ServerCostOptions::apply first, and the reads the event released
+  // The same for the reads a clock or a leave released (`clock_or_leave` hands the event to
+  // the server), which applies the buckets it completes (agg=round): each bucket applied
+  // holds every shard's (apply) thread for ServerCostOptions::apply first, and the reads
   // queue behind it, as on a real shard (a read waits for the chunk's work decided before it).
-  void ComputeAfterBuckets(uint64_t version_before, const std::vector<ServedRead>& served);
+  void ComputeAfterBuckets(const std::function<std::vector<ServedRead>()>& clock_or_leave);
   // w computes `gradient` (its iteration at `clock`) from `start` for `compute`, then pushes
   // it (and without push_waits sends its next read right behind).
   void ComputeAndPush(WorkerId w, Tick clock, Eigen::VectorXf gradient, absl::Time start,

@@ -280,18 +280,18 @@ void Simulation::OnPushApplied(WorkerId w, Tick clock, absl::Time acked_at) {
 
 void Simulation::OnClockArrives(WorkerId w, Tick clock) {
   const Worker& worker = workers_[static_cast<size_t>(w)];
-  uint64_t version = server_.version();
-  ComputeAfterBuckets(version, server_.OnClock(w, clock + 1, now_));
+  ComputeAfterBuckets([&] { return server_.OnClock(w, clock + 1, now_); });
   if (clock + 1 >= worker.target) {
-    version = server_.version();
-    ComputeAfterBuckets(version, server_.OnLeave(w, MemberState::kFinished, now_));
+    ComputeAfterBuckets([&] { return server_.OnLeave(w, MemberState::kFinished, now_); });
   } else if (!eager_ && !cache_.Answered(w, clock + 1)) {
     Compute(server_.OnRead(w, clock + 1, now_));
   }
 }
 
-void Simulation::ComputeAfterBuckets(uint64_t version_before,
-                                     const std::vector<ServedRead>& served) {
+void Simulation::ComputeAfterBuckets(
+    const std::function<std::vector<ServedRead>()>& clock_or_leave) {
+  const uint64_t version_before = server_.version();
+  const std::vector<ServedRead> served = clock_or_leave();
   // Only a bucket's apply moves the version on a clock or a leave.
   const int64_t buckets = static_cast<int64_t>(server_.version() - version_before);
   if (buckets > 0 && options_.server_cost.apply > absl::ZeroDuration()) {

@@ -216,11 +216,9 @@ void Simulation::Handle(const Event& e) {
     case EventKind::kCachedRead:
       OnCachedRead(e.worker, e.clock);
       return;
-    case EventKind::kFailureDetected: {
-      const uint64_t version = server_.version();
-      ComputeAfterBuckets(version, server_.OnLeave(e.worker, MemberState::kDead, now_));
+    case EventKind::kFailureDetected:
+      ComputeAfterBuckets([&] { return server_.OnLeave(e.worker, MemberState::kDead, now_); });
       return;
-    }
   }
 }
 
