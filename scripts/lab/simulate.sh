@@ -196,14 +196,7 @@ mkdir -p "$out"
 # it, the network's and the server's as the workers' (the directory's median for a cell
 # whose runs have none). The factor per cell goes to <out>/speed.tsv.
 scaling=0
-if awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }'; then
-  if awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
-      c && $c > 0 { found = 1 } END { exit !found }' "$lab/runs.tsv"; then
-    scaling=1
-  else
-    echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
-  fi
-fi
+awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }' && scaling=1
 # scale_times F: the calibration's times times F (to three digits; F = 1: as given), in the
 # variables lab_sim reads and in sim_worker_flags.
 scale_times() {
@@ -292,6 +285,10 @@ failed=0
 printf 'scenario\tpolicy\tlr\tprobe_ms\tfactor\n' >"$out/speed.tsv"
 while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe; do
   while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
+  if ((scaling)) && [[ $dir_probe == - ]]; then  # no run has a probe: none of them will
+    echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
+    scaling=0
+  fi
   factor=1
   if ((scaling)); then
     [[ $cell_probe == - ]] && cell_probe=$dir_probe

@@ -82,14 +82,14 @@ awk -v b="$beside" -v t="$thread" 'BEGIN { exit !(t > 0 && t < 0.95 * b) }' ||
 # Value weighting's pass reaches the simulator (the runs here have none: the simulator's
 # own tests show its effect; a wrapper records the simulator's arguments) and the header.
 printf 'server-drift-pass-ms=0.7\n' >"$work/drift.env"
-printf '#!/usr/bin/env bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$work/drift.args" "$sim" \
+printf '#!/usr/bin/env bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$work/sim.args" "$sim" \
   >"$work/sim_args.sh"
 chmod +x "$work/sim_args.sh"
 "$simulate" --lab "$work/lab" --sim "$work/sim_args.sh" --target 0.5 --budget-s 3 \
   --out "$work/drift" --machine "$work/drift.env" >"$work/drift.out" 2>&1 ||
   { cat "$work/drift.out"; fail "the replay 'drift' failed"; }
-grep -q -- '--server-drift-pass-ms 0.7 ' "$work/drift.args" ||
-  fail "the simulator was not given value weighting's pass: $(head -n 1 "$work/drift.args")"
+grep -q -- '--server-drift-pass-ms 0.7 ' "$work/sim.args" ||
+  fail "the simulator was not given value weighting's pass: $(head -n 1 "$work/sim.args")"
 grep -q "value weighting's pass 0.7 ms," "$work/drift.out" ||
   fail "the header does not show value weighting's pass"
 grep -q "value weighting's pass 0 ms," "$work/default.out" ||
@@ -118,11 +118,11 @@ printf 'latency-ms=0.5\nserver-apply-ms=0.25\nworker-local-ms=0.1\nhost-cores=2\
 probe_replay() {  # probe_replay NAME ARGS...: the replay through the argument-recording wrapper
   local name=$1
   shift
-  : >"$work/drift.args"
+  : >"$work/sim.args"
   "$simulate" --lab "$work/lab" --sim "$work/sim_args.sh" --target 0.5 --budget-s 3 \
     --out "$work/$name" --machine "$work/speed.env" "$@" >"$work/$name.out" 2>&1 ||
     { cat "$work/$name.out"; fail "the replay '$name' failed"; }
-  cp "$work/drift.args" "$work/$name.args"
+  cp "$work/sim.args" "$work/$name.args"
 }
 probe_replay scaled --probe-ms 0.4
 for flag in '--latency-ms 1 ' '--server-apply-ms 0.5 ' '--worker-local-ms 0.2 ' \
