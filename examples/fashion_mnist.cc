@@ -32,6 +32,9 @@
 
 namespace {
 
+// The wake-up probe's sleep: the lab's pace, long enough for an idle virtual CPU to halt.
+constexpr double kWakeProbeSleepMs = 8.0;
+
 struct Flags {
   fmnist::TrainConfig train;
   std::string policy = "bsp";
@@ -47,6 +50,7 @@ struct Flags {
   int max_test = -1;
   int log_pushes = 0;
   int speed_probe = 200;
+  int wake_probe = 25;
 };
 
 // The defaults that meet docs/examples.md's targets on 2 cores (docs/examples.md, "Time to accuracy").
@@ -223,6 +227,11 @@ int main(int argc, char **argv) {
                  "time this many gradients of the model alone before the cluster starts and "
                  "report their median (the machine's speed, docs/lab.md; 0: no probe)")
       ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--wake-probe", f.wake_probe,
+                 "then sleep this many times for 8 ms and report the median of how late the "
+                 "thread woke (the host's wake-up, docs/lab.md; 0: no probe)")
+      ->check(CLI::Range(0, 10000))
       ->capture_default_str();
   app.add_option("--shards", f.shards,
                  "each worker's share of the training set: random (every class in "
@@ -405,6 +414,18 @@ int main(int argc, char **argv) {
                 f.speed_probe);
     std::fflush(stdout);
   }
+  double wake_ms = fmnist::kUnknown;
+  if (reporter && f.wake_probe > 0) {
+    absl::StatusOr<double> ms = fmnist::MedianWakeLatenessMs(f.wake_probe, kWakeProbeSleepMs);
+    if (!ms.ok()) {
+      std::fprintf(stderr, "wake probe: %s\n", std::string(ms.status().message()).c_str());
+      return 2;
+    }
+    wake_ms = *ms;
+    std::printf("wake probe: a sleep of %.0f ms wakes %.4f ms late (median of %d)\n",
+                kWakeProbeSleepMs, wake_ms, f.wake_probe);
+    std::fflush(stdout);
+  }
 
   std::mutex print_mu;
   std::vector<fmnist::WorkerSummary> summaries;
@@ -546,7 +567,7 @@ int main(int argc, char **argv) {
       "iterations_per_s=%.1f "
       "blocked_share=%.3f overruns=%lld blocked_s=%s pull=%s eager_waits=%lld "
       "eager_wait_s=%.3f dssp_grants=%s dssp_zero_answers=%s saps_dropped=%s "
-      "saps_downweighted=%s probe_ms=%s\n",
+      "saps_downweighted=%s probe_ms=%s wake_ms=%s\n",
       f.train.model.c_str(), f.policy.c_str(), f.workers, f.servers, wall, train_s, process_s,
       std::isnan(trainer->time_to_target_s()) ? "none"
                                               : Number(trainer->time_to_target_s(), 2).c_str(),
@@ -559,7 +580,8 @@ int main(int argc, char **argv) {
       CountSum(policy_counts, &fmnist::PolicyCounts::zero_answers).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::dropped).c_str(),
       CountList(policy_counts, f.workers, &fmnist::PolicyCounts::downweighted).c_str(),
-      std::isnan(probe_ms) ? "none" : Number(probe_ms, 4).c_str());
+      std::isnan(probe_ms) ? "none" : Number(probe_ms, 4).c_str(),
+      std::isnan(wake_ms) ? "none" : Number(wake_ms, 4).c_str());
   if (!logged.empty()) {
     std::string pushes;
     for (size_t r = 0; r < logged.size(); ++r) {

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,6 +19,26 @@ MillisecondClock SteadyMilliseconds() {
     return std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+  };
+}
+
+namespace {
+
+// The median of `ms` (not empty; reordered).
+double Median(std::vector<double>& ms) {
+  const auto middle = ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2);
+  std::nth_element(ms.begin(), middle, ms.end());
+  if (ms.size() % 2 == 1) return *middle;
+  return (*middle + *std::max_element(ms.begin(), middle)) / 2.0;
+}
+
+}  // namespace
+
+SleepUntil SteadySleepUntil() {
+  return [](double deadline_ms) {
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double, std::milli>(deadline_ms))));
   };
 }
 
@@ -45,10 +66,25 @@ absl::StatusOr<double> MedianGradientMs(Model& model, const Dataset& train, int 
     model.Loss(x, y, /*gradient=*/true);
     m = clock() - start;
   }
-  const auto middle = ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2);
-  std::nth_element(ms.begin(), middle, ms.end());
-  if (ms.size() % 2 == 1) return *middle;
-  return (*middle + *std::max_element(ms.begin(), middle)) / 2.0;
+  return Median(ms);
+}
+
+absl::StatusOr<double> MedianWakeLatenessMs(int sleeps, double sleep_ms,
+                                            const MillisecondClock& clock,
+                                            const SleepUntil& sleep_until) {
+  if (sleeps < 1 || !(sleep_ms > 0.0)) {
+    return absl::InvalidArgumentError(
+        "the wake-up probe needs at least one sleep of a positive length");
+  }
+  std::vector<double> late(static_cast<size_t>(sleeps));
+  double woke = clock();
+  for (double& l : late) {
+    const double deadline = woke + sleep_ms;
+    sleep_until(deadline);
+    woke = clock();
+    l = std::max(0.0, woke - deadline);
+  }
+  return Median(late);
 }
 
 }  // namespace fmnist

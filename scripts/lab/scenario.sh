@@ -118,7 +118,7 @@ if [[ -n $shaped ]]; then echo "$shaped" >"$out/links"; else rm -f "$out/links";
 # The tables are kept tab-separated (a policy spec may hold commas: dssp:s=3,r=12) and
 # written again as CSV, with such fields quoted, after each change.
 runs="$out/runs.tsv"
-printf 'scenario\tphase\tpolicy\tlr\tseed\ttime_to_target_s\tfinal_accuracy\titerations\titerations_per_s\tblocked_share\toverruns\twall_s\tstatus\tpull\teager_waits\teager_wait_s\tdssp_grants\tdssp_zero_answers\tsaps_dropped\tsaps_downweighted\tprobe_ms\n' >"$runs"
+printf 'scenario\tphase\tpolicy\tlr\tseed\ttime_to_target_s\tfinal_accuracy\titerations\titerations_per_s\tblocked_share\toverruns\twall_s\tstatus\tpull\teager_waits\teager_wait_s\tdssp_grants\tdssp_zero_answers\tsaps_dropped\tsaps_downweighted\tprobe_ms\twake_ms\n' >"$runs"
 tsv_to_csv() {
   awk -F'\t' -v OFS=, '{
       for (i = 1; i <= NF; i++) if ($i ~ /[,"]/) { gsub(/"/, "\"\"", $i); $i = "\"" $i "\"" }
@@ -165,7 +165,7 @@ run() {
     "$(field "$s" pull)" "$(field "$s" eager_waits)" "$(field "$s" eager_wait_s)" \
     "$(field "$s" dssp_grants)" "$(field "$s" dssp_zero_answers)" \
     "$(field "$s" saps_dropped)" "$(field "$s" saps_downweighted)" >>"$runs"
-  echo "$(field "$s" probe_ms)" >>"$runs"
+  printf '%s\t%s\n' "$(field "$s" probe_ms)" "$(field "$s" wake_ms)" >>"$runs"
   tsv_to_csv "$runs"
   printf '  %-12s %-6s %-22s lr %-5s seed %-4s time to target %-6s accuracy %-6s it/s %-6s blocked %s\n' \
     "$scenario" "$phase" "$policy" "$lr" "$seed" "$(field "$s" time_to_target_s)" \

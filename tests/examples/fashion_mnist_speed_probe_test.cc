@@ -1,8 +1,9 @@
 // Copyright 2026 The kairos Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The example's speed probe: the median of the timed gradients (exact, on a fake clock that
-// each gradient advances by a given duration), one timing per gradient, and bad arguments
-// refused.
+// each gradient advances by a given duration), one timing per gradient; the median lateness
+// of the wake-up probe's sleeps (exact, on a fake clock and sleep), each deadline one sleep
+// after the last wake-up; bad arguments refused.
 
 #include <memory>
 #include <vector>
@@ -70,6 +71,54 @@ TEST(SpeedProbeTest, RefusesNothingToTime) {
   EXPECT_TRUE(absl::IsInvalidArgument(MedianGradientMs(*model, train, 2, 0).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(MedianGradientMs(*model, train, 0, 3).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(MedianGradientMs(*model, SmallSet(0), 2, 3).status()));
+}
+
+// A clock and a sleep: the i-th sleep wakes late[i] ms after its deadline (negative: early);
+// records the deadlines.
+struct FakeSleeper {
+  std::vector<double> late;
+  std::vector<double> deadlines;
+  int readings = 0;
+  double now = 50.0;
+  MillisecondClock Clock() {
+    return [this] {
+      ++readings;
+      return now;
+    };
+  }
+  SleepUntil Sleep() {
+    return [this](double deadline) {
+      deadlines.push_back(deadline);
+      now = deadline + late[deadlines.size() - 1];
+    };
+  }
+};
+
+TEST(WakeProbeTest, IsTheMedianOfHowLateTheSleepsWoke) {
+  // Binary fractions: the arithmetic is exact.
+  FakeSleeper odd{.late = {0.375, 0.125, 1.5, 0.25, 0.3125}, .deadlines = {}};
+  EXPECT_DOUBLE_EQ(*MedianWakeLatenessMs(5, 8.0, odd.Clock(), odd.Sleep()), 0.3125);
+  EXPECT_EQ(odd.readings, 6);  // the start and each wake-up
+  // Each deadline is one sleep after the last wake-up, not after the last deadline.
+  EXPECT_THAT(odd.deadlines, testing::ElementsAre(58.0, 66.375, 74.5, 84.0, 92.25));
+  FakeSleeper even{.late = {0.5, -0.25, -0.125, 0.25}, .deadlines = {}};  // early: not late
+  EXPECT_DOUBLE_EQ(*MedianWakeLatenessMs(4, 2.0, even.Clock(), even.Sleep()), 0.125);
+  FakeSleeper one{.late = {0.0625}, .deadlines = {}};
+  EXPECT_DOUBLE_EQ(*MedianWakeLatenessMs(1, 1.0, one.Clock(), one.Sleep()), 0.0625);
+}
+
+TEST(WakeProbeTest, SleepsOnTheRealClock) {
+  const double start = SteadyMilliseconds()();
+  const absl::StatusOr<double> late = MedianWakeLatenessMs(3, 1.0);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_GE(*late, 0.0);
+  EXPECT_GE(SteadyMilliseconds()() - start, 3.0);  // three sleeps of 1 ms at least
+}
+
+TEST(WakeProbeTest, RefusesNothingToTime) {
+  EXPECT_TRUE(absl::IsInvalidArgument(MedianWakeLatenessMs(0, 8.0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(MedianWakeLatenessMs(3, 0.0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(MedianWakeLatenessMs(3, -1.0).status()));
 }
 
 }  // namespace
