@@ -11,7 +11,7 @@
 #       [--worker-receive-ms 0] [--noise 0.01] [--frame-overhead 0.04] [--bandwidth-mbps 0]
 #       [--server-transport-thread 0] [--host-cores 0] [--host-background 0]
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
-#       [--host-run-to-completion 0] [--probe-ms 0]
+#       [--host-run-to-completion 0] [--probe-ms 0] [--probe-wake-ms 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
 #       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
@@ -54,7 +54,11 @@
 # gradient, the transfers' CPU) is scaled, per scenario, policy and rate, by the median
 # probe of its runs over P, the machine's speed then against its speed in the calibration's
 # period (to three digits; the factors in <out>/speed.tsv); runs without a probe are
-# replayed unscaled, with a warning. The defaults
+# replayed unscaled, with a warning. --probe-wake-ms W > 0 says it was measured while a
+# sleeping thread woke W ms late (the example's wake-up probe): each cell's runs add their
+# median wake-up's difference from W to the latency of every message, which wakes a
+# sleeping node as a sleep's end does (the latency not below 0; the added time in
+# speed.tsv). The defaults
 # are the calibration of the machine the lab was first run on
 # (docs/simulator_results.md#the-simulator-against-the-lab);
 # --machine FILE sets them from a file of NAME=VALUE lines, NAME one of these options
@@ -62,7 +66,7 @@
 # server-apply-ms, server-drift-pass-ms, server-transport-thread, worker-local-ms,
 # eager-local-ms, worker-receive-ms, noise, frame-overhead, host-cores, host-background,
 # gradient-cpu-ms, transfer-cpu-ms-per-mb, transfer-cpu-after-link, host-run-to-completion,
-# probe-ms),
+# probe-ms, probe-wake-ms),
 # '#' comments; options after it override it. scripts/lab/machines/ holds the measured ones.
 #
 # Runs through shaped links (scenario.sh --shaped, whose options it kept in DIR/links) are
@@ -134,12 +138,14 @@ read_machine() {
       transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$value ;;
       transfer-cpu-after-link) transfer_cpu_after_link=$value ;;
       probe-ms) probe_ms=$value ;;
+      probe-wake-ms) probe_wake_ms=$value ;;
       *) die "$1:$n: unknown setting '$name'" ;;
     esac
   done <"$1"
 }
 # The defaults: the calibration of the machine the lab was first run on.
 machine=scripts/lab/machines/first.env
+probe_wake_ms=0  # a file without the setting took no wake-up probe
 read_machine "$machine"
 while (($#)); do
   case "$1" in
@@ -165,6 +171,7 @@ while (($#)); do
     --transfer-cpu-ms-per-mb) transfer_cpu_ms_per_mb=$2; shift 2 ;;
     --transfer-cpu-after-link) transfer_cpu_after_link=$2; shift 2 ;;
     --probe-ms) probe_ms=$2; shift 2 ;;
+    --probe-wake-ms) probe_wake_ms=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --average-s) average_s=$2; shift 2 ;;
     --snapshot-s) snapshot_s=$2; shift 2 ;;
@@ -187,6 +194,7 @@ done
 [[ $transport_thread == [01] ]] || die "--server-transport-thread: 0 or 1, not '$transport_thread'"
 [[ $run_to_completion == [01] ]] || die "--host-run-to-completion: 0 or 1, not '$run_to_completion'"
 [[ $probe_ms =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--probe-ms: a number >= 0, not '$probe_ms'"
+[[ $probe_wake_ms =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--probe-wake-ms: a number >= 0, not '$probe_wake_ms'"
 out=${out:-$lab/sim}
 mkdir -p "$out"
 
@@ -194,9 +202,13 @@ mkdir -p "$out"
 # measured while a gradient alone took --probe-ms; each cell's runs (a scenario, policy and
 # rate: its seeds, made a minute apart) scale every one of them by their median probe over
 # it, the network's and the server's as the workers' (the directory's median for a cell
-# whose runs have none). The factor per cell goes to <out>/speed.tsv.
+# whose runs have none). The factor per cell goes to <out>/speed.tsv. The host's wake-up
+# (--probe-wake-ms) moves independently of the gradient's speed: each cell's latency gains
+# its runs' median wake-up's difference from the calibration's, after the scaling.
 scaling=0
 awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }' && scaling=1
+waking=0
+awk -v p="$probe_wake_ms" 'BEGIN { exit !(p > 0) }' && waking=1
 # scale_times F: the calibration's times times F (to three digits; F = 1: as given), in the
 # variables lab_sim reads and in sim_worker_flags.
 scale_times() {
@@ -282,8 +294,8 @@ failed=0
 # Per scenario, policy and learning rate of the seeds' runs: the first seed and how many
 # (kairos_policy_sim runs consecutive seeds), and the median speed probe of those runs and of
 # the directory's ("-": none).
-printf 'scenario\tpolicy\tlr\tprobe_ms\tfactor\n' >"$out/speed.tsv"
-while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe; do
+printf 'scenario\tpolicy\tlr\tprobe_ms\tfactor\twake_ms\tadded_latency_ms\n' >"$out/speed.tsv"
+while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe cell_wake dir_wake; do
   while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
   if ((scaling)) && [[ $dir_probe == - ]]; then  # no run has a probe: none of them will
     echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
@@ -294,9 +306,21 @@ while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe; do
     [[ $cell_probe == - ]] && cell_probe=$dir_probe
     factor=$(awk -v r="$cell_probe" -v p="$probe_ms" 'BEGIN { printf "%.4f", r / p }')
   fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$scenario" "$policy" "$lr" "$cell_probe" "$factor" >>"$out/speed.tsv"
+  if ((waking)) && [[ $dir_wake == - ]]; then
+    echo "simulate.sh: $lab/runs.tsv has no wake-up probe (runs made before the example had one): the latency is not adjusted" >&2
+    waking=0
+  fi
+  added=0
+  if ((waking)); then
+    [[ $cell_wake == - ]] && cell_wake=$dir_wake
+    added=$(awk -v w="$cell_wake" -v p="$probe_wake_ms" 'BEGIN { printf "%.4f", w - p }')
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$scenario" "$policy" "$lr" "$cell_probe" "$factor" \
+    "$cell_wake" "$added" >>"$out/speed.tsv"
   (
     scale_times "$factor"
+    [[ $added == 0 ]] ||
+      latency_ms=$(awk -v l="$latency_ms" -v a="$added" 'BEGIN { l += a; printf "%.4g", (l > 0 ? l : 0) }')
     lab_sim "$scenario" "$policy" "$lr" "$first" "$count" \
       "$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv"
   ) &
@@ -306,21 +330,24 @@ done < <(awk -F'\t' '
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
+  NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "probe_ms") c = i; if ($i == "wake_ms") w = i }; next }
   c && $c > 0 { all[++m] = $c }
+  w && $w ~ /^[0-9.]+$/ { woke[++mw] = $w }
   $2 == "run" {
     k = $1 "\t" $3 "\t" $4
     if (!(k in first)) { order[++n] = k; first[k] = $5 }
     if ($5 < first[k]) first[k] = $5
     count[k]++
     if (c && $c > 0) probe[k, ++probes[k]] = $c
+    if (w && $w ~ /^[0-9.]+$/) wake[k, ++wakes[k]] = $w
   }
   END {
-    d = median(all, m)
+    d = median(all, m); dw = median(woke, mw)
     for (i = 1; i <= n; i++) {
-      k = order[i]; delete v
+      k = order[i]; delete v; delete u
       for (j = 1; j <= probes[k]; j++) v[j] = probe[k, j]
-      print k "\t" first[k] "\t" count[k] "\t" median(v, probes[k]) "\t" d
+      for (j = 1; j <= wakes[k]; j++) u[j] = wake[k, j]
+      print k "\t" first[k] "\t" count[k] "\t" median(v, probes[k]) "\t" d "\t" median(u, wakes[k]) "\t" dw
     }
   }' "$lab/runs.tsv")
 while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
@@ -329,6 +356,11 @@ if ((scaling)); then
   speed="scaled per cell by the runs' speed probe over the calibration's $probe_ms ms ($(awk -F'\t' 'NR > 1 { if (lo == "" || $5 < lo) lo = $5; if ($5 > hi) hi = $5 } END { print "factors " lo "-" hi }' "$out/speed.tsv"); $out/speed.tsv)"
 elif awk -v p="$probe_ms" 'BEGIN { exit !(p > 0) }'; then
   speed="not scaled (the runs have no speed probe)"
+fi
+if ((waking)); then
+  speed+=", each message's latency plus the runs' wake-up over the calibration's $probe_wake_ms ms ($(awk -F'\t' 'NR > 1 { if (lo == "" || $7 < lo) lo = $7; if (hi == "" || $7 > hi) hi = $7 } END { print "added " lo " to " hi " ms" }' "$out/speed.tsv"))"
+elif awk -v p="$probe_wake_ms" 'BEGIN { exit !(p > 0) }'; then
+  speed+=", the latency not adjusted (the runs have no wake-up probe)"
 fi
 
 # The simulated seeds as a summary of the lab's format (lab_sim_summary), and compare.tsv:

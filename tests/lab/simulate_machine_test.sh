@@ -3,7 +3,7 @@
 # header names the values; a large latency slows the replay of bsp, the positive control; so
 # do a small shared host, receipts on a transport thread and a worker's take-in of each
 # reply; jobs run to completion change it; value weighting's pass reaches the simulator;
-# the speed probe scales every time),
+# the speed probe scales every time, the wake-up probe adds to the latency),
 # every shipped machine file replays, an option after it overrides it, and a file with an
 # unknown name, a value that is not a number, or no file at all is refused with exit 2 and
 # the reason.
@@ -99,15 +99,16 @@ grep -q "value weighting's pass 0 ms," "$work/default.out" ||
 # say 0.8 (the copy's column rewritten): every time doubles on its way to the simulator;
 # without --probe-ms (the control) nothing is scaled; runs made before the probe are
 # replayed unscaled with a warning.
-set_probe() {  # set_probe VALUE|drop [POLICY]: the copy's runs.tsv (POLICY's runs alone) with
-  # that probe, or without the column
-  awk -F'\t' -v OFS='\t' -v v="$1" -v p="${2:-}" '
-    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i }
+set_column() {  # set_column NAME VALUE|drop [POLICY]: the copy's runs.tsv (POLICY's runs
+  # alone) with that value in the column NAME, or without the column
+  awk -F'\t' -v OFS='\t' -v name="$1" -v v="$2" -v p="${3:-}" '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
     !c { print; next }
-    v == "drop" { $c = ""; sub(/\t$/, ""); print; next }
+    v == "drop" { for (i = c; i < NF; i++) $i = $(i + 1); NF--; print; next }
     { if (NR > 1 && (p == "" || $3 == p)) $c = v; print }' "$work/lab/runs.tsv" >"$work/runs.tsv"
   mv "$work/runs.tsv" "$work/lab/runs.tsv"
 }
+set_probe() { set_column probe_ms "$@"; }
 grep -q $'\tprobe_ms' "$work/lab/runs.tsv" || fail "the lab's runs.tsv has no probe_ms column"
 awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "probe_ms") c = i; next }
   !($c > 0) { exit 1 }' "$work/lab/runs.tsv" || fail "a lab run has no speed probe"
@@ -151,6 +152,39 @@ grep -q -- '--latency-ms 0.5 .*--gradient-cpu-ms 1 ' "$work/old.args" ||
 grep -q 'has no speed probe' "$work/old.out" || fail "runs without a probe gave no warning"
 cp "$work/runs.probed" "$work/lab/runs.tsv"
 
+# The wake-up probe: a calibration measured while a sleep woke 0.1 ms late, runs whose
+# wake-ups say 0.35: each message's latency gains 0.25 ms after the speed's scaling (by 2:
+# 1.25); without --probe-wake-ms (the control) nothing is added; a wake-up earlier than the
+# calibration's takes latency off, not below 0; runs made before the probe keep the latency,
+# with a warning.
+grep -q $'\twake_ms' "$work/lab/runs.tsv" || fail "the lab's runs.tsv has no wake_ms column"
+awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wake_ms") c = i; next }
+  $c !~ /^[0-9.]+$/ { exit 1 }' "$work/lab/runs.tsv" || fail "a lab run has no wake-up probe"
+set_probe 0.8
+set_column wake_ms 0.35
+probe_replay woken --probe-ms 0.4 --probe-wake-ms 0.1
+grep -q -- '--latency-ms 1.25 ' "$work/woken.args" && ! grep -q -- '--latency-ms 1 ' "$work/woken.args" ||
+  fail "a wake-up 0.25 ms later did not add 0.25 ms to every cell's latency of 1"
+grep -q -- '--server-apply-ms 0.5 ' "$work/woken.args" || fail "the wake-up changed the other times"
+grep -q "latency plus the runs' wake-up over the calibration's 0.1 ms (added 0.2500 to 0.2500 ms)" \
+  "$work/woken.out" || fail "the header does not show the wake-up: $(head -n 1 "$work/woken.out")"
+probe_replay asleep --probe-ms 0.4
+grep -q -- '--latency-ms 1 ' "$work/asleep.args" && ! grep -q -- '--latency-ms 1.25 ' "$work/asleep.args" ||
+  fail "without --probe-wake-ms the latency changed"
+set_column wake_ms 0.15 bsp
+probe_replay early --probe-wake-ms 0.4
+grep -q -- '--latency-ms 0.25 .*--policies bsp ' "$work/early.args" ||
+  fail "bsp's wake-up 0.25 ms early did not take 0.25 ms off: $(grep -- '--policies bsp ' "$work/early.args")"
+grep -v -- '--policies bsp ' "$work/early.args" | grep -q -- '--latency-ms 0.45 ' ||
+  fail "the other cells' wake-up 0.05 ms early did not take 0.05 ms off"
+probe_replay earlier --probe-wake-ms 1
+grep -q -- '--latency-ms 0 ' "$work/earlier.args" || fail "a latency below 0"
+set_column wake_ms drop
+probe_replay unprobed --probe-wake-ms 0.1
+grep -q -- '--latency-ms 0.5 ' "$work/unprobed.args" || fail "runs without a wake-up probe were adjusted"
+grep -q 'has no wake-up probe' "$work/unprobed.out" || fail "runs without a wake-up probe gave no warning"
+cp "$work/runs.probed" "$work/lab/runs.tsv"
+
 # A worker taking 5 ms to take in each reply: every iteration is that much longer.
 printf 'worker-receive-ms=5\n' >"$work/takein.env"
 replay takein --machine "$work/takein.env"
@@ -190,6 +224,7 @@ refused "bad.env:1: not NAME=NUMBER" "server-apply-ms=-1"
 refused "server-transport-thread: 0 or 1, not '2'" "server-transport-thread=2"
 refused "host-run-to-completion: 0 or 1, not '2'" "host-run-to-completion=2"
 refused "bad.env:1: not NAME=NUMBER" "probe-ms=fast"
+refused "bad.env:1: not NAME=NUMBER" "probe-wake-ms=-0.1"
 status=0
 "$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/none.env" >"$work/none.out" 2>&1 ||
   status=$?
