@@ -6,10 +6,13 @@
 #
 #   shaped_links_test.sh SHAPED_JOB BIN_DIR LINK_PROBE
 #
-# 1. A server link of B Mbit/s: a pull of M bytes takes M/B within 10 %.
+# 1. A server link of B Mbit/s: a pull of M bytes takes M/B, from 10 % less (the link shapes
+#    it: never much faster) to 25 % more (the frames' headers take about 5 %; a loaded 2-core
+#    VM's copies added up to 14 % in its slow periods; a link at half or twice the rate is
+#    out either way).
 # 2. A worker link of B Mbit/s (the server's unshaped): the same.
 # 3. Two BSP workers pulling together through one server link: both pulls share it, so the
-#    slower one takes 2M/B within 10 % (the pulls queue at the server's link).
+#    slower one takes 2M/B within the same band (the pulls queue at the server's link).
 # 4. Links delayed by d one way at the worker and at the server: a round trip takes at
 #    least 2d, and at most 2d + 5 ms.
 set -uo pipefail
@@ -39,18 +42,18 @@ run() {
   ((rc == 0)) || fail "$name: the job exited $rc"
 }
 
-# check_pulls NAME EXPECTED_SECONDS: every "pull" line of the output within 10 % of it (the
-# slowest pull of each rank, for the shared case).
+# check_pulls NAME EXPECTED_SECONDS: every "pull" line of the output within [0.9, 1.25] times
+# it (the slowest pull of each rank, for the shared case).
 check_pulls() {
   local name=$1 want=$2
   awk -v want="$want" -v name="$name" '
     $1 == "probe" && $4 == "pull" {
       n++; s = $6; ratio = s / want
       printf "%s: rank %s pulled %d bytes in %.3f s (M/B %.3f s, ratio %.3f)\n", name, $3, $5, s, want, ratio
-      if (ratio < 0.9 || ratio > 1.1) bad++
+      if (ratio < 0.9 || ratio > 1.25) bad++
     }
     END { if (n == 0) { print name ": no pull measured"; exit 1 } exit bad > 0 }' "$tmp/out" ||
-    fail "$name: a pull is not within 10 % of M/B = $want s"
+    fail "$name: a pull is not within [0.9, 1.25] M/B = $want s"
 }
 
 seconds() {  # MIB MBIT [SHARERS]: the time of M MiB through B Mbit/s shared by N pulls
@@ -60,12 +63,12 @@ seconds() {  # MIB MBIT [SHARERS]: the time of M MiB through B Mbit/s shared by 
 # 1. The server's link.
 run server-link -s 1 -w 1 --server-link 200 -- "$probe" --mib 24 --pulls 3 --pings 0
 check_pulls server-link "$(seconds 24 200)"
-echo "PASSED: a pull through a 200 Mbit/s server link takes M/B within 10 %"
+echo "PASSED: a pull through a 200 Mbit/s server link takes M/B (0.9 to 1.25 times)"
 
 # 2. The worker's link.
 run worker-link -s 1 -w 1 --worker-link 100 -- "$probe" --mib 12 --pulls 3 --pings 0
 check_pulls worker-link "$(seconds 12 100)"
-echo "PASSED: a pull through a 100 Mbit/s worker link takes M/B within 10 %"
+echo "PASSED: a pull through a 100 Mbit/s worker link takes M/B (0.9 to 1.25 times)"
 
 # 3. Two BSP workers through one server link. Their pulls start together (the same clock),
 #    share the link, and end together: each takes about 2M/B.
@@ -75,10 +78,10 @@ run shared -s 1 -w 2 --server-link 200 -- "$probe" --mib 12 --pulls 3 --pings 0
 awk -v want="$(seconds 12 200 2)" '$1 == "probe" && $4 == "pulls" {
        n++; per = $7 / $5; ratio = per / want
        printf "shared: rank %s pulled %d times in %.3f s, %.3f s a round (2M/B %.3f s, ratio %.3f)\n", $3, $5, $7, per, want, ratio
-       if (ratio < 0.9 || ratio > 1.1) bad++ }
+       if (ratio < 0.9 || ratio > 1.25) bad++ }
      END { exit n != 2 || bad > 0 }' "$tmp/out" ||
-  fail "shared: a round of two pulls is not within 10 % of 2M/B"
-echo "PASSED: two BSP workers' pulls queue at the server's link (2M/B within 10 %)"
+  fail "shared: a round of two pulls is not within [0.9, 1.25] 2M/B"
+echo "PASSED: two BSP workers' pulls queue at the server's link (2M/B, 0.9 to 1.25 times)"
 
 # 4. Latency: 15 ms one way at each end.
 run delay -s 1 -w 1 --server-link 0:15 --worker-link 0:15 -- "$probe" --mib 1 --pulls 1 \
