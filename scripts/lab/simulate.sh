@@ -13,12 +13,15 @@
 #       [--gradient-cpu-ms 0] [--transfer-cpu-ms-per-mb 0] [--transfer-cpu-after-link 0]
 #       [--host-run-to-completion 0] [--probe-ms 0] [--probe-wake-ms 0]
 #       [--target 0.84] [--average-s 2] [--snapshot-s 0.25] [--budget-s 30] [--jobs 2]
-#       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--verdict-noise 0.1] [--skip POLICY]...
+#       [--out DIR/sim] [--sim PATH] [--sampled-batches] [--seeds N] [--verdict-noise 0.1]
+#       [--skip POLICY]...
 #       [-- MORE FLAGS OF kairos_policy_sim]
 #
 # The simulated runs: the example's MLP (its hidden units, batch, pace and data sizes read
 # from the lab runs' logs), each worker slowed as in the lab's scenario
-# (scripts/lab/scenarios.sh) with the same pace model and seeds, each worker walking its
+# (scripts/lab/scenarios.sh) with the same pace model and seeds (--seeds N: N seeds from
+# each cell's first instead of the lab's, a median over more than one small draw of the
+# model's trajectories), each worker walking its
 # shard in the example's order from the example's initial parameters for the seed
 # (kairos_policy_sim --example-streams; --sampled-batches: batches drawn with replacement
 # from the whole set, the simulator's own weights; by-class shards are always sampled, with
@@ -181,6 +184,7 @@ while (($#)); do
     --sim) sim=$2; shift 2 ;;
     --verdict-noise) verdict_noise=$2; shift 2 ;;
     --sampled-batches) example_streams=0; shift ;;
+    --seeds) model_seeds=$2; shift 2 ;;
     --skip) skip+=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
@@ -191,6 +195,8 @@ done
   die "--lab: a directory of scripts/lab/scenario.sh --out (with runs.tsv and summary.tsv)"
 [[ -x $sim ]] || die "no simulator at $sim (build it: scripts/build.sh --target kairos_policy_sim)"
 [[ $parallel =~ ^[0-9]+$ ]] && ((parallel >= 1)) || die "--jobs: a number >= 1"
+[[ -z ${model_seeds:-} || ($model_seeds =~ ^[0-9]+$ && model_seeds -ge 1) ]] ||
+  die "--seeds: a number >= 1, not '$model_seeds'"
 [[ $transport_thread == [01] ]] || die "--server-transport-thread: 0 or 1, not '$transport_thread'"
 [[ $run_to_completion == [01] ]] || die "--host-run-to-completion: 0 or 1, not '$run_to_completion'"
 [[ $probe_ms =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--probe-ms: a number >= 0, not '$probe_ms'"
@@ -321,7 +327,7 @@ while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe cell
     scale_times "$factor"
     [[ $added == 0 ]] ||
       latency_ms=$(awk -v l="$latency_ms" -v a="$added" 'BEGIN { l += a; printf "%.4g", (l > 0 ? l : 0) }')
-    lab_sim "$scenario" "$policy" "$lr" "$first" "$count" \
+    lab_sim "$scenario" "$policy" "$lr" "$first" "${model_seeds:-$count}" \
       "$out/$(lab_safe_name "$scenario")_$(lab_safe_name "$policy").csv"
   ) &
 done < <(awk -F'\t' '

@@ -3,7 +3,8 @@
 # header names the values; a large latency slows the replay of bsp, the positive control; so
 # do a small shared host, receipts on a transport thread and a worker's take-in of each
 # reply; jobs run to completion change it; value weighting's pass reaches the simulator;
-# the speed probe scales every time, the wake-up probe adds to the latency),
+# the speed probe scales every time, the wake-up probe adds to the latency, --seeds sets the
+# simulated seeds),
 # every shipped machine file replays, an option after it overrides it, and a file with an
 # unknown name, a value that is not a number, or no file at all is refused with exit 2 and
 # the reason.
@@ -185,6 +186,14 @@ grep -q -- '--latency-ms 0.5 ' "$work/unprobed.args" || fail "runs without a wak
 grep -q 'has no wake-up probe' "$work/unprobed.out" || fail "runs without a wake-up probe gave no warning"
 cp "$work/runs.probed" "$work/lab/runs.tsv"
 
+# --seeds: every cell simulated with that many seeds from its first, not the lab's count (2).
+probe_replay seeds --seeds 5
+[[ $(grep -c -- '--seed 1 --seeds 5 ' "$work/seeds.args") -eq $(grep -c . "$work/seeds.args") ]] ||
+  fail "--seeds 5 did not give every cell seeds 1..5: $(cat "$work/seeds.args")"
+probe_replay lab_seeds
+[[ $(grep -c -- '--seed 1 --seeds 2 ' "$work/lab_seeds.args") -eq $(grep -c . "$work/lab_seeds.args") ]] ||
+  fail "without --seeds a cell did not get the lab's two seeds: $(cat "$work/lab_seeds.args")"
+
 # A worker taking 5 ms to take in each reply: every iteration is that much longer.
 printf 'worker-receive-ms=5\n' >"$work/takein.env"
 replay takein --machine "$work/takein.env"
@@ -225,6 +234,10 @@ refused "server-transport-thread: 0 or 1, not '2'" "server-transport-thread=2"
 refused "host-run-to-completion: 0 or 1, not '2'" "host-run-to-completion=2"
 refused "bad.env:1: not NAME=NUMBER" "probe-ms=fast"
 refused "bad.env:1: not NAME=NUMBER" "probe-wake-ms=-0.1"
+status=0
+"$simulate" --lab "$work/lab" --sim "$sim" --seeds 0 >"$work/seeds0.out" 2>&1 || status=$?
+[[ $status -eq 2 ]] && grep -q -- "--seeds: a number >= 1, not '0'" "$work/seeds0.out" ||
+  fail "--seeds 0: exit $status, $(cat "$work/seeds0.out")"
 status=0
 "$simulate" --lab "$work/lab" --sim "$sim" --machine "$work/none.env" >"$work/none.out" 2>&1 ||
   status=$?
