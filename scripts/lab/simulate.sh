@@ -21,7 +21,8 @@
 # from the lab runs' logs), each worker slowed as in the lab's scenario
 # (scripts/lab/scenarios.sh) with the same pace model and seeds (--seeds N: N seeds from
 # each cell's first instead of the lab's, a median over more than one small draw of the
-# model's trajectories), each worker walking its
+# model's trajectories; in scenarios whose stragglers the seed draws, other stragglers than
+# the lab's runs had), each worker walking its
 # shard in the example's order from the example's initial parameters for the seed
 # (kairos_policy_sim --example-streams; --sampled-batches: batches drawn with replacement
 # from the whole set, the simulator's own weights; by-class shards are always sampled, with
