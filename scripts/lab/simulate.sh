@@ -299,31 +299,24 @@ fi
 failed=0
 
 # Per scenario, policy and learning rate of the seeds' runs: the first seed and how many
-# (kairos_policy_sim runs consecutive seeds), and the median speed probe of those runs and of
-# the directory's ("-": none).
+# (kairos_policy_sim runs consecutive seeds), and the median speed and wake-up probes of those
+# runs (of the directory's where they have none; "-": no run has one, so none of them will).
 printf 'scenario\tpolicy\tlr\tprobe_ms\tfactor\twake_ms\tadded_latency_ms\n' >"$out/speed.tsv"
-while IFS=$'\t' read -r scenario policy lr first count cell_probe dir_probe cell_wake dir_wake; do
+while IFS=$'\t' read -r scenario policy lr first count probe wake; do
   while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
-  if ((scaling)) && [[ $dir_probe == - ]]; then  # no run has a probe: none of them will
+  if ((scaling)) && [[ $probe == - ]]; then
     echo "simulate.sh: $lab/runs.tsv has no speed probe (runs made before the example had one): the calibration is not scaled" >&2
     scaling=0
   fi
-  factor=1
-  if ((scaling)); then
-    [[ $cell_probe == - ]] && cell_probe=$dir_probe
-    factor=$(awk -v r="$cell_probe" -v p="$probe_ms" 'BEGIN { printf "%.4f", r / p }')
-  fi
-  if ((waking)) && [[ $dir_wake == - ]]; then
+  if ((waking)) && [[ $wake == - ]]; then
     echo "simulate.sh: $lab/runs.tsv has no wake-up probe (runs made before the example had one): the latency is not adjusted" >&2
     waking=0
   fi
-  added=0
-  if ((waking)); then
-    [[ $cell_wake == - ]] && cell_wake=$dir_wake
-    added=$(awk -v w="$cell_wake" -v p="$probe_wake_ms" 'BEGIN { printf "%.4f", w - p }')
-  fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$scenario" "$policy" "$lr" "$cell_probe" "$factor" \
-    "$cell_wake" "$added" >>"$out/speed.tsv"
+  factor=1 added=0
+  ((scaling)) && factor=$(awk -v r="$probe" -v p="$probe_ms" 'BEGIN { printf "%.4f", r / p }')
+  ((waking)) && added=$(awk -v w="$wake" -v p="$probe_wake_ms" 'BEGIN { printf "%.4f", w - p }')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$scenario" "$policy" "$lr" "$probe" "$factor" \
+    "$wake" "$added" >>"$out/speed.tsv"
   (
     scale_times "$factor"
     [[ $added == 0 ]] ||
@@ -354,7 +347,8 @@ done < <(awk -F'\t' '
       k = order[i]; delete v; delete u
       for (j = 1; j <= probes[k]; j++) v[j] = probe[k, j]
       for (j = 1; j <= wakes[k]; j++) u[j] = wake[k, j]
-      print k "\t" first[k] "\t" count[k] "\t" median(v, probes[k]) "\t" d "\t" median(u, wakes[k]) "\t" dw
+      p = median(v, probes[k]); q = median(u, wakes[k])
+      print k "\t" first[k] "\t" count[k] "\t" (p == "-" ? d : p) "\t" (q == "-" ? dw : q)
     }
   }' "$lab/runs.tsv")
 while (($(jobs -rp | wc -l) > 0)); do wait -n || failed=1; done
